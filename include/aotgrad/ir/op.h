@@ -1,0 +1,190 @@
+// aotgrad: the declaration of an op (OpDef), its meta function interface and the op table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "aotgrad/ir/schema.h"
+#include "aotgrad/ir/tensor_meta.h"
+
+namespace aotgrad {
+
+struct Arg;
+class Node;
+struct OpDef;
+struct DerivativeRule;  // defined by the autograd transform
+struct Decomposition;   // defined by the decomposition transform
+
+/// Op tags, as in ATen's tags.yaml where one exists.
+enum Tag : uint32_t {
+  kPointwise = 1u << 0,
+  kView = 1u << 1,
+  kInplace = 1u << 2,
+  kRandom = 1u << 3,
+  kComputeIntensive = 1u << 4,
+  kReduction = 1u << 5,
+  kCore = 1u << 6,  // in core ATen
+  kFactory = 1u << 7,
+  kBackward = 1u << 8,      // a derivative kernel (threshold_backward, ...)
+  kNondeterministicSeeded = 1u << 9,
+  kDynamicOutputShape = 1u << 10,
+  kScatter = 1u << 11,      // view inverse: slice_scatter, ...
+  kOutOfPlaceMutation = 1u << 12,  // functional op whose outputs replace inputs (_native_batch_norm_legit_functional)
+};
+std::string tag_names(uint32_t tags);  // "pointwise,core"
+
+/// A scalar argument value (`Scalar` in schemas): a Python int, float or bool.
+struct ScalarValue {
+  enum class Kind : uint8_t { Int, Float, Bool } kind = Kind::Int;
+  int64_t i = 0;
+  double f = 0;
+  double to_double() const { return kind == Kind::Float ? f : static_cast<double>(i); }
+  /// The dtype a Python scalar of this kind has when alone: i64, f32 (default), b8.
+  ScalarType natural_type() const;
+};
+
+/// Read access to a call's arguments, by schema position, for meta functions. Node arguments
+/// are seen through their metadata; symbolic ints through their SymInt.
+class MetaArgs {
+ public:
+  MetaArgs(const OpDef& op, const std::vector<Arg>& args) : op_(op), args_(args) {}
+  const OpDef& op() const { return op_; }
+  size_t size() const;
+  bool is_none(size_t i) const;
+
+  /// A Tensor argument; a Python number here is a 0-dim wrapped-number tensor (i64, f64 or b8).
+  const TensorMeta& tensor(size_t i) const;
+  const TensorMeta* optional_tensor(size_t i) const;  // nullptr for None
+  /// Tensor[] and Tensor?[] (nullptr elements for None).
+  std::vector<const TensorMeta*> tensor_list(size_t i) const;
+  SymInt sym_int(size_t i) const;
+  std::optional<SymInt> optional_sym_int(size_t i) const;
+  int64_t int_value(size_t i) const;  // must be concrete
+  SymIntVector int_list(size_t i) const;  // also accepts a single int for int[N]
+  std::optional<SymIntVector> optional_int_list(size_t i) const;
+  double float_value(size_t i) const;
+  std::optional<double> optional_float(size_t i) const;
+  bool bool_value(size_t i) const;
+  std::optional<bool> optional_bool(size_t i) const;
+  std::vector<bool> bool_list(size_t i) const;
+  ScalarValue scalar(size_t i) const;
+  std::optional<ScalarValue> optional_scalar(size_t i) const;
+  std::optional<ScalarType> dtype(size_t i) const;
+  std::optional<Layout> layout(size_t i) const;
+  std::optional<Device> device(size_t i) const;
+  std::optional<MemoryFormat> memory_format(size_t i) const;
+  std::string str(size_t i) const;
+
+  /// The argument itself, for the rare meta function that needs more.
+  const Arg& arg(size_t i) const;
+
+ private:
+  const Arg& checked(size_t i) const;
+  const TensorMeta& wrapped(const Arg& a) const;
+  const OpDef& op_;
+  const std::vector<Arg>& args_;
+  mutable std::vector<std::unique_ptr<TensorMeta>> wrapped_;  // Python numbers seen as tensors
+};
+
+/// Computes an op's result metadata from its arguments; throws Error on invalid arguments.
+using MetaFn = ValueMeta (*)(const MetaArgs&);
+
+/// One ATen op overload: schema, tags, meta function, derivative, and links to related ops.
+struct OpDef {
+  FunctionSchema schema;
+  std::string name;        // "aten::add.Tensor" (no ".default")
+  std::string short_name;  // "add.Tensor", "t.default" -- as printed after torch.ops.aten.
+  std::string base_name;   // "add": what FX names its nodes after
+  uint32_t tags = 0;
+  MetaFn meta = nullptr;
+
+  std::shared_ptr<const DerivativeRule> derivative;
+  bool non_differentiable = false;
+  std::shared_ptr<const Decomposition> decomposition;
+
+  std::string functional_variant;  // for an in-place op: "aten::add.Tensor"
+  std::string inplace_variant;     // for a functional op: "aten::add_.Tensor"
+  std::string scatter_inverse;     // for a view op: "aten::slice_scatter"
+  std::string view_of;             // for a scatter op: the view it inverts
+
+  /// Arguments mutated although the schema does not say so (1.13's native_batch_norm mutates
+  /// running_mean/running_var in training mode). Applies when `undeclared_mutation_if` < 0 or
+  /// that bool argument is true.
+  std::vector<int> undeclared_mutations;
+  int undeclared_mutation_if = -1;
+
+  bool has_tag(uint32_t t) const { return (tags & t) != 0; }
+  /// Argument indices written by this op (alias annotations with '!').
+  std::vector<int> mutated_args() const;
+  /// Whether the op's i-th return aliases an input (`Tensor(a)` on the return), and which.
+  int return_alias_of(size_t ret) const;
+};
+
+/// Fluent registration: `table.def("abs(Tensor self) -> Tensor").tags(kPointwise).meta(f)`.
+class OpDefBuilder {
+ public:
+  explicit OpDefBuilder(OpDef* op) : op_(op) {}
+  OpDefBuilder& tags(uint32_t t) {
+    op_->tags |= t;
+    return *this;
+  }
+  OpDefBuilder& meta(MetaFn f) {
+    op_->meta = f;
+    return *this;
+  }
+  OpDefBuilder& non_differentiable() {
+    op_->non_differentiable = true;
+    return *this;
+  }
+  /// Links this functional op and its in-place variant, both directions (name without "aten::").
+  OpDefBuilder& inplace(const std::string& inplace_name);
+  /// Links this view op and its scatter inverse, both directions.
+  OpDefBuilder& scatter(const std::string& scatter_name);
+  OpDefBuilder& undeclared_mutations(std::vector<int> args, int if_bool_arg = -1) {
+    op_->undeclared_mutations = std::move(args);
+    op_->undeclared_mutation_if = if_bool_arg;
+    return *this;
+  }
+  OpDef& op() { return *op_; }
+
+ private:
+  friend class OpTable;
+  OpDef* op_;
+  class OpTable* table_ = nullptr;
+};
+
+/// A set of OpDefs looked up by name. Links between ops are resolved by name at lookup time.
+class OpTable {
+ public:
+  OpTable();
+  ~OpTable();
+  OpTable(const OpTable&) = delete;
+  OpTable& operator=(const OpTable&) = delete;
+
+  /// Declares an op from its schema string; a second declaration of the same name throws.
+  OpDefBuilder def(const std::string& schema);
+  /// Finds "aten::add.Tensor", "add.Tensor", "aten.add.Tensor", "t.default", "aten::t" or "t".
+  const OpDef* find(std::string_view name) const;
+  /// As find(), but throws Error naming the op when it is unknown.
+  const OpDef& get(std::string_view name) const;
+  /// All ops in declaration order.
+  const std::vector<const OpDef*>& all() const { return order_; }
+  OpDef* mutable_op(std::string_view name);
+  /// Fills in the reverse links (functional_variant of in-place ops, view_of of scatters) after
+  /// all ops are declared; throws if a link names an op that does not exist.
+  void finalize();
+
+ private:
+  friend class OpDefBuilder;
+  std::vector<std::unique_ptr<OpDef>> ops_;
+  std::vector<const OpDef*> order_;
+  std::unordered_map<std::string, OpDef*> by_name_;
+};
+
+}  // namespace aotgrad

@@ -1,0 +1,19 @@
+// aotgrad: prints a Graph as the readable GraphModule code PyTorch 2.x prints.
+#pragma once
+
+#include <string>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+struct PrintOptions {
+  bool class_header = true;        // "class GraphModule(torch.nn.Module):"
+  bool annotations = true;         // `x: "f32[4][1]cpu"`
+  bool release_statements = true;  // ";  a = b = None" at each value's last use, as FX emits
+};
+
+/// The canonical text of `g`. parse_graph(print_graph(g)) is the same graph and prints the same.
+std::string print_graph(const Graph& g, const PrintOptions& options = {});
+
+}  // namespace aotgrad

@@ -1,0 +1,74 @@
+// aotgrad: SymInt, a concrete integer or an integer expression over named size symbols.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aotgrad {
+
+struct SymExpr;
+
+/// A concrete int64 or a polynomial (in canonical form) over size symbols such as `s0`, with
+/// floordiv/mod kept as opaque atoms. Arithmetic on two concrete values folds to a concrete value,
+/// so code written over SymInt costs an int64 operation in the static case. A symbol may carry a
+/// hint (the value it had when traced); expressions evaluate their hint from their symbols'.
+class SymInt {
+ public:
+  SymInt(int64_t v = 0) : value_(v) {}  // NOLINT: implicit on purpose, like c10::SymInt
+  /// A fresh symbol `name` (for example "s0") with an optional hint.
+  static SymInt symbol(const std::string& name, std::optional<int64_t> hint = std::nullopt);
+
+  bool is_concrete() const { return expr_ == nullptr; }
+  /// The concrete value; throws Error if symbolic.
+  int64_t value() const;
+  std::optional<int64_t> maybe_value() const {
+    return is_concrete() ? std::optional<int64_t>(value_) : std::nullopt;
+  }
+  /// The concrete value, or the value computed from the symbols' hints (nullopt if one has none).
+  std::optional<int64_t> hint() const;
+  int64_t hint_or(int64_t fallback) const { return hint().value_or(fallback); }
+
+  friend SymInt operator+(const SymInt& a, const SymInt& b);
+  friend SymInt operator-(const SymInt& a, const SymInt& b);
+  friend SymInt operator*(const SymInt& a, const SymInt& b);
+  SymInt operator-() const { return SymInt(0) - *this; }
+  SymInt& operator+=(const SymInt& o) { return *this = *this + o; }
+  SymInt& operator*=(const SymInt& o) { return *this = *this * o; }
+  /// Python's floor division and modulo (rounding toward negative infinity).
+  friend SymInt floordiv(const SymInt& a, const SymInt& b);
+  friend SymInt mod(const SymInt& a, const SymInt& b);
+
+  /// Structural equality of canonical forms: s0*2 == 2*s0, but s0 != 3 even if s0's hint is 3.
+  bool operator==(const SymInt& o) const;
+  bool operator!=(const SymInt& o) const { return !(*this == o); }
+  bool operator==(int64_t v) const { return is_concrete() && value_ == v; }
+
+  /// True when provably equal (structurally); used by shape checks that must hold for all values.
+  bool known_eq(const SymInt& o) const { return *this == o; }
+  /// Sympy-like text: "8", "s0", "2*s0", "s0*s1 + 1", "(s0//2)".
+  std::string to_string() const;
+  /// Appends to_string() to `out` (fast path for concrete values).
+  void append_to(std::string& out) const;
+
+  const std::shared_ptr<const SymExpr>& expr() const { return expr_; }
+
+ private:
+  int64_t value_ = 0;                     // valid when expr_ is null
+  std::shared_ptr<const SymExpr> expr_;  // canonical polynomial, never a bare constant
+  friend struct SymExprOps;
+};
+
+using SymIntVector = std::vector<SymInt>;
+
+/// Product of all elements (1 for an empty list).
+SymInt product(const SymIntVector& v);
+std::string to_string(const SymIntVector& v);  // "[4, s0]"
+
+/// Parses a size expression such as "2*s0 + 1", "s0//2", "s1 % 3" (symbols get no hint).
+/// Returns nullopt on malformed input; `error` (if given) says what was expected.
+std::optional<SymInt> parse_sym_expr(const std::string& text, std::string* error = nullptr);
+
+}  // namespace aotgrad

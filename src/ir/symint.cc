@@ -1,0 +1,383 @@
+// aotgrad: SymInt arithmetic in a polynomial canonical form.
+#include "aotgrad/ir/symint.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "aotgrad/ir/error.h"
+
+namespace aotgrad {
+
+/// An atom: a named symbol, or an opaque floordiv/mod of two SymInts. Atoms compare by `key`.
+struct SymAtom {
+  enum class Kind { Symbol, FloorDiv, Mod } kind;
+  std::string key;  // "s0", "(s0//2)", "(s0 % 3)"
+  std::optional<int64_t> hint;  // symbols only
+  SymInt lhs, rhs;              // floordiv/mod only
+};
+
+using AtomPtr = std::shared_ptr<const SymAtom>;
+using Monomial = std::vector<AtomPtr>;  // sorted by key, with repetition for powers
+
+/// sum(coeff * monomial) + constant; terms sorted by monomial key, no zero coefficients, and at
+/// least one term (a bare constant is a concrete SymInt instead).
+struct SymExpr {
+  std::vector<std::pair<Monomial, int64_t>> terms;
+  int64_t constant = 0;
+};
+
+namespace {
+
+int64_t py_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t py_mod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+int compare_monomials(const Monomial& a, const Monomial& b) {
+  // Lower degree first, then lexicographic keys: "s0 + s0*s1".
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    int c = a[i]->key.compare(b[i]->key);
+    if (c != 0) return c;
+  }
+  return 0;
+}
+
+std::string monomial_text(const Monomial& m) {
+  std::string s;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (i) s += "*";
+    s += m[i]->key;
+  }
+  return s;
+}
+
+}  // namespace
+
+struct SymExprOps {
+  using Poly = SymExpr;
+
+  static Poly as_poly(const SymInt& v) {
+    if (v.is_concrete()) return Poly{{}, v.value_};
+    return *v.expr_;
+  }
+
+  static SymInt from_poly(Poly p) {
+    if (p.terms.empty()) return SymInt(p.constant);
+    SymInt r;
+    r.expr_ = std::make_shared<const SymExpr>(std::move(p));
+    return r;
+  }
+
+  static SymInt from_atom(AtomPtr atom) {
+    Poly p;
+    p.terms.push_back({Monomial{std::move(atom)}, 1});
+    return from_poly(std::move(p));
+  }
+
+  static Poly add(const Poly& a, const Poly& b, int64_t sign) {
+    Poly r;
+    r.constant = a.constant + sign * b.constant;
+    size_t i = 0, j = 0;
+    while (i < a.terms.size() || j < b.terms.size()) {
+      int c = i == a.terms.size()   ? 1
+              : j == b.terms.size() ? -1
+                                    : compare_monomials(a.terms[i].first, b.terms[j].first);
+      if (c < 0) {
+        r.terms.push_back(a.terms[i++]);
+      } else if (c > 0) {
+        r.terms.push_back({b.terms[j].first, sign * b.terms[j].second});
+        ++j;
+      } else {
+        int64_t coeff = a.terms[i].second + sign * b.terms[j].second;
+        if (coeff != 0) r.terms.push_back({a.terms[i].first, coeff});
+        ++i, ++j;
+      }
+    }
+    return r;
+  }
+
+  static Poly mul(const Poly& a, const Poly& b) {
+    std::vector<std::pair<Monomial, int64_t>> acc;
+    auto add_term = [&](Monomial m, int64_t c) {
+      if (c == 0) return;
+      acc.push_back({std::move(m), c});
+    };
+    for (auto& [ma, ca] : a.terms) {
+      for (auto& [mb, cb] : b.terms) {
+        Monomial m = ma;
+        m.insert(m.end(), mb.begin(), mb.end());
+        std::sort(m.begin(), m.end(), [](const AtomPtr& x, const AtomPtr& y) { return x->key < y->key; });
+        add_term(std::move(m), ca * cb);
+      }
+      add_term(ma, ca * b.constant);
+    }
+    for (auto& [mb, cb] : b.terms) add_term(mb, cb * a.constant);
+    std::sort(acc.begin(), acc.end(),
+              [](const auto& x, const auto& y) { return compare_monomials(x.first, y.first) < 0; });
+    Poly r;
+    r.constant = a.constant * b.constant;
+    for (auto& t : acc) {
+      if (!r.terms.empty() && compare_monomials(r.terms.back().first, t.first) == 0) {
+        r.terms.back().second += t.second;
+        if (r.terms.back().second == 0) r.terms.pop_back();
+      } else {
+        r.terms.push_back(std::move(t));
+      }
+    }
+    return r;
+  }
+
+  static std::optional<int64_t> eval_hint(const SymExpr& e) {
+    int64_t total = e.constant;
+    for (auto& [m, c] : e.terms) {
+      int64_t prod = c;
+      for (auto& atom : m) {
+        std::optional<int64_t> h;
+        switch (atom->kind) {
+          case SymAtom::Kind::Symbol: h = atom->hint; break;
+          case SymAtom::Kind::FloorDiv: {
+            auto l = atom->lhs.hint(), r = atom->rhs.hint();
+            if (l && r && *r != 0) h = py_floordiv(*l, *r);
+            break;
+          }
+          case SymAtom::Kind::Mod: {
+            auto l = atom->lhs.hint(), r = atom->rhs.hint();
+            if (l && r && *r != 0) h = py_mod(*l, *r);
+            break;
+          }
+        }
+        if (!h) return std::nullopt;
+        prod *= *h;
+      }
+      total += prod;
+    }
+    return total;
+  }
+};
+
+SymInt SymInt::symbol(const std::string& name, std::optional<int64_t> hint) {
+  auto atom = std::make_shared<SymAtom>();
+  atom->kind = SymAtom::Kind::Symbol;
+  atom->key = name;
+  atom->hint = hint;
+  return SymExprOps::from_atom(std::move(atom));
+}
+
+int64_t SymInt::value() const {
+  AOTGRAD_CHECK(is_concrete(), "expected a concrete integer, got symbolic '", to_string(), "'");
+  return value_;
+}
+
+std::optional<int64_t> SymInt::hint() const {
+  if (is_concrete()) return value_;
+  return SymExprOps::eval_hint(*expr_);
+}
+
+SymInt operator+(const SymInt& a, const SymInt& b) {
+  if (a.is_concrete() && b.is_concrete()) return SymInt(a.value_ + b.value_);
+  return SymExprOps::from_poly(SymExprOps::add(SymExprOps::as_poly(a), SymExprOps::as_poly(b), 1));
+}
+SymInt operator-(const SymInt& a, const SymInt& b) {
+  if (a.is_concrete() && b.is_concrete()) return SymInt(a.value_ - b.value_);
+  return SymExprOps::from_poly(SymExprOps::add(SymExprOps::as_poly(a), SymExprOps::as_poly(b), -1));
+}
+SymInt operator*(const SymInt& a, const SymInt& b) {
+  if (a.is_concrete() && b.is_concrete()) return SymInt(a.value_ * b.value_);
+  return SymExprOps::from_poly(SymExprOps::mul(SymExprOps::as_poly(a), SymExprOps::as_poly(b)));
+}
+
+namespace {
+SymInt opaque(SymAtom::Kind kind, const SymInt& a, const SymInt& b) {
+  auto atom = std::make_shared<SymAtom>();
+  atom->kind = kind;
+  atom->lhs = a;
+  atom->rhs = b;
+  atom->key = "(" + a.to_string() + (kind == SymAtom::Kind::FloorDiv ? "//" : " % ") +
+              b.to_string() + ")";
+  return SymExprOps::from_atom(std::move(atom));
+}
+}  // namespace
+
+SymInt floordiv(const SymInt& a, const SymInt& b) {
+  AOTGRAD_CHECK(!(b == 0), "integer division by zero");
+  if (a.is_concrete() && b.is_concrete()) return SymInt(py_floordiv(a.value_, b.value_));
+  if (b == 1) return a;
+  if (a == b) return SymInt(1);
+  // (c*m)/k where k divides every coefficient and the constant: divide exactly.
+  if (b.is_concrete() && !a.is_concrete()) {
+    int64_t k = b.value_;
+    const SymExpr& e = *a.expr_;
+    bool divisible = e.constant % k == 0;
+    for (auto& t : e.terms) divisible = divisible && t.second % k == 0;
+    if (divisible) {
+      SymExpr r = e;
+      r.constant /= k;
+      for (auto& t : r.terms) t.second /= k;
+      return SymExprOps::from_poly(std::move(r));
+    }
+  }
+  return opaque(SymAtom::Kind::FloorDiv, a, b);
+}
+
+SymInt mod(const SymInt& a, const SymInt& b) {
+  AOTGRAD_CHECK(!(b == 0), "integer modulo by zero");
+  if (a.is_concrete() && b.is_concrete()) return SymInt(py_mod(a.value_, b.value_));
+  if (b == 1 || a == b) return SymInt(0);
+  return opaque(SymAtom::Kind::Mod, a, b);
+}
+
+bool SymInt::operator==(const SymInt& o) const {
+  if (is_concrete() || o.is_concrete()) return is_concrete() && o.is_concrete() && value_ == o.value_;
+  if (expr_ == o.expr_) return true;
+  const SymExpr &a = *expr_, &b = *o.expr_;
+  if (a.constant != b.constant || a.terms.size() != b.terms.size()) return false;
+  for (size_t i = 0; i < a.terms.size(); ++i)
+    if (a.terms[i].second != b.terms[i].second ||
+        compare_monomials(a.terms[i].first, b.terms[i].first) != 0)
+      return false;
+  return true;
+}
+
+void SymInt::append_to(std::string& out) const {
+  if (is_concrete()) {
+    char buf[24];
+    int n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(value_));
+    out.append(buf, n);
+    return;
+  }
+  bool first = true;
+  for (auto& [m, c] : expr_->terms) {
+    if (!first) out += c < 0 ? " - " : " + ";
+    else if (c < 0) out += "-";
+    int64_t ac = c < 0 ? -c : c;
+    if (ac != 1) out += std::to_string(ac) + "*";
+    out += monomial_text(m);
+    first = false;
+  }
+  if (expr_->constant != 0) {
+    out += expr_->constant < 0 ? " - " : " + ";
+    out += std::to_string(expr_->constant < 0 ? -expr_->constant : expr_->constant);
+  }
+}
+
+std::string SymInt::to_string() const {
+  std::string s;
+  append_to(s);
+  return s;
+}
+
+SymInt product(const SymIntVector& v) {
+  SymInt p(1);
+  for (auto& x : v) p = p * x;
+  return p;
+}
+
+std::string to_string(const SymIntVector& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ", ";
+    v[i].append_to(s);
+  }
+  return s + "]";
+}
+
+namespace {
+
+// Recursive-descent parser: expr := term (('+'|'-') term)*; term := unary (('*'|'//'|'%') unary)*;
+// unary := '-' unary | atom; atom := INT | NAME | '(' expr ')'.
+class ExprParser {
+ public:
+  explicit ExprParser(const std::string& s) : s_(s) {}
+  std::optional<SymInt> parse(std::string* error) {
+    try {
+      SymInt v = expr();
+      skip_ws();
+      if (pos_ != s_.size()) fail("unexpected '" + std::string(1, s_[pos_]) + "'");
+      return v;
+    } catch (const Error& e) {
+      if (error) *error = e.message();
+      return std::nullopt;
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) {
+    throw Error("in size expression '" + s_ + "': " + what);
+  }
+  void skip_ws() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool eat(const char* tok) {
+    skip_ws();
+    size_t n = std::char_traits<char>::length(tok);
+    if (s_.compare(pos_, n, tok) == 0) {
+      pos_ += n;
+      return true;
+    }
+    return false;
+  }
+  SymInt expr() {
+    SymInt v = term();
+    while (true) {
+      if (eat("+")) v = v + term();
+      else if (eat("-")) v = v - term();
+      else return v;
+    }
+  }
+  SymInt term() {
+    SymInt v = unary();
+    while (true) {
+      if (eat("//")) v = floordiv(v, unary());
+      else if (eat("*")) v = v * unary();
+      else if (eat("%")) v = mod(v, unary());
+      else return v;
+    }
+  }
+  SymInt unary() {
+    if (eat("-")) return -unary();
+    return atom();
+  }
+  SymInt atom() {
+    skip_ws();
+    if (eat("(")) {
+      SymInt v = expr();
+      if (!eat(")")) fail("expected ')'");
+      return v;
+    }
+    if (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      int64_t v = 0;
+      size_t digits = 0;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+        if (++digits > 18) fail("integer too large");
+        v = v * 10 + (s_[pos_++] - '0');
+      }
+      return SymInt(v);
+    }
+    if (pos_ < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
+      size_t start = pos_;
+      while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+        ++pos_;
+      return SymInt::symbol(s_.substr(start, pos_ - start));
+    }
+    fail(pos_ < s_.size() ? "unexpected '" + std::string(1, s_[pos_]) + "'" : "unexpected end");
+  }
+
+  const std::string& s_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::optional<SymInt> parse_sym_expr(const std::string& text, std::string* error) {
+  return ExprParser(text).parse(error);
+}
+
+}  // namespace aotgrad

@@ -1,0 +1,372 @@
+// aotgrad: meta function building blocks, each following the ATen code it is named after.
+#include "aotgrad/ops/meta_util.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "aotgrad/ir/error.h"
+
+namespace aotgrad::meta {
+
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  int64_t n = ndim <= 0 ? 1 : ndim;
+  if (dim < -n || dim >= n)
+    throw Error("dimension out of range (expected to be in range of [" + std::to_string(-n) + ", " +
+                std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+std::vector<int64_t> wrap_dims(const SymIntVector& dims, int64_t ndim) {
+  std::vector<int64_t> out;
+  for (auto& d : dims) {
+    int64_t w = wrap_dim(d.value(), ndim);
+    if (std::find(out.begin(), out.end(), w) != out.end())
+      throw Error("dim " + std::to_string(w) + " appears multiple times in the list of dims");
+    out.push_back(w);
+  }
+  return out;
+}
+
+SymIntVector broadcast_shapes(const SymIntVector& a, const SymIntVector& b) {
+  size_t n = std::max(a.size(), b.size());
+  SymIntVector out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t ia = static_cast<int64_t>(a.size()) - static_cast<int64_t>(n) + static_cast<int64_t>(i);
+    int64_t ib = static_cast<int64_t>(b.size()) - static_cast<int64_t>(n) + static_cast<int64_t>(i);
+    SymInt sa = ia >= 0 ? a[ia] : SymInt(1);
+    SymInt sb = ib >= 0 ? b[ib] : SymInt(1);
+    if (sa == sb || sb == 1) out[i] = sa;
+    else if (sa == 1) out[i] = sb;
+    else
+      throw Error("the size of tensor a (" + sa.to_string() + ") must match the size of tensor b (" +
+                  sb.to_string() + ") at non-singleton dimension " + std::to_string(i));
+  }
+  return out;
+}
+
+SymIntVector broadcast_all(const std::vector<const TensorMeta*>& ts) {
+  SymIntVector out;
+  for (auto* t : ts)
+    if (t) out = broadcast_shapes(out, t->sizes);
+  return out;
+}
+
+namespace {
+
+// c10's ResultTypeState: three priority classes, each promoted separately, then combined
+// category by category.
+enum Category { kBoolCat = 0, kIntCat = 1, kFloatCat = 2, kComplexCat = 3 };
+Category category(ScalarType t) {
+  if (t == ScalarType::Bool) return kBoolCat;
+  if (is_integral(t, false)) return kIntCat;
+  if (is_complex(t)) return kComplexCat;
+  return kFloatCat;
+}
+
+struct ResultTypeState {
+  std::optional<ScalarType> dim, zero_dim, wrapped;
+  static void promote(std::optional<ScalarType>& slot, ScalarType t) {
+    slot = slot ? promote_types(*slot, t) : t;
+  }
+  void update(const TensorMeta& t) {
+    if (t.wrapped_number) {
+      ScalarType current = t.dtype;
+      // A wrapped float becomes the default dtype; complex the default complex.
+      if (is_floating(current)) current = kDefaultFloat;
+      else if (is_complex(current)) current = to_complex_type(kDefaultFloat);
+      promote(wrapped, current);
+    } else if (t.dim() == 0) {
+      promote(zero_dim, t.dtype);
+    } else {
+      promote(dim, t.dtype);
+    }
+  }
+  static std::optional<ScalarType> combine(std::optional<ScalarType> higher,
+                                           std::optional<ScalarType> lower) {
+    if (!higher) return lower;
+    if (!lower) return higher;
+    if (category(*higher) >= category(*lower)) return higher;
+    // The lower-priority class wins only its category: promote within the higher's precision.
+    if (is_complex(*lower) && !is_complex(*higher) && is_floating(*higher))
+      return to_complex_type(*higher);
+    return lower;
+  }
+  ScalarType result() const {
+    auto r = combine(combine(dim, zero_dim), wrapped);
+    return r ? *r : kDefaultFloat;
+  }
+};
+
+}  // namespace
+
+ScalarType result_type(const std::vector<const TensorMeta*>& tensors,
+                       const std::vector<ScalarValue>& scalars) {
+  ResultTypeState st;
+  for (auto* t : tensors)
+    if (t) st.update(*t);
+  for (auto& s : scalars) {
+    TensorMeta w;
+    w.wrapped_number = true;
+    w.dtype = s.kind == ScalarValue::Kind::Float  ? ScalarType::Float64
+              : s.kind == ScalarValue::Kind::Bool ? ScalarType::Bool
+                                                  : ScalarType::Int64;
+    st.update(w);
+  }
+  return st.result();
+}
+
+bool is_non_overlapping_and_dense(const TensorMeta& t) {
+  int64_t n = t.dim();
+  if (n == 1) return t.sizes[0].hint_or(2) < 2 || t.strides[0] == 1;
+  std::vector<int64_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (t.sizes[a].hint_or(2) < 2) return false;
+    if (t.sizes[b].hint_or(2) < 2) return true;
+    return t.strides[a].hint_or(0) < t.strides[b].hint_or(0);
+  });
+  SymInt require = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const SymInt& size = t.sizes[perm[i]];
+    if (size.hint_or(2) < 2) return true;
+    if (t.strides[perm[i]] != require) return false;
+    require = require * size;
+  }
+  return true;
+}
+
+bool is_channels_last_contiguous(const TensorMeta& t) {
+  if (t.dim() != 4 && t.dim() != 5) return false;
+  // c10's is_channels_last_strides + compute_channels_last_contiguous.
+  SymInt expected = 1;
+  std::vector<int64_t> order =
+      t.dim() == 4 ? std::vector<int64_t>{1, 3, 2, 0} : std::vector<int64_t>{1, 4, 3, 2, 0};
+  for (int64_t d : order) {
+    const SymInt& size = t.sizes[d];
+    if (!(size == 1)) {
+      if (t.strides[d] != expected) return false;
+      expected = expected * size;
+    }
+  }
+  return true;
+}
+
+TensorMeta empty(const SymIntVector& sizes, ScalarType dtype, Device device) {
+  return make_tensor_meta(dtype, sizes, device);
+}
+
+namespace {
+
+Device first_device(const std::vector<const TensorMeta*>& ins) {
+  for (auto* t : ins)
+    if (t && !t->wrapped_number && t->dim() > 0) return t->device;
+  for (auto* t : ins)
+    if (t && !t->wrapped_number) return t->device;
+  return {};
+}
+
+// TensorIteratorBase::reorder_dimensions over the inputs, then allocate_or_resize_outputs.
+SymIntVector permuted_output_strides(const std::vector<const TensorMeta*>& ins,
+                                     const SymIntVector& shape, ScalarType out_dtype) {
+  int64_t ndim = static_cast<int64_t>(shape.size());
+  // stride_bytes per operand in the broadcast shape's dims (0 for broadcast dims).
+  std::vector<std::vector<int64_t>> strides;
+  for (auto* t : ins) {
+    if (!t) continue;
+    std::vector<int64_t> sb(ndim, 0);
+    int64_t offset = ndim - t->dim();
+    for (int64_t i = 0; i < t->dim(); ++i) {
+      if (t->sizes[i] == 1 && !(shape[offset + i] == 1)) sb[offset + i] = 0;
+      else sb[offset + i] = t->strides[i].hint_or(1) * element_size(t->dtype);
+    }
+    strides.push_back(std::move(sb));
+  }
+  std::vector<int64_t> perm(ndim);
+  for (int64_t i = 0; i < ndim; ++i) perm[i] = ndim - 1 - i;
+  auto should_swap = [&](int64_t dim0, int64_t dim1) -> int {
+    for (auto& sb : strides) {
+      int64_t s0 = sb[dim0], s1 = sb[dim1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 < s1) return -1;
+      if (s0 > s1) return 1;
+      if (shape[dim0].hint_or(1) > shape[dim1].hint_or(1)) return 1;
+    }
+    return 0;
+  };
+  if (ndim > 1) {
+    for (int64_t i = 1; i < ndim; ++i) {
+      int64_t dim1 = i;
+      for (int64_t dim0 = i - 1; dim0 >= 0; --dim0) {
+        int cmp = should_swap(perm[dim0], perm[dim1]);
+        if (cmp > 0) {
+          std::swap(perm[dim0], perm[dim1]);
+          dim1 = dim0;
+        } else if (cmp < 0) {
+          break;
+        }
+      }
+    }
+  }
+  // compatible_stride over the permuted shape, then invert the permutation.
+  SymIntVector out(ndim);
+  SymInt next = 1;
+  for (int64_t k = 0; k < ndim; ++k) {
+    out[perm[k]] = next;
+    next = next * shape[perm[k]];
+  }
+  (void)out_dtype;
+  return out;
+}
+
+}  // namespace
+
+TensorMeta tensor_iterator_output(const std::vector<const TensorMeta*>& ins, ScalarType dtype) {
+  std::vector<const TensorMeta*> defined;
+  for (auto* t : ins)
+    if (t) defined.push_back(t);
+  SymIntVector shape = broadcast_all(defined);
+  TensorMeta out;
+  out.dtype = dtype;
+  out.device = first_device(defined);
+  out.sizes = shape;
+  // compute_fast_setup_type: all operands the same shape, then contiguous / channels-last /
+  // non-overlapping-and-dense with equal strides.
+  bool same_shape = true;
+  for (auto* t : defined) same_shape = same_shape && t->sizes == shape;
+  if (same_shape && !defined.empty()) {
+    bool contiguous = true, channels_last = true, dense = true;
+    for (auto* t : defined) {
+      contiguous = contiguous && t->is_contiguous();
+      channels_last = channels_last && is_channels_last_contiguous(*t);
+      dense = dense && is_non_overlapping_and_dense(*t);
+    }
+    if (contiguous) {
+      out.strides = contiguous_strides(shape);
+      return out;
+    }
+    if (channels_last) {
+      out.strides = channels_last_strides(shape);
+      return out;
+    }
+    if (dense) {
+      bool equal = true;
+      for (auto* t : defined) equal = equal && t->strides == defined.back()->strides;
+      if (equal) {
+        out.strides = defined.back()->strides;
+        return out;
+      }
+    }
+  }
+  out.strides = permuted_output_strides(defined, shape, dtype);
+  return out;
+}
+
+TensorMeta empty_like(const TensorMeta& self, std::optional<ScalarType> dtype, MemoryFormat fmt) {
+  TensorMeta out;
+  out.dtype = dtype.value_or(self.dtype);
+  out.device = self.device;
+  out.sizes = self.sizes;
+  switch (fmt) {
+    case MemoryFormat::Contiguous: out.strides = contiguous_strides(self.sizes); break;
+    case MemoryFormat::ChannelsLast:
+    case MemoryFormat::ChannelsLast3d: out.strides = channels_last_strides(self.sizes); break;
+    case MemoryFormat::Preserve:
+      if (is_non_overlapping_and_dense(self)) out.strides = self.strides;
+      else out.strides = permuted_output_strides({&self}, self.sizes, out.dtype);
+      break;
+  }
+  return out;
+}
+
+SymIntVector reduced_shape(const SymIntVector& sizes, const std::vector<int64_t>& dims, bool keepdim) {
+  SymIntVector out;
+  for (int64_t i = 0; i < static_cast<int64_t>(sizes.size()); ++i) {
+    bool reduced = dims.empty() || std::find(dims.begin(), dims.end(), i) != dims.end();
+    if (!reduced) out.push_back(sizes[i]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+TensorMeta view_of(const TensorMeta& base, SymIntVector sizes, SymIntVector strides,
+                   std::optional<SymInt> storage_offset) {
+  TensorMeta out;
+  out.dtype = base.dtype;
+  out.device = base.device;
+  out.sizes = std::move(sizes);
+  out.strides = std::move(strides);
+  out.storage_offset = storage_offset.value_or(base.storage_offset);
+  return out;
+}
+
+SymIntVector infer_view_size(const SymIntVector& shape, const SymInt& numel) {
+  SymIntVector out = shape;
+  SymInt known = 1;
+  int64_t infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (infer >= 0) throw Error("only one dimension can be inferred");
+      infer = static_cast<int64_t>(i);
+    } else {
+      if (out[i].is_concrete() && out[i].value() < 0)
+        throw Error("invalid shape dimension " + out[i].to_string());
+      known = known * out[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0) throw Error("cannot reshape tensor of " + numel.to_string() + " elements into shape " + to_string(shape) + " because the unspecified dimension size -1 can be any value");
+    out[infer] = floordiv(numel, known);
+    known = known * out[infer];
+  }
+  bool mismatch = known.is_concrete() && numel.is_concrete()
+                      ? known != numel
+                      : !(known == numel) && known.hint() && numel.hint() && *known.hint() != *numel.hint();
+  if (mismatch)
+    throw Error("shape '" + to_string(shape) + "' is invalid for input of size " + numel.to_string());
+  return out;
+}
+
+std::optional<SymIntVector> compute_view_strides(const TensorMeta& t, const SymIntVector& new_sizes) {
+  // at::detail::computeStride
+  const SymIntVector& oldshape = t.sizes;
+  const SymIntVector& oldstride = t.strides;
+  SymIntVector newstride(new_sizes.size());
+  if (t.numel() == 0) {
+    if (oldshape == new_sizes) return oldstride;
+    return contiguous_strides(new_sizes);
+  }
+  int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
+  SymInt chunk_base_stride = oldstride.empty() ? SymInt(1) : oldstride.back();
+  SymInt tensor_numel = 1;
+  SymInt view_numel = 1;
+  for (int64_t tensor_d = static_cast<int64_t>(oldshape.size()) - 1; tensor_d >= 0; tensor_d--) {
+    tensor_numel = tensor_numel * oldshape[tensor_d];
+    bool boundary = tensor_d == 0 ||
+                    (!(oldshape[tensor_d - 1] == 1) &&
+                     oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride);
+    if (boundary) {
+      while (view_d >= 0 && (view_numel.hint_or(1) < tensor_numel.hint_or(1) || new_sizes[view_d] == 1)) {
+        newstride[view_d] = view_numel * chunk_base_stride;
+        view_numel = view_numel * new_sizes[view_d];
+        view_d--;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (tensor_d > 0) {
+        chunk_base_stride = oldstride[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return newstride;
+}
+
+ValueMeta tuple_of(std::vector<TensorMeta> ts) {
+  std::vector<ValueMeta> elems;
+  elems.reserve(ts.size());
+  for (auto& t : ts) elems.push_back(ValueMeta::of(std::move(t)));
+  return ValueMeta::tuple(std::move(elems));
+}
+
+}  // namespace aotgrad::meta
