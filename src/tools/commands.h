@@ -1,0 +1,20 @@
+// aotgrad: the subcommands of the `aotgrad` command line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli.h"
+
+namespace aotgrad::cli {
+
+/// A subcommand: its spec (name, synopsis, options) and the function that runs it.
+struct Command {
+  CommandSpec spec;
+  int (*run)(const Args& args);
+};
+
+const Command& check_command();
+const Command& ops_command();
+
+}  // namespace aotgrad::cli
