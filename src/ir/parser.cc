@@ -1,0 +1,726 @@
+// aotgrad: parses PyTorch's readable GraphModule code (the text form) into a Graph.
+#include "aotgrad/ir/parser.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <new>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "text_lexer.h"
+
+namespace aotgrad {
+namespace {
+
+using text::describe_token;
+using text::quote_for_message;
+using text::Token;
+using text::TokKind;
+
+// Lists and tuples nest at most this deep (Python's own parser stops near 200).
+constexpr int kMaxDepth = 100;
+
+std::string q(std::string_view s) { return quote_for_message(s); }
+
+// A forward() parameter without an annotation: one of the pytree arguments of the joint form.
+struct PytreeParam {
+  std::string_view name;
+  SourceLoc loc;
+};
+
+// A `name: "annotation";` declaration of the joint header.
+struct Declaration {
+  ValueMeta meta;
+  SourceLoc loc;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view src, const OpTable& ops)
+      : lex_(src), ops_(ops), g_(std::make_unique<Graph>()) {}
+
+  std::unique_ptr<Graph> run() {
+    try {
+      parse_all();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw Error("out of memory while parsing the graph", peek().loc);
+    } catch (const std::exception& e) {  // a library throw we did not foresee: still a clean Error
+      throw Error(std::string("internal error while parsing: ") + e.what(), peek().loc);
+    }
+    return std::move(g_);
+  }
+
+ private:
+  // --- tokens of the current logical line
+  // ---------------------------------------------------------
+
+  void next_line() {
+    lex_.next_line(toks_);
+    pos_ = 0;
+  }
+  const Token& peek(size_t k = 0) const {
+    size_t i = pos_ + k;
+    return i < toks_.size() ? toks_[i] : toks_.back();
+  }
+  const Token& take() {
+    const Token& t = toks_[pos_];
+    if (pos_ + 1 < toks_.size()) ++pos_;
+    return t;
+  }
+
+  [[noreturn]] static void fail(SourceLoc loc, const std::string& message) {
+    throw Error(message, loc);
+  }
+  [[noreturn]] static void expected(const Token& t, std::string_view what) {
+    if (t.kind == TokKind::End)
+      fail(t.loc, "unexpected end of input (expected " + std::string(what) + ")");
+    fail(t.loc, "expected " + std::string(what) + ", got " + describe_token(t));
+  }
+  const Token& expect_punct(char c, std::string_view what) {
+    if (!peek().is(c)) expected(peek(), what);
+    return take();
+  }
+  const Token& expect_name(std::string_view what) {
+    if (peek().kind != TokKind::Name) expected(peek(), what);
+    return take();
+  }
+  void expect_keyword(std::string_view word, std::string_view what) {
+    if (!peek().is_name(word)) expected(peek(), what);
+    take();
+  }
+
+  // --- top level
+  // ------------------------------------------------------------------------------------
+
+  void parse_all() {
+    next_line();
+    if (peek().is_name("class")) {
+      // `class <name>(torch.nn.Module):` -- any class name (PyTorch prints `<lambda>` too).
+      while (!peek().at_line_end()) take();
+      if (toks_.size() < 2 || !toks_[toks_.size() - 2].is(':'))
+        expected(peek(), "':' at the end of the class line");
+      next_line();
+    }
+    parse_def();
+    while (true) {
+      next_line();
+      if (peek().kind == TokKind::End) break;
+      parse_line();
+    }
+    if (!pytree_params_.empty() && !flattened_)
+      fail(pytree_params_[0].loc,
+           "placeholder '" + std::string(pytree_params_[0].name) + "' has no type annotation");
+    if (!returned_) fail(peek().loc, "the graph has no return statement");
+  }
+
+  // def forward(self, x: "f32[4]", ...):   or   def forward(self, primals, tangents):
+  void parse_def() {
+    if (!peek().is_name("def")) expected(peek(), "'def forward(self, ...):'");
+    take();
+    expect_keyword("forward", "'forward' after 'def'");
+    expect_punct('(', "'(' after 'def forward'");
+    expect_keyword("self", "'self' as the first parameter of forward");
+    struct Param {
+      const Token* name;
+      std::optional<Token> ann;
+    };
+    std::vector<Param> params;
+    while (peek().is(',')) {
+      take();
+      if (peek().is(')')) break;
+      Param p{&expect_name("a parameter name"), std::nullopt};
+      if (peek().is(':')) {
+        take();
+        p.ann = annotation_token(/*stop_at_comma=*/true);
+      }
+      params.push_back(p);
+    }
+    expect_punct(')', "')' after the parameters of forward");
+    if (peek().is('-') && peek(1).is('>')) {  // a return annotation: skipped
+      while (!peek().at_line_end() && !(peek().is(':') && peek(1).at_line_end())) take();
+    }
+    expect_punct(':', "':' after 'def forward(...)'");
+    if (!peek().at_line_end()) expected(peek(), "the end of the line after 'def forward(...):'");
+    bool any_annotated = false;
+    for (auto& p : params) any_annotated = any_annotated || p.ann.has_value();
+    for (auto& p : params) {
+      if (p.ann) {
+        define_placeholder(*p.name, annotation_meta(*p.ann));
+      } else if (any_annotated) {
+        fail(p.name->loc, "placeholder '" + std::string(p.name->text) + "' has no type annotation");
+      } else {
+        pytree_params_.push_back({p.name->text, p.name->loc});
+      }
+    }
+  }
+
+  void parse_line() {
+    while (true) {
+      parse_statement();
+      if (peek().is(';')) {
+        take();
+        if (peek().at_line_end()) return;
+        continue;
+      }
+      if (!peek().at_line_end()) expected(peek(), "';' or the end of the line");
+      return;
+    }
+  }
+
+  void parse_statement() {
+    const Token& t = peek();
+    if (t.kind != TokKind::Name) expected(t, "a statement");
+    // `a = b = None`: FX's release statements, accepted and ignored (the printer re-creates them).
+    if (peek(1).is('=')) {
+      size_t k = 0;
+      while (peek(k).kind == TokKind::Name && peek(k + 1).is('=')) k += 2;
+      if (k >= 2 && peek(k).is_name("None") && (peek(k + 1).is(';') || peek(k + 1).at_line_end())) {
+        for (size_t i = 0; i <= k; ++i) take();
+        return;
+      }
+    }
+    if (returned_) fail(t.loc, "unexpected statement after the return statement");
+    if (!pytree_params_.empty() && !flattened_) {
+      if (peek(1).is(':')) {
+        parse_declaration();
+        return;
+      }
+      if (peek(1).is(',') || (peek(1).is('=') && peek(2).is_name("fx_pytree"))) {
+        parse_flatten();
+        return;
+      }
+      fail(pytree_params_[0].loc,
+           "placeholder '" + std::string(pytree_params_[0].name) + "' has no type annotation");
+    }
+    if (t.is_name("return")) {
+      parse_return();
+      return;
+    }
+    if (t.is_name("def") || t.is_name("class"))
+      fail(t.loc, "unexpected '" + std::string(t.text) + "': a graph has one forward function");
+    if (peek(1).is(':') || peek(1).is('=')) {
+      parse_assignment();
+      return;
+    }
+    expected(peek(1), "'=' after " + q(t.text));
+  }
+
+  // --- the joint header
+  // -------------------------------------------------------------------------------
+
+  // primals_1: "f32[4, 8][8, 1]cpu";
+  void parse_declaration() {
+    const Token& name = take();
+    take();  // ':'
+    Token ann = annotation_token(/*stop_at_comma=*/false);
+    if (!peek().is(';') && !peek().at_line_end())
+      fail(pytree_params_[0].loc,
+           "placeholder '" + std::string(pytree_params_[0].name) + "' has no type annotation");
+    if (decls_.count(name.text))
+      fail(name.loc, "'" + std::string(name.text) + "' is annotated twice");
+    decls_.emplace(name.text, Declaration{annotation_meta(ann), name.loc});
+  }
+
+  // primals_1, primals_2, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents],
+  // self._in_spec)
+  void parse_flatten() {
+    std::vector<const Token*> names;
+    while (peek().kind == TokKind::Name && !peek().is_name("fx_pytree")) {
+      names.push_back(&take());
+      if (!peek().is(',')) break;
+      take();
+    }
+    expect_punct('=', "'=' before fx_pytree.tree_flatten_spec");
+    expect_keyword("fx_pytree", "'fx_pytree.tree_flatten_spec'");
+    expect_punct('.', "'.' after 'fx_pytree'");
+    expect_keyword("tree_flatten_spec", "'tree_flatten_spec'");
+    expect_punct('(', "'(' after 'fx_pytree.tree_flatten_spec'");
+    expect_punct('[', "'[' before the forward parameters");
+    while (!peek().is(']')) {
+      const Token& p = expect_name("a forward parameter name");
+      bool known = false;
+      for (auto& pp : pytree_params_) known = known || pp.name == p.text;
+      if (!known) fail(p.loc, q(p.text) + " is not a parameter of forward");
+      if (!peek().is(',')) break;
+      take();
+    }
+    expect_punct(']', "']' after the forward parameters");
+    expect_punct(',', "', self._in_spec' after the forward parameters");
+    expect_keyword("self", "'self._in_spec'");
+    expect_punct('.', "'self._in_spec'");
+    expect_keyword("_in_spec", "'self._in_spec'");
+    expect_punct(')', "')' after 'self._in_spec'");
+    for (const Token* n : names) {
+      auto it = decls_.find(n->text);
+      if (it == decls_.end())
+        fail(n->loc, "placeholder '" + std::string(n->text) + "' has no type annotation");
+      define_placeholder(*n, std::move(it->second.meta));
+      decls_.erase(it);
+    }
+    if (!decls_.empty()) {
+      auto first = decls_.begin();
+      for (auto it = decls_.begin(); it != decls_.end(); ++it)
+        if (it->second.loc.line < first->second.loc.line ||
+            (it->second.loc.line == first->second.loc.line &&
+             it->second.loc.col < first->second.loc.col))
+          first = it;
+      fail(first->second.loc, "'" + std::string(first->first) +
+                                  "' is annotated but not unpacked by fx_pytree.tree_flatten_spec");
+    }
+    flattened_ = true;
+    g_->signature = Signature::Joint;
+  }
+
+  // --- statements
+  // -------------------------------------------------------------------------------------
+
+  // name[: "ann"] = torch.ops.aten.op.overload(args) | x[i] | operator.getitem(x, i)
+  void parse_assignment() {
+    const Token& name = take();
+    std::optional<ValueMeta> ann;
+    if (peek().is(':')) {
+      take();
+      ann = annotation_meta(annotation_token(/*stop_at_comma=*/false));
+    }
+    expect_punct('=', "'=' after " + q(name.text));
+    check_new_name(name);
+    Node* node = nullptr;
+    if (peek().kind == TokKind::Name && peek(1).is('[')) {
+      const Token& input = take();
+      Node* in = lookup(input);
+      take();  // '['
+      const Token& index_tok = peek();
+      int64_t index = parse_index();
+      expect_punct(']', "']' after the index");
+      node = add_getitem(in, index, name, input, index_tok);
+      if (ann) node->mutable_meta() = std::move(*ann);
+    } else {
+      const Token& callee_start = peek();
+      std::vector<std::string_view> segments;
+      segments.push_back(expect_name("an op such as torch.ops.aten.add.Tensor").text);
+      const Token* last = &callee_start;
+      while (peek().is('.')) {
+        take();
+        last = &expect_name("a name after '.'");
+        segments.push_back(last->text);
+      }
+      if (segments.size() == 2 && segments[0] == "operator" && segments[1] == "getitem") {
+        expect_punct('(', "'(' after operator.getitem");
+        const Token& input = expect_name("a value name");
+        Node* in = lookup(input);
+        expect_punct(',', "',' after the getitem input");
+        const Token& index_tok = peek();
+        int64_t index = parse_index();
+        if (peek().is(',')) take();
+        expect_punct(')', "')' after arguments");
+        node = add_getitem(in, index, name, input, index_tok);
+        if (ann) node->mutable_meta() = std::move(*ann);
+      } else {
+        const char* b = callee_start.text.data();
+        std::string_view span(b, last->text.data() + last->text.size() - b);
+        const OpDef& op = resolve_op(span, segments, callee_start);
+        node = parse_call(op, name, callee_start, ann ? &*ann : nullptr);
+      }
+    }
+    node->info().loc = name.loc;
+    values_.emplace(name.text, node);
+  }
+
+  Node* add_getitem(Node* in, int64_t index, const Token& name, const Token& input,
+                    const Token& index_tok) {
+    const ValueMeta& m = in->meta();
+    if (m.kind != ValueMeta::Kind::Tuple)
+      fail(input.loc,
+           "getitem on " + in->describe() + ", which is not a tuple (" + m.describe() + ")");
+    if (index < 0 || index >= static_cast<int64_t>(m.elems.size()))
+      fail(index_tok.loc, "getitem index " + std::to_string(index) + " is out of range for " +
+                              in->describe() + " with " + std::to_string(m.elems.size()) +
+                              " results");
+    return g_->add_getitem(in, index, std::string(name.text));
+  }
+
+  int64_t parse_index() {
+    bool neg = false;
+    if (peek().is('-')) {
+      take();
+      neg = true;
+    }
+    if (peek().kind != TokKind::Int) expected(peek(), "an integer index");
+    return parse_int(take(), neg);
+  }
+
+  // The arguments of an op call, bound to its schema; the node is added to the graph with the
+  // annotated metadata `ann`, or (none given) the inferred one.
+  Node* parse_call(const OpDef& op, const Token& name, const Token& callee, ValueMeta* ann) {
+    expect_punct('(', "'(' after the op name");
+    std::vector<Arg> args;
+    std::vector<SourceLoc> arg_locs;
+    std::vector<std::pair<std::string, Arg>> kwargs;
+    std::vector<SourceLoc> kwarg_locs;
+    while (!peek().is(')')) {
+      if (peek().kind == TokKind::Name && peek(1).is('=')) {
+        const Token& key = take();
+        take();
+        kwarg_locs.push_back(peek().loc);
+        kwargs.emplace_back(std::string(key.text), parse_value(0));
+      } else {
+        if (!kwargs.empty()) fail(peek().loc, "positional argument follows keyword argument");
+        if (peek().at_line_end()) expected(peek(), "')' after arguments");
+        arg_locs.push_back(peek().loc);
+        args.push_back(parse_value(0));
+      }
+      if (!peek().is(',')) break;
+      take();
+    }
+    expect_punct(')', "')' after arguments");
+    check_call_args(op, args, arg_locs, kwargs, kwarg_locs);
+    std::pair<std::vector<Arg>, uint64_t> bound;
+    try {
+      bound = bind_arguments(op, std::move(args), std::move(kwargs));
+    } catch (const Error& e) {
+      fail(callee.loc, e.message());
+    }
+    ValueMeta meta;
+    if (ann) {
+      meta = std::move(*ann);
+    } else {
+      try {
+        meta = infer_meta(op, bound.first);
+      } catch (const Error& e) {
+        fail(callee.loc, e.message());
+      }
+    }
+    return g_->add_call_raw(op, std::move(bound.first), bound.second, std::move(meta),
+                            std::string(name.text));
+  }
+
+  // Type-checks each argument where it was written, so errors point at the argument.
+  void check_call_args(const OpDef& op, const std::vector<Arg>& args,
+                       const std::vector<SourceLoc>& arg_locs,
+                       const std::vector<std::pair<std::string, Arg>>& kwargs,
+                       const std::vector<SourceLoc>& kwarg_locs) {
+    const auto& sargs = op.schema.args;
+    size_t n_positional = 0;
+    while (n_positional < sargs.size() && !sargs[n_positional].kwarg_only) ++n_positional;
+    if (args.size() > n_positional)
+      fail(arg_locs[n_positional], op.name + " takes at most " + std::to_string(n_positional) +
+                                       " positional arguments, got " + std::to_string(args.size()));
+    std::vector<bool> given(sargs.size(), false);
+    for (size_t i = 0; i < args.size(); ++i) {
+      given[i] = true;
+      std::string err = check_arg_type(sargs[i].type, args[i]);
+      if (!err.empty()) fail(arg_locs[i], op.name + " argument '" + sargs[i].name + "': " + err);
+    }
+    for (size_t k = 0; k < kwargs.size(); ++k) {
+      int idx = op.schema.arg_index(kwargs[k].first);
+      if (idx < 0) fail(kwarg_locs[k], op.name + " has no argument '" + kwargs[k].first + "'");
+      if (given[idx])
+        fail(kwarg_locs[k], op.name + " got argument '" + kwargs[k].first + "' twice");
+      given[idx] = true;
+      std::string err = check_arg_type(sargs[idx].type, kwargs[k].second);
+      if (!err.empty())
+        fail(kwarg_locs[k], op.name + " argument '" + sargs[idx].name + "': " + err);
+    }
+  }
+
+  // return (a, b) | [a, None] | a | None | pytree.tree_unflatten([...], self._out_spec)
+  void parse_return() {
+    const Token& ret = take();
+    Arg value;
+    if (peek().is_name("pytree") && peek(1).is('.')) {
+      take();
+      take();
+      expect_keyword("tree_unflatten", "'tree_unflatten' after 'pytree.'");
+      expect_punct('(', "'(' after 'pytree.tree_unflatten'");
+      value = parse_value(0);
+      expect_punct(',', "', self._out_spec' after the returned values");
+      expect_keyword("self", "'self._out_spec'");
+      expect_punct('.', "'self._out_spec'");
+      expect_keyword("_out_spec", "'self._out_spec'");
+      expect_punct(')', "')' after 'self._out_spec'");
+    } else if (!peek().at_line_end() && !peek().is(';')) {
+      value = parse_value(0);
+      if (peek().is(',')) {  // return a, b
+        std::vector<Arg> elems;
+        elems.push_back(std::move(value));
+        while (peek().is(',')) {
+          take();
+          if (peek().at_line_end() || peek().is(';')) break;
+          elems.push_back(parse_value(0));
+        }
+        value = Arg::of_tuple(std::move(elems));
+      }
+    }
+    Node* out = g_->set_output(std::move(value));
+    out->info().loc = ret.loc;
+    returned_ = true;
+  }
+
+  // --- values
+  // -----------------------------------------------------------------------------------------
+
+  Arg parse_value(int depth) {
+    if (depth > kMaxDepth)
+      fail(peek().loc, "nesting is too deep (more than " + std::to_string(kMaxDepth) + " levels)");
+    const Token& t = peek();
+    switch (t.kind) {
+      case TokKind::Int:
+        return Arg::of_int(parse_int(take(), false));
+      case TokKind::Float:
+        return Arg::of_float(parse_float(take()));
+      case TokKind::String:
+        return Arg::of_str(text::decode_string(take()));
+      case TokKind::Name:
+        return parse_name_value();
+      case TokKind::Punct:
+        break;
+      default:
+        expected(t, "a value");
+    }
+    if (t.is('-')) {
+      take();
+      const Token& n = peek();
+      if (n.kind == TokKind::Int) return Arg::of_int(parse_int(take(), true));
+      if (n.kind == TokKind::Float) return Arg::of_float(-parse_float(take()));
+      if (n.is_name("inf")) {
+        take();
+        return Arg::of_float(-std::numeric_limits<double>::infinity());
+      }
+      expected(n, "a number after '-'");
+    }
+    if (t.is('[') || t.is('(')) {
+      bool is_list = t.is('[');
+      char close = is_list ? ']' : ')';
+      take();
+      std::vector<Arg> elems;
+      bool trailing_comma = false;
+      while (!peek().is(close)) {
+        elems.push_back(parse_value(depth + 1));
+        trailing_comma = false;
+        if (!peek().is(',')) break;
+        take();
+        trailing_comma = true;
+      }
+      if (!peek().is(close))
+        expected(peek(), is_list ? "',' or ']' in the list" : "',' or ')' in the tuple");
+      take();
+      if (is_list) return Arg::of_list(std::move(elems));
+      if (elems.size() == 1 && !trailing_comma) return std::move(elems[0]);  // (x) is x
+      return Arg::of_tuple(std::move(elems));
+    }
+    expected(t, "a value");
+  }
+
+  Arg parse_name_value() {
+    const Token& t = take();
+    std::string_view s = t.text;
+    switch (s[0]) {
+      case 'T':
+        if (s == "True") return Arg::of_bool(true);
+        break;
+      case 'F':
+        if (s == "False") return Arg::of_bool(false);
+        break;
+      case 'N':
+        if (s == "None") return Arg::none();
+        break;
+      case 'i':
+        if (s == "inf") return Arg::of_float(std::numeric_limits<double>::infinity());
+        break;
+      case 'n':
+        if (s == "nan") return Arg::of_float(std::numeric_limits<double>::quiet_NaN());
+        break;
+      case 't':
+        if (s == "torch" && peek().is('.')) return parse_torch_attr();
+        break;
+      case 'd':
+        if (s == "device" && peek().is('(')) return parse_device();
+        break;
+    }
+    return Arg(lookup(t));
+  }
+
+  // torch.float32, torch.long, torch.strided, torch.contiguous_format, torch.device(...)
+  Arg parse_torch_attr() {
+    take();  // '.'
+    const Token& a = expect_name("a name after 'torch.'");
+    if (a.text == "device" && peek().is('(')) return parse_device();
+    if (auto dt = scalar_type_from_torch_name(a.text)) return Arg::of_dtype(*dt);
+    if (auto l = layout_from_torch_name(a.text)) return Arg::of_layout(*l);
+    if (auto m = memory_format_from_torch_name(a.text)) return Arg::of_memory_format(*m);
+    fail(a.loc, "unknown value 'torch." + std::string(a.text) +
+                    "' (expected a dtype such as torch.float32, a layout such as torch.strided, "
+                    "a memory format such as torch.contiguous_format, or torch.device(...))");
+  }
+
+  // device(type='cuda', index=0) | device('cuda:0') | device('cuda', 0)
+  Arg parse_device() {
+    take();  // '('
+    std::optional<std::string> type;
+    std::optional<int64_t> index;
+    SourceLoc type_loc = peek().loc;
+    int positional = 0;
+    while (!peek().is(')')) {
+      std::string_view key;
+      if (peek().kind == TokKind::Name && peek(1).is('=')) {
+        key = take().text;
+        take();
+      } else {
+        key = positional++ == 0 ? "type" : "index";
+      }
+      if (key == "type") {
+        if (peek().kind != TokKind::String) expected(peek(), "a device type string such as 'cpu'");
+        type_loc = peek().loc;
+        type = text::decode_string(take());
+      } else if (key == "index") {
+        if (peek().kind != TokKind::Int) expected(peek(), "a device index");
+        index = parse_int(take(), false);
+      } else {
+        expected(peek(), "'type=' or 'index=' in device(...)");
+      }
+      if (!peek().is(',')) break;
+      take();
+    }
+    expect_punct(')', "')' after the device");
+    if (!type) fail(type_loc, "device(...) needs a type such as 'cpu'");
+    auto d = device_from_string(*type);
+    if (!d) fail(type_loc, "unknown device " + q(*type) + " (expected cpu, cuda or meta)");
+    if (index) {
+      if (*index > 65535)
+        fail(type_loc, "device index " + std::to_string(*index) + " is too large");
+      d->index = static_cast<int>(*index);
+    }
+    return Arg::of_device(*d);
+  }
+
+  int64_t parse_int(const Token& t, bool negate) {
+    uint64_t mag = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), mag);
+    constexpr uint64_t kMaxMag = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    if (ec != std::errc() || p != t.text.data() + t.text.size() || mag > kMaxMag + (negate ? 1 : 0))
+      fail(t.loc, "integer " + std::string(negate ? "-" : "") + quote_for_message(t.text) +
+                      " is out of range for a 64-bit int");
+    if (negate)
+      return mag == kMaxMag + 1 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(mag);
+    return static_cast<int64_t>(mag);
+  }
+
+  static double parse_float(const Token& t) {
+    double v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec == std::errc::result_out_of_range) {
+      // Python rounds out-of-range literals to inf or 0, as strtod does.
+      std::string s(t.text);
+      return std::strtod(s.c_str(), nullptr);
+    }
+    if (ec != std::errc()) fail(t.loc, "malformed number " + q(t.text));
+    return v;
+  }
+
+  // --- names, ops, annotations
+  // ------------------------------------------------------------------------
+
+  Node* lookup(const Token& t) {
+    auto it = values_.find(t.text);
+    if (it == values_.end()) fail(t.loc, "'" + std::string(t.text) + "' used before it is defined");
+    return it->second;
+  }
+
+  void check_new_name(const Token& t) {
+    static const std::string_view kReserved[] = {"True", "False",  "None", "inf",  "nan",
+                                                 "self", "return", "def",  "class"};
+    for (auto r : kReserved)
+      if (t.text == r) fail(t.loc, "'" + std::string(t.text) + "' cannot name a value");
+    if (t.text == "output") fail(t.loc, "name 'output' is reserved for the graph's output node");
+    if (values_.count(t.text)) fail(t.loc, "name '" + std::string(t.text) + "' is defined twice");
+  }
+
+  void define_placeholder(const Token& name, ValueMeta meta) {
+    check_new_name(name);
+    Node* n = g_->add_placeholder(std::string(name.text), std::move(meta));
+    n->info().loc = name.loc;
+    values_.emplace(name.text, n);
+  }
+
+  const OpDef& resolve_op(std::string_view span, const std::vector<std::string_view>& segs,
+                          const Token& at) {
+    auto it = op_cache_.find(span);
+    if (it != op_cache_.end()) return *it->second;
+    size_t first = 0;
+    if (segs.size() >= 2 && segs[0] == "torch" && segs[1] == "ops") first = 2;
+    size_t n = segs.size() - first;
+    if (n < 2 || n > 3)
+      fail(at.loc, "expected an op such as torch.ops.aten.add.Tensor, got " + q(span));
+    std::string name = std::string(segs[first]) + "::" + std::string(segs[first + 1]);
+    std::string overload = n == 3 ? std::string(segs[first + 2]) : "default";
+    const OpDef* op = ops_.find(overload == "default" ? name : name + "." + overload);
+    if (!op) fail(at.loc, "unknown op '" + name + "." + overload + "'");
+    op_cache_.emplace(span, op);
+    return *op;
+  }
+
+  // The annotation after ':': a string ("f32[4][1]cpu"), or the unquoted form older PyTorch
+  // printed (f32[4, 8]), returned as a pseudo string token.
+  Token annotation_token(bool stop_at_comma) {
+    if (peek().kind == TokKind::String) return take();
+    if (peek().kind != TokKind::Name) expected(peek(), "a type annotation such as \"f32[4, 8]\"");
+    const Token& first = peek();
+    const Token* last = &first;
+    int depth = 0;
+    while (!peek().at_line_end()) {
+      const Token& t = peek();
+      if (depth == 0 && (t.is('=') || t.is(';') || t.is(')') || (stop_at_comma && t.is(','))))
+        break;
+      if (t.is('[') || t.is('(')) ++depth;
+      if ((t.is(']') || t.is(')')) && depth > 0) --depth;
+      last = &take();
+    }
+    Token ann = first;
+    ann.kind = TokKind::String;
+    const char* b = first.text.data();
+    ann.text = std::string_view(b, last->text.data() + last->text.size() - b);
+    return ann;
+  }
+
+  ValueMeta annotation_meta(const Token& t) {
+    if (!t.has_escape) {
+      auto it = ann_cache_.find(t.text);
+      if (it != ann_cache_.end()) return it->second;
+    }
+    ValueMeta m;
+    try {
+      m = parse_annotation(text::decode_string(t));
+    } catch (const Error& e) {
+      fail(t.loc, e.message());
+    }
+    if (!t.has_escape) ann_cache_.emplace(t.text, m);
+    return m;
+  }
+
+  text::Lexer lex_;
+  const OpTable& ops_;
+  std::unique_ptr<Graph> g_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+
+  std::unordered_map<std::string_view, Node*> values_;
+  std::unordered_map<std::string_view, const OpDef*> op_cache_;
+  std::unordered_map<std::string_view, ValueMeta> ann_cache_;
+  std::unordered_map<std::string_view, Declaration> decls_;
+  std::vector<PytreeParam> pytree_params_;
+  bool flattened_ = false;
+  bool returned_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Graph> parse_graph(std::string_view text, const OpTable& ops) {
+  return Parser(text, ops).run();
+}
+
+}  // namespace aotgrad

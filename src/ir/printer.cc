@@ -1,0 +1,234 @@
+// aotgrad: prints a Graph as the readable GraphModule code PyTorch 2.x prints.
+#include "aotgrad/ir/printer.h"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace aotgrad {
+namespace {
+
+constexpr uint32_t kNoUse = UINT32_MAX;
+
+// `name: "ann"` when the value has an annotation (tensors and symbolic scalars; not tuples).
+void append_annotation(std::string& out, const ValueMeta& m) {
+  switch (m.kind) {
+    case ValueMeta::Kind::Tensor:
+      out += ": \"";
+      m.tensor.append_annotation(out);
+      out += '"';
+      return;
+    case ValueMeta::Kind::SymInt:
+      out += ": \"Sym(";
+      m.sym.append_to(out);
+      out += ")\"";
+      return;
+    case ValueMeta::Kind::SymFloat:
+    case ValueMeta::Kind::SymBool:
+      out += ": \"Sym(";
+      out += m.sym_text;
+      out += ")\"";
+      return;
+    default:
+      return;
+  }
+}
+
+// torch.ops.aten.add.Tensor(x, y, alpha = 2): schema-positional arguments up to the last one
+// given (defaults in between printed), then the given keyword-only ones as FX prints kwargs.
+void append_call(std::string& out, const Node& n) {
+  const OpDef& op = *n.op();
+  const std::string& qualified = op.schema.name;  // "aten::add"
+  size_t colons = qualified.find("::");
+  out += "torch.ops.";
+  if (colons == std::string::npos) {
+    out += "aten";
+  } else {
+    out.append(qualified, 0, colons);
+  }
+  out += '.';
+  out += op.short_name;
+  out += '(';
+  const auto& sargs = op.schema.args;
+  const auto& args = n.args();
+  size_t count = std::min(sargs.size(), args.size());
+  size_t n_positional = 0;
+  while (n_positional < count && !sargs[n_positional].kwarg_only) ++n_positional;
+  size_t end_positional = 0;
+  for (size_t i = 0; i < n_positional; ++i)
+    if (n.arg_given(i)) end_positional = i + 1;
+  bool first = true;
+  for (size_t i = 0; i < end_positional; ++i) {
+    if (!first) out += ", ";
+    first = false;
+    append_arg(out, args[i]);
+  }
+  for (size_t i = n_positional; i < count; ++i) {
+    if (!n.arg_given(i)) continue;
+    if (!first) out += ", ";
+    first = false;
+    out += sargs[i].name;
+    out += " = ";
+    append_arg(out, args[i]);
+  }
+  out += ')';
+}
+
+class Printer {
+ public:
+  Printer(const Graph& g, const PrintOptions& o) : g_(g), o_(o) {}
+
+  std::string run() {
+    index_nodes();
+    out_.reserve(g_.size() * 100 + 256);
+    const char* def_indent = o_.class_header ? "    " : "";
+    body_indent_ = o_.class_header ? "        " : "    ";
+    if (o_.class_header) out_ += "class GraphModule(torch.nn.Module):\n";
+    std::vector<const Node*> placeholders;
+    for (const Node* n : order_)
+      if (n->kind() == NodeKind::Placeholder) placeholders.push_back(n);
+    out_ += def_indent;
+    if (g_.signature == Signature::Joint) {
+      print_joint_header(placeholders, def_indent);
+    } else {
+      out_ += "def forward(self";
+      for (const Node* p : placeholders) {
+        out_ += ", ";
+        out_ += p->name();
+        if (o_.annotations) append_annotation(out_, p->meta());
+      }
+      out_ += "):\n";
+    }
+    for (uint32_t i = 0; i < order_.size(); ++i) {
+      const Node* n = order_[i];
+      switch (n->kind()) {
+        case NodeKind::Placeholder:
+          break;
+        case NodeKind::Output:
+          print_output(*n);
+          break;
+        default:
+          print_node(*n, i);
+          break;
+      }
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // Positions, and for each value the position of its last use (FX's register_last_uses).
+  void index_nodes() {
+    order_.reserve(g_.size());
+    for (Node* n : g_.nodes()) order_.push_back(n);
+    index_.reserve(order_.size() * 2);
+    for (uint32_t i = 0; i < order_.size(); ++i) index_.emplace(order_[i], i);
+    if (!o_.release_statements) return;
+    last_use_.assign(order_.size(), kNoUse);
+    for (uint32_t i = static_cast<uint32_t>(order_.size()); i-- > 0;) {
+      for (const Arg& a : order_[i]->args())
+        a.for_each_node([&](const Node* used) {
+          auto it = index_.find(used);
+          if (it != index_.end() && last_use_[it->second] == kNoUse) last_use_[it->second] = i;
+        });
+    }
+  }
+
+  //     def forward(self, primals, tangents):
+  //         primals_1: "f32[4]"; tangents_1: "f32[4]";
+  //
+  //         primals_1, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents],
+  //         self._in_spec)
+  void print_joint_header(const std::vector<const Node*>& placeholders, const char* def_indent) {
+    out_ += "def forward(self, primals, tangents):\n";
+    if (placeholders.empty()) return;
+    if (o_.annotations) {
+      out_ += body_indent_;
+      for (const Node* p : placeholders) {
+        out_ += p->name();
+        append_annotation(out_, p->meta());
+        out_ += "; ";
+      }
+      out_ += '\n';
+      out_ += def_indent;
+      out_ += '\n';
+    }
+    out_ += body_indent_;
+    for (const Node* p : placeholders) {
+      out_ += p->name();
+      out_ += ", ";
+    }
+    out_ += "= fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)\n";
+  }
+
+  void print_node(const Node& n, uint32_t pos) {
+    out_ += body_indent_;
+    out_ += n.name();
+    if (o_.annotations) append_annotation(out_, n.meta());
+    out_ += " = ";
+    if (n.kind() == NodeKind::GetItem) {
+      const Node* in = n.getitem_input();
+      out_ += in ? in->name() : "None";
+      out_ += '[';
+      append_arg(out_, n.arg(1));
+      out_ += ']';
+    } else {
+      append_call(out_, n);
+    }
+    if (o_.release_statements) append_release(n, pos);
+    out_ += '\n';
+  }
+
+  // ";  a = b = None": the arguments whose last use is this node, in argument order, then the
+  // node itself when nothing uses it (FX's delete_unused_values).
+  void append_release(const Node& n, uint32_t pos) {
+    released_.clear();
+    for (const Arg& a : n.args())
+      a.for_each_node([&](const Node* used) {
+        auto it = index_.find(used);
+        if (it == index_.end() || last_use_[it->second] != pos) return;
+        for (const Node* r : released_)
+          if (r == used) return;
+        released_.push_back(used);
+      });
+    if (n.users().empty()) released_.push_back(&n);
+    if (released_.empty()) return;
+    out_ += ";  ";
+    for (const Node* r : released_) {
+      out_ += r->name();
+      out_ += " = ";
+    }
+    out_ += "None";
+  }
+
+  void print_output(const Node& n) {
+    out_ += body_indent_;
+    out_ += "return ";
+    const Arg& v = n.args().empty() ? none_ : n.args()[0];
+    if (g_.signature == Signature::Joint) {
+      out_ += "pytree.tree_unflatten(";
+      append_arg(out_, v);
+      out_ += ", self._out_spec)";
+    } else {
+      append_arg(out_, v);
+    }
+    out_ += '\n';
+  }
+
+  const Graph& g_;
+  const PrintOptions& o_;
+  std::string out_;
+  const char* body_indent_ = "";
+  std::vector<const Node*> order_;
+  std::unordered_map<const Node*, uint32_t> index_;
+  std::vector<uint32_t> last_use_;
+  std::vector<const Node*> released_;
+  Arg none_;
+};
+
+}  // namespace
+
+std::string print_graph(const Graph& g, const PrintOptions& options) {
+  return Printer(g, options).run();
+}
+
+}  // namespace aotgrad

@@ -1,0 +1,216 @@
+// aotgrad: checks a Graph's structural invariants and its metadata against the op registry.
+#include "aotgrad/ir/verifier.h"
+
+#include <algorithm>
+#include <new>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace aotgrad {
+namespace {
+
+// Metadata as text for messages: an annotation, "None", or "(a, b)" for tuples.
+void append_meta_text(std::string& out, const ValueMeta& m) {
+  switch (m.kind) {
+    case ValueMeta::Kind::None:
+      out += "None";
+      return;
+    case ValueMeta::Kind::Tuple:
+      out += m.is_list ? '[' : '(';
+      for (size_t i = 0; i < m.elems.size(); ++i) {
+        if (i) out += ", ";
+        append_meta_text(out, m.elems[i]);
+      }
+      out += m.is_list ? ']' : ')';
+      return;
+    default:
+      out += m.annotation();
+  }
+}
+std::string meta_text(const ValueMeta& m) {
+  std::string s;
+  append_meta_text(s, m);
+  return s;
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const Graph& g) : g_(g) {}
+
+  void run() {
+    index_nodes();
+    check_order_and_names();
+    check_uses();
+    for (uint32_t i = 0; i < order_.size(); ++i) check_node(*order_[i], i);
+  }
+
+ private:
+  [[noreturn]] static void fail(const Node& n, const std::string& message) {
+    throw Error(n.describe() + ": " + message, n.info().loc);
+  }
+
+  void index_nodes() {
+    for (Node* n : g_.nodes()) {
+      if (order_.size() > g_.size())
+        throw Error("the graph's node list is longer than its size (" + std::to_string(g_.size()) +
+                    "): it is corrupt");
+      order_.push_back(n);
+    }
+    index_.reserve(order_.size() * 2);
+    for (uint32_t i = 0; i < order_.size(); ++i)
+      if (!index_.emplace(order_[i], i).second)
+        throw Error("node list of the graph visits " + order_[i]->describe() + " twice");
+  }
+
+  // Placeholders, then calls and getitems, then exactly one output; unique names.
+  void check_order_and_names() {
+    if (order_.size() != g_.size())
+      throw Error("the graph holds " + std::to_string(order_.size()) + " nodes but its size is " +
+                  std::to_string(g_.size()));
+    std::unordered_set<std::string_view> names;
+    names.reserve(order_.size() * 2);
+    bool seen_body = false;
+    const Node* output = nullptr;
+    for (const Node* n : order_) {
+      if (n->graph() != &g_) fail(*n, "belongs to another graph");
+      if (n->name().empty()) fail(*n, "has an empty name");
+      if (!names.insert(n->name()).second) fail(*n, "name '" + n->name() + "' is defined twice");
+      if (g_.find(n->name()) != n)
+        fail(*n, "the graph's name table does not map '" + n->name() + "' to this node");
+      if (output) fail(*n, "comes after the output node (the output must be last)");
+      switch (n->kind()) {
+        case NodeKind::Placeholder:
+          if (seen_body) fail(*n, "comes after a call (placeholders must come first)");
+          break;
+        case NodeKind::Output:
+          output = n;
+          break;
+        default:
+          seen_body = true;
+      }
+    }
+    if (!output) throw Error("the graph has no output node");
+    if (g_.output() != output) fail(*output, "is not the graph's registered output node");
+  }
+
+  // Every argument is defined earlier in this graph; use lists match the arguments exactly.
+  void check_uses() {
+    std::vector<std::pair<uint32_t, uint32_t>> from_args;   // (used, user)
+    std::vector<std::pair<uint32_t, uint32_t>> from_users;  // (used, user)
+    for (uint32_t i = 0; i < order_.size(); ++i) {
+      const Node& n = *order_[i];
+      for (const Arg& a : n.args())
+        a.for_each_node([&](const Node* used) {
+          auto it = index_.find(used);
+          if (it == index_.end()) fail(n, "uses a value that is not in this graph");
+          if (it->second >= i) fail(n, "'" + used->name() + "' used before it is defined");
+          from_args.emplace_back(it->second, i);
+        });
+      for (const Node* u : n.users()) {
+        auto it = index_.find(u);
+        if (it == index_.end()) fail(n, "its use list holds a node that is not in this graph");
+        from_users.emplace_back(i, it->second);
+      }
+    }
+    std::sort(from_args.begin(), from_args.end());
+    std::sort(from_users.begin(), from_users.end());
+    if (from_args == from_users) return;
+    // Report the first (used, user) pair whose counts differ.
+    auto count = [](const std::vector<std::pair<uint32_t, uint32_t>>& v,
+                    std::pair<uint32_t, uint32_t> p) {
+      auto r = std::equal_range(v.begin(), v.end(), p);
+      return static_cast<size_t>(r.second - r.first);
+    };
+    size_t k = 0;
+    while (k < from_args.size() && k < from_users.size() && from_args[k] == from_users[k]) ++k;
+    std::pair<uint32_t, uint32_t> p =
+        k < from_args.size() && (k >= from_users.size() || from_args[k] < from_users[k])
+            ? from_args[k]
+            : from_users[k];
+    const Node& used = *order_[p.first];
+    const Node& user = *order_[p.second];
+    fail(used, "its use list has " + user.describe() + " " + std::to_string(count(from_users, p)) +
+                   " times but that node uses it " + std::to_string(count(from_args, p)) +
+                   " times");
+  }
+
+  void check_node(const Node& n, uint32_t pos) {
+    switch (n.kind()) {
+      case NodeKind::Placeholder:
+        if (!n.args().empty()) fail(n, "a placeholder has no arguments");
+        return;
+      case NodeKind::Output:
+        if (n.args().size() != 1)
+          fail(n,
+               "expected 1 argument (the returned value), got " + std::to_string(n.args().size()));
+        return;
+      case NodeKind::GetItem:
+        check_getitem(n);
+        return;
+      case NodeKind::Call:
+        check_call(n);
+        return;
+    }
+  }
+
+  void check_getitem(const Node& n) {
+    if (n.args().size() != 2 || !n.args()[0].is_node() || n.args()[1].kind != Arg::Kind::Int)
+      fail(n, "expected arguments (node, int index)");
+    const Node& in = *n.getitem_input();
+    const ValueMeta& m = in.meta();
+    if (m.kind != ValueMeta::Kind::Tuple)
+      fail(n, "indexes " + in.describe() + ", which is not a tuple (" + m.describe() + ")");
+    int64_t idx = n.getitem_index();
+    if (idx < 0 || idx >= static_cast<int64_t>(m.elems.size()))
+      fail(n, "index " + std::to_string(idx) + " is out of range for " + in.describe() + " with " +
+                  std::to_string(m.elems.size()) + " results");
+    if (!n.meta().same_as(m.elems[idx]))
+      fail(n, "recorded metadata " + meta_text(n.meta()) + " differs from element " +
+                  std::to_string(idx) + " of " + in.name() + ", " + meta_text(m.elems[idx]));
+  }
+
+  void check_call(const Node& n) {
+    const OpDef* op = n.op();
+    if (!op) fail(n, "a call node has no op");
+    const auto& sargs = op->schema.args;
+    if (n.args().size() != sargs.size())
+      fail(n, "has " + std::to_string(n.args().size()) + " arguments but the schema has " +
+                  std::to_string(sargs.size()));
+    if (sargs.size() < 64 && (n.given_mask() >> sargs.size()) != 0)
+      fail(n, "marks an argument given beyond the schema's " + std::to_string(sargs.size()));
+    for (size_t i = 0; i < sargs.size(); ++i) {
+      std::string err = check_arg_type(sargs[i].type, n.args()[i]);
+      if (!err.empty()) fail(n, "argument '" + sargs[i].name + "': " + err);
+    }
+    ValueMeta inferred;
+    try {
+      inferred = infer_meta(*op, n.args());
+    } catch (const Error& e) {
+      throw Error(n.describe() + ": cannot infer metadata: " + e.message(), n.info().loc);
+    }
+    if (!n.meta().same_as(inferred))
+      fail(n, "recorded metadata " + meta_text(n.meta()) + " differs from inferred " +
+                  meta_text(inferred));
+  }
+
+  const Graph& g_;
+  std::vector<const Node*> order_;
+  std::unordered_map<const Node*, uint32_t> index_;
+};
+
+}  // namespace
+
+void verify(const Graph& g) {
+  try {
+    Verifier(g).run();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error("out of memory while verifying the graph");
+  } catch (const std::exception& e) {
+    throw Error(std::string("internal error while verifying: ") + e.what());
+  }
+}
+
+}  // namespace aotgrad
