@@ -29,20 +29,39 @@ struct SymExpr {
 
 namespace {
 
+// Checked int64 arithmetic: sizes come from user text, and signed overflow is undefined.
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw Error("integer overflow in size arithmetic");
+  return r;
+}
+int64_t checked_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) throw Error("integer overflow in size arithmetic");
+  return r;
+}
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw Error("integer overflow in size arithmetic");
+  return r;
+}
+
 int64_t py_floordiv(int64_t a, int64_t b) {
+  if (b == -1) return checked_sub(0, a);  // INT64_MIN / -1 traps
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 int64_t py_mod(int64_t a, int64_t b) {
+  if (b == -1) return 0;  // INT64_MIN % -1 traps
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
 
 int compare_monomials(const Monomial& a, const Monomial& b) {
-  // Lower degree first, then lexicographic keys: "s0 + s0*s1".
-  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  // Higher degree first, then lexicographic keys, as sympy prints: "s0*s1 + s0".
+  if (a.size() != b.size()) return a.size() > b.size() ? -1 : 1;
   for (size_t i = 0; i < a.size(); ++i) {
     int c = a[i]->key.compare(b[i]->key);
     if (c != 0) return c;
@@ -50,11 +69,16 @@ int compare_monomials(const Monomial& a, const Monomial& b) {
   return 0;
 }
 
+// "s0*s1", with repeated atoms as powers as sympy prints them: "s0**2*s1".
 std::string monomial_text(const Monomial& m) {
   std::string s;
-  for (size_t i = 0; i < m.size(); ++i) {
+  for (size_t i = 0; i < m.size();) {
+    size_t j = i + 1;
+    while (j < m.size() && m[j]->key == m[i]->key) ++j;
     if (i) s += "*";
     s += m[i]->key;
+    if (j - i > 1) s += "**" + std::to_string(j - i);
+    i = j;
   }
   return s;
 }
@@ -84,7 +108,7 @@ struct SymExprOps {
 
   static Poly add(const Poly& a, const Poly& b, int64_t sign) {
     Poly r;
-    r.constant = a.constant + sign * b.constant;
+    r.constant = sign > 0 ? checked_add(a.constant, b.constant) : checked_sub(a.constant, b.constant);
     size_t i = 0, j = 0;
     while (i < a.terms.size() || j < b.terms.size()) {
       int c = i == a.terms.size()   ? 1
@@ -93,10 +117,11 @@ struct SymExprOps {
       if (c < 0) {
         r.terms.push_back(a.terms[i++]);
       } else if (c > 0) {
-        r.terms.push_back({b.terms[j].first, sign * b.terms[j].second});
+        r.terms.push_back({b.terms[j].first, checked_mul(sign, b.terms[j].second)});
         ++j;
       } else {
-        int64_t coeff = a.terms[i].second + sign * b.terms[j].second;
+        int64_t coeff = sign > 0 ? checked_add(a.terms[i].second, b.terms[j].second)
+                                 : checked_sub(a.terms[i].second, b.terms[j].second);
         if (coeff != 0) r.terms.push_back({a.terms[i].first, coeff});
         ++i, ++j;
       }
@@ -115,18 +140,18 @@ struct SymExprOps {
         Monomial m = ma;
         m.insert(m.end(), mb.begin(), mb.end());
         std::sort(m.begin(), m.end(), [](const AtomPtr& x, const AtomPtr& y) { return x->key < y->key; });
-        add_term(std::move(m), ca * cb);
+        add_term(std::move(m), checked_mul(ca, cb));
       }
-      add_term(ma, ca * b.constant);
+      add_term(ma, checked_mul(ca, b.constant));
     }
-    for (auto& [mb, cb] : b.terms) add_term(mb, cb * a.constant);
+    for (auto& [mb, cb] : b.terms) add_term(mb, checked_mul(cb, a.constant));
     std::sort(acc.begin(), acc.end(),
               [](const auto& x, const auto& y) { return compare_monomials(x.first, y.first) < 0; });
     Poly r;
-    r.constant = a.constant * b.constant;
+    r.constant = checked_mul(a.constant, b.constant);
     for (auto& t : acc) {
       if (!r.terms.empty() && compare_monomials(r.terms.back().first, t.first) == 0) {
-        r.terms.back().second += t.second;
+        r.terms.back().second = checked_add(r.terms.back().second, t.second);
         if (r.terms.back().second == 0) r.terms.pop_back();
       } else {
         r.terms.push_back(std::move(t));
@@ -154,10 +179,9 @@ struct SymExprOps {
             break;
           }
         }
-        if (!h) return std::nullopt;
-        prod *= *h;
+        if (!h || __builtin_mul_overflow(prod, *h, &prod)) return std::nullopt;
       }
-      total += prod;
+      if (__builtin_add_overflow(total, prod, &total)) return std::nullopt;
     }
     return total;
   }
@@ -182,15 +206,15 @@ std::optional<int64_t> SymInt::hint() const {
 }
 
 SymInt operator+(const SymInt& a, const SymInt& b) {
-  if (a.is_concrete() && b.is_concrete()) return SymInt(a.value_ + b.value_);
+  if (a.is_concrete() && b.is_concrete()) return SymInt(checked_add(a.value_, b.value_));
   return SymExprOps::from_poly(SymExprOps::add(SymExprOps::as_poly(a), SymExprOps::as_poly(b), 1));
 }
 SymInt operator-(const SymInt& a, const SymInt& b) {
-  if (a.is_concrete() && b.is_concrete()) return SymInt(a.value_ - b.value_);
+  if (a.is_concrete() && b.is_concrete()) return SymInt(checked_sub(a.value_, b.value_));
   return SymExprOps::from_poly(SymExprOps::add(SymExprOps::as_poly(a), SymExprOps::as_poly(b), -1));
 }
 SymInt operator*(const SymInt& a, const SymInt& b) {
-  if (a.is_concrete() && b.is_concrete()) return SymInt(a.value_ * b.value_);
+  if (a.is_concrete() && b.is_concrete()) return SymInt(checked_mul(a.value_, b.value_));
   return SymExprOps::from_poly(SymExprOps::mul(SymExprOps::as_poly(a), SymExprOps::as_poly(b)));
 }
 
@@ -210,6 +234,7 @@ SymInt floordiv(const SymInt& a, const SymInt& b) {
   AOTGRAD_CHECK(!(b == 0), "integer division by zero");
   if (a.is_concrete() && b.is_concrete()) return SymInt(py_floordiv(a.value_, b.value_));
   if (b == 1) return a;
+  if (b == -1) return -a;
   if (a == b) return SymInt(1);
   // (c*m)/k where k divides every coefficient and the constant: divide exactly.
   if (b.is_concrete() && !a.is_concrete()) {
@@ -230,7 +255,7 @@ SymInt floordiv(const SymInt& a, const SymInt& b) {
 SymInt mod(const SymInt& a, const SymInt& b) {
   AOTGRAD_CHECK(!(b == 0), "integer modulo by zero");
   if (a.is_concrete() && b.is_concrete()) return SymInt(py_mod(a.value_, b.value_));
-  if (b == 1 || a == b) return SymInt(0);
+  if (b == 1 || b == -1 || a == b) return SymInt(0);
   return opaque(SymAtom::Kind::Mod, a, b);
 }
 
@@ -257,14 +282,15 @@ void SymInt::append_to(std::string& out) const {
   for (auto& [m, c] : expr_->terms) {
     if (!first) out += c < 0 ? " - " : " + ";
     else if (c < 0) out += "-";
-    int64_t ac = c < 0 ? -c : c;
+    uint64_t ac = c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
     if (ac != 1) out += std::to_string(ac) + "*";
     out += monomial_text(m);
     first = false;
   }
   if (expr_->constant != 0) {
     out += expr_->constant < 0 ? " - " : " + ";
-    out += std::to_string(expr_->constant < 0 ? -expr_->constant : expr_->constant);
+    int64_t k = expr_->constant;
+    out += std::to_string(k < 0 ? 0 - static_cast<uint64_t>(k) : static_cast<uint64_t>(k));
   }
 }
 
@@ -292,7 +318,8 @@ std::string to_string(const SymIntVector& v) {
 namespace {
 
 // Recursive-descent parser: expr := term (('+'|'-') term)*; term := unary (('*'|'//'|'%') unary)*;
-// unary := '-' unary | atom; atom := INT | NAME | '(' expr ')'.
+// unary := '-' unary | power; power := atom ['**' unary]; atom := INT | NAME | '(' expr ')'.
+// Nesting is limited so that hostile text cannot overflow the stack.
 class ExprParser {
  public:
   explicit ExprParser(const std::string& s) : s_(s) {}
@@ -336,14 +363,27 @@ class ExprParser {
     SymInt v = unary();
     while (true) {
       if (eat("//")) v = floordiv(v, unary());
+      else if (s_.compare(pos_, 2, "**") == 0) fail("unexpected '**'");
       else if (eat("*")) v = v * unary();
       else if (eat("%")) v = mod(v, unary());
       else return v;
     }
   }
   SymInt unary() {
-    if (eat("-")) return -unary();
-    return atom();
+    if (++depth_ > kMaxDepth) fail("expression nests too deeply");
+    SymInt v = eat("-") ? -unary() : power();
+    --depth_;
+    return v;
+  }
+  SymInt power() {
+    SymInt base = atom();
+    if (!eat("**")) return base;
+    SymInt e = unary();
+    if (!e.is_concrete() || e.value() < 0 || e.value() > 64)
+      fail("expected a constant exponent between 0 and 64 after '**'");
+    SymInt r = 1;
+    for (int64_t i = 0; i < e.value(); ++i) r = r * base;
+    return r;
   }
   SymInt atom() {
     skip_ws();
@@ -370,8 +410,10 @@ class ExprParser {
     fail(pos_ < s_.size() ? "unexpected '" + std::string(1, s_[pos_]) + "'" : "unexpected end");
   }
 
+  static constexpr int kMaxDepth = 200;
   const std::string& s_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
