@@ -2,6 +2,7 @@
 #include "aotgrad/ops/meta_util.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "aotgrad/ir/error.h"
@@ -330,6 +331,8 @@ std::optional<SymIntVector> compute_view_strides(const TensorMeta& t, const SymI
   // at::detail::computeStride
   const SymIntVector& oldshape = t.sizes;
   const SymIntVector& oldstride = t.strides;
+  // A 0-dim tensor views as any all-ones shape with strides 1.
+  if (oldshape.empty()) return SymIntVector(new_sizes.size(), SymInt(1));
   SymIntVector newstride(new_sizes.size());
   if (t.numel() == 0) {
     if (oldshape == new_sizes) return oldstride;
@@ -360,6 +363,305 @@ std::optional<SymIntVector> compute_view_strides(const TensorMeta& t, const SymI
   }
   if (view_d != -1) return std::nullopt;
   return newstride;
+}
+
+namespace {
+
+// c10's is_channels_last_strides_2d_s4 / _3d_s5: strides ordered C fastest, then W, H, (D), N.
+bool is_channels_last_strides(const TensorMeta& t, const std::vector<int64_t>& order) {
+  int64_t min = 0;
+  if (t.strides[1].hint_or(1) == 0) return false;
+  for (int64_t d : order) {
+    int64_t size = t.sizes[d].hint_or(2), stride = t.strides[d].hint_or(1);
+    if (size == 0) return false;
+    if (stride < min) return false;
+    if (d == 0 && min == t.strides[1].hint_or(1)) return false;
+    min = stride;
+    if (size > 1) min *= size;
+  }
+  return true;
+}
+
+}  // namespace
+
+MemoryFormat suggest_memory_format(const TensorMeta& t) {
+  if (t.dim() == 4 && is_channels_last_strides(t, {1, 3, 2, 0})) return MemoryFormat::ChannelsLast;
+  if (t.dim() == 5 && is_channels_last_strides(t, {1, 4, 3, 2, 0}))
+    return MemoryFormat::ChannelsLast3d;
+  return MemoryFormat::Contiguous;
+}
+
+SymIntVector memory_format_strides(const SymIntVector& sizes, MemoryFormat fmt) {
+  switch (fmt) {
+    case MemoryFormat::Contiguous:
+      return contiguous_strides(sizes);
+    case MemoryFormat::Preserve:
+      throw Error("unsupported memory format Preserve");
+    case MemoryFormat::ChannelsLast:
+    case MemoryFormat::ChannelsLast3d: {
+      // c10::get_channels_last_strides_2d/3d: no max(size, 1) here, unlike contiguous strides.
+      bool is_3d = fmt == MemoryFormat::ChannelsLast3d;
+      size_t rank = is_3d ? 5 : 4;
+      if (sizes.size() != rank)
+        throw Error(is_3d ? "required rank 5 tensor to use channels_last_3d format"
+                          : "required rank 4 tensor to use channels_last format");
+      SymIntVector st(rank);
+      st[1] = 1;
+      st[rank - 1] = sizes[1];
+      for (size_t d = rank - 2; d >= 2; --d) st[d] = st[d + 1] * sizes[d + 1];
+      st[0] = st[2] * sizes[2];
+      return st;
+    }
+  }
+  return contiguous_strides(sizes);
+}
+
+TensorMeta empty_like_op(const TensorMeta& self, std::optional<ScalarType> dtype,
+                         std::optional<MemoryFormat> fmt, std::optional<Device> device) {
+  MemoryFormat f = fmt.value_or(MemoryFormat::Preserve);
+  TensorMeta out;
+  if (f == MemoryFormat::Preserve) {
+    out = empty_like(self, dtype, MemoryFormat::Preserve);
+  } else {
+    out = make_tensor_meta(dtype.value_or(self.dtype), self.sizes, self.device);
+    out.strides = memory_format_strides(self.sizes, f);
+  }
+  out.storage_offset = 0;
+  if (device) out.device = *device;
+  return out;
+}
+
+void check_non_negative_sizes(const SymIntVector& sizes) {
+  for (auto& s : sizes)
+    if (s.is_concrete() && s.value() < 0)
+      throw Error("Trying to create tensor with negative dimension " + s.to_string() + ": " +
+                  to_string(sizes));
+}
+
+// --- view geometry: the result of each ATen view op ---------------------------------------------
+
+namespace {
+int64_t hint1(const SymInt& s) { return s.hint_or(1); }
+}  // namespace
+
+// at::native::view_impl: infer one -1, then computeStride or fail.
+TensorMeta view(const TensorMeta& self, const SymIntVector& size) {
+  SymIntVector shape = meta::infer_view_size(size, self.numel());
+  auto strides = meta::compute_view_strides(self, shape);
+  if (!strides)
+    throw Error(
+        "view size is not compatible with input tensor's size and stride (at least one dimension "
+        "spans across two contiguous subspaces). Use .reshape(...) instead.");
+  return view_of(self, shape, *strides);
+}
+
+TensorMeta transpose(const TensorMeta& self, int64_t dim0, int64_t dim1) {
+  int64_t n = self.dim();
+  dim0 = wrap_dim(dim0, n);
+  dim1 = wrap_dim(dim1, n);
+  TensorMeta out = view_of(self, self.sizes, self.strides);
+  if (n == 0 || dim0 == dim1) return out;
+  std::swap(out.sizes[dim0], out.sizes[dim1]);
+  std::swap(out.strides[dim0], out.strides[dim1]);
+  return out;
+}
+
+TensorMeta t(const TensorMeta& self) {
+  if (self.dim() > 2)
+    throw Error("t() expects a tensor with <= 2 dimensions, but self is " +
+                std::to_string(self.dim()) + "D");
+  return transpose(self, 0, self.dim() < 2 ? 0 : 1);
+}
+
+// at::inferUnsqueezeGeometry
+TensorMeta unsqueeze(const TensorMeta& self, int64_t dim) {
+  dim = wrap_dim(dim, self.dim() + 1);
+  SymIntVector sizes = self.sizes, strides = self.strides;
+  SymInt stride = dim >= self.dim() ? SymInt(1) : sizes[dim] * strides[dim];
+  sizes.insert(sizes.begin() + dim, SymInt(1));
+  strides.insert(strides.begin() + dim, stride);
+  return view_of(self, sizes, strides);
+}
+
+TensorMeta squeeze(const TensorMeta& self) {
+  SymIntVector sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!(self.sizes[d] == 1)) {
+      sizes.push_back(self.sizes[d]);
+      strides.push_back(self.strides[d]);
+    }
+  return view_of(self, sizes, strides);
+}
+
+TensorMeta squeeze(const TensorMeta& self, int64_t dim) {
+  dim = wrap_dim(dim, self.dim());
+  SymIntVector sizes = self.sizes, strides = self.strides;
+  if (self.dim() > 0 && sizes[dim] == 1) {
+    sizes.erase(sizes.begin() + dim);
+    strides.erase(strides.begin() + dim);
+  }
+  return view_of(self, sizes, strides);
+}
+
+// at::native::slice: clamps start/end into [0, size], rounds the length up by step.
+TensorMeta slice(const TensorMeta& self, int64_t dim, std::optional<SymInt> start,
+                 std::optional<SymInt> end, const SymInt& step) {
+  if (self.dim() == 0) throw Error("slice() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, self.dim());
+  if (step.hint_or(1) <= 0) throw Error("slice step must be positive");
+  const SymInt& size = self.sizes[dim];
+  SymInt s = start.value_or(SymInt(0));
+  SymInt e;
+  if (end) e = *end;
+  bool end_is_max =
+      !end || (end->is_concrete() && end->value() == std::numeric_limits<int64_t>::max());
+  if (s.is_concrete() && size.is_concrete() && (end_is_max || e.is_concrete())) {
+    int64_t n = size.value(), sv = s.value();
+    int64_t ev = end_is_max ? std::numeric_limits<int64_t>::max() : e.value();
+    if (sv < 0) sv += n;
+    if (ev < 0) ev += n;
+    sv = std::clamp<int64_t>(sv, 0, n);
+    if (ev < sv)
+      ev = sv;
+    else if (ev >= n)
+      ev = n;
+    s = sv;
+    e = ev;
+  } else {
+    // Symbolic bounds: wrap negative constants and clamp by hints, as PyTorch's guards would.
+    if (s.is_concrete() && s.value() < 0) s = s + size;
+    if (end_is_max)
+      e = size;
+    else if (e.is_concrete() && e.value() < 0)
+      e = e + size;
+    if (hint1(s) < 0) s = 0;
+    if (hint1(s) > hint1(size)) s = size;
+    if (hint1(e) < hint1(s))
+      e = s;
+    else if (hint1(e) >= hint1(size))
+      e = size;
+  }
+  SymIntVector sizes = self.sizes, strides = self.strides;
+  SymInt offset = self.storage_offset + s * strides[dim];
+  SymInt len = e - s;
+  sizes[dim] = step == 1 ? len : floordiv(len + step - 1, step);
+  strides[dim] = strides[dim] * step;
+  return view_of(self, sizes, strides, offset);
+}
+
+TensorMeta select(const TensorMeta& self, int64_t dim, int64_t index) {
+  if (self.dim() == 0) throw Error("select() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, self.dim());
+  const SymInt& size = self.sizes[dim];
+  if (size.is_concrete() && (index < -size.value() || index >= size.value()))
+    throw Error("select(): index " + std::to_string(index) + " out of range for tensor of size " +
+                to_string(self.sizes) + " at dimension " + std::to_string(dim));
+  SymInt idx = index < 0 ? size + index : SymInt(index);
+  SymIntVector sizes = self.sizes, strides = self.strides;
+  SymInt offset = self.storage_offset + idx * strides[dim];
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  return view_of(self, sizes, strides, offset);
+}
+
+// at::native::narrow, as split uses it.
+TensorMeta narrow(const TensorMeta& self, int64_t dim, const SymInt& start, const SymInt& length) {
+  const SymInt& size = self.sizes[dim];
+  if (size.is_concrete() && start.is_concrete() && length.is_concrete() &&
+      (length.value() < 0 || start.value() > size.value() - length.value()))
+    throw Error("start (" + start.to_string() + ") + length (" + length.to_string() +
+                ") exceeds dimension size (" + size.to_string() + ").");
+  return slice(self, dim, start, start + length, 1);
+}
+
+TensorMeta as_strided(const TensorMeta& self, const SymIntVector& size, const SymIntVector& stride,
+                      std::optional<SymInt> offset) {
+  SymInt off = offset.value_or(self.storage_offset);
+  if (size.size() != stride.size()) throw Error("mismatch in length of strides and shape");
+  for (auto& s : stride)
+    if (s.is_concrete() && s.value() < 0)
+      throw Error("as_strided: Negative strides are not supported at the moment, got strides: " +
+                  to_string(stride));
+  if (off.is_concrete() && off.value() < 0)
+    throw Error("Tensor: invalid storage offset " + off.to_string());
+  check_non_negative_sizes(size);
+  return view_of(self, size, stride, off);
+}
+
+TensorMeta diagonal(const TensorMeta& self, int64_t offset, int64_t dim1_, int64_t dim2_) {
+  int64_t n = self.dim();
+  int64_t dim1 = wrap_dim(dim1_, n), dim2 = wrap_dim(dim2_, n);
+  if (dim1 == dim2)
+    throw Error("diagonal dimensions cannot be identical " + std::to_string(dim1_) + ", " +
+                std::to_string(dim2_));
+  int64_t s1 = hint1(self.sizes[dim1]), s2 = hint1(self.sizes[dim2]);
+  SymInt diag_size;
+  bool concrete = self.sizes[dim1].is_concrete() && self.sizes[dim2].is_concrete();
+  if (offset >= 0) {
+    int64_t v = std::max<int64_t>(std::min(s1, s2 - offset), 0);
+    diag_size =
+        concrete ? SymInt(v) : (s1 <= s2 - offset ? self.sizes[dim1] : self.sizes[dim2] - offset);
+  } else {
+    int64_t v = std::max<int64_t>(std::min(s1 + offset, s2), 0);
+    diag_size =
+        concrete ? SymInt(v) : (s1 + offset <= s2 ? self.sizes[dim1] + offset : self.sizes[dim2]);
+  }
+  SymInt storage_offset = self.storage_offset;
+  if (diag_size == 0) {
+    // ATen leaves the offset alone when the diagonal is empty.
+  } else if (offset >= 0) {
+    storage_offset = storage_offset + self.strides[dim2] * offset;
+  } else {
+    storage_offset = storage_offset - self.strides[dim1] * offset;
+  }
+  SymIntVector sizes = self.sizes, strides = self.strides;
+  for (int64_t d : {std::max(dim1, dim2), std::min(dim1, dim2)}) {
+    sizes.erase(sizes.begin() + d);
+    strides.erase(strides.begin() + d);
+  }
+  sizes.push_back(diag_size);
+  strides.push_back(self.strides[dim1] + self.strides[dim2]);
+  return view_of(self, sizes, strides, storage_offset);
+}
+
+// at::inferExpandGeometry
+TensorMeta expand(const TensorMeta& self, const SymIntVector& size) {
+  int64_t ndim = static_cast<int64_t>(size.size()), tdim = self.dim();
+  if (ndim < tdim)
+    throw Error("expand(" + self.annotation() + ", size=" + to_string(size) +
+                "): the number of sizes provided (" + std::to_string(ndim) +
+                ") must be greater or equal to the number of dimensions in the tensor (" +
+                std::to_string(tdim) + ")");
+  SymIntVector sizes(ndim), strides(ndim);
+  for (int64_t i = ndim - 1; i >= 0; --i) {
+    int64_t dim = tdim - 1 - (ndim - 1 - i);
+    SymInt cur = dim >= 0 ? self.sizes[dim] : SymInt(1);
+    // A 0-dim tensor expands with stride 0 everywhere (ATen reads a zero past the end).
+    SymInt stride = dim >= 0       ? self.strides[dim]
+                    : i + 1 < ndim ? sizes[i + 1] * strides[i + 1]
+                                   : SymInt(0);
+    SymInt target = size[i];
+    if (target == -1) {
+      if (dim < 0)
+        throw Error(
+            "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+            "dimension " +
+            std::to_string(i));
+      target = cur;
+    }
+    if (cur != target) {
+      if (!(cur == 1))
+        throw Error("The expanded size of the tensor (" + target.to_string() +
+                    ") must match the existing size (" + cur.to_string() +
+                    ") at non-singleton dimension " + std::to_string(i) + ".  Target sizes: " +
+                    to_string(size) + ".  Tensor sizes: " + to_string(self.sizes));
+      cur = target;
+      stride = 0;
+    }
+    sizes[i] = cur;
+    strides[i] = stride;
+  }
+  return view_of(self, sizes, strides);
 }
 
 ValueMeta tuple_of(std::vector<TensorMeta> ts) {

@@ -52,6 +52,44 @@ SymIntVector infer_view_size(const SymIntVector& shape, const SymInt& numel);
 /// at::detail::computeStride: strides for viewing `t` as `new_sizes` without copying, or nullopt.
 std::optional<SymIntVector> compute_view_strides(const TensorMeta& t, const SymIntVector& new_sizes);
 
+/// c10's TensorImpl::suggest_memory_format: ChannelsLast (ChannelsLast3d) when a rank-4 (rank-5)
+/// tensor's strides look channels-last (is_channels_last_strides_2d/3d), else Contiguous.
+MemoryFormat suggest_memory_format(const TensorMeta& t);
+/// Strides at::empty gives a fresh tensor in memory format `fmt` (TensorImpl::
+/// empty_tensor_restride): channels_last needs rank 4, channels_last_3d rank 5, and Preserve is
+/// refused -- each with ATen's message.
+SymIntVector memory_format_strides(const SymIntVector& sizes, MemoryFormat fmt);
+/// at::empty_like as the op computes it: `fmt` None means Preserve (dense strides kept, else
+/// inferred), an explicit format is checked as memory_format_strides does.
+TensorMeta empty_like_op(const TensorMeta& self, std::optional<ScalarType> dtype,
+                         std::optional<MemoryFormat> fmt,
+                         std::optional<Device> device = std::nullopt);
+/// Throws ATen's "Trying to create tensor with negative dimension" for a negative concrete size.
+void check_non_negative_sizes(const SymIntVector& sizes);
+
+// View geometry: each returns the metadata the ATen view op of the same name gives (sizes,
+// strides, storage offset), with ATen's argument checks and messages.
+/// at::native::view: one -1 inferred, strides from computeStride, or an error naming .reshape.
+TensorMeta view(const TensorMeta& self, const SymIntVector& size);
+/// at::inferExpandGeometry: -1 keeps a size, broadcast dims get stride 0.
+TensorMeta expand(const TensorMeta& self, const SymIntVector& size);
+TensorMeta transpose(const TensorMeta& self, int64_t dim0, int64_t dim1);
+/// t(): transpose(0, 1) for 2-d, self for 0/1-d, an error above 2-d.
+TensorMeta t(const TensorMeta& self);
+TensorMeta unsqueeze(const TensorMeta& self, int64_t dim);
+/// squeeze(): drops every size-1 dim; squeeze(dim): only `dim`, if its size is 1.
+TensorMeta squeeze(const TensorMeta& self);
+TensorMeta squeeze(const TensorMeta& self, int64_t dim);
+/// slice(dim, start, end, step): start/end wrapped and clamped into [0, size].
+TensorMeta slice(const TensorMeta& self, int64_t dim, std::optional<SymInt> start,
+                 std::optional<SymInt> end, const SymInt& step);
+TensorMeta select(const TensorMeta& self, int64_t dim, int64_t index);
+TensorMeta narrow(const TensorMeta& self, int64_t dim, const SymInt& start, const SymInt& length);
+/// as_strided: storage offset None keeps self's; the storage's bounds are not checked.
+TensorMeta as_strided(const TensorMeta& self, const SymIntVector& size, const SymIntVector& stride,
+                      std::optional<SymInt> storage_offset);
+TensorMeta diagonal(const TensorMeta& self, int64_t offset, int64_t dim1, int64_t dim2);
+
 /// Common meta function results.
 inline ValueMeta one(TensorMeta t) { return ValueMeta::of(std::move(t)); }
 ValueMeta tuple_of(std::vector<TensorMeta> ts);
