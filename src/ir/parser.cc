@@ -298,7 +298,7 @@ class Parser {
       int64_t index = parse_index();
       expect_punct(']', "']' after the index");
       node = add_getitem(in, index, name, input, index_tok);
-      if (ann) node->mutable_meta() = std::move(*ann);
+      if (ann) keep_annotation(node, std::move(*ann));
     } else {
       const Token& callee_start = peek();
       std::vector<std::string_view> segments;
@@ -319,7 +319,7 @@ class Parser {
         if (peek().is(',')) take();
         expect_punct(')', "')' after arguments");
         node = add_getitem(in, index, name, input, index_tok);
-        if (ann) node->mutable_meta() = std::move(*ann);
+        if (ann) keep_annotation(node, std::move(*ann));
       } else {
         const char* b = callee_start.text.data();
         std::string_view span(b, last->text.data() + last->text.size() - b);
@@ -329,6 +329,21 @@ class Parser {
     }
     node->info().loc = name.loc;
     values_.emplace(name.text, node);
+  }
+
+  // A getitem (or view) node's metadata is known exactly, storage offset included; the annotation
+  // (which has no storage offset) replaces it only when it says something else, so that the
+  // verifier reports the difference.
+  static void keep_annotation(Node* node, ValueMeta ann) {
+    if (!same_printed_meta(node->meta(), ann)) node->mutable_meta() = std::move(ann);
+  }
+
+  // Equal in what an annotation shows: dtype, sizes, strides, device (not the storage offset).
+  static bool same_printed_meta(const ValueMeta& a, const ValueMeta& b) {
+    if (a.kind != ValueMeta::Kind::Tensor || b.kind != ValueMeta::Kind::Tensor) return a.same_as(b);
+    const TensorMeta &x = a.tensor, &y = b.tensor;
+    return x.dtype == y.dtype && x.device == y.device && x.sizes == y.sizes &&
+           x.strides == y.strides;
   }
 
   Node* add_getitem(Node* in, int64_t index, const Token& name, const Token& input,
@@ -388,6 +403,17 @@ class Parser {
     ValueMeta meta;
     if (ann) {
       meta = std::move(*ann);
+      // A view's storage offset is not in its annotation: take it from the inferred metadata when
+      // that agrees with the annotation in everything else.
+      if (op.return_alias_of(0) >= 0 && op.meta && meta.is_tensor()) {
+        try {
+          ValueMeta inferred = op.meta(MetaArgs(op, bound.first));
+          if (same_printed_meta(inferred, meta))
+            meta.tensor.storage_offset = inferred.tensor.storage_offset;
+        } catch (const Error&) {
+          // the verifier reports it
+        }
+      }
     } else {
       try {
         meta = infer_meta(op, bound.first);
