@@ -16,5 +16,6 @@ struct Command {
 
 const Command& check_command();
 const Command& ops_command();
+const Command& run_command();
 
 }  // namespace aotgrad::cli

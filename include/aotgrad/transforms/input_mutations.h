@@ -1,0 +1,25 @@
+// aotgrad: which graph inputs a graph (as written, in-place ops included) mutates.
+#pragma once
+
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+/// Per placeholder: whether the graph writes its data or its metadata (t_, as_strided_, ...),
+/// directly or through views of it. Follows the schemas' alias annotations (`Tensor(a)` returns
+/// alias argument `a`; `Tensor(a!)` arguments are written) and the ops' undeclared mutations.
+struct InputMutations {
+  std::vector<bool> data_mutated;
+  std::vector<bool> metadata_mutated;
+  bool any() const;
+};
+
+InputMutations analyze_input_mutations(const Graph& g);
+
+/// For each node (by position in g.nodes()), the index of the placeholder whose storage it is a
+/// view of, or -1. Values computed by ops that return fresh tensors are -1.
+std::vector<int> input_alias_roots(const Graph& g);
+
+}  // namespace aotgrad

@@ -1,0 +1,250 @@
+// aotgrad: the graph interpreter -- a slot plan built once, then a tight loop of boxed calls.
+#include "aotgrad/runtime/interpreter.h"
+
+#include <ATen/ATen.h>
+
+#include <unordered_map>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/runtime/aten_call.h"
+
+namespace aotgrad {
+
+namespace {
+
+// One argument slot of a call: a constant, a value slot, or a list built from slots at run time.
+struct ArgPlan {
+  enum class Kind : uint8_t { Const, Slot, Dynamic } kind = Kind::Const;
+  int slot = -1;
+  c10::IValue constant;
+  const TypeRef* type = nullptr;  // Dynamic
+  const Arg* arg = nullptr;       // Dynamic
+};
+
+struct Instr {
+  const Node* node = nullptr;
+  enum class Kind : uint8_t { Call, GetItem } kind = Kind::Call;
+  const AtenOp* op = nullptr;
+  std::vector<ArgPlan> args;
+  int getitem_src = -1;
+  int64_t getitem_index = 0;
+  int out_slot = -1;
+  bool multi_return = false;
+  std::vector<int> release;  // slots whose last use is this instruction
+};
+
+}  // namespace
+
+struct Interpreter::Plan {
+  std::vector<Instr> instrs;
+  std::vector<const Node*> placeholders;
+  std::vector<int> input_slots;
+  std::vector<int> input_release;  // placeholder slots never used
+  std::vector<int> output_slots;   // -1: None
+  int num_slots = 0;
+  std::unordered_map<const Node*, int> slot_of;
+};
+
+namespace {
+
+bool contains_node(const Arg& a) {
+  bool found = false;
+  a.for_each_node([&](Node*) { found = true; });
+  return found;
+}
+
+void flatten_output(const Arg& a, const std::unordered_map<const Node*, int>& slot_of,
+                    std::vector<int>& out) {
+  if (a.is_list()) {
+    for (auto& e : a.list) flatten_output(e, slot_of, out);
+  } else if (a.is_node()) {
+    out.push_back(slot_of.at(a.node));
+  } else if (a.is_none()) {
+    out.push_back(-1);
+  } else {
+    throw Error("the graph returns a constant (" + arg_to_string(a) + "); only values and None are supported");
+  }
+}
+
+std::string describe_ivalue(const c10::IValue& v) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined()) return "an undefined tensor";
+    std::string s = std::string(short_name(from_c10(t.scalar_type()))) + "[";
+    for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+    return s + "] on " + t.device().str();
+  }
+  if (v.isInt()) return "int " + std::to_string(v.toInt());
+  if (v.isNone()) return "None";
+  return v.tagKind();
+}
+
+}  // namespace
+
+Interpreter::Interpreter(std::shared_ptr<const Graph> graph) : graph_(std::move(graph)), plan_(new Plan) {
+  Plan& p = *plan_;
+  auto new_slot = [&](const Node* n) {
+    int s = p.num_slots++;
+    p.slot_of[n] = s;
+    return s;
+  };
+  // Last use of each node, as an instruction index (-1: placeholder-only; INT_MAX: output).
+  std::unordered_map<const Node*, int> last_use;
+  int index = 0;
+  for (const Node* n : graph_->nodes()) {
+    if (n->kind() == NodeKind::Placeholder) {
+      p.placeholders.push_back(n);
+      p.input_slots.push_back(new_slot(n));
+      last_use[n] = -1;
+      continue;
+    }
+    if (n->kind() == NodeKind::Output) {
+      for (auto& a : n->args()) a.for_each_node([&](Node* u) { last_use[u] = INT32_MAX; });
+      continue;
+    }
+    for (auto& a : n->args()) a.for_each_node([&](Node* u) { last_use[u] = index; });
+    last_use.emplace(n, index);  // a value nobody uses dies right away
+    ++index;
+  }
+  index = 0;
+  for (const Node* n : graph_->nodes()) {
+    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
+    Instr in;
+    in.node = n;
+    if (n->kind() == NodeKind::GetItem) {
+      in.kind = Instr::Kind::GetItem;
+      in.getitem_src = p.slot_of.at(n->getitem_input());
+      in.getitem_index = n->getitem_index();
+    } else {
+      try {
+        in.op = &aten_op(*n->op());
+      } catch (const Error& e) {
+        throw Error(n->describe() + ": " + e.message(), n->info().loc);
+      }
+      in.multi_return = n->op()->schema.returns.size() != 1;
+      const auto& sargs = n->op()->schema.args;
+      for (size_t i = 0; i < n->args().size(); ++i) {
+        const Arg& a = n->args()[i];
+        ArgPlan ap;
+        if (a.is_node()) {
+          ap.kind = ArgPlan::Kind::Slot;
+          ap.slot = p.slot_of.at(a.node);
+        } else if (contains_node(a)) {
+          ap.kind = ArgPlan::Kind::Dynamic;
+          ap.type = &sargs[i].type;
+          ap.arg = &a;
+        } else {
+          try {
+            ap.constant = to_ivalue(sargs[i].type, a, [](const Node&) -> c10::IValue {
+              throw Error("unexpected node reference");
+            });
+          } catch (const Error& e) {
+            throw Error(n->describe() + " argument '" + sargs[i].name + "': " + e.message(), n->info().loc);
+          }
+        }
+        in.args.push_back(std::move(ap));
+      }
+    }
+    in.out_slot = new_slot(n);
+    p.instrs.push_back(std::move(in));
+    ++index;
+  }
+  // Release lists.
+  for (auto& [node, last] : last_use) {
+    int slot = p.slot_of.at(node);
+    if (last == INT32_MAX) continue;
+    if (last < 0) p.input_release.push_back(slot);
+    else p.instrs[last].release.push_back(slot);
+  }
+  if (graph_->output()) flatten_output(graph_->output()->args()[0], p.slot_of, p.output_slots);
+}
+
+Interpreter::~Interpreter() = default;
+
+size_t Interpreter::num_outputs() const { return plan_->output_slots.size(); }
+
+void Interpreter::check_inputs(const std::vector<c10::IValue>& inputs) const {
+  const Plan& p = *plan_;
+  if (inputs.size() != p.placeholders.size())
+    throw Error("expected " + std::to_string(p.placeholders.size()) + " inputs, got " +
+                std::to_string(inputs.size()));
+  std::unordered_map<std::string, int64_t> symbols;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Node* ph = p.placeholders[i];
+    const ValueMeta& m = ph->meta();
+    const c10::IValue& v = inputs[i];
+    auto fail = [&](const std::string& why) {
+      throw Error("input '" + ph->name() + "' (input " + std::to_string(i) + "): expected " +
+                  m.annotation() + ", got " + describe_ivalue(v) + ": " + why);
+    };
+    if (m.kind == ValueMeta::Kind::SymInt) {
+      if (!v.isInt()) fail("not an int");
+      continue;
+    }
+    if (m.kind != ValueMeta::Kind::Tensor) continue;
+    if (!v.isTensor() || !v.toTensor().defined()) fail("not a tensor");
+    const at::Tensor& t = v.toTensor();
+    const TensorMeta& tm = m.tensor;
+    if (to_c10(tm.dtype) != t.scalar_type()) fail("wrong dtype");
+    if (t.dim() != tm.dim()) fail("wrong number of dimensions");
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      const SymInt& s = tm.sizes[d];
+      if (s.is_concrete()) {
+        if (s.value() != t.size(d)) fail("size mismatch at dimension " + std::to_string(d));
+      } else {
+        std::string key = s.to_string();
+        auto [it, fresh] = symbols.emplace(key, t.size(d));
+        if (!fresh && it->second != t.size(d))
+          fail("dimension " + std::to_string(d) + " is " + key + " = " + std::to_string(it->second) +
+               " elsewhere");
+      }
+    }
+    if (to_c10(tm.device).type() != t.device().type()) fail("wrong device");
+  }
+}
+
+std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const {
+  check_inputs(inputs);
+  const Plan& p = *plan_;
+  std::vector<c10::IValue> slots(p.num_slots);
+  for (size_t i = 0; i < inputs.size(); ++i) slots[p.input_slots[i]] = std::move(inputs[i]);
+  for (int s : p.input_release) slots[s] = c10::IValue();
+  std::vector<c10::IValue> stack;
+  for (const Instr& in : p.instrs) {
+    if (in.kind == Instr::Kind::GetItem) {
+      const c10::IValue& src = slots[in.getitem_src];
+      if (src.isTuple()) slots[in.out_slot] = src.toTupleRef().elements()[in.getitem_index];
+      else if (src.isList()) slots[in.out_slot] = src.toListRef()[in.getitem_index];
+      else throw Error(in.node->describe() + ": input is not a tuple or list", in.node->info().loc);
+    } else {
+      stack.clear();
+      stack.reserve(in.args.size());
+      for (const ArgPlan& a : in.args) {
+        switch (a.kind) {
+          case ArgPlan::Kind::Const: stack.push_back(a.constant); break;
+          case ArgPlan::Kind::Slot: stack.push_back(slots[a.slot]); break;
+          case ArgPlan::Kind::Dynamic:
+            stack.push_back(to_ivalue(*a.type, *a.arg, [&](const Node& n) -> c10::IValue {
+              return slots[p.slot_of.at(&n)];
+            }));
+            break;
+        }
+      }
+      std::vector<c10::IValue> results;
+      try {
+        results = in.op->call_boxed(std::move(stack));
+      } catch (const Error& e) {
+        throw Error(in.node->describe() + ": " + e.message(), in.node->info().loc);
+      }
+      if (in.multi_return) slots[in.out_slot] = c10::ivalue::Tuple::create(std::move(results));
+      else slots[in.out_slot] = std::move(results.at(0));
+    }
+    for (int s : in.release) slots[s] = c10::IValue();
+  }
+  std::vector<c10::IValue> out;
+  out.reserve(p.output_slots.size());
+  for (int s : p.output_slots) out.push_back(s < 0 ? c10::IValue() : slots[s]);
+  return out;
+}
+
+}  // namespace aotgrad

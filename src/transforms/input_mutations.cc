@@ -1,0 +1,89 @@
+// aotgrad: alias roots of values and mutated inputs, from schema alias annotations.
+#include "aotgrad/transforms/input_mutations.h"
+
+#include <unordered_map>
+
+namespace aotgrad {
+
+bool InputMutations::any() const {
+  for (size_t i = 0; i < data_mutated.size(); ++i)
+    if (data_mutated[i] || metadata_mutated[i]) return true;
+  return false;
+}
+
+namespace {
+
+// Root placeholder index per node; a Call's root is that of the argument its first return aliases.
+std::unordered_map<const Node*, int> compute_roots(const Graph& g) {
+  std::unordered_map<const Node*, int> root;
+  int ph = 0;
+  auto root_of = [&](const Arg& a) -> int {
+    if (!a.is_node()) return -1;
+    auto it = root.find(a.node);
+    return it == root.end() ? -1 : it->second;
+  };
+  for (const Node* n : g.nodes()) {
+    switch (n->kind()) {
+      case NodeKind::Placeholder: root[n] = ph++; break;
+      case NodeKind::GetItem: {
+        const Node* src = n->getitem_input();
+        int r = -1;
+        if (src->kind() == NodeKind::Call) {
+          // Tensor(a)[] returns (split, unbind) alias per element; tuples per return index.
+          const OpDef* op = src->op();
+          size_t ret = op->schema.returns.size() == 1 ? 0 : static_cast<size_t>(n->getitem_index());
+          int arg = op->return_alias_of(ret);
+          if (arg >= 0) r = root_of(src->args()[arg]);
+        }
+        root[n] = r;
+        break;
+      }
+      case NodeKind::Call: {
+        int arg = n->op()->return_alias_of(0);
+        root[n] = arg >= 0 ? root_of(n->args()[arg]) : -1;
+        break;
+      }
+      case NodeKind::Output: break;
+    }
+  }
+  return root;
+}
+
+}  // namespace
+
+std::vector<int> input_alias_roots(const Graph& g) {
+  auto root = compute_roots(g);
+  std::vector<int> out;
+  for (const Node* n : g.nodes()) {
+    auto it = root.find(n);
+    out.push_back(it == root.end() ? -1 : it->second);
+  }
+  return out;
+}
+
+InputMutations analyze_input_mutations(const Graph& g) {
+  auto root = compute_roots(g);
+  size_t n_inputs = g.placeholders().size();
+  InputMutations m{std::vector<bool>(n_inputs), std::vector<bool>(n_inputs)};
+  auto mark = [&](const Arg& a, bool metadata) {
+    if (!a.is_node()) return;
+    auto it = root.find(a.node);
+    if (it == root.end() || it->second < 0) return;
+    (metadata ? m.metadata_mutated : m.data_mutated)[it->second] = true;
+  };
+  for (const Node* n : g.nodes()) {
+    if (n->kind() != NodeKind::Call) continue;
+    const OpDef* op = n->op();
+    bool metadata_only = op->has_tag(kView) && op->has_tag(kInplace);
+    for (int i : op->mutated_args()) mark(n->args()[i], metadata_only);
+    if (!op->undeclared_mutations.empty()) {
+      int cond = op->undeclared_mutation_if;
+      bool active = cond < 0 || (n->args()[cond].kind == Arg::Kind::Bool && n->args()[cond].i != 0);
+      if (active)
+        for (int i : op->undeclared_mutations) mark(n->args()[i], false);
+    }
+  }
+  return m;
+}
+
+}  // namespace aotgrad
