@@ -1,0 +1,68 @@
+// aotgrad: functionalization -- in-place ops and mutations through views become a pure graph.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+/// What functionalization learned about one graph input (the seed's ViewAndMutationMeta, §13.16).
+struct InputInfo {
+  bool mutates_data = false;      // written, directly or through a view
+  bool mutates_metadata = false;  // t_, transpose_, as_strided_, ... applied to the input itself
+  bool mutation_in_graph = false; // the write-back is a trailing copy_ in the graph
+  bool requires_grad = false;
+};
+
+/// How a user output relates to the inputs.
+enum class OutputKind : uint8_t {
+  kFresh,          // a new tensor (or a view of an intermediate)
+  kIsInput,        // the input itself (returned as is, possibly mutated)
+  kAliasOfInput,   // a view of an input: regenerated from the caller's tensor at run time
+  kNone,           // the output is None
+};
+
+struct OutputInfo {
+  OutputKind kind = OutputKind::kFresh;
+  int input = -1;  // kIsInput / kAliasOfInput
+};
+
+struct ViewAndMutationMeta {
+  std::vector<InputInfo> inputs;
+  std::vector<OutputInfo> outputs;  // one per user output leaf
+  /// Inputs whose new value the functional graph returns first, in input order (data or
+  /// metadata mutations not kept in the graph).
+  std::vector<int> mutated_inputs_returned;
+  int num_mutated_outputs() const { return static_cast<int>(mutated_inputs_returned.size()); }
+};
+
+struct FunctionalizeOptions {
+  /// Keep data mutations of inputs in the graph as a trailing `copy_(input, new_value)` (the
+  /// seed's keep_inference_input_mutations, §13.13) instead of returning the new value.
+  bool keep_input_mutations = false;
+  /// Names of the functional graph's placeholders (default: the original names).
+  std::function<std::string(size_t)> input_name;
+};
+
+struct FunctionalizeResult {
+  std::unique_ptr<Graph> graph;  // outputs: (new values of mutated inputs..., user outputs...)
+  ViewAndMutationMeta meta;
+};
+
+/// Rewrites `g` into a graph without mutations: every in-place op becomes its functional variant;
+/// a write through a view becomes the matching scatter into its base (slice_scatter,
+/// select_scatter, as_strided_scatter, ... or the inverse view); views of a mutated storage read
+/// after the write are replayed from the updated base; metadata mutations (t_, ...) become views.
+/// See Note [Functionalization] in functionalize.cc. Throws Error naming the node for a mutation
+/// it cannot express (an op with no functional variant, a write into an expanded view, ...).
+FunctionalizeResult functionalize(const Graph& g, const FunctionalizeOptions& options = {});
+
+/// Removes calls whose results are unused, except ops with side effects (mutations, random ops).
+/// Returns the number of nodes removed.
+int eliminate_dead_code(Graph& g);
+
+}  // namespace aotgrad

@@ -1,0 +1,471 @@
+// aotgrad: the functionalization pass (mutations and views to a pure graph).
+#include "aotgrad/transforms/functionalize.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ops/registry.h"
+
+namespace aotgrad {
+
+// Note [Functionalization]
+// Every tensor value of the input graph becomes a FunctionalValue: the storage it lives in, the
+// chain of view ops that derives it from the storage's base, and the node of the functional graph
+// that currently holds its value. A write (an in-place op on a value) computes the new value with
+// the op's functional variant, then folds it back into the storage's base by applying the inverse
+// of each view in the chain, innermost first (slice_scatter for slice, select_scatter for select,
+// view back to the base's shape for view, ...), and bumps the storage's generation. A value whose
+// generation is behind its storage's is stale: the next read replays its view chain from the
+// updated base, as FunctionalTensorWrapper::sync_() does in PyTorch. Metadata mutations (t_,
+// transpose_, as_strided_, ...) append their view to the value's chain. At the end, inputs whose
+// storage was written (or whose metadata changed) are returned first, or, with
+// keep_input_mutations, copied back by a trailing copy_. Dead views are removed by DCE.
+
+namespace {
+
+struct ViewStep {
+  const OpDef* op = nullptr;
+  std::vector<Arg> args;  // bound args in the functional graph; args[0] (self) is replaced on replay
+  uint64_t given = 0;
+  int64_t element = -1;  // for list-returning views (split, unbind): the element taken
+};
+
+struct Storage {
+  Node* base = nullptr;         // current value of the whole storage in the functional graph
+  Node* placeholder = nullptr;  // the functional graph's placeholder, for graph inputs
+  int input = -1;               // graph input index, or -1 for intermediates
+  int64_t generation = 0;
+  bool written = false;
+};
+
+struct FunctionalValue {
+  std::shared_ptr<Storage> storage;
+  std::vector<ViewStep> chain;
+  Node* node = nullptr;  // current value (valid when generation == storage->generation)
+  int64_t generation = 0;
+  bool metadata_mutated = false;
+};
+using FValuePtr = std::shared_ptr<FunctionalValue>;
+
+// A list of views (split, unbind) whose elements are taken by getitem.
+struct ViewList {
+  FValuePtr source;
+  ViewStep step;
+  Node* node = nullptr;  // the list in the functional graph
+};
+
+class Functionalizer {
+ public:
+  Functionalizer(const Graph& in, const FunctionalizeOptions& opts)
+      : in_(in), opts_(opts), ops_(aten_ops()), out_(std::make_unique<Graph>()) {}
+
+  FunctionalizeResult run() {
+    out_->signature = in_.signature;
+    size_t input_index = 0;
+    for (const Node* n : in_.nodes()) {
+      try {
+        switch (n->kind()) {
+          case NodeKind::Placeholder: placeholder(n, input_index++); break;
+          case NodeKind::GetItem: getitem(n); break;
+          case NodeKind::Call: call(n); break;
+          case NodeKind::Output: output(n); break;
+        }
+      } catch (const Error& e) {
+        if (n->kind() == NodeKind::Output || e.message().rfind("node '", 0) == 0) throw;
+        throw Error(n->describe() + ": " + e.message(), n->info().loc);
+      }
+    }
+    eliminate_dead_code(*out_);
+    FunctionalizeResult r;
+    r.graph = std::move(out_);
+    r.meta = std::move(meta_);
+    return r;
+  }
+
+ private:
+  // --- values -------------------------------------------------------------------------------------
+
+  // The current functional node of a value, replaying its views if its storage was written.
+  Node* sync(FunctionalValue& v) {
+    if (v.node && v.generation == v.storage->generation) return v.node;
+    v.node = replay(v.chain, v.storage->base, v.chain.size());
+    v.generation = v.storage->generation;
+    return v.node;
+  }
+
+  Node* apply_step(const ViewStep& s, Node* self) {
+    std::vector<Arg> args = s.args;
+    args[0] = Arg(self);
+    Node* n = out_->add_call_raw(*s.op, args, s.given, infer_meta(*s.op, args), "");
+    if (s.element >= 0) n = out_->add_getitem(n, s.element);
+    return n;
+  }
+
+  // Applies the first `count` steps of `chain` to `base`.
+  Node* replay(const std::vector<ViewStep>& chain, Node* base, size_t count) {
+    Node* cur = base;
+    for (size_t i = 0; i < count; ++i) cur = apply_step(chain[i], cur);
+    return cur;
+  }
+
+  // The functional graph's Arg for an input graph's Arg (tensor values synced).
+  Arg map_arg(const Arg& a) {
+    if (a.is_list()) {
+      Arg out = a;
+      for (auto& e : out.list) e = map_arg(e);
+      return out;
+    }
+    if (!a.is_node()) return a;
+    if (auto it = values_.find(a.node); it != values_.end()) return Arg(sync(*it->second));
+    if (auto it = plain_.find(a.node); it != plain_.end()) return Arg(it->second);
+    if (lists_.count(a.node))
+      throw Error("a list of views ('" + a.node->name() + "') used other than through getitem");
+    throw Error("'" + a.node->name() + "' has no functional value");
+  }
+
+  FValuePtr value_of(const Arg& a, const std::string& what) {
+    if (a.is_node())
+      if (auto it = values_.find(a.node); it != values_.end()) return it->second;
+    throw Error(what + " is not a tensor value");
+  }
+
+  // A call with bound arguments copied from an input-graph node (same given mask).
+  Node* call_op(const OpDef& op, std::vector<Arg> args, uint64_t given) {
+    ValueMeta meta = infer_meta(op, args);
+    return out_->add_call_raw(op, std::move(args), given, std::move(meta), "");
+  }
+
+  // A new call from positional arguments; trailing ones equal to their defaults are left out, as
+  // PyTorch's dispatcher leaves them out of traced graphs.
+  Node* emit(const OpDef& op, std::vector<Arg> args) {
+    const auto& sargs = op.schema.args;
+    while (!args.empty() && args.size() <= sargs.size() && sargs[args.size() - 1].has_default &&
+           default_arg(sargs[args.size() - 1]) == args.back())
+      args.pop_back();
+    return out_->add_call(op, std::move(args));
+  }
+
+  // --- nodes --------------------------------------------------------------------------------------
+
+  void placeholder(const Node* n, size_t index) {
+    std::string name = opts_.input_name ? opts_.input_name(index) : n->name();
+    Node* ph = out_->add_placeholder(name, n->meta());
+    meta_.inputs.push_back(InputInfo{});
+    meta_.inputs.back().requires_grad = n->meta().is_tensor() && n->meta().tensor.requires_grad;
+    if (!n->meta().is_tensor()) {
+      plain_[n] = ph;
+      return;
+    }
+    auto storage = std::make_shared<Storage>();
+    storage->base = ph;
+    storage->placeholder = ph;
+    storage->input = static_cast<int>(index);
+    auto v = std::make_shared<FunctionalValue>();
+    v->storage = storage;
+    v->node = ph;
+    values_[n] = v;
+    input_values_.push_back(v);
+  }
+
+  void getitem(const Node* n) {
+    const Node* src = n->getitem_input();
+    if (auto it = lists_.find(src); it != lists_.end()) {
+      ViewList& list = *it->second;
+      auto v = std::make_shared<FunctionalValue>();
+      v->storage = list.source->storage;
+      v->chain = list.source->chain;
+      ViewStep step = list.step;
+      step.element = n->getitem_index();
+      v->chain.push_back(step);
+      v->node = out_->add_getitem(list.node, n->getitem_index());
+      v->generation = v->storage->generation;
+      values_[n] = v;
+      return;
+    }
+    auto it = plain_.find(src);
+    AOTGRAD_CHECK(it != plain_.end(), "getitem of '", src->name(), "' which has no functional value");
+    Node* item = out_->add_getitem(it->second, n->getitem_index());
+    fresh(n, item);
+  }
+
+  // Registers a fresh (non-aliasing) result: tensors get their own storage.
+  void fresh(const Node* n, Node* result) {
+    if (!result->meta().is_tensor()) {
+      plain_[n] = result;
+      return;
+    }
+    auto storage = std::make_shared<Storage>();
+    storage->base = result;
+    auto v = std::make_shared<FunctionalValue>();
+    v->storage = storage;
+    v->node = result;
+    values_[n] = v;
+  }
+
+  void call(const Node* n) {
+    const OpDef& op = *n->op();
+    std::vector<int> mutated = op.mutated_args();
+    bool undeclared = !op.undeclared_mutations.empty() &&
+                      (op.undeclared_mutation_if < 0 ||
+                       (n->args()[op.undeclared_mutation_if].kind == Arg::Kind::Bool &&
+                        n->args()[op.undeclared_mutation_if].i != 0));
+    if (op.has_tag(kView) && op.has_tag(kInplace)) return metadata_mutation(n);
+    if (!mutated.empty() || undeclared) return data_mutation(n, mutated, undeclared);
+    int aliased = op.return_alias_of(0);
+    if (aliased >= 0) return view(n, aliased);
+    std::vector<Arg> args;
+    args.reserve(n->args().size());
+    for (auto& a : n->args()) args.push_back(map_arg(a));
+    fresh(n, call_op(op, std::move(args), n->given_mask()));
+  }
+
+  void view(const Node* n, int aliased) {
+    const OpDef& op = *n->op();
+    FValuePtr src = value_of(n->args()[aliased], "the viewed argument");
+    AOTGRAD_CHECK(aliased == 0, "view op ", op.name, " aliases argument ", aliased,
+                  "; only views of their first argument are supported");
+    ViewStep step;
+    step.op = &op;
+    step.given = n->given_mask();
+    for (size_t i = 0; i < n->args().size(); ++i) step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
+    Node* self = sync(*src);
+    std::vector<Arg> args = step.args;
+    args[0] = Arg(self);
+    Node* result = call_op(op, std::move(args), step.given);
+    if (result->meta().kind == ValueMeta::Kind::Tuple) {  // split, unbind: a list of views
+      auto list = std::make_shared<ViewList>();
+      list->source = src;
+      list->step = std::move(step);
+      list->node = result;
+      lists_[n] = list;
+      return;
+    }
+    auto v = std::make_shared<FunctionalValue>();
+    v->storage = src->storage;
+    v->chain = src->chain;
+    v->chain.push_back(std::move(step));
+    v->node = result;
+    v->generation = src->storage->generation;
+    values_[n] = v;
+  }
+
+  void metadata_mutation(const Node* n) {
+    const OpDef& op = *n->op();
+    AOTGRAD_CHECK(!op.functional_variant.empty(), op.name, " mutates metadata but has no view variant");
+    const OpDef& view_op = ops_.get(op.functional_variant);
+    FValuePtr v = value_of(n->args()[0], "the mutated argument");
+    ViewStep step;
+    step.op = &view_op;
+    step.given = n->given_mask();
+    for (size_t i = 0; i < n->args().size(); ++i) step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
+    Node* self = sync(*v);
+    v->node = apply_step(step, self);
+    v->chain.push_back(std::move(step));
+    v->metadata_mutated = true;
+    values_[n] = v;  // the in-place op returns its (mutated) argument
+  }
+
+  void data_mutation(const Node* n, const std::vector<int>& mutated, bool undeclared) {
+    const OpDef& op = *n->op();
+    if (op.functional_variant.empty())
+      throw Error("cannot functionalize " + op.name + ": it mutates its inputs and has no functional variant");
+    const OpDef& fop = ops_.get(op.functional_variant);
+    if (mutated.size() > 1) throw Error("cannot functionalize " + op.name + ": it writes several arguments");
+    std::vector<Arg> args;
+    for (auto& a : n->args()) args.push_back(map_arg(a));
+    // The functional variant may have fewer arguments (copy_ -> copy is 1:1; most are).
+    AOTGRAD_CHECK(args.size() == fop.schema.args.size(), op.name, " and its functional variant ", fop.name,
+                  " take different arguments");
+    Node* result = call_op(fop, std::move(args), n->given_mask());
+    if (!mutated.empty()) {
+      FValuePtr v = value_of(n->args()[mutated[0]], "the mutated argument");
+      Node* new_value = result->meta().kind == ValueMeta::Kind::Tuple ? out_->add_getitem(result, 0) : result;
+      write(*v, new_value);
+      values_[n] = v;  // the in-place op returns its argument
+      return;
+    }
+    // Undeclared mutations (native_batch_norm in training): the functional variant returns the
+    // op's own results followed by the new value of each mutated argument.
+    size_t own = op.schema.returns.size();
+    for (size_t k = 0; k < op.undeclared_mutations.size(); ++k) {
+      const Arg& target = n->args()[op.undeclared_mutations[k]];
+      if (target.is_none()) continue;
+      FValuePtr v = value_of(target, "the mutated argument");
+      write(*v, out_->add_getitem(result, static_cast<int64_t>(own + k)));
+    }
+    plain_[n] = result;  // getitems 0..own-1 of the original read the same results
+    (void)undeclared;
+  }
+
+  // Writes `new_value` into value `v`: folds it into the storage's base through the view chain.
+  void write(FunctionalValue& v, Node* new_value) {
+    Storage& s = *v.storage;
+    // The value may need to broadcast or cast (copy_ into a view): the functional variant already
+    // produced v's shape and dtype.
+    if (v.chain.empty()) {
+      s.base = new_value;
+    } else {
+      std::vector<Node*> bases{s.base};  // bases[i]: the value before step i
+      for (size_t i = 0; i + 1 < v.chain.size(); ++i) bases.push_back(apply_step(v.chain[i], bases.back()));
+      Node* cur = new_value;
+      for (size_t i = v.chain.size(); i-- > 0;) cur = inverse(v.chain[i], bases[i], cur);
+      s.base = cur;
+    }
+    // Like FunctionalTensorWrapper::commit_update, the written value is not marked up to date: its
+    // next read replays its views from the new base (so its strides are the view's again).
+    ++s.generation;
+    s.written = true;
+  }
+
+  // The base after writing `value` into the view `step` of `base`.
+  Node* inverse(const ViewStep& step, Node* base, Node* value) {
+    const OpDef& op = *step.op;
+    const std::string& name = op.name;
+    const TensorMeta& bm = base->tensor_meta();
+    auto arg = [&](size_t i) { return step.args.at(i); };
+    auto sizes_arg = [&]() -> Arg {
+      std::vector<Arg> l;
+      for (auto& s : bm.sizes) {
+        if (!s.is_concrete()) throw Error("cannot write through '" + name + "' of a tensor with symbolic sizes");
+        l.push_back(Arg::of_int(s.value()));
+      }
+      return Arg::of_list(std::move(l));
+    };
+    if (name == "aten::view" || name == "aten::_reshape_alias" || name == "aten::_unsafe_view" ||
+        name == "aten::squeeze.dim" || name == "aten::squeeze" || name == "aten::view_as" ||
+        name == "aten::unsqueeze")
+      return emit(ops_.get("aten::view"), {Arg(value), sizes_arg()});
+    if (name == "aten::t") return emit(ops_.get("aten::t"), {Arg(value)});
+    if (name == "aten::transpose.int") return emit(op, {Arg(value), arg(1), arg(2)});
+    if (name == "aten::permute") {
+      const Arg& dims = arg(1);
+      int64_t nd = static_cast<int64_t>(dims.list.size());
+      std::vector<Arg> inv(nd);
+      for (int64_t i = 0; i < nd; ++i) {
+        int64_t d = dims.list[i].i < 0 ? dims.list[i].i + nd : dims.list[i].i;
+        inv[d] = Arg::of_int(i);
+      }
+      return emit(op, {Arg(value), Arg::of_list(std::move(inv))});
+    }
+    if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh") return value;
+    if (name == "aten::slice.Tensor")
+      return emit(ops_.get("aten::slice_scatter"), {Arg(base), Arg(value), arg(1), arg(2), arg(3), arg(4)});
+    if (name == "aten::select.int")
+      return emit(ops_.get("aten::select_scatter"), {Arg(base), Arg(value), arg(1), arg(2)});
+    if (name == "aten::diagonal")
+      return emit(ops_.get("aten::diagonal_scatter"), {Arg(base), Arg(value), arg(1), arg(2), arg(3)});
+    if (name == "aten::as_strided")
+      return emit(ops_.get("aten::as_strided_scatter"), {Arg(base), Arg(value), arg(1), arg(2), arg(3)});
+    if (name == "aten::unbind.int")
+      return emit(ops_.get("aten::select_scatter"), {Arg(base), Arg(value), arg(1), Arg::of_int(step.element)});
+    if (name == "aten::split.Tensor" || name == "aten::split_with_sizes") {
+      int64_t dim = arg(2).i;
+      int64_t nd = bm.dim();
+      if (dim < 0) dim += nd;
+      int64_t total = bm.sizes[dim].value();
+      int64_t start = 0, end = 0;
+      if (name == "aten::split.Tensor") {
+        int64_t split = arg(1).i;
+        start = split * step.element;
+        end = std::min(total, start + split);
+      } else {
+        for (int64_t k = 0; k < step.element; ++k) start += arg(1).list[k].i;
+        end = start + arg(1).list[step.element].i;
+      }
+      return emit(ops_.get("aten::slice_scatter"),
+                  {Arg(base), Arg(value), Arg::of_int(dim), Arg::of_int(start), Arg::of_int(end)});
+    }
+    if (name == "aten::expand")
+      throw Error("cannot functionalize a write into an expanded view (several elements share memory)");
+    throw Error("cannot functionalize a write through view op " + name + ": it has no known inverse");
+  }
+
+  void output(const Node* n) {
+    // Mutated inputs first (in input order), then user outputs.
+    std::vector<Arg> outs;
+    std::vector<std::pair<Node*, Node*>> copies;  // (placeholder, new value) for copy_ at the end
+    for (size_t i = 0; i < input_values_.size(); ++i) {
+      FunctionalValue& v = *input_values_[i];
+      int idx = v.storage->input;
+      InputInfo& info = meta_.inputs[idx];
+      info.mutates_data = v.storage->written;
+      info.mutates_metadata = v.metadata_mutated;
+      if (!info.mutates_data && !info.mutates_metadata) continue;
+      Node* final_value = sync(v);
+      if (opts_.keep_input_mutations && !info.mutates_metadata) {
+        info.mutation_in_graph = true;
+        copies.push_back({v.storage->placeholder, final_value});
+      } else {
+        outs.push_back(Arg(final_value));
+        meta_.mutated_inputs_returned.push_back(idx);
+      }
+    }
+    std::vector<Arg> user;
+    flatten(n->args()[0], user);
+    for (auto& a : user) outs.push_back(a);
+    for (auto& [ph, value] : copies) emit(ops_.get("aten::copy_"), {Arg(ph), Arg(value)});
+    out_->set_output(Arg::of_tuple(std::move(outs)));
+  }
+
+  void flatten(const Arg& a, std::vector<Arg>& out) {
+    if (a.is_list()) {
+      for (auto& e : a.list) flatten(e, out);
+      return;
+    }
+    OutputInfo info;
+    if (a.is_none()) {
+      info.kind = OutputKind::kNone;
+      out.push_back(Arg());
+    } else if (auto it = values_.find(a.node); a.is_node() && it != values_.end()) {
+      FunctionalValue& v = *it->second;
+      int input = v.storage->input;
+      if (input >= 0) {
+        bool same = std::find(input_values_.begin(), input_values_.end(), it->second) != input_values_.end() &&
+                    !v.metadata_mutated;
+        info.kind = same ? OutputKind::kIsInput : OutputKind::kAliasOfInput;
+        info.input = input;
+      }
+      out.push_back(Arg(sync(v)));
+    } else {
+      out.push_back(map_arg(a));
+    }
+    meta_.outputs.push_back(info);
+  }
+
+  const Graph& in_;
+  const FunctionalizeOptions& opts_;
+  const OpTable& ops_;
+  std::unique_ptr<Graph> out_;
+  ViewAndMutationMeta meta_;
+  std::unordered_map<const Node*, FValuePtr> values_;
+  std::unordered_map<const Node*, Node*> plain_;  // non-tensor values and tuples
+  std::unordered_map<const Node*, std::shared_ptr<ViewList>> lists_;
+  std::vector<FValuePtr> input_values_;
+};
+
+}  // namespace
+
+FunctionalizeResult functionalize(const Graph& g, const FunctionalizeOptions& options) {
+  return Functionalizer(g, options).run();
+}
+
+int eliminate_dead_code(Graph& g) {
+  std::vector<Node*> order;
+  for (Node* n : g.nodes()) order.push_back(n);
+  int removed = 0;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* n = *it;
+    if (n->kind() != NodeKind::Call && n->kind() != NodeKind::GetItem) continue;
+    if (!n->users().empty()) continue;
+    if (n->kind() == NodeKind::Call) {
+      const OpDef& op = *n->op();
+      if (!op.mutated_args().empty() || op.has_tag(kRandom) || !op.undeclared_mutations.empty()) continue;
+    }
+    g.erase(n);
+    ++removed;
+  }
+  return removed;
+}
+
+}  // namespace aotgrad
