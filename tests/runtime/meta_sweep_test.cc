@@ -1,0 +1,648 @@
+// aotgrad: the registry's meta-correctness sweep -- every op sample in tests/data/op_samples/*.txt
+// is run through aotgrad's meta function and through libtorch, and the results must agree.
+//
+// Each sample line becomes a one-node graph in the text form, e.g. for
+//   add.Tensor(f32[4, 1], f32[1, 5][1, 1], alpha=2)
+// the graph
+//   def forward(self, t0: "f32[4, 1][1, 1]cpu", t1: "f32[1, 5][1, 1]cpu"):
+//       result: "f32[]" = torch.ops.aten.add.Tensor(t0, t1, alpha=2)
+//       return (result,)
+// is parsed (the placeholder annotation makes the parser bind the arguments without inferring, so
+// that a binding error -- a broken sample -- is told apart from the meta function's own error),
+// aotgrad's meta comes from infer_meta on the bound arguments, and the op runs on real tensors made
+// with at::empty_strided through aten_call. Dtype, sizes, strides and storage offset of every
+// tensor result are compared. One test per family file (MetaSweep.Pointwise, ...) reports every
+// disagreement of its file at the sample's file:line; MetaSweep.EveryOpHasSamples names each
+// registered op without a sample.
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/runtime/aten_call.h"
+
+namespace aotgrad {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path samples_dir() { return fs::path(AOTGRAD_TEST_DATA) / "op_samples"; }
+
+// --- sample files -------------------------------------------------------------------------------
+
+// A tensor argument of a sample: `f32[4, 5]`, `f32[4, 5][1, 4]`, `i64[2, 4]{0:10}`.
+struct TensorSpec {
+  TensorMeta meta;
+  std::optional<std::pair<double, double>> range;  // {lo:hi}
+};
+
+struct Sample {
+  int line = 0;
+  std::string text;  // the line as written (without the `!`)
+  bool must_fail = false;
+  std::string op_name;  // as written: "add.Tensor", "relu"
+  std::string args;     // the arguments with tensors replaced by placeholder names t0, t1, ...
+  std::vector<TensorSpec> tensors;
+};
+
+struct Skip {
+  int line = 0;
+  std::string op_name;
+  std::string reason;
+};
+
+struct SampleFile {
+  fs::path path;
+  std::vector<Sample> samples;
+  std::vector<Skip> skips;
+  std::vector<std::pair<int, std::string>> errors;  // malformed lines
+};
+
+std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Drops a trailing `# comment` outside quotes.
+std::string strip_comment(const std::string& s) {
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '#') {
+      return trim(s.substr(0, i));
+    }
+  }
+  return s;
+}
+
+// Parses `[1, 2, 3]` at s[i] (i at '['); advances i past ']'.
+std::vector<int64_t> parse_int_list(const std::string& s, size_t& i) {
+  size_t close = s.find(']', i);
+  if (close == std::string::npos) throw Error("missing ']' in a tensor annotation");
+  std::vector<int64_t> out;
+  std::string inner = s.substr(i + 1, close - i - 1);
+  std::stringstream ss(inner);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::string t = trim(item);
+    if (t.empty()) {
+      if (out.empty() && trim(inner).empty()) break;
+      throw Error("empty element in '[" + inner + "]'");
+    }
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != t.size())
+      throw Error("expected an integer in a tensor annotation, got '" + t + "'");
+    out.push_back(v);
+  }
+  i = close + 1;
+  return out;
+}
+
+// Reads a tensor token starting at s[i] (the dtype name), e.g. `f32[4, 5][1, 4]{0:3}`.
+TensorSpec parse_tensor_token(const std::string& s, size_t& i, ScalarType dtype) {
+  while (i < s.size() && is_ident_char(s[i])) ++i;
+  TensorSpec spec;
+  spec.meta.dtype = dtype;
+  std::vector<int64_t> sizes = parse_int_list(s, i);
+  for (int64_t v : sizes) {
+    if (v < 0) throw Error("negative size in a tensor annotation");
+    spec.meta.sizes.push_back(v);
+  }
+  if (i < s.size() && s[i] == '[') {
+    std::vector<int64_t> strides = parse_int_list(s, i);
+    if (strides.size() != sizes.size())
+      throw Error("a tensor annotation has " + std::to_string(sizes.size()) + " sizes but " +
+                  std::to_string(strides.size()) + " strides");
+    for (int64_t v : strides) {
+      if (v < 0) throw Error("negative stride in a tensor annotation");
+      spec.meta.strides.push_back(v);
+    }
+  } else {
+    spec.meta.strides = contiguous_strides(spec.meta.sizes);
+  }
+  if (i < s.size() && s[i] == '{') {
+    size_t close = s.find('}', i);
+    size_t colon = s.find(':', i);
+    if (close == std::string::npos || colon == std::string::npos || colon > close)
+      throw Error("expected a value range such as {0:10}");
+    try {
+      double lo = std::stod(s.substr(i + 1, colon - i - 1));
+      double hi = std::stod(s.substr(colon + 1, close - colon - 1));
+      if (!(lo < hi)) throw Error("empty value range");
+      spec.range = {lo, hi};
+    } catch (const std::invalid_argument&) {
+      throw Error("expected numbers in a value range such as {0:10}");
+    }
+    i = close + 1;
+  }
+  return spec;
+}
+
+// Splits `op(args)` and replaces every tensor token in args by a placeholder name.
+Sample parse_sample(const std::string& text) {
+  Sample s;
+  s.text = text;
+  size_t open = text.find('(');
+  if (open == std::string::npos || text.back() != ')') throw Error("expected <op>(<arguments>)");
+  s.op_name = trim(text.substr(0, open));
+  if (s.op_name.empty()) throw Error("missing op name before '('");
+  std::string in = text.substr(open + 1, text.size() - open - 2);
+  std::string out;
+  char quote = 0;
+  for (size_t i = 0; i < in.size();) {
+    char c = in[i];
+    if (quote) {
+      out += c;
+      if (c == '\\' && i + 1 < in.size())
+        out += in[++i];
+      else if (c == quote)
+        quote = 0;
+      ++i;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      out += c;
+      ++i;
+      continue;
+    }
+    bool word_start = is_ident_char(c) && !std::isdigit(static_cast<unsigned char>(c)) &&
+                      (i == 0 || (!is_ident_char(in[i - 1]) && in[i - 1] != '.'));
+    if (word_start) {
+      size_t j = i;
+      while (j < in.size() && is_ident_char(in[j])) ++j;
+      std::string word = in.substr(i, j - i);
+      auto dtype = scalar_type_from_short_name(word);
+      if (dtype && j < in.size() && in[j] == '[') {
+        out += "t" + std::to_string(s.tensors.size());
+        s.tensors.push_back(parse_tensor_token(in, i, *dtype));
+        continue;
+      }
+      out += word;
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  if (quote) throw Error("unterminated string");
+  s.args = out;
+  return s;
+}
+
+SampleFile read_sample_file(const fs::path& path) {
+  SampleFile f;
+  f.path = path;
+  std::ifstream in(path);
+  if (!in) {
+    f.errors.push_back({0, "cannot open the file"});
+    return f;
+  }
+  std::string raw;
+  int line_no = 0;
+  while (std::getline(in, raw)) {
+    ++line_no;
+    std::string line = trim(raw);
+    if (line.empty() || line[0] == '#') continue;
+    line = strip_comment(line);
+    if (line.rfind("@skip", 0) == 0) {
+      std::string rest = trim(line.substr(5));
+      size_t colon = rest.find(':');
+      Skip sk;
+      sk.line = line_no;
+      sk.op_name = trim(rest.substr(0, colon));
+      sk.reason = colon == std::string::npos ? "" : trim(rest.substr(colon + 1));
+      if (sk.op_name.empty() || sk.reason.empty()) {
+        f.errors.push_back({line_no, "expected '@skip <op>: <reason>'"});
+        continue;
+      }
+      f.skips.push_back(sk);
+      continue;
+    }
+    bool must_fail = line[0] == '!';
+    if (must_fail) line = trim(line.substr(1));
+    try {
+      Sample s = parse_sample(line);
+      s.line = line_no;
+      s.must_fail = must_fail;
+      f.samples.push_back(std::move(s));
+    } catch (const Error& e) {
+      f.errors.push_back({line_no, e.message()});
+    }
+  }
+  return f;
+}
+
+std::vector<fs::path> sample_files() {
+  std::vector<fs::path> out;
+  if (!fs::is_directory(samples_dir())) return out;
+  for (auto& e : fs::directory_iterator(samples_dir()))
+    if (e.path().extension() == ".txt") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// --- running one sample
+// ---------------------------------------------------------------------------
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// A tensor with the spec's sizes and strides (at::empty_strided), every storage element filled:
+// floats ~ randn (uniform in [lo, hi) with a range), ints in [0, 10) or [lo, hi), bools random.
+at::Tensor make_input(const TensorSpec& spec, at::Generator& gen) {
+  const TensorMeta& m = spec.meta;
+  std::vector<int64_t> sizes, strides;
+  for (auto& s : m.sizes) sizes.push_back(s.value());
+  for (auto& s : m.strides) strides.push_back(s.value());
+  at::Tensor t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(to_c10(m.dtype)));
+  int64_t n = static_cast<int64_t>(t.storage().nbytes()) / static_cast<int64_t>(t.element_size());
+  if (n == 0) return t;
+  at::Tensor flat = at::empty({0}, t.options()).set_(t.storage(), 0, {n}, {1});
+  at::Tensor values;
+  if (is_floating(m.dtype) || is_complex(m.dtype)) {
+    values = at::empty({n}, at::kDouble);
+    if (spec.range)
+      values.uniform_(spec.range->first, spec.range->second, gen);
+    else
+      values.normal_(0, 1, gen);
+  } else if (m.dtype == ScalarType::Bool) {
+    values = at::empty({n}, at::kLong);
+    if (spec.range)
+      values.random_(static_cast<int64_t>(spec.range->first),
+                     static_cast<int64_t>(spec.range->second), gen);
+    else
+      values.random_(0, 2, gen);
+    values = values != 0;
+  } else {
+    values = at::empty({n}, at::kLong);
+    int64_t lo = spec.range ? static_cast<int64_t>(spec.range->first) : 0;
+    int64_t hi = spec.range ? static_cast<int64_t>(spec.range->second) : 10;
+    values.random_(lo, hi, gen);
+  }
+  flat.copy_(values);
+  return t;
+}
+
+std::string layout_text(const TensorMeta& m) {
+  std::string s = m.annotation();
+  if (!(m.storage_offset == 0)) s += " offset " + m.storage_offset.to_string();
+  return s;
+}
+
+// Compares aotgrad's meta with a libtorch result; appends a line per difference.
+void compare(const ValueMeta& expected, const c10::IValue& got, const std::string& what,
+             std::vector<std::string>& diffs) {
+  bool got_none = got.isNone() || (got.isTensor() && !got.toTensor().defined());
+  if (got_none) {
+    if (expected.kind != ValueMeta::Kind::None)
+      diffs.push_back(what + ": aotgrad " + expected.describe() + ", libtorch None/undefined");
+    return;
+  }
+  if (got.isTensor()) {
+    if (!expected.is_tensor()) {
+      diffs.push_back(what + ": aotgrad " + expected.describe() + ", libtorch tensor " +
+                      layout_text(tensor_meta_of(got.toTensor())));
+      return;
+    }
+    TensorMeta g = tensor_meta_of(got.toTensor());
+    const TensorMeta& e = expected.tensor;
+    std::vector<std::string> parts;
+    if (e.dtype != g.dtype) parts.push_back("dtype");
+    if (e.sizes != g.sizes) parts.push_back("sizes");
+    if (e.sizes == g.sizes && e.strides != g.strides) parts.push_back("strides");
+    if (e.storage_offset != g.storage_offset) parts.push_back("storage offset");
+    if (!(e.device == g.device)) parts.push_back("device");
+    if (!parts.empty()) {
+      std::string which;
+      for (auto& p : parts) which += (which.empty() ? "" : ", ") + p;
+      diffs.push_back(what + ": aotgrad " + layout_text(e) + ", libtorch " + layout_text(g) + " (" +
+                      which + " differ)");
+    }
+    return;
+  }
+  if (got.isList() || got.isTuple()) {
+    std::vector<c10::IValue> elems;
+    if (got.isTuple()) {
+      for (const auto& e : got.toTupleRef().elements()) elems.push_back(e);
+    } else {
+      for (const c10::IValue& e : got.toListRef()) elems.push_back(e);
+    }
+    if (expected.kind != ValueMeta::Kind::Tuple || expected.elems.size() != elems.size()) {
+      diffs.push_back(what + ": aotgrad " + expected.describe() + ", libtorch a " +
+                      (got.isTuple() ? "tuple" : "list") + " of " + std::to_string(elems.size()));
+      return;
+    }
+    for (size_t i = 0; i < elems.size(); ++i)
+      compare(expected.elems[i], elems[i], what + "[" + std::to_string(i) + "]", diffs);
+    return;
+  }
+  if (got.isInt()) {
+    if (expected.kind != ValueMeta::Kind::SymInt || !(expected.sym == got.toInt()))
+      diffs.push_back(what + ": aotgrad " + expected.describe() + ", libtorch int " +
+                      std::to_string(got.toInt()));
+    return;
+  }
+  if (got.isDouble() || got.isBool()) {
+    auto kind = got.isDouble() ? ValueMeta::Kind::SymFloat : ValueMeta::Kind::SymBool;
+    if (expected.kind != kind)
+      diffs.push_back(what + ": aotgrad " + expected.describe() + ", libtorch " + got.tagKind());
+    return;
+  }
+  diffs.push_back(what + ": libtorch returned a " + got.tagKind() +
+                  ", which the sweep cannot compare");
+}
+
+std::string graph_text(const Sample& s, const OpDef& op) {
+  std::string t = "def forward(self";
+  for (size_t i = 0; i < s.tensors.size(); ++i)
+    t += ", t" + std::to_string(i) + ": \"" + s.tensors[i].meta.annotation() + "\"";
+  // The annotation on `result` is a stand-in: it keeps the parser from inferring the metadata.
+  t += "):\n    result: \"f32[]\" = torch.ops.aten." + op.short_name + "(" + s.args +
+       ")\n    return (result,)\n";
+  return t;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+std::string describe_meta(const ValueMeta& m) {
+  if (m.is_tensor()) return layout_text(m.tensor);
+  if (m.kind == ValueMeta::Kind::Tuple) {
+    std::string s = "(";
+    for (size_t i = 0; i < m.elems.size(); ++i) s += (i ? ", " : "") + describe_meta(m.elems[i]);
+    return s + (m.elems.size() == 1 ? ",)" : ")");
+  }
+  return m.describe();
+}
+
+// Runs one sample; returns the problems found (empty: aotgrad and libtorch agree).
+std::vector<std::string> run_sample(const Sample& s, const std::set<std::string>& skipped,
+                                    const std::string& file) {
+  const OpDef* op = aten_ops().find(s.op_name);
+  if (!op) return {"unknown op '" + s.op_name + "': aotgrad's registry has no such overload"};
+  std::string text = graph_text(s, *op);
+  std::unique_ptr<Graph> g;
+  try {
+    g = parse_graph(text, aten_ops());
+  } catch (const Error& e) {
+    return {"the sample does not bind to " + op->schema.text + ": " + e.message()};
+  }
+  Node* node = g->find("result");
+  if (!node || node->kind() != NodeKind::Call)
+    return {"internal: the sample graph has no call node 'result'"};
+
+  // aotgrad's meta.
+  std::optional<ValueMeta> meta;
+  std::string meta_error;
+  try {
+    meta = infer_meta(*op, node->args());
+  } catch (const Error& e) {
+    meta_error = e.message();
+  } catch (const std::exception& e) {
+    return {std::string("aotgrad's meta function threw a non-aotgrad::Error exception: ") +
+            e.what()};
+  }
+
+  if (skipped.count(op->name)) {
+    if (s.must_fail && meta)
+      return {"aotgrad inferred " + describe_meta(*meta) + " but the sample must fail"};
+    if (!s.must_fail && !meta) return {"aotgrad raised: " + meta_error};
+    return {};
+  }
+
+  // libtorch's result.
+  at::Generator gen = at::detail::createCPUGenerator(fnv1a(file) ^ static_cast<uint64_t>(s.line));
+  std::map<const Node*, c10::IValue> values;
+  for (size_t i = 0; i < s.tensors.size(); ++i) {
+    Node* p = g->find("t" + std::to_string(i));
+    values[p] = make_input(s.tensors[i], gen);
+  }
+  std::vector<c10::IValue> results;
+  std::string torch_error;
+  try {
+    const AtenOp& aop = aten_op(*op);
+    try {
+      results = aop.call(node->args(), [&](const Node& n) { return values.at(&n); });
+    } catch (const Error& e) {
+      torch_error = first_line(e.message());
+      if (torch_error.empty()) torch_error = "(empty message)";
+    }
+  } catch (const Error& e) {  // the op cannot be resolved in libtorch
+    return {e.message() + " (add '@skip " + op->short_name +
+            ": <reason>' if libtorch 1.13 lacks it)"};
+  }
+
+  if (s.must_fail) {
+    std::vector<std::string> out;
+    if (meta)
+      out.push_back("aotgrad inferred " + describe_meta(*meta) + " but the sample must fail");
+    if (torch_error.empty()) out.push_back("libtorch did not raise, but the sample must fail");
+    return out;
+  }
+  if (!meta && !torch_error.empty())
+    return {"both raised, but the sample is not marked '!': aotgrad: " + meta_error +
+            "; libtorch: " + torch_error};
+  if (!meta) return {"aotgrad raised but libtorch did not: " + meta_error};
+  if (!torch_error.empty())
+    return {"libtorch raised but aotgrad inferred " + describe_meta(*meta) + ": " + torch_error};
+
+  std::vector<std::string> diffs;
+  size_t nret = op->schema.returns.size();
+  if (results.size() != nret)
+    return {"internal: libtorch returned " + std::to_string(results.size()) + " values"};
+  if (nret == 0) {
+    if (meta->kind != ValueMeta::Kind::None)
+      diffs.push_back("aotgrad " + meta->describe() + ", the op returns nothing");
+  } else if (nret == 1) {
+    compare(*meta, results[0], "result", diffs);
+  } else if (meta->kind != ValueMeta::Kind::Tuple || meta->elems.size() != nret) {
+    diffs.push_back("aotgrad " + meta->describe() + ", the op returns " + std::to_string(nret) +
+                    " values");
+  } else {
+    for (size_t i = 0; i < nret; ++i)
+      compare(meta->elems[i], results[i], "result " + std::to_string(i), diffs);
+  }
+  return diffs;
+}
+
+std::set<std::string> all_skipped_ops() {
+  std::set<std::string> out;
+  for (const auto& p : sample_files())
+    for (const auto& sk : read_sample_file(p).skips)
+      if (const OpDef* op = aten_ops().find(sk.op_name)) out.insert(op->name);
+  return out;
+}
+
+// --- the tests
+// ------------------------------------------------------------------------------------
+
+void check_family_file(const fs::path& path) {
+  at::NoGradGuard no_grad;
+  SampleFile f = read_sample_file(path);
+  std::string file = path.string();
+  std::string name = path.filename().string();
+  int bad = 0;
+  for (auto& [line, msg] : f.errors) {
+    ADD_FAILURE_AT(file.c_str(), line) << name << ":" << line << ": malformed line: " << msg;
+    ++bad;
+  }
+  for (const Skip& sk : f.skips) {
+    const OpDef* op = aten_ops().find(sk.op_name);
+    if (!op) {
+      ADD_FAILURE_AT(file.c_str(), sk.line)
+          << name << ":" << sk.line << ": @skip names unknown op '" << sk.op_name << "'";
+      ++bad;
+      continue;
+    }
+    // A skip is for ops aten_call cannot call in libtorch 1.13 (missing or different schema).
+    bool callable = true;
+    try {
+      aten_op(*op);
+    } catch (const Error&) {
+      callable = false;
+    }
+    if (callable) {
+      ADD_FAILURE_AT(file.c_str(), sk.line)
+          << name << ":" << sk.line << ": @skip " << sk.op_name
+          << ": libtorch has this op with a compatible schema -- compare it instead of skipping";
+      ++bad;
+    }
+  }
+  std::set<std::string> skipped = all_skipped_ops();
+  for (const Sample& s : f.samples) {
+    std::vector<std::string> problems = run_sample(s, skipped, file);
+    if (problems.empty()) continue;
+    ++bad;
+    std::string msg =
+        name + ":" + std::to_string(s.line) + ": " + (s.must_fail ? "!" : "") + s.text;
+    for (auto& p : problems) msg += "\n    " + p;
+    ADD_FAILURE_AT(file.c_str(), s.line) << msg;
+  }
+  if (bad)
+    ADD_FAILURE() << bad << " of " << f.samples.size() + f.skips.size() + f.errors.size()
+                  << " lines of " << name << " failed (see above)";
+  std::cout << "[ sweep    ] " << name << ": " << f.samples.size() << " samples, " << f.skips.size()
+            << " skips, " << bad << " failing\n";
+}
+
+TEST(MetaSweep, EveryOpHasSamples) {
+  std::map<std::string, int> sampled, fail_only;
+  std::set<std::string> skipped;
+  for (const auto& p : sample_files()) {
+    SampleFile f = read_sample_file(p);
+    for (const Sample& s : f.samples)
+      if (const OpDef* op = aten_ops().find(s.op_name))
+        (s.must_fail ? fail_only : sampled)[op->name]++;
+    for (const Skip& sk : f.skips)
+      if (const OpDef* op = aten_ops().find(sk.op_name)) skipped.insert(op->name);
+  }
+  std::vector<std::string> missing, only_failing;
+  for (const OpDef* op : aten_ops().all()) {
+    if (sampled.count(op->name) || skipped.count(op->name)) continue;
+    (fail_only.count(op->name) ? only_failing : missing).push_back(op->short_name);
+  }
+  std::string list;
+  for (auto& m : missing) list += "\n    " + m;
+  EXPECT_TRUE(missing.empty()) << missing.size() << " of " << aten_ops().all().size()
+                               << " registered ops have no sample line in "
+                               << samples_dir().string() << "/*.txt:" << list;
+  list.clear();
+  for (auto& m : only_failing) list += "\n    " + m;
+  EXPECT_TRUE(only_failing.empty())
+      << only_failing.size() << " ops have only '!' (must-fail) samples:" << list;
+}
+
+// The sample-line reader itself.
+TEST(MetaSweep, ReadsSampleSyntax) {
+  Sample s = parse_sample("gather(f32[4, 5][1, 4], -1, i64[4, 2]{0:5}, sparse_grad=False)");
+  EXPECT_EQ(s.op_name, "gather");
+  EXPECT_EQ(s.args, "t0, -1, t1, sparse_grad=False");
+  ASSERT_EQ(s.tensors.size(), 2u);
+  EXPECT_EQ(s.tensors[0].meta.annotation(), "f32[4, 5][1, 4]cpu");
+  EXPECT_EQ(s.tensors[1].meta.annotation(), "i64[4, 2][2, 1]cpu");
+  ASSERT_TRUE(s.tensors[1].range);
+  EXPECT_EQ(s.tensors[1].range->second, 5);
+  Sample l = parse_sample("cat([f32[2, 3], b8[]], dtype=torch.float32, name='f32[1]')");
+  EXPECT_EQ(l.args, "[t0, t1], dtype=torch.float32, name='f32[1]'");
+  EXPECT_EQ(l.tensors[1].meta.annotation(), "b8[][]cpu");
+  EXPECT_THROW(parse_sample("add.Tensor(f32[2, 3][1], f32[3])"), Error);
+  EXPECT_THROW(parse_sample("add.Tensor(f32[2, x])"), Error);
+  EXPECT_THROW(parse_sample("add.Tensor f32[2]"), Error);
+
+  // Inputs follow the annotation, with every storage element written.
+  at::Generator gen = at::detail::createCPUGenerator(1);
+  TensorSpec spec = parse_sample("x(i64[3, 4][1, 3]{5:7})").tensors[0];
+  at::Tensor t = make_input(spec, gen);
+  EXPECT_EQ(t.strides(), at::IntArrayRef({1, 3}));
+  EXPECT_GE(t.min().item<int64_t>(), 5);
+  EXPECT_LT(t.max().item<int64_t>(), 7);
+  at::Tensor e = make_input(parse_sample("x(f32[3, 4][0, 1])").tensors[0], gen);
+  EXPECT_EQ(e.strides(), at::IntArrayRef({0, 1}));
+}
+
+// One test per family file, registered from the directory listing: MetaSweep.Pointwise, ...
+class FamilyTest : public testing::Test {
+ public:
+  explicit FamilyTest(fs::path path) : path_(std::move(path)) {}
+  void TestBody() override { check_family_file(path_); }
+
+ private:
+  fs::path path_;
+};
+
+std::string camel(const std::string& stem) {
+  std::string out;
+  bool up = true;
+  for (char c : stem) {
+    if (c == '_' || c == '-') {
+      up = true;
+      continue;
+    }
+    out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out;
+}
+
+const bool kRegistered = [] {
+  for (const auto& p : sample_files()) {
+    std::string test_name = camel(p.stem().string());
+    testing::RegisterTest("MetaSweep", test_name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                          [p]() -> testing::Test* { return new FamilyTest(p); });
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace aotgrad
