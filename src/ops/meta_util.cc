@@ -348,7 +348,13 @@ std::optional<SymIntVector> compute_view_strides(const TensorMeta& t, const SymI
                     (!(oldshape[tensor_d - 1] == 1) &&
                      oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride);
     if (boundary) {
-      while (view_d >= 0 && (view_numel.hint_or(1) < tensor_numel.hint_or(1) || new_sizes[view_d] == 1)) {
+      // view_numel only grows toward tensor_numel, so `<` is `!=` (which also works symbolically).
+      auto below = [&] {
+        if (view_numel.is_concrete() && tensor_numel.is_concrete())
+          return view_numel.value() < tensor_numel.value();
+        return view_numel != tensor_numel;
+      };
+      while (view_d >= 0 && (below() || new_sizes[view_d] == 1)) {
         newstride[view_d] = view_numel * chunk_base_stride;
         view_numel = view_numel * new_sizes[view_d];
         view_d--;
