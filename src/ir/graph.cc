@@ -543,6 +543,43 @@ void Graph::replace_all_uses_with(Node* from, Node* to) {
   from->users_.clear();
 }
 
+namespace {
+Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map) {
+  if (a.is_node()) return Arg(map.at(a.node));
+  if (a.is_list()) {
+    Arg out = a;
+    for (auto& e : out.list) e = remap(e, map);
+    return out;
+  }
+  return a;
+}
+}  // namespace
+
+std::unique_ptr<Graph> Graph::clone() const {
+  auto g = std::make_unique<Graph>();
+  g->signature = signature;
+  std::unordered_map<const Node*, Node*> map;
+  for (const Node* n : nodes()) {
+    Node* c = nullptr;
+    switch (n->kind()) {
+      case NodeKind::Placeholder: c = g->add_placeholder(n->name(), n->meta()); break;
+      case NodeKind::GetItem: c = g->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name()); break;
+      case NodeKind::Call: {
+        std::vector<Arg> args;
+        for (auto& a : n->args()) args.push_back(remap(a, map));
+        c = g->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
+        break;
+      }
+      case NodeKind::Output: c = g->set_output(remap(n->args()[0], map)); break;
+    }
+    c->mutable_meta() = n->meta();
+    c->info() = n->info();
+    map[n] = c;
+  }
+  g->name_counters_ = name_counters_;
+  return g;
+}
+
 std::vector<Node*> Graph::placeholders() const {
   std::vector<Node*> out;
   for (Node* n = head_; n && n->kind_ == NodeKind::Placeholder; n = n->next_) out.push_back(n);

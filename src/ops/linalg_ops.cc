@@ -1,9 +1,523 @@
-// aotgrad: linalg ops.
+// aotgrad: matrix products and convolutions (mm, addmm, bmm, baddbmm, addmv, mv, dot, convolution
+// and its backward) plus the composite linear/matmul/conv2d, with ATen 1.13's shapes, checks and
+// output layouts (CPU: channels-last convolution outputs when input or weight suggests it).
+#include <string>
+
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
+namespace {
 
-void register_linalg_ops(OpTable& t) { (void)t; }
+using meta::one;
+
+std::string sizes_str(const SymIntVector& s) { return to_string(s); }
+
+// True when two sizes are known to differ (concrete, or symbolic with differing hints).
+bool differ(const SymInt& a, const SymInt& b) {
+  if (a == b) return false;
+  auto ha = a.hint(), hb = b.hint();
+  return ha && hb && *ha != *hb;
+}
+
+int64_t hint(const SymInt& s) { return s.hint_or(1); }
+
+void check_same_dtype(const TensorMeta& expected, const TensorMeta& got) {
+  if (expected.dtype != got.dtype)
+    throw Error("expected scalar type " + std::string(meta::c10_type_name(expected.dtype)) +
+                " but found " + std::string(meta::c10_type_name(got.dtype)));
+}
+
+// at::expand_size / inferExpandGeometry's check: `self` must broadcast to `target`.
+void check_expandable(const TensorMeta& self, const SymIntVector& target) {
+  if (self.dim() > static_cast<int64_t>(target.size()))
+    throw Error("expand(" + std::string(short_name(self.dtype)) + sizes_str(self.sizes) +
+                ", size=" + sizes_str(target) + "): the number of sizes provided (" +
+                std::to_string(target.size()) +
+                ") must be greater or equal to the number of dimensions in the tensor (" +
+                std::to_string(self.dim()) + ")");
+  int64_t off = static_cast<int64_t>(target.size()) - self.dim();
+  for (int64_t i = 0; i < self.dim(); ++i) {
+    const SymInt& s = self.sizes[i];
+    if (s == 1 || !differ(s, target[off + i])) continue;
+    throw Error("The expanded size of the tensor (" + target[off + i].to_string() +
+                ") must match the existing size (" + s.to_string() +
+                ") at non-singleton dimension " + std::to_string(off + i) + ".  Target sizes: " +
+                sizes_str(target) + ".  Tensor sizes: " + sizes_str(self.sizes));
+  }
+}
+
+// --- matrix products ---------------------------------------------------------------------------
+
+void check_mm_shapes(const TensorMeta& m1, const TensorMeta& m2) {
+  if (differ(m1.sizes[1], m2.sizes[0]))
+    throw Error("mat1 and mat2 shapes cannot be multiplied (" + m1.sizes[0].to_string() + "x" +
+                m1.sizes[1].to_string() + " and " + m2.sizes[0].to_string() + "x" +
+                m2.sizes[1].to_string() + ")");
+}
+
+TensorMeta mm_out(const TensorMeta& m1, const TensorMeta& m2) {
+  if (m1.dim() != 2) throw Error("self must be a matrix");
+  if (m2.dim() != 2) throw Error("mat2 must be a matrix");
+  check_mm_shapes(m1, m2);
+  check_same_dtype(m1, m2);
+  return meta::empty({m1.sizes[0], m2.sizes[1]}, m1.dtype, m1.device);
+}
+
+// mm(Tensor self, Tensor mat2)
+ValueMeta mm_meta(const MetaArgs& a) { return one(mm_out(a.tensor(0), a.tensor(1))); }
+
+TensorMeta addmm_out(const TensorMeta& self, const TensorMeta& m1, const TensorMeta& m2) {
+  if (m1.dim() != 2)
+    throw Error("mat1 must be a matrix, got " + std::to_string(m1.dim()) + "-D tensor");
+  if (m2.dim() != 2)
+    throw Error("mat2 must be a matrix, got " + std::to_string(m2.dim()) + "-D tensor");
+  check_mm_shapes(m1, m2);
+  check_same_dtype(m1, m2);
+  SymIntVector shape = {m1.sizes[0], m2.sizes[1]};
+  check_expandable(self, shape);
+  if (self.dtype != m2.dtype) throw Error("self and mat2 must have the same dtype");
+  return meta::empty(shape, m1.dtype, m1.device);
+}
+
+// addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1)
+ValueMeta addmm_meta(const MetaArgs& a) {
+  return one(addmm_out(a.tensor(0), a.tensor(1), a.tensor(2)));
+}
+
+TensorMeta bmm_out(const TensorMeta& b1, const TensorMeta& b2) {
+  if (b1.dim() != 3) throw Error("batch1 must be a 3D tensor");
+  if (b2.dim() != 3) throw Error("batch2 must be a 3D tensor");
+  if (differ(b2.sizes[0], b1.sizes[0]) || differ(b2.sizes[1], b1.sizes[2]))
+    throw Error("Expected size for first two dimensions of batch2 tensor to be: [" +
+                b1.sizes[0].to_string() + ", " + b1.sizes[2].to_string() + "] but got: [" +
+                b2.sizes[0].to_string() + ", " + b2.sizes[1].to_string() + "].");
+  check_same_dtype(b1, b2);
+  return meta::empty({b1.sizes[0], b1.sizes[1], b2.sizes[2]}, b1.dtype, b1.device);
+}
+
+// bmm(Tensor self, Tensor mat2)
+ValueMeta bmm_meta(const MetaArgs& a) { return one(bmm_out(a.tensor(0), a.tensor(1))); }
+
+// baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1): self is
+// expanded and copied into a result of batch1's dtype.
+ValueMeta baddbmm_meta(const MetaArgs& a) {
+  TensorMeta out = bmm_out(a.tensor(1), a.tensor(2));
+  check_expandable(a.tensor(0), out.sizes);
+  return one(out);
+}
+
+// addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1): vec's dtype.
+TensorMeta addmv_out(const TensorMeta& self, const TensorMeta& mat, const TensorMeta& vec) {
+  if (!(mat.dim() == 2 && vec.dim() == 1 && self.dim() <= 1))
+    throw Error("vector + matrix @ vector expected, got " + std::to_string(self.dim()) + ", " +
+                std::to_string(mat.dim()) + ", " + std::to_string(vec.dim()));
+  if (differ(mat.sizes[1], vec.sizes[0]) ||
+      (differ(mat.sizes[0], self.numel()) && differ(self.numel(), 1)))
+    throw Error("size mismatch, got " + (self.dim() ? self.sizes[0].to_string() : "1") + ", " +
+                mat.sizes[0].to_string() + "x" + mat.sizes[1].to_string() + "," +
+                vec.sizes[0].to_string());
+  check_same_dtype(mat, vec);
+  return meta::empty({mat.sizes[0]}, vec.dtype, vec.device);
+}
+
+ValueMeta addmv_meta(const MetaArgs& a) {
+  return one(addmv_out(a.tensor(0), a.tensor(1), a.tensor(2)));
+}
+
+// mv(Tensor self, Tensor vec): addmv into an empty result of vec's options.
+ValueMeta mv_meta(const MetaArgs& a) {
+  const TensorMeta &mat = a.tensor(0), &vec = a.tensor(1);
+  TensorMeta result = meta::empty({mat.dim() > 0 ? mat.sizes[0] : SymInt(1)}, vec.dtype);
+  return one(addmv_out(result, mat, vec));
+}
+
+TensorMeta dot_out(const TensorMeta& x, const TensorMeta& y) {
+  if (x.dim() != 1 || y.dim() != 1)
+    throw Error("1D tensors expected, but got " + std::to_string(x.dim()) + "D and " +
+                std::to_string(y.dim()) + "D tensors");
+  if (x.dtype != y.dtype)
+    throw Error("dot : expected both vectors to have same dtype, but found " +
+                std::string(meta::c10_type_name(x.dtype)) + " and " +
+                std::string(meta::c10_type_name(y.dtype)));
+  if (differ(x.sizes[0], y.sizes[0]))
+    throw Error("inconsistent tensor size, expected tensor [" + x.sizes[0].to_string() +
+                "] and src [" + y.sizes[0].to_string() +
+                "] to have the same number of elements, but got " + x.sizes[0].to_string() +
+                " and " + y.sizes[0].to_string() + " elements respectively");
+  return meta::empty({}, x.dtype, x.device);
+}
+
+// dot(Tensor self, Tensor tensor)
+ValueMeta dot_meta(const MetaArgs& a) { return one(dot_out(a.tensor(0), a.tensor(1))); }
+
+// at::matmul: dot / mv / mm / folded mm / broadcast bmm by the operands' ranks. Every path gives
+// a contiguous result.
+TensorMeta matmul_out(const TensorMeta& t1, const TensorMeta& t2) {
+  int64_t d1 = t1.dim(), d2 = t2.dim();
+  if (d1 == 0 || d2 == 0)
+    throw Error("both arguments to matmul need to be at least 1D, but they are " +
+                std::to_string(d1) + "D and " + std::to_string(d2) + "D");
+  if (d1 == 1 && d2 == 1) return dot_out(t1, t2);
+  if (d1 == 2 && d2 == 1) {
+    TensorMeta result = meta::empty({t1.sizes[0]}, t2.dtype);
+    return addmv_out(result, t1, t2);
+  }
+  if (d1 == 1 && d2 == 2) {
+    TensorMeta row = meta::empty({1, t1.sizes[0]}, t1.dtype, t1.device);
+    TensorMeta out = mm_out(row, t2);
+    return meta::empty({out.sizes[1]}, out.dtype, out.device);
+  }
+  if (d1 == 2 && d2 == 2) return mm_out(t1, t2);
+  check_same_dtype(t1, t2);
+  // Batched: the matrix dims are the last two (a vector contributes one dim, dropped at the end).
+  SymIntVector b1(t1.sizes.begin(), t1.sizes.end() - std::min<int64_t>(d1, 2));
+  SymIntVector b2(t2.sizes.begin(), t2.sizes.end() - std::min<int64_t>(d2, 2));
+  SymInt n = d1 > 1 ? t1.sizes[d1 - 2] : SymInt(1);
+  SymInt m1 = t1.sizes[d1 - 1];
+  SymInt m2 = t2.sizes[d2 > 1 ? d2 - 2 : 0];
+  SymInt p = d2 > 1 ? t2.sizes[d2 - 1] : SymInt(1);
+  if (differ(m1, m2)) {
+    if (d2 <= 2)  // folded into mm / mv
+      throw Error(d2 == 2 ? "mat1 and mat2 shapes cannot be multiplied (" +
+                                (product(b1) * n).to_string() + "x" + m1.to_string() + " and " +
+                                m2.to_string() + "x" + p.to_string() + ")"
+                          : "size mismatch, got " + (product(b1) * n).to_string() + ", " +
+                                (product(b1) * n).to_string() + "x" + m1.to_string() + "," +
+                                m2.to_string());
+    throw Error("Expected size for first two dimensions of batch2 tensor to be: [" +
+                product(meta::broadcast_shapes(b1, b2)).to_string() + ", " + m1.to_string() +
+                "] but got: [" + product(meta::broadcast_shapes(b1, b2)).to_string() + ", " +
+                m2.to_string() + "].");
+  }
+  SymIntVector shape = meta::broadcast_shapes(b1, b2);
+  if (d1 > 1) shape.push_back(n);
+  if (d2 > 1) shape.push_back(p);
+  return meta::empty(shape, t1.dtype, t1.device);
+}
+
+// matmul(Tensor self, Tensor other)
+ValueMeta matmul_meta(const MetaArgs& a) { return one(matmul_out(a.tensor(0), a.tensor(1))); }
+
+// linear(Tensor input, Tensor weight, Tensor? bias=None): addmm for 2-d input (and contiguous 3-d
+// input, folded) with a bias, else matmul(input, weight.t()) followed by an in-place bias add.
+ValueMeta linear_meta(const MetaArgs& a) {
+  const TensorMeta& x = a.tensor(0);
+  const TensorMeta& w = a.tensor(1);
+  const TensorMeta* bias = a.optional_tensor(2);
+  if (w.dim() > 2)
+    throw Error("t() expects a tensor with <= 2 dimensions, but self is " +
+                std::to_string(w.dim()) + "D");
+  TensorMeta wt = w.dim() == 2 ? meta::empty({w.sizes[1], w.sizes[0]}, w.dtype, w.device) : w;
+  if (bias && x.dim() == 2) return one(addmm_out(*bias, x, wt));
+  if (bias && x.dim() == 3 && x.is_contiguous()) {
+    TensorMeta folded = meta::empty({x.sizes[0] * x.sizes[1], x.sizes[2]}, x.dtype, x.device);
+    TensorMeta out = addmm_out(*bias, folded, wt);
+    return one(meta::empty({x.sizes[0], x.sizes[1], out.sizes[1]}, out.dtype, out.device));
+  }
+  TensorMeta out = matmul_out(x, wt);
+  if (bias) {
+    SymIntVector b = meta::broadcast_shapes(out.sizes, bias->sizes);
+    if (b != out.sizes)
+      throw Error("output with shape " + sizes_str(out.sizes) +
+                  " doesn't match the broadcast shape " + sizes_str(b));
+  }
+  return one(out);
+}
+
+// --- convolution -------------------------------------------------------------------------------
+
+struct ConvParams {
+  SymIntVector stride, padding, dilation, output_padding;
+  bool transposed = false;
+  int64_t groups = 1;
+};
+
+// expand_param_if_needed: one value for every spatial dim, or exactly one per dim.
+SymIntVector expand_param(const SymIntVector& v, const char* name, int64_t dim) {
+  if (v.size() == 1) return SymIntVector(dim, v[0]);
+  if (static_cast<int64_t>(v.size()) != dim) {
+    std::string list = "[";
+    for (size_t i = 0; i < v.size(); ++i) list += (i ? ", " : "") + v[i].to_string();
+    throw Error(std::string("expected ") + name + " to be a single integer value or a list of " +
+                std::to_string(dim) + " values to match the convolution dimensions, but got " +
+                name + "=" + list + "]");
+  }
+  return v;
+}
+
+ConvParams conv_params(const MetaArgs& a, size_t first, int64_t dim) {
+  // (stride, padding, dilation, transposed, output_padding, groups) from argument `first`.
+  ConvParams p;
+  p.stride = expand_param(a.int_list(first), "stride", dim);
+  p.padding = expand_param(a.int_list(first + 1), "padding", dim);
+  p.dilation = expand_param(a.int_list(first + 2), "dilation", dim);
+  p.transposed = a.bool_value(first + 3);
+  p.output_padding = expand_param(a.int_list(first + 4), "output_padding", dim);
+  p.groups = a.int_value(first + 5);
+  if (p.groups <= 0) throw Error("non-positive groups is not supported");
+  return p;
+}
+
+// check_shape_forward of Convolution.cpp, with its messages.
+void check_conv_shapes(const TensorMeta& input, const TensorMeta& weight, const TensorMeta* bias,
+                       const ConvParams& p) {
+  for (auto& v : p.padding)
+    if (hint(v) < 0) throw Error("negative padding is not supported");
+  for (auto& v : p.output_padding)
+    if (hint(v) < 0) throw Error("negative output_padding is not supported");
+  for (auto& v : p.stride)
+    if (hint(v) <= 0) throw Error("non-positive stride is not supported");
+  int64_t k = input.dim();
+  const SymIntVector& ws = weight.sizes;
+  if (weight.dim() != k)
+    throw Error("Expected " + std::to_string(weight.dim()) + "-dimensional input for " +
+                std::to_string(weight.dim()) + "-dimensional weight " + sizes_str(ws) +
+                ", but got " + std::to_string(k) + "-dimensional input of size " +
+                sizes_str(input.sizes) + " instead");
+  if (hint(ws[0]) < p.groups)
+    throw Error("Given groups=" + std::to_string(p.groups) + ", expected weight to be at least " +
+                std::to_string(p.groups) + " at dimension 0, but got weight of size " +
+                sizes_str(ws) + " instead");
+  if (hint(ws[0]) % p.groups != 0)
+    throw Error("Given groups=" + std::to_string(p.groups) +
+                ", expected weight to be divisible by " + std::to_string(p.groups) +
+                " at dimension 0, but got weight of size [" + sizes_str(ws) + "] instead");
+  if (!p.transposed) {
+    if (differ(input.sizes[1], ws[1] * p.groups))
+      throw Error("Given groups=" + std::to_string(p.groups) + ", weight of size " + sizes_str(ws) +
+                  ", expected input" + sizes_str(input.sizes) + " to have " +
+                  (ws[1] * p.groups).to_string() + " channels, but got " +
+                  input.sizes[1].to_string() + " channels instead");
+    if (bias && (bias->dim() != 1 || differ(bias->sizes[0], ws[0])))
+      throw Error("Given weight of size " + sizes_str(ws) +
+                  ", expected bias to be 1-dimensional with " + ws[0].to_string() +
+                  " elements, but got bias of size " + sizes_str(bias->sizes) + " instead");
+    bool kernel_ok = true;
+    std::string in_s, k_s;
+    for (int64_t i = 2; i < k; ++i) {
+      SymInt padded = input.sizes[i] + 2 * p.padding[i - 2];
+      SymInt kernel = p.dilation[i - 2] * (ws[i] - 1) + 1;
+      auto hp = padded.hint(), hk = kernel.hint();
+      if (hp && hk && *hp < *hk) kernel_ok = false;
+      in_s += (i > 2 ? " x " : "") + padded.to_string();
+      k_s += (i > 2 ? " x " : "") + kernel.to_string();
+    }
+    if (!kernel_ok)
+      throw Error("Calculated padded input size per channel: (" + in_s + "). Kernel size: (" + k_s +
+                  "). Kernel size can't be greater than actual input size");
+  } else {
+    if (differ(input.sizes[1], ws[0]))
+      throw Error("Given transposed=1, weight of size " + sizes_str(ws) + ", expected input" +
+                  sizes_str(input.sizes) + " to have " + ws[0].to_string() + " channels, but got " +
+                  input.sizes[1].to_string() + " channels instead");
+    if (bias && (bias->dim() != 1 || differ(bias->sizes[0], ws[1] * p.groups)))
+      throw Error("Given transposed=1, weight of size " + sizes_str(ws) +
+                  ", expected bias to be 1-dimensional with " + (ws[1] * p.groups).to_string() +
+                  " elements, but got bias of size " + sizes_str(bias->sizes) + " instead");
+    for (size_t i = 0; i < p.output_padding.size(); ++i)
+      if (hint(p.output_padding[i]) >= hint(p.stride[i]) &&
+          hint(p.output_padding[i]) >= hint(p.dilation[i]))
+        throw Error(
+            "output padding must be smaller than either stride or dilation, but got "
+            "output_padding=" +
+            p.output_padding[i].to_string() + " stride=" + p.stride[i].to_string() +
+            " dilation=" + p.dilation[i].to_string());
+  }
+}
+
+// conv_output_size / conv_input_size of ConvUtils.h.
+SymIntVector conv_output_shape(const TensorMeta& input, const TensorMeta& weight,
+                               const ConvParams& p) {
+  SymIntVector out = {input.sizes[0], p.transposed ? weight.sizes[1] * p.groups : weight.sizes[0]};
+  for (int64_t d = 2; d < input.dim(); ++d) {
+    const SymInt &in = input.sizes[d], &k = weight.sizes[d];
+    const SymInt &s = p.stride[d - 2], &pad = p.padding[d - 2], &dil = p.dilation[d - 2];
+    if (p.transposed)
+      out.push_back((in - 1) * s - 2 * pad + dil * (k - 1) + p.output_padding[d - 2] + 1);
+    else
+      out.push_back(floordiv(in + 2 * pad - dil * (k - 1) - 1, s) + 1);
+  }
+  return out;
+}
+
+// at::unsqueeze's strides for a new dim 2 (how 1.13 views a 1-d convolution as a 2-d one).
+TensorMeta view4d(const TensorMeta& t) {
+  TensorMeta out = t;
+  out.sizes.insert(out.sizes.begin() + 2, 1);
+  out.strides.insert(out.strides.begin() + 2, t.sizes[2] * t.strides[2]);
+  return out;
+}
+
+// The memory format 1.13's CPU convolution backends (mkldnn, thnn) compute in: channels-last for
+// a non-transposed 2-d convolution whose input or weight suggests it, contiguous otherwise (3-d
+// and transposed convolutions, empty inputs). A 1-d convolution runs as 2-d on a contiguous input.
+MemoryFormat conv_memory_format(const TensorMeta& input, const TensorMeta& weight,
+                                bool transposed) {
+  if (transposed) return MemoryFormat::Contiguous;
+  if (input.numel().is_concrete() && input.numel().value() == 0) return MemoryFormat::Contiguous;
+  if (input.dim() == 3) {
+    TensorMeta in4 = view4d(meta::empty(input.sizes, input.dtype));
+    return conv_memory_format(in4, view4d(weight), transposed);
+  }
+  if (input.dim() != 4) return MemoryFormat::Contiguous;
+  if (meta::suggest_memory_format(input) == MemoryFormat::ChannelsLast ||
+      meta::suggest_memory_format(weight) == MemoryFormat::ChannelsLast)
+    return MemoryFormat::ChannelsLast;
+  return MemoryFormat::Contiguous;
+}
+
+// A fresh tensor of `sizes` in the layout a convolution computes in; 1-d results come back from
+// the 2-d view with dim 2 squeezed out.
+TensorMeta conv_result(const SymIntVector& sizes, ScalarType dtype, Device device,
+                       MemoryFormat fmt) {
+  TensorMeta out = meta::empty(sizes, dtype, device);
+  if (fmt != MemoryFormat::ChannelsLast) return out;
+  if (sizes.size() == 3) {
+    SymIntVector s4 = sizes;
+    s4.insert(s4.begin() + 2, 1);
+    SymIntVector st = meta::memory_format_strides(s4, fmt);
+    st.erase(st.begin() + 2);
+    out.strides = st;
+  } else {
+    out.strides = meta::memory_format_strides(sizes, fmt);
+  }
+  return out;
+}
+
+void check_conv_dtypes(const TensorMeta& input, const TensorMeta& weight, const TensorMeta* bias) {
+  auto legacy = [](ScalarType t) {
+    return "torch." + std::string(meta::c10_type_name(t)) + "Tensor";
+  };
+  if (input.dtype != weight.dtype)
+    throw Error("Input type (" + legacy(input.dtype) + ") and weight type (" +
+                legacy(weight.dtype) +
+                ") should be the same or input should be a MKLDNN tensor and weight is a dense "
+                "tensor");
+  if (bias && bias->dtype != input.dtype)
+    throw Error("Input type (" + legacy(input.dtype) + ") and bias type (" + legacy(bias->dtype) +
+                ") should be the same");
+}
+
+TensorMeta convolution_out(const TensorMeta& input, const TensorMeta& weight,
+                           const TensorMeta* bias, const ConvParams& p) {
+  check_conv_shapes(input, weight, bias, p);
+  check_conv_dtypes(input, weight, bias);
+  return conv_result(conv_output_shape(input, weight, p), input.dtype, input.device,
+                     conv_memory_format(input, weight, p.transposed));
+}
+
+// convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
+//             int[] dilation, bool transposed, int[] output_padding, int groups)
+ValueMeta convolution_meta(const MetaArgs& a) {
+  const TensorMeta& input = a.tensor(0);
+  const TensorMeta& weight = a.tensor(1);
+  int64_t dim = weight.dim() - 2;
+  if (dim <= 0) throw Error("weight should have at least three dimensions");
+  ConvParams p = conv_params(a, 3, dim);
+  return one(convolution_out(input, weight, a.optional_tensor(2), p));
+}
+
+// conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
+//        int[2] dilation=1, int groups=1): also takes an unbatched 3-d input.
+ValueMeta conv2d_meta(const MetaArgs& a) {
+  const TensorMeta& in = a.tensor(0);
+  const TensorMeta& weight = a.tensor(1);
+  ConvParams p;
+  p.stride = expand_param(a.int_list(3), "stride", 2);
+  p.padding = expand_param(a.int_list(4), "padding", 2);
+  p.dilation = expand_param(a.int_list(5), "dilation", 2);
+  p.output_padding = {0, 0};
+  p.groups = a.int_value(6);
+  if (p.groups <= 0) throw Error("non-positive groups is not supported");
+  if (in.dim() != 3 && in.dim() != 4)
+    throw Error("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: " +
+                sizes_str(in.sizes));
+  if (in.dim() == 4) return one(convolution_out(in, weight, a.optional_tensor(2), p));
+  // unsqueeze(0), convolve, squeeze(0).
+  TensorMeta batched = in;
+  batched.sizes.insert(batched.sizes.begin(), 1);
+  batched.strides.insert(batched.strides.begin(), in.sizes[0] * in.strides[0]);
+  TensorMeta out = convolution_out(batched, weight, a.optional_tensor(2), p);
+  out.sizes.erase(out.sizes.begin());
+  out.strides.erase(out.strides.begin());
+  return one(out);
+}
+
+// convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes,
+//   int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
+//   bool[3] output_mask) -> (grad_input, grad_weight, grad_bias); None where the mask is false.
+ValueMeta convolution_backward_meta(const MetaArgs& a) {
+  const TensorMeta& go = a.tensor(0);
+  const TensorMeta& input = a.tensor(1);
+  const TensorMeta& weight = a.tensor(2);
+  int64_t dim = weight.dim() - 2;
+  if (dim <= 0) throw Error("weight should have at least three dimensions");
+  ConvParams p = conv_params(a, 4, dim);
+  std::vector<bool> mask = a.bool_list(10);
+  if (mask.size() != 3) throw Error("output_mask must have 3 elements");
+  check_conv_shapes(input, weight, nullptr, p);
+  check_conv_dtypes(input, weight, nullptr);
+  if (go.dtype != input.dtype)
+    throw Error("Expected grad_output to have dtype " + std::string(torch_name(input.dtype)) +
+                ", but got " + std::string(torch_name(go.dtype)));
+  SymIntVector expected = conv_output_shape(input, weight, p);
+  bool shape_ok = go.dim() == static_cast<int64_t>(expected.size());
+  for (size_t i = 0; shape_ok && i < expected.size(); ++i)
+    shape_ok = !differ(go.sizes[i], expected[i]);
+  if (!shape_ok)
+    throw Error("Expected grad_output of size " + sizes_str(expected) + " but got " +
+                sizes_str(go.sizes));
+  MemoryFormat fmt = conv_memory_format(input, weight, p.transposed);
+  std::vector<ValueMeta> results(3);
+  if (mask[0]) results[0] = one(conv_result(input.sizes, input.dtype, input.device, fmt));
+  if (mask[1]) results[1] = one(conv_result(weight.sizes, weight.dtype, weight.device, fmt));
+  if (mask[2]) results[2] = one(meta::empty({go.sizes[1]}, go.dtype, go.device));
+  return ValueMeta::tuple(std::move(results));
+}
+
+}  // namespace
+
+void register_linalg_ops(OpTable& t) {
+  t.def("mm(Tensor self, Tensor mat2) -> Tensor").tags(kComputeIntensive | kCore).meta(mm_meta);
+  t.def("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
+      .tags(kComputeIntensive | kCore)
+      .meta(addmm_meta);
+  t.def("bmm(Tensor self, Tensor mat2) -> Tensor").tags(kComputeIntensive | kCore).meta(bmm_meta);
+  t.def(
+       "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
+       "Tensor")
+      .tags(kComputeIntensive)
+      .meta(baddbmm_meta);
+  t.def("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
+      .tags(kComputeIntensive)
+      .meta(addmv_meta);
+  t.def("mv(Tensor self, Tensor vec) -> Tensor").tags(kComputeIntensive).meta(mv_meta);
+  t.def("dot(Tensor self, Tensor tensor) -> Tensor").tags(kComputeIntensive).meta(dot_meta);
+  t.def(
+       "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+       "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor")
+      .tags(kComputeIntensive | kCore)
+      .meta(convolution_meta);
+  t.def(
+       "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? "
+       "bias_sizes, "
+       "int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, "
+       "int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)")
+      .tags(kComputeIntensive | kCore | kBackward)
+      .meta(convolution_backward_meta);
+
+  // CompositeImplicitAutograd ops that libtorch front ends call; not core (a decomposition table
+  // lowers them).
+  t.def("matmul(Tensor self, Tensor other) -> Tensor").tags(kComputeIntensive).meta(matmul_meta);
+  t.def("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
+      .tags(kComputeIntensive)
+      .meta(linear_meta);
+  t.def(
+       "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
+       "int[2] dilation=1, int groups=1) -> Tensor")
+      .tags(kComputeIntensive)
+      .meta(conv2d_meta);
+}
 
 }  // namespace aotgrad

@@ -677,4 +677,11 @@ ValueMeta tuple_of(std::vector<TensorMeta> ts) {
   return ValueMeta::tuple(std::move(elems));
 }
 
+std::string_view c10_type_name(ScalarType t) {
+  static constexpr std::string_view kNames[] = {
+      "Byte",  "Char",   "Short",        "Int",           "Long", "Half",
+      "Float", "Double", "ComplexFloat", "ComplexDouble", "Bool", "BFloat16"};
+  return kNames[static_cast<int>(t)];
+}
+
 }  // namespace aotgrad::meta

@@ -7,6 +7,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/compiler.h"
 
 namespace aotgrad {
 
@@ -82,6 +83,7 @@ std::string describe_ivalue(const c10::IValue& v) {
 }  // namespace
 
 Interpreter::Interpreter(std::shared_ptr<const Graph> graph) : graph_(std::move(graph)), plan_(new Plan) {
+  register_compat_ops();
   Plan& p = *plan_;
   auto new_slot = [&](const Node* n) {
     int s = p.num_slots++;

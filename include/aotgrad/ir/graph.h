@@ -223,6 +223,9 @@ class Graph {
   void claim_name(const std::string& name);
   bool has_name(std::string_view name) const;
 
+  /// A deep copy: same nodes, names, metadata, node info and signature.
+  std::unique_ptr<Graph> clone() const;
+
   Signature signature = Signature::Plain;
 
  private:

@@ -90,6 +90,9 @@ TensorMeta as_strided(const TensorMeta& self, const SymIntVector& size, const Sy
                       std::optional<SymInt> storage_offset);
 TensorMeta diagonal(const TensorMeta& self, int64_t offset, int64_t dim1, int64_t dim2);
 
+/// c10's name of a dtype as ATen's messages print it: "Float", "Long", "Bool", "BFloat16", ...
+std::string_view c10_type_name(ScalarType t);
+
 /// Common meta function results.
 inline ValueMeta one(TensorMeta t) { return ValueMeta::of(std::move(t)); }
 ValueMeta tuple_of(std::vector<TensorMeta> ts);

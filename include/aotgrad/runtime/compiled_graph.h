@@ -1,0 +1,72 @@
+// aotgrad: a graph compiled for inference, with the runtime wrappers of the seed's §13.7 that make
+// it behave as eager does: input dedupe, synthetic bases, input-mutation write-back, aliased outputs.
+#pragma once
+
+#include <ATen/core/ivalue.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+#include "aotgrad/runtime/compiler.h"
+#include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/input_mutations.h"
+
+namespace aotgrad {
+
+struct CompileOptions {
+  /// Data mutations of inputs stay in the graph as a trailing copy_ (§13.13).
+  bool keep_inference_input_mutations = false;
+  std::shared_ptr<const Compiler> compiler;  // nullptr: the interpreter
+};
+
+/// One compiled form of the graph, for one way the caller's arguments alias each other.
+struct Specialization {
+  std::string key;                       // the alias signature it was compiled for
+  std::shared_ptr<const Graph> source;   // the graph after dedupe / synthetic-base rewriting
+  std::shared_ptr<const Graph> fw;       // the functional graph the backend received
+  ViewAndMutationMeta meta;
+  CompiledFn fn;
+  /// How to build fw's inputs: caller argument index, or -(1 + synthetic base index).
+  std::vector<int> input_sources;
+  /// For each synthetic base: the caller arguments that are views of it.
+  std::vector<std::vector<int>> synthetic_bases;
+  bool deduped = false;
+};
+
+/// A graph compiled for inference. Calling it runs the compiled functional graph and then does what
+/// eager mode would have left behind: mutated arguments hold their new values (written back with
+/// copy_, or as_strided_ for metadata), outputs that are arguments are those very tensors, outputs
+/// that are views of arguments are views of them. Arguments that are the same tensor (§13.24) or
+/// overlapping views of one storage (§13.23) get a specialization compiled for that aliasing.
+/// Thread-safe.
+class CompiledGraph {
+ public:
+  /// Verifies `graph`; compilation of the no-aliasing specialization is immediate.
+  CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options = {});
+
+  /// Runs on `args` (one per placeholder), mutating them as eager mode would. Returns the user
+  /// outputs (output leaves; None for None).
+  std::vector<c10::IValue> operator()(std::vector<c10::IValue> args);
+
+  /// The specialization for arguments that do not alias each other.
+  const Specialization& plain() const { return *plain_; }
+  /// The specialization `args` would use (compiling it if needed).
+  const Specialization& specialization_for(const std::vector<c10::IValue>& args);
+  int num_specializations() const;
+
+ private:
+  std::shared_ptr<Specialization> compile(std::shared_ptr<const Graph> source, std::string key) const;
+
+  std::shared_ptr<const Graph> graph_;
+  std::shared_ptr<const InputMutations> mutations_;
+  CompileOptions options_;
+  std::shared_ptr<Specialization> plain_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Specialization>> by_key_;
+};
+
+}  // namespace aotgrad

@@ -1,0 +1,41 @@
+// aotgrad: the backend interface -- a Compiler turns a graph into a callable (DESIGN.md, Runtime).
+#pragma once
+
+#include <ATen/core/ivalue.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+/// A compiled graph: takes one IValue per placeholder, returns the output leaves in order.
+using CompiledFn = std::function<std::vector<c10::IValue>(std::vector<c10::IValue>)>;
+
+/// A backend (the seed's fw_compiler / bw_compiler, §13.35). compile() receives a verified
+/// functional graph whose placeholders carry the example inputs' metadata.
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  virtual std::string name() const = 0;
+  virtual CompiledFn compile(std::shared_ptr<const Graph> graph) const = 0;
+};
+
+/// The default backend: the Interpreter running ATen kernels (the seed's aot_eager, §13.40).
+class InterpreterCompiler final : public Compiler {
+ public:
+  std::string name() const override { return "interpreter"; }
+  CompiledFn compile(std::shared_ptr<const Graph> graph) const override;
+};
+
+/// The process-wide default compiler.
+std::shared_ptr<const Compiler> default_compiler();
+
+/// Registers, once, the ops aotgrad's functional graphs use that libtorch 1.13 lacks (PyTorch
+/// 2.x's `_native_batch_norm_legit_functional`), as composites of existing ATen ops.
+void register_compat_ops();
+
+}  // namespace aotgrad

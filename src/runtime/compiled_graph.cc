@@ -1,0 +1,241 @@
+// aotgrad: inference compilation with the dedupe, synthetic-base and mutation/alias wrappers.
+#include "aotgrad/runtime/compiled_graph.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ir/verifier.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/transforms/input_mutations.h"
+
+namespace aotgrad {
+namespace {
+
+// The byte range a tensor's elements can touch in its storage: [begin, end).
+std::pair<int64_t, int64_t> byte_range(const at::Tensor& t) {
+  if (t.numel() == 0) return {0, 0};
+  int64_t last = t.storage_offset();
+  for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+  int64_t es = static_cast<int64_t>(t.element_size());
+  return {t.storage_offset() * es, (last + 1) * es};
+}
+
+bool overlap(const at::Tensor& a, const at::Tensor& b) {
+  auto [a0, a1] = byte_range(a);
+  auto [b0, b1] = byte_range(b);
+  return a0 < b1 && b0 < a1;
+}
+
+// How the caller's arguments alias: duplicates to merge and groups to give a synthetic base.
+struct AliasPlan {
+  std::vector<int> duplicate_of;               // per arg: the earlier identical arg it merges into, or -1
+  std::vector<std::vector<int>> bases;         // groups of distinct args sharing a synthetic base
+  std::string key() const {
+    std::string k;
+    for (size_t i = 0; i < duplicate_of.size(); ++i)
+      if (duplicate_of[i] >= 0) k += "d" + std::to_string(i) + "=" + std::to_string(duplicate_of[i]) + ";";
+    for (auto& g : bases) {
+      k += "b";
+      for (int i : g) k += std::to_string(i) + ",";
+      k += ";";
+    }
+    return k;
+  }
+};
+
+AliasPlan plan_aliasing(const std::vector<c10::IValue>& args, const InputMutations& mut) {
+  AliasPlan plan;
+  size_t n = args.size();
+  plan.duplicate_of.assign(n, -1);
+  auto mutated = [&](size_t i) { return i < mut.data_mutated.size() && (mut.data_mutated[i] || mut.metadata_mutated[i]); };
+  auto tensor = [&](size_t i) -> const at::Tensor* {
+    return args[i].isTensor() && args[i].toTensor().defined() ? &args[i].toTensor() : nullptr;
+  };
+  // Identical tensors: merged only when one of them is mutated (§13.24).
+  for (size_t j = 0; j < n; ++j) {
+    const at::Tensor* tj = tensor(j);
+    if (!tj) continue;
+    for (size_t i = 0; i < j; ++i) {
+      const at::Tensor* ti = tensor(i);
+      if (ti && plan.duplicate_of[i] < 0 && ti->unsafeGetTensorImpl() == tj->unsafeGetTensorImpl() &&
+          (mutated(i) || mutated(j))) {
+        plan.duplicate_of[j] = static_cast<int>(i);
+        break;
+      }
+    }
+  }
+  // Distinct views of one storage: a synthetic base when one is mutated and some overlap (§13.23).
+  std::vector<bool> grouped(n);
+  for (size_t i = 0; i < n; ++i) {
+    const at::Tensor* ti = tensor(i);
+    if (!ti || grouped[i] || plan.duplicate_of[i] >= 0 || !ti->has_storage()) continue;
+    std::vector<int> group{static_cast<int>(i)};
+    for (size_t j = i + 1; j < n; ++j) {
+      const at::Tensor* tj = tensor(j);
+      if (!tj || plan.duplicate_of[j] >= 0 || !tj->has_storage()) continue;
+      if (tj->unsafeGetTensorImpl() == ti->unsafeGetTensorImpl()) continue;  // unmutated duplicate: kept
+      if (tj->storage().unsafeGetStorageImpl() == ti->storage().unsafeGetStorageImpl()) group.push_back(static_cast<int>(j));
+    }
+    if (group.size() < 2) continue;
+    bool any_mutated = false, any_overlap = false;
+    for (int a : group) any_mutated = any_mutated || mutated(a);
+    for (size_t x = 0; x < group.size(); ++x)
+      for (size_t y = x + 1; y < group.size(); ++y) any_overlap = any_overlap || overlap(*tensor(group[x]), *tensor(group[y]));
+    if (!any_mutated || !any_overlap) continue;
+    for (int a : group) {
+      grouped[a] = true;
+      if (tensor(a)->scalar_type() != ti->scalar_type())
+        throw Error("arguments " + std::to_string(i) + " and " + std::to_string(a) +
+                    " are overlapping views of one storage with different dtypes; aotgrad cannot give them a "
+                    "synthetic base (clone one of them)");
+    }
+    plan.bases.push_back(group);
+  }
+  return plan;
+}
+
+// A tensor spanning the whole storage of `t`, 1-d and contiguous: the synthetic base.
+at::Tensor storage_base(const at::Tensor& t) {
+  int64_t numel = static_cast<int64_t>(t.storage().nbytes() / t.element_size());
+  return at::empty({0}, t.options()).set_(t.storage(), 0, {numel}, {1});
+}
+
+Arg int_list(c10::IntArrayRef v) {
+  std::vector<int64_t> x(v.begin(), v.end());
+  return Arg::of_ints(x);
+}
+
+}  // namespace
+
+CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options)
+    : graph_(std::move(graph)), options_(std::move(options)) {
+  verify(*graph_);
+  mutations_ = std::make_shared<InputMutations>(analyze_input_mutations(*graph_));
+  if (!options_.compiler) options_.compiler = default_compiler();
+  plain_ = compile(graph_, "");
+  for (size_t i = 0; i < graph_->placeholders().size(); ++i) plain_->input_sources.push_back(static_cast<int>(i));
+  by_key_[""] = plain_;
+}
+
+int CompiledGraph::num_specializations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(by_key_.size());
+}
+
+std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Graph> source, std::string key) const {
+  auto spec = std::make_shared<Specialization>();
+  spec->key = std::move(key);
+  spec->source = source;
+  FunctionalizeOptions fopts;
+  fopts.keep_input_mutations = options_.keep_inference_input_mutations;
+  fopts.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
+  FunctionalizeResult r = functionalize(*source, fopts);
+  verify(*r.graph);
+  spec->fw = std::shared_ptr<const Graph>(std::move(r.graph));
+  spec->meta = std::move(r.meta);
+  spec->fn = options_.compiler->compile(spec->fw);
+  return spec;
+}
+
+const Specialization& CompiledGraph::specialization_for(const std::vector<c10::IValue>& args) {
+  AliasPlan plan = plan_aliasing(args, *mutations_);
+  std::string key = plan.key();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = by_key_.find(key); it != by_key_.end()) return *it->second;
+  }
+  // Rewrite a copy of the graph: merge duplicates, make grouped views as_strided of a new base.
+  std::shared_ptr<Graph> g = graph_->clone();
+  std::vector<Node*> phs = g->placeholders();
+  Node* first_body = phs.empty() ? g->output() : phs.back()->next();
+  std::vector<int> sources;
+  std::vector<bool> removed(phs.size());
+  for (size_t j = 0; j < phs.size(); ++j) {
+    if (plan.duplicate_of[j] < 0) continue;
+    g->replace_all_uses_with(phs[j], phs[plan.duplicate_of[j]]);
+    removed[j] = true;
+  }
+  std::vector<Node*> base_nodes;
+  for (size_t b = 0; b < plan.bases.size(); ++b) {
+    const at::Tensor& any = args[plan.bases[b][0]].toTensor();
+    int64_t numel = static_cast<int64_t>(any.storage().nbytes() / any.element_size());
+    TensorMeta bm = make_tensor_meta(from_c10(any.scalar_type()), {SymInt(numel)}, from_c10(any.device()));
+    Node* base = g->add_placeholder(g->unique_name("base"), ValueMeta::of(bm));
+    base_nodes.push_back(base);
+    g->set_insertion_point(first_body);
+    for (int a : plan.bases[b]) {
+      const at::Tensor& t = args[a].toTensor();
+      Node* view = g->add_call(aten_ops().get("aten::as_strided"),
+                               {Arg(base), int_list(t.sizes()), int_list(t.strides()), Arg::of_int(t.storage_offset())});
+      g->replace_all_uses_with(phs[a], view);
+      removed[a] = true;
+    }
+    g->set_insertion_point(nullptr);
+  }
+  for (size_t j = 0; j < phs.size(); ++j) {
+    if (removed[j]) g->erase(phs[j]);
+    else sources.push_back(static_cast<int>(j));
+  }
+  for (size_t b = 0; b < plan.bases.size(); ++b) sources.push_back(-1 - static_cast<int>(b));
+  auto spec = compile(g, key);
+  spec->input_sources = std::move(sources);
+  spec->synthetic_bases = plan.bases;
+  spec->deduped = std::any_of(plan.duplicate_of.begin(), plan.duplicate_of.end(), [](int d) { return d >= 0; });
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, fresh] = by_key_.emplace(key, spec);
+  return *it->second;
+}
+
+std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args) {
+  size_t expected = graph_->placeholders().size();
+  if (args.size() != expected)
+    throw Error("expected " + std::to_string(expected) + " arguments, got " + std::to_string(args.size()));
+  const Specialization& spec = args.size() > 1 ? specialization_for(args) : *plain_;
+  // The compiled graph's inputs: caller arguments and synthetic bases.
+  std::vector<at::Tensor> bases;
+  for (auto& group : spec.synthetic_bases) bases.push_back(storage_base(args[group[0]].toTensor()));
+  std::vector<c10::IValue> inputs;
+  inputs.reserve(spec.input_sources.size());
+  for (int s : spec.input_sources) inputs.push_back(s >= 0 ? args[s] : c10::IValue(bases[-1 - s]));
+  std::vector<c10::IValue> targets = inputs;  // what mutations are written back into
+  std::vector<c10::IValue> outs = spec.fn(std::move(inputs));
+
+  const ViewAndMutationMeta& meta = spec.meta;
+  size_t n_mut = meta.mutated_inputs_returned.size();
+  AOTGRAD_CHECK(outs.size() == n_mut + meta.outputs.size(), "compiled graph returned ", outs.size(),
+                " values, expected ", n_mut + meta.outputs.size());
+  {
+    at::NoGradGuard no_grad;
+    for (size_t k = 0; k < n_mut; ++k) {
+      int p = meta.mutated_inputs_returned[k];
+      at::Tensor target = targets[p].toTensor();
+      const at::Tensor& value = outs[k].toTensor();
+      const InputInfo& info = meta.inputs[p];
+      if (info.mutates_metadata) target.as_strided_(value.sizes(), value.strides(), value.storage_offset());
+      if (info.mutates_data) target.copy_(value);
+    }
+  }
+  std::vector<c10::IValue> result;
+  result.reserve(meta.outputs.size());
+  for (size_t j = 0; j < meta.outputs.size(); ++j) {
+    const OutputInfo& info = meta.outputs[j];
+    c10::IValue& v = outs[n_mut + j];
+    if (info.kind == OutputKind::kIsInput) {
+      int s = spec.input_sources[info.input];
+      result.push_back(s >= 0 ? args[s] : c10::IValue(bases[-1 - s]));
+    } else if (info.kind == OutputKind::kAliasOfInput && meta.inputs[info.input].mutates_data) {
+      // The graph computed the view from the new value; regenerate it from the caller's tensor.
+      const at::Tensor& target = targets[info.input].toTensor();
+      const at::Tensor& out = v.toTensor();
+      result.push_back(target.as_strided(out.sizes(), out.strides(), target.storage_offset() + out.storage_offset()));
+    } else {
+      result.push_back(std::move(v));
+    }
+  }
+  return result;
+}
+
+}  // namespace aotgrad

@@ -1,0 +1,206 @@
+// Tests for inference compilation and its runtime wrappers: input mutations are written back,
+// duplicated inputs (§13.24) and overlapping views (§13.23) behave as in eager mode, and the graphs
+// the backend receives are the seed's.
+#include "aotgrad/runtime/compiled_graph.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/printer.h"
+#include "aotgrad/ops/registry.h"
+
+namespace aotgrad {
+namespace {
+
+std::shared_ptr<Graph> parse(const std::string& text) { return parse_graph(text, aten_ops()); }
+
+std::string normalized(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t a = line.find_first_not_of(' ');
+    if (a == std::string::npos || line[a] == '#') continue;
+    out += line.substr(a) + "\n";
+  }
+  return out;
+}
+
+std::string printed(const Graph& g) {
+  PrintOptions p;
+  p.class_header = false;
+  p.annotations = false;
+  return normalized(print_graph(g, p));
+}
+
+std::vector<std::string> call_ops(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node* n : g.nodes())
+    if (n->kind() == NodeKind::Call) ops.push_back(n->op()->name);
+  return ops;
+}
+
+const char* kSgd = R"(
+def forward(self, p: "f32[4]", g: "f32[4]"):
+    add_ = torch.ops.aten.add_.Tensor(p, g, alpha = -0.1)
+    mul = torch.ops.aten.mul.Tensor(p, 2)
+    sum_1 = torch.ops.aten.sum.default(mul)
+    return (sum_1,)
+)";
+
+TEST(CompiledGraph, InputMutationIsWrittenBackEitherWay) {
+  for (bool keep : {false, true}) {
+    CompileOptions opts;
+    opts.keep_inference_input_mutations = keep;
+    CompiledGraph f(parse(kSgd), opts);
+    at::Tensor p = at::randn({4}), g = at::randn({4});
+    at::Tensor p0 = p.clone();
+    for (int step = 1; step <= 2; ++step) {
+      auto out = f({p, g});
+      at::Tensor expected_p = p0 - 0.1 * step * g;
+      EXPECT_TRUE(at::allclose(p, expected_p)) << "keep=" << keep << " step " << step;
+      EXPECT_TRUE(at::allclose(out[0].toTensor(), (expected_p * 2).sum()));
+    }
+  }
+}
+
+// §13.24: the same tensor twice, mutated: deduplicated into one input.
+TEST(CompiledGraph, Seed13_24_DuplicateMutatedInputIsDeduped) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[4]", y: "f32[4]"):
+    add_ = torch.ops.aten.add_.Tensor(x, 1)
+    add = torch.ops.aten.add.Tensor(x, y)
+    return (add,)
+)"));
+  at::Tensor t = at::randn({4});
+  at::Tensor e = t.clone();
+  e.add_(1);
+  at::Tensor expected = e + e;
+  auto out = f({t, t});
+  EXPECT_TRUE(at::allclose(out[0].toTensor(), expected));
+  EXPECT_TRUE(at::allclose(t, e));
+  const Specialization& s = f.specialization_for({t, t});
+  EXPECT_TRUE(s.deduped);
+  EXPECT_EQ(printed(*s.fw), normalized(R"(
+def forward(self, arg0_1):
+    add = torch.ops.aten.add.Tensor(arg0_1, 1);  arg0_1 = None
+    add_1 = torch.ops.aten.add.Tensor(add, add)
+    return (add, add_1)
+)"));
+  // Distinct tensors use the plain two-input graph.
+  at::Tensor a = at::randn({4}), b = at::randn({4});
+  at::Tensor expected_ab = (a + 1) + b;
+  EXPECT_TRUE(at::allclose(f({a, b})[0].toTensor(), expected_ab));
+  EXPECT_EQ(f.plain().fw->placeholders().size(), 2u);
+}
+
+// §13.24, no mutation: both inputs are kept.
+TEST(CompiledGraph, Seed13_24_UnmutatedDuplicateKeepsBothInputs) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[4]", y: "f32[4]"):
+    add = torch.ops.aten.add.Tensor(x, y)
+    return (add,)
+)"));
+  at::Tensor t = at::randn({4});
+  EXPECT_TRUE(at::allclose(f({t, t})[0].toTensor(), t + t));
+  const Specialization& s = f.specialization_for({t, t});
+  EXPECT_FALSE(s.deduped);
+  EXPECT_EQ(s.fw->placeholders().size(), 2u);
+}
+
+const char* kMulAdd = R"(
+def forward(self, x: "f32[S]", y: "f32[T]"):
+    mul_ = torch.ops.aten.mul_.Tensor(x, 2)
+    add = torch.ops.aten.add.Tensor(x, y)
+    return (add,)
+)";
+
+std::string with_sizes(int64_t s, int64_t t) {
+  std::string text = kMulAdd;
+  text.replace(text.find("f32[S]"), 6, "f32[" + std::to_string(s) + "]");
+  text.replace(text.find("f32[T]"), 6, "f32[" + std::to_string(t) + "]");
+  return text;
+}
+
+// §13.23: f(base[:6], base[4:]) -- one [10] input, as_strided / as_strided_scatter.
+TEST(CompiledGraph, Seed13_23_OverlappingViewsGetASyntheticBase) {
+  CompiledGraph f(parse(with_sizes(6, 6)));
+  at::Tensor base = at::randn({10});
+  at::Tensor eager_base = base.clone();
+  at::Tensor ex = eager_base.slice(0, 0, 6), ey = eager_base.slice(0, 4);
+  ex.mul_(2);
+  at::Tensor expected = ex + ey;
+  auto out = f({base.slice(0, 0, 6), base.slice(0, 4)});
+  EXPECT_TRUE(at::allclose(out[0].toTensor(), expected));
+  EXPECT_TRUE(at::allclose(base, eager_base));
+  const Specialization& s = f.specialization_for({base.slice(0, 0, 6), base.slice(0, 4)});
+  ASSERT_EQ(s.fw->placeholders().size(), 1u);
+  EXPECT_EQ(s.fw->placeholders()[0]->tensor_meta().annotation(), "f32[10][1]cpu");
+  EXPECT_EQ(call_ops(*s.fw), (std::vector<std::string>{"aten::as_strided", "aten::mul.Tensor",
+                                                       "aten::as_strided_scatter", "aten::as_strided",
+                                                       "aten::as_strided", "aten::add.Tensor"}));
+}
+
+// §13.23: f(base[:5], base[5:]) shares storage without overlapping: two inputs kept.
+TEST(CompiledGraph, Seed13_23_DisjointViewsKeepTheirInputs) {
+  CompiledGraph f(parse(with_sizes(5, 5)));
+  at::Tensor base = at::randn({10});
+  at::Tensor eager_base = base.clone();
+  eager_base.slice(0, 0, 5).mul_(2);
+  at::Tensor expected = eager_base.slice(0, 0, 5) + eager_base.slice(0, 5);
+  auto out = f({base.slice(0, 0, 5), base.slice(0, 5)});
+  EXPECT_TRUE(at::allclose(out[0].toTensor(), expected));
+  EXPECT_TRUE(at::allclose(base, eager_base));
+  EXPECT_EQ(f.specialization_for({base.slice(0, 0, 5), base.slice(0, 5)}).fw->placeholders().size(), 2u);
+}
+
+TEST(CompiledGraph, OutputsAliasInputsAsInEager) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[2, 3]"):
+    view = torch.ops.aten.view.default(x, [6])
+    relu = torch.ops.aten.relu.default(x)
+    return (x, view, relu)
+)"));
+  at::Tensor x = at::randn({2, 3});
+  auto out = f({x});
+  EXPECT_TRUE(out[0].toTensor().is_same(x));
+  EXPECT_TRUE(out[1].toTensor().is_alias_of(x));
+  EXPECT_FALSE(out[2].toTensor().is_alias_of(x));
+}
+
+TEST(CompiledGraph, MutatedInputReturnedAsViewStillAliases) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[2, 3]"):
+    mul_ = torch.ops.aten.mul_.Tensor(x, 3)
+    t = torch.ops.aten.t.default(x)
+    return (t,)
+)"));
+  at::Tensor x = at::randn({2, 3});
+  at::Tensor expected = x * 3;
+  auto out = f({x});
+  EXPECT_TRUE(at::allclose(x, expected));
+  at::Tensor t = out[0].toTensor();
+  EXPECT_TRUE(t.is_alias_of(x));
+  EXPECT_TRUE(at::allclose(t, expected.t()));
+  x.add_(1);  // later writes to x are visible through the returned view, as in eager
+  EXPECT_TRUE(at::allclose(t, (expected + 1).t()));
+}
+
+TEST(CompiledGraph, MetadataMutationOfAnInputIsReplayed) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[2, 3]"):
+    t_ = torch.ops.aten.t_.default(x)
+    mul = torch.ops.aten.mul.Tensor(x, 2)
+    return (mul,)
+)"));
+  at::Tensor x = at::randn({2, 3});
+  at::Tensor expected = x.t() * 2;
+  auto out = f({x});
+  EXPECT_EQ(x.sizes(), (c10::IntArrayRef{3, 2}));
+  EXPECT_TRUE(at::allclose(out[0].toTensor(), expected));
+}
+
+}  // namespace
+}  // namespace aotgrad
