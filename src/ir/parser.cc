@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "text_lexer.h"
+#include "text_tables.h"
 
 namespace aotgrad {
 namespace {
@@ -31,6 +32,15 @@ struct PytreeParam {
   SourceLoc loc;
 };
 
+// An op as the parser uses it: its definition, and its schema's defaults converted once.
+struct OpEntry {
+  const OpDef* op = nullptr;
+  size_t n_positional = 0;
+  std::vector<Arg> defaults;  // per schema argument
+  std::vector<bool> has_default;
+  bool is_view = false;  // the result aliases an argument: annotations lack its storage offset
+};
+
 // A `name: "annotation";` declaration of the joint header.
 struct Declaration {
   ValueMeta meta;
@@ -40,7 +50,7 @@ struct Declaration {
 class Parser {
  public:
   Parser(std::string_view src, const OpTable& ops)
-      : lex_(src), ops_(ops), g_(std::make_unique<Graph>()) {}
+      : lex_(src), ops_(ops), g_(std::make_unique<Graph>()), values_(src.size() / 64) {}
 
   std::unique_ptr<Graph> run() {
     try {
@@ -287,7 +297,8 @@ class Parser {
       take();
       ann = annotation_meta(annotation_token(/*stop_at_comma=*/false));
     }
-    expect_punct('=', "'=' after " + q(name.text));
+    if (!peek().is('=')) expected(peek(), "'=' after " + q(name.text));
+    take();
     check_new_name(name);
     Node* node = nullptr;
     if (peek().kind == TokKind::Name && peek(1).is('[')) {
@@ -301,7 +312,8 @@ class Parser {
       if (ann) keep_annotation(node, std::move(*ann));
     } else {
       const Token& callee_start = peek();
-      std::vector<std::string_view> segments;
+      std::vector<std::string_view>& segments = segments_;
+      segments.clear();
       segments.push_back(expect_name("an op such as torch.ops.aten.add.Tensor").text);
       const Token* last = &callee_start;
       while (peek().is('.')) {
@@ -323,12 +335,12 @@ class Parser {
       } else {
         const char* b = callee_start.text.data();
         std::string_view span(b, last->text.data() + last->text.size() - b);
-        const OpDef& op = resolve_op(span, segments, callee_start);
+        const OpEntry& op = resolve_op(span, segments, callee_start);
         node = parse_call(op, name, callee_start, ann ? &*ann : nullptr);
       }
     }
     node->info().loc = name.loc;
-    values_.emplace(name.text, node);
+    values_.insert(name.text, node);
   }
 
   // A getitem (or view) node's metadata is known exactly, storage offset included; the annotation
@@ -369,45 +381,73 @@ class Parser {
     return parse_int(take(), neg);
   }
 
-  // The arguments of an op call, bound to its schema; the node is added to the graph with the
-  // annotated metadata `ann`, or (none given) the inferred one.
-  Node* parse_call(const OpDef& op, const Token& name, const Token& callee, ValueMeta* ann) {
+  // The arguments of an op call, bound to its schema (as bind_arguments binds them: positional
+  // schema arguments given by keyword take their position, defaults fill the rest); the node is
+  // added to the graph with the annotated metadata `ann`, or (none given) the inferred one. Each
+  // argument is type-checked where it was written, so that errors point at it.
+  Node* parse_call(const OpEntry& e, const Token& name, const Token& callee, ValueMeta* ann) {
+    const OpDef& op = *e.op;
+    const auto& sargs = op.schema.args;
     expect_punct('(', "'(' after the op name");
-    std::vector<Arg> args;
-    std::vector<SourceLoc> arg_locs;
-    std::vector<std::pair<std::string, Arg>> kwargs;
-    std::vector<SourceLoc> kwarg_locs;
+    std::vector<Arg> bound(sargs.size());
+    uint64_t given = 0;
+    size_t n_args = 0;
+    bool seen_keyword = false;
+    SourceLoc first_extra;
+    auto check_type = [&](size_t i, SourceLoc loc) {
+      std::string err = check_arg_type(sargs[i].type, bound[i]);
+      if (!err.empty()) fail(loc, op.name + " argument '" + sargs[i].name + "': " + err);
+    };
     while (!peek().is(')')) {
       if (peek().kind == TokKind::Name && peek(1).is('=')) {
-        const Token& key = take();
+        std::string_view key = take().text;
         take();
-        kwarg_locs.push_back(peek().loc);
-        kwargs.emplace_back(std::string(key.text), parse_value(0));
+        SourceLoc loc = peek().loc;
+        size_t idx = 0;
+        while (idx < sargs.size() && sargs[idx].name != key) ++idx;
+        if (idx == sargs.size()) fail(loc, op.name + " has no argument '" + std::string(key) + "'");
+        if ((given >> idx) & 1u)
+          fail(loc, op.name + " got argument '" + std::string(key) + "' twice");
+        bound[idx] = parse_value(0);
+        given |= 1ull << idx;
+        if (first_extra.line == 0) check_type(idx, loc);
+        seen_keyword = true;
       } else {
-        if (!kwargs.empty()) fail(peek().loc, "positional argument follows keyword argument");
+        if (seen_keyword) fail(peek().loc, "positional argument follows keyword argument");
         if (peek().at_line_end()) expected(peek(), "')' after arguments");
-        arg_locs.push_back(peek().loc);
-        args.push_back(parse_value(0));
+        SourceLoc loc = peek().loc;
+        if (n_args >= e.n_positional) {  // counted, then reported with the count
+          if (first_extra.line == 0) first_extra = loc;
+          parse_value(0);
+        } else {
+          bound[n_args] = parse_value(0);
+          given |= 1ull << n_args;
+          check_type(n_args, loc);
+        }
+        ++n_args;
       }
       if (!peek().is(',')) break;
       take();
     }
     expect_punct(')', "')' after arguments");
-    check_call_args(op, args, arg_locs, kwargs, kwarg_locs);
-    std::pair<std::vector<Arg>, uint64_t> bound;
-    try {
-      bound = bind_arguments(op, std::move(args), std::move(kwargs));
-    } catch (const Error& e) {
-      fail(callee.loc, e.message());
+    if (first_extra.line != 0)
+      fail(first_extra, op.name + " takes at most " + std::to_string(e.n_positional) +
+                            " positional arguments, got " + std::to_string(n_args));
+    for (size_t i = 0; i < sargs.size(); ++i) {
+      if ((given >> i) & 1u) continue;
+      if (!e.has_default[i])
+        fail(callee.loc, op.name + " is missing argument '" + sargs[i].name + "' (" +
+                             sargs[i].type.to_string() + ")");
+      bound[i] = e.defaults[i];
     }
     ValueMeta meta;
     if (ann) {
       meta = std::move(*ann);
       // A view's storage offset is not in its annotation: take it from the inferred metadata when
       // that agrees with the annotation in everything else.
-      if (op.return_alias_of(0) >= 0 && op.meta && meta.is_tensor()) {
+      if (e.is_view && meta.is_tensor()) {
         try {
-          ValueMeta inferred = op.meta(MetaArgs(op, bound.first));
+          ValueMeta inferred = op.meta(MetaArgs(op, bound));
           if (same_printed_meta(inferred, meta))
             meta.tensor.storage_offset = inferred.tensor.storage_offset;
         } catch (const Error&) {
@@ -416,42 +456,12 @@ class Parser {
       }
     } else {
       try {
-        meta = infer_meta(op, bound.first);
-      } catch (const Error& e) {
-        fail(callee.loc, e.message());
+        meta = infer_meta(op, bound);
+      } catch (const Error& err) {
+        fail(callee.loc, err.message());
       }
     }
-    return g_->add_call_raw(op, std::move(bound.first), bound.second, std::move(meta),
-                            std::string(name.text));
-  }
-
-  // Type-checks each argument where it was written, so errors point at the argument.
-  void check_call_args(const OpDef& op, const std::vector<Arg>& args,
-                       const std::vector<SourceLoc>& arg_locs,
-                       const std::vector<std::pair<std::string, Arg>>& kwargs,
-                       const std::vector<SourceLoc>& kwarg_locs) {
-    const auto& sargs = op.schema.args;
-    size_t n_positional = 0;
-    while (n_positional < sargs.size() && !sargs[n_positional].kwarg_only) ++n_positional;
-    if (args.size() > n_positional)
-      fail(arg_locs[n_positional], op.name + " takes at most " + std::to_string(n_positional) +
-                                       " positional arguments, got " + std::to_string(args.size()));
-    std::vector<bool> given(sargs.size(), false);
-    for (size_t i = 0; i < args.size(); ++i) {
-      given[i] = true;
-      std::string err = check_arg_type(sargs[i].type, args[i]);
-      if (!err.empty()) fail(arg_locs[i], op.name + " argument '" + sargs[i].name + "': " + err);
-    }
-    for (size_t k = 0; k < kwargs.size(); ++k) {
-      int idx = op.schema.arg_index(kwargs[k].first);
-      if (idx < 0) fail(kwarg_locs[k], op.name + " has no argument '" + kwargs[k].first + "'");
-      if (given[idx])
-        fail(kwarg_locs[k], op.name + " got argument '" + kwargs[k].first + "' twice");
-      given[idx] = true;
-      std::string err = check_arg_type(sargs[idx].type, kwargs[k].second);
-      if (!err.empty())
-        fail(kwarg_locs[k], op.name + " argument '" + sargs[idx].name + "': " + err);
-    }
+    return g_->add_call_raw(op, std::move(bound), given, std::move(meta), std::string(name.text));
   }
 
   // return (a, b) | [a, None] | a | None | pytree.tree_unflatten([...], self._out_spec)
@@ -652,31 +662,32 @@ class Parser {
   // ------------------------------------------------------------------------
 
   Node* lookup(const Token& t) {
-    auto it = values_.find(t.text);
-    if (it == values_.end()) fail(t.loc, "'" + std::string(t.text) + "' used before it is defined");
-    return it->second;
+    Node** n = values_.find(t.text);
+    if (!n) fail(t.loc, "'" + std::string(t.text) + "' used before it is defined");
+    return *n;
   }
 
   void check_new_name(const Token& t) {
     static const std::string_view kReserved[] = {"True", "False",  "None", "inf",  "nan",
                                                  "self", "return", "def",  "class"};
-    for (auto r : kReserved)
-      if (t.text == r) fail(t.loc, "'" + std::string(t.text) + "' cannot name a value");
+    if (t.text.size() <= 6)
+      for (auto r : kReserved)
+        if (t.text == r) fail(t.loc, "'" + std::string(t.text) + "' cannot name a value");
     if (t.text == "output") fail(t.loc, "name 'output' is reserved for the graph's output node");
-    if (values_.count(t.text)) fail(t.loc, "name '" + std::string(t.text) + "' is defined twice");
+    if (values_.contains(t.text))
+      fail(t.loc, "name '" + std::string(t.text) + "' is defined twice");
   }
 
   void define_placeholder(const Token& name, ValueMeta meta) {
     check_new_name(name);
     Node* n = g_->add_placeholder(std::string(name.text), std::move(meta));
     n->info().loc = name.loc;
-    values_.emplace(name.text, n);
+    values_.insert(name.text, n);
   }
 
-  const OpDef& resolve_op(std::string_view span, const std::vector<std::string_view>& segs,
-                          const Token& at) {
-    auto it = op_cache_.find(span);
-    if (it != op_cache_.end()) return *it->second;
+  const OpEntry& resolve_op(std::string_view span, const std::vector<std::string_view>& segs,
+                            const Token& at) {
+    if (const OpEntry** e = op_cache_.find(span)) return **e;
     size_t first = 0;
     if (segs.size() >= 2 && segs[0] == "torch" && segs[1] == "ops") first = 2;
     size_t n = segs.size() - first;
@@ -686,8 +697,29 @@ class Parser {
     std::string overload = n == 3 ? std::string(segs[first + 2]) : "default";
     const OpDef* op = ops_.find(overload == "default" ? name : name + "." + overload);
     if (!op) fail(at.loc, "unknown op '" + name + "." + overload + "'");
-    op_cache_.emplace(span, op);
-    return *op;
+    const OpEntry& e = entry(*op);
+    op_cache_.insert(span, &e);
+    return e;
+  }
+
+  // The parser's view of an op, made once per op and parse.
+  const OpEntry& entry(const OpDef& op) {
+    for (const auto& e : entries_)
+      if (e->op == &op) return *e;
+    const auto& sargs = op.schema.args;
+    if (sargs.size() > 64) throw Error(op.name + ": too many arguments to bind");
+    auto e = std::make_unique<OpEntry>();
+    e->op = &op;
+    while (e->n_positional < sargs.size() && !sargs[e->n_positional].kwarg_only) ++e->n_positional;
+    e->defaults.resize(sargs.size());
+    e->has_default.resize(sargs.size());
+    for (size_t i = 0; i < sargs.size(); ++i) {
+      e->has_default[i] = sargs[i].has_default;
+      if (sargs[i].has_default) e->defaults[i] = default_arg(sargs[i]);
+    }
+    e->is_view = op.return_alias_of(0) >= 0 && op.meta;
+    entries_.push_back(std::move(e));
+    return *entries_.back();
   }
 
   // The annotation after ':': a string ("f32[4][1]cpu"), or the unquoted form older PyTorch
@@ -715,8 +747,7 @@ class Parser {
 
   ValueMeta annotation_meta(const Token& t) {
     if (!t.has_escape) {
-      auto it = ann_cache_.find(t.text);
-      if (it != ann_cache_.end()) return it->second;
+      if (const ValueMeta* m = ann_cache_.find(t.text)) return *m;
     }
     ValueMeta m;
     try {
@@ -724,7 +755,7 @@ class Parser {
     } catch (const Error& e) {
       fail(t.loc, e.message());
     }
-    if (!t.has_escape) ann_cache_.emplace(t.text, m);
+    if (!t.has_escape) ann_cache_.insert(t.text, m);
     return m;
   }
 
@@ -734,9 +765,11 @@ class Parser {
   std::vector<Token> toks_;
   size_t pos_ = 0;
 
-  std::unordered_map<std::string_view, Node*> values_;
-  std::unordered_map<std::string_view, const OpDef*> op_cache_;
-  std::unordered_map<std::string_view, ValueMeta> ann_cache_;
+  text::NameMap<Node*> values_;
+  text::NameMap<const OpEntry*> op_cache_;  // by callee spelling
+  std::vector<std::unique_ptr<OpEntry>> entries_;
+  std::vector<std::string_view> segments_;
+  text::NameMap<ValueMeta> ann_cache_;
   std::unordered_map<std::string_view, Declaration> decls_;
   std::vector<PytreeParam> pytree_params_;
   bool flattened_ = false;

@@ -2,13 +2,14 @@
 #include "aotgrad/ir/printer.h"
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
+
+#include "text_tables.h"
 
 namespace aotgrad {
 namespace {
 
-constexpr uint32_t kNoUse = UINT32_MAX;
+using text::NodeIndex;
 
 // `name: "ann"` when the value has an annotation (tensors and symbolic scalars; not tuples).
 void append_annotation(std::string& out, const ValueMeta& m) {
@@ -116,20 +117,23 @@ class Printer {
   }
 
  private:
-  // Positions, and for each value the position of its last use (FX's register_last_uses).
+  // The node order, and for each node the values whose last use it is, in argument order (FX's
+  // register_last_uses: walking backwards, a value's first use seen is its last).
   void index_nodes() {
     order_.reserve(g_.size());
     for (Node* n : g_.nodes()) order_.push_back(n);
-    index_.reserve(order_.size() * 2);
-    for (uint32_t i = 0; i < order_.size(); ++i) index_.emplace(order_[i], i);
     if (!o_.release_statements) return;
-    last_use_.assign(order_.size(), kNoUse);
+    NodeIndex seen(order_.size());
+    release_start_.assign(order_.size(), 0);
+    release_count_.assign(order_.size(), 0);
+    releases_.reserve(order_.size());
     for (uint32_t i = static_cast<uint32_t>(order_.size()); i-- > 0;) {
+      release_start_[i] = static_cast<uint32_t>(releases_.size());
       for (const Arg& a : order_[i]->args())
         a.for_each_node([&](const Node* used) {
-          auto it = index_.find(used);
-          if (it != index_.end() && last_use_[it->second] == kNoUse) last_use_[it->second] = i;
+          if (seen.insert(used, 0)) releases_.push_back(used);
         });
+      release_count_[i] = static_cast<uint32_t>(releases_.size()) - release_start_[i];
     }
   }
 
@@ -181,20 +185,15 @@ class Printer {
   // ";  a = b = None": the arguments whose last use is this node, in argument order, then the
   // node itself when nothing uses it (FX's delete_unused_values).
   void append_release(const Node& n, uint32_t pos) {
-    released_.clear();
-    for (const Arg& a : n.args())
-      a.for_each_node([&](const Node* used) {
-        auto it = index_.find(used);
-        if (it == index_.end() || last_use_[it->second] != pos) return;
-        for (const Node* r : released_)
-          if (r == used) return;
-        released_.push_back(used);
-      });
-    if (n.users().empty()) released_.push_back(&n);
-    if (released_.empty()) return;
+    bool unused = n.users().empty();
+    if (release_count_[pos] == 0 && !unused) return;
     out_ += ";  ";
-    for (const Node* r : released_) {
-      out_ += r->name();
+    for (uint32_t k = release_start_[pos], e = k + release_count_[pos]; k < e; ++k) {
+      out_ += releases_[k]->name();
+      out_ += " = ";
+    }
+    if (unused) {
+      out_ += n.name();
       out_ += " = ";
     }
     out_ += "None";
@@ -219,9 +218,9 @@ class Printer {
   std::string out_;
   const char* body_indent_ = "";
   std::vector<const Node*> order_;
-  std::unordered_map<const Node*, uint32_t> index_;
-  std::vector<uint32_t> last_use_;
-  std::vector<const Node*> released_;
+  std::vector<const Node*> releases_;  // grouped by node, argument order within a node
+  std::vector<uint32_t> release_start_;
+  std::vector<uint32_t> release_count_;
   Arg none_;
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 
 #include "aotgrad/ir/error.h"
@@ -274,8 +275,8 @@ bool SymInt::operator==(const SymInt& o) const {
 void SymInt::append_to(std::string& out) const {
   if (is_concrete()) {
     char buf[24];
-    int n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(value_));
-    out.append(buf, n);
+    auto r = std::to_chars(buf, buf + sizeof buf, value_);
+    out.append(buf, static_cast<size_t>(r.ptr - buf));
     return;
   }
   bool first = true;

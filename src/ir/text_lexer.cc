@@ -1,114 +1,144 @@
 // aotgrad: the tokenizer of the graph text form.
 #include "text_lexer.h"
 
+#include <array>
+
 namespace aotgrad::text {
 namespace {
 
-bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
+// Character classes, one table lookup per character on the hot path.
+enum : uint8_t {
+  kNameStart = 1,  // a-z A-Z _
+  kDigit = 2,      // 0-9
+  kSpace = 4,      // ' ' \t \r \f
+  kPunct = 8,      // other printable ASCII
+};
+
+constexpr std::array<uint8_t, 256> make_classes() {
+  std::array<uint8_t, 256> t{};
+  for (int c = 33; c < 127; ++c) t[c] = kPunct;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = kNameStart;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = kNameStart;
+  t['_'] = kNameStart;
+  for (int c = '0'; c <= '9'; ++c) t[c] = kDigit;
+  t[' '] = t['\t'] = t['\r'] = t['\f'] = kSpace;
+  return t;
+}
+constexpr std::array<uint8_t, 256> kClasses = make_classes();
+
+inline uint8_t cls(char c) { return kClasses[static_cast<unsigned char>(c)]; }
+inline bool is_digit(char c) { return cls(c) == kDigit; }
 
 }  // namespace
 
 void Lexer::next_line(std::vector<Token>& out) {
   out.clear();
   while (true) {
-    Token t = lex_one();
-    if (t.kind == TokKind::Newline && out.empty()) continue;  // blank or comment-only line
-    out.push_back(t);
+    Token& t = out.emplace_back();
+    lex_one(t);
+    if (t.kind == TokKind::Newline && out.size() == 1) {  // blank or comment-only line
+      out.clear();
+      continue;
+    }
     if (t.at_line_end()) return;
   }
 }
 
-Token Lexer::lex_one() {
+void Lexer::lex_one(Token& t) {
+  const char* const s = src_.data();
   const size_t n = src_.size();
-  while (pos_ < n) {
-    char c = src_[pos_];
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
-      ++pos_;
-    } else if (c == '#') {
-      while (pos_ < n && src_[pos_] != '\n') ++pos_;
-    } else if (c == '\\' && (pos_ + 1 < n && (src_[pos_ + 1] == '\n' || src_[pos_ + 1] == '\r'))) {
-      ++pos_;  // line continuation: the newline is skipped below
-      if (src_[pos_] == '\r') ++pos_;
-      if (pos_ < n && src_[pos_] == '\n') {
-        ++pos_;
-        ++line_;
-        line_start_ = pos_;
-      }
+  size_t p = pos_;
+  while (p < n) {
+    char c = s[p];
+    if (cls(c) == kSpace) {
+      ++p;
     } else if (c == '\n') {
-      Token t;
       t.kind = TokKind::Newline;
-      t.loc = here();
-      ++pos_;
+      t.loc = {line_, static_cast<int>(p - line_start_) + 1};
+      ++p;
       ++line_;
-      line_start_ = pos_;
+      line_start_ = p;
       if (depth_ > 0) continue;  // implicit line joining inside brackets
-      return t;
+      pos_ = p;
+      return;
+    } else if (c == '#') {
+      while (p < n && s[p] != '\n') ++p;
+    } else if (c == '\\' && p + 1 < n && (s[p + 1] == '\n' || s[p + 1] == '\r')) {
+      ++p;  // line continuation: the newline is skipped here
+      if (s[p] == '\r') ++p;
+      if (p < n && s[p] == '\n') {
+        ++p;
+        ++line_;
+        line_start_ = p;
+      }
     } else {
       break;
     }
   }
-  Token t;
-  t.loc = here();
-  if (pos_ >= n) {
+  t.loc = {line_, static_cast<int>(p - line_start_) + 1};
+  if (p >= n) {
+    pos_ = p;
     t.kind = TokKind::End;
-    return t;
+    return;
   }
-  const size_t start = pos_;
-  char c = src_[pos_];
-  if (is_name_start(c)) {
-    while (pos_ < n && is_name_char(src_[pos_])) ++pos_;
+  const size_t start = p;
+  const char c = s[p];
+  const uint8_t k = cls(c);
+  if (k == kNameStart) {
+    ++p;
+    while (p < n && (cls(s[p]) & (kNameStart | kDigit))) ++p;
     t.kind = TokKind::Name;
-  } else if (is_digit(c) || (c == '.' && pos_ + 1 < n && is_digit(src_[pos_ + 1]))) {
+  } else if (k == kDigit || (c == '.' && p + 1 < n && is_digit(s[p + 1]))) {
     t.kind = TokKind::Int;
-    while (pos_ < n && is_digit(src_[pos_])) ++pos_;
-    if (pos_ < n && src_[pos_] == '.') {
+    while (p < n && is_digit(s[p])) ++p;
+    if (p < n && s[p] == '.') {
       t.kind = TokKind::Float;
-      ++pos_;
-      while (pos_ < n && is_digit(src_[pos_])) ++pos_;
+      ++p;
+      while (p < n && is_digit(s[p])) ++p;
     }
-    if (pos_ < n && (src_[pos_] == 'e' || src_[pos_] == 'E')) {
-      size_t p = pos_ + 1;
-      if (p < n && (src_[p] == '+' || src_[p] == '-')) ++p;
-      if (p < n && is_digit(src_[p])) {
-        while (p < n && is_digit(src_[p])) ++p;
-        pos_ = p;
+    if (p < n && (s[p] == 'e' || s[p] == 'E')) {
+      size_t q = p + 1;
+      if (q < n && (s[q] == '+' || s[q] == '-')) ++q;
+      if (q < n && is_digit(s[q])) {
+        while (q < n && is_digit(s[q])) ++q;
+        p = q;
         t.kind = TokKind::Float;
       }
     }
   } else if (c == '\'' || c == '"') {
-    ++pos_;
+    ++p;
     while (true) {
-      if (pos_ >= n || src_[pos_] == '\n')
+      if (p >= n || s[p] == '\n') {
+        pos_ = p;
         throw Error("unterminated string literal (expected a closing " + std::string(1, c) + ")",
                     t.loc);
-      char d = src_[pos_];
+      }
+      char d = s[p];
       if (d == c) break;
       if (d == '\\') {
         t.has_escape = true;
-        ++pos_;
-        if (pos_ < n && src_[pos_] == '\n') continue;  // reported as unterminated above
+        if (p + 1 < n && s[p + 1] != '\n') ++p;  // an escaped newline: unterminated, above
       }
-      ++pos_;
+      ++p;
     }
     t.kind = TokKind::String;
-    t.text = src_.substr(start + 1, pos_ - start - 1);
-    ++pos_;
-    return t;
-  } else if (c > ' ' && c < 127) {
-    ++pos_;
+    t.text = std::string_view(s + start + 1, p - start - 1);
+    pos_ = p + 1;
+    return;
+  } else if (k == kPunct) {
+    ++p;
     t.kind = TokKind::Punct;
     t.punct = c;
     if (c == '(' || c == '[' || c == '{') ++depth_;
     if ((c == ')' || c == ']' || c == '}') && depth_ > 0) --depth_;
   } else {
-    throw Error("unexpected character " + quote_for_message(src_.substr(pos_, 1)) +
+    pos_ = p;
+    throw Error("unexpected character " + quote_for_message(std::string_view(s + p, 1)) +
                     " (the graph text is ASCII Python code)",
                 t.loc);
   }
-  t.text = src_.substr(start, pos_ - start);
-  return t;
+  t.text = std::string_view(s + start, p - start);
+  pos_ = p;
 }
 
 std::string decode_string(const Token& t) {

@@ -45,8 +45,7 @@ class Lexer {
   void next_line(std::vector<Token>& out);
 
  private:
-  Token lex_one();
-  SourceLoc here() const { return {line_, static_cast<int>(pos_ - line_start_) + 1}; }
+  void lex_one(Token& t);  // fills a default-constructed token
 
   std::string_view src_;
   size_t pos_ = 0;

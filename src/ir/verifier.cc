@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <new>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
+
+#include "text_tables.h"
 
 namespace aotgrad {
 namespace {
@@ -57,9 +57,9 @@ class Verifier {
                     "): it is corrupt");
       order_.push_back(n);
     }
-    index_.reserve(order_.size() * 2);
+    index_ = text::NodeIndex(order_.size());
     for (uint32_t i = 0; i < order_.size(); ++i)
-      if (!index_.emplace(order_[i], i).second)
+      if (!index_.insert(order_[i], i))
         throw Error("node list of the graph visits " + order_[i]->describe() + " twice");
   }
 
@@ -68,14 +68,14 @@ class Verifier {
     if (order_.size() != g_.size())
       throw Error("the graph holds " + std::to_string(order_.size()) + " nodes but its size is " +
                   std::to_string(g_.size()));
-    std::unordered_set<std::string_view> names;
-    names.reserve(order_.size() * 2);
+    text::NameMap<bool> names(order_.size());
     bool seen_body = false;
     const Node* output = nullptr;
     for (const Node* n : order_) {
       if (n->graph() != &g_) fail(*n, "belongs to another graph");
       if (n->name().empty()) fail(*n, "has an empty name");
-      if (!names.insert(n->name()).second) fail(*n, "name '" + n->name() + "' is defined twice");
+      if (names.contains(n->name())) fail(*n, "name '" + n->name() + "' is defined twice");
+      names.insert(n->name(), true);
       if (g_.find(n->name()) != n)
         fail(*n, "the graph's name table does not map '" + n->name() + "' to this node");
       if (output) fail(*n, "comes after the output node (the output must be last)");
@@ -95,44 +95,54 @@ class Verifier {
   }
 
   // Every argument is defined earlier in this graph; use lists match the arguments exactly.
+  // Linear: the uses implied by arguments are bucketed by the used node (each bucket comes out in
+  // ascending user order), and each use list, sorted, must equal its bucket.
   void check_uses() {
-    std::vector<std::pair<uint32_t, uint32_t>> from_args;   // (used, user)
-    std::vector<std::pair<uint32_t, uint32_t>> from_users;  // (used, user)
-    for (uint32_t i = 0; i < order_.size(); ++i) {
+    const size_t n_nodes = order_.size();
+    std::vector<uint32_t> start(n_nodes + 1, 0);
+    std::vector<uint32_t> refs;  // (used) for each argument reference, in user order
+    std::vector<uint32_t> ref_users;
+    for (uint32_t i = 0; i < n_nodes; ++i) {
       const Node& n = *order_[i];
       for (const Arg& a : n.args())
         a.for_each_node([&](const Node* used) {
-          auto it = index_.find(used);
-          if (it == index_.end()) fail(n, "uses a value that is not in this graph");
-          if (it->second >= i) fail(n, "'" + used->name() + "' used before it is defined");
-          from_args.emplace_back(it->second, i);
+          uint32_t at = index_.find(used);
+          if (at == text::NodeIndex::kAbsent) fail(n, "uses a value that is not in this graph");
+          if (at >= i) fail(n, "'" + used->name() + "' used before it is defined");
+          refs.push_back(at);
+          ref_users.push_back(i);
+          ++start[at + 1];
         });
-      for (const Node* u : n.users()) {
-        auto it = index_.find(u);
-        if (it == index_.end()) fail(n, "its use list holds a node that is not in this graph");
-        from_users.emplace_back(i, it->second);
-      }
     }
-    std::sort(from_args.begin(), from_args.end());
-    std::sort(from_users.begin(), from_users.end());
-    if (from_args == from_users) return;
-    // Report the first (used, user) pair whose counts differ.
-    auto count = [](const std::vector<std::pair<uint32_t, uint32_t>>& v,
-                    std::pair<uint32_t, uint32_t> p) {
-      auto r = std::equal_range(v.begin(), v.end(), p);
-      return static_cast<size_t>(r.second - r.first);
-    };
-    size_t k = 0;
-    while (k < from_args.size() && k < from_users.size() && from_args[k] == from_users[k]) ++k;
-    std::pair<uint32_t, uint32_t> p =
-        k < from_args.size() && (k >= from_users.size() || from_args[k] < from_users[k])
-            ? from_args[k]
-            : from_users[k];
-    const Node& used = *order_[p.first];
-    const Node& user = *order_[p.second];
-    fail(used, "its use list has " + user.describe() + " " + std::to_string(count(from_users, p)) +
-                   " times but that node uses it " + std::to_string(count(from_args, p)) +
-                   " times");
+    for (size_t i = 0; i < n_nodes; ++i) start[i + 1] += start[i];
+    std::vector<uint32_t> expected(refs.size());
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (size_t k = 0; k < refs.size(); ++k) expected[fill[refs[k]]++] = ref_users[k];
+    std::vector<uint32_t> actual;
+    for (uint32_t i = 0; i < n_nodes; ++i) {
+      const Node& n = *order_[i];
+      actual.clear();
+      for (const Node* u : n.users()) {
+        uint32_t at = index_.find(u);
+        if (at == text::NodeIndex::kAbsent)
+          fail(n, "its use list holds a node that is not in this graph");
+        actual.push_back(at);
+      }
+      std::sort(actual.begin(), actual.end());
+      const uint32_t* want = expected.data() + start[i];
+      size_t n_want = start[i + 1] - start[i];
+      if (actual.size() == n_want && std::equal(actual.begin(), actual.end(), want)) continue;
+      // Report a user whose count differs.
+      std::vector<uint32_t> w(want, want + n_want);
+      size_t k = 0;
+      while (k < actual.size() && k < w.size() && actual[k] == w[k]) ++k;
+      uint32_t user = k < w.size() && (k >= actual.size() || w[k] < actual[k]) ? w[k] : actual[k];
+      auto count = [&](const std::vector<uint32_t>& v) {
+        return std::count(v.begin(), v.end(), user);
+      };
+      fail(n, "its use list has " + order_[user]->describe() + " " + std::to_string(count(actual)) +
+                  " times but that node uses it " + std::to_string(count(w)) + " times");
+    }
   }
 
   void check_node(const Node& n, uint32_t pos) {
@@ -196,7 +206,7 @@ class Verifier {
 
   const Graph& g_;
   std::vector<const Node*> order_;
-  std::unordered_map<const Node*, uint32_t> index_;
+  text::NodeIndex index_{0};
 };
 
 }  // namespace
