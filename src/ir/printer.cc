@@ -1,6 +1,7 @@
 // aotgrad: prints a Graph as the readable GraphModule code PyTorch 2.x prints.
 #include "aotgrad/ir/printer.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -11,12 +12,65 @@ namespace {
 
 using text::NodeIndex;
 
+// Annotation texts by what they show (dtype, sizes, strides, device), for tensors with concrete
+// sizes: graphs repeat a few shapes, and hashing a shape costs less than formatting it. A direct-
+// mapped table; a collision just formats again.
+class AnnotationCache {
+ public:
+  void append(std::string& out, const TensorMeta& t) {
+    uint64_t h = static_cast<uint64_t>(t.dtype) * 0x9e3779b97f4a7c15ull ^
+                 (static_cast<uint64_t>(t.device.type) << 8 | static_cast<uint8_t>(t.device.index));
+    for (const SymIntVector* v : {&t.sizes, &t.strides}) {
+      h = (h ^ v->size()) * 0x100000001b3ull;
+      for (const SymInt& x : *v) {
+        auto c = x.maybe_value();
+        if (!c) {  // symbolic: not cached
+          t.append_annotation(out);
+          return;
+        }
+        h = (h ^ static_cast<uint64_t>(*c)) * 0x100000001b3ull;
+      }
+    }
+    Entry& e = entries_[(h ^ (h >> 29)) % entries_.size()];
+    if (!e.used || e.hash != h || !matches(e.meta, t)) {
+      e.hash = h;
+      e.meta.dtype = t.dtype;
+      e.meta.device = t.device;
+      e.meta.sizes = t.sizes;
+      e.meta.strides = t.strides;
+      e.text.clear();
+      t.append_annotation(e.text);
+      e.used = true;
+    }
+    out += e.text;
+  }
+
+ private:
+  struct Entry {
+    uint64_t hash = 0;
+    TensorMeta meta;
+    std::string text;
+    bool used = false;
+  };
+  static bool same(const SymIntVector& a, const SymIntVector& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].maybe_value() != b[i].maybe_value()) return false;  // both concrete here
+    return true;
+  }
+  static bool matches(const TensorMeta& a, const TensorMeta& b) {
+    return a.dtype == b.dtype && a.device == b.device && same(a.sizes, b.sizes) &&
+           same(a.strides, b.strides);
+  }
+  std::array<Entry, 128> entries_;
+};
+
 // `name: "ann"` when the value has an annotation (tensors and symbolic scalars; not tuples).
-void append_annotation(std::string& out, const ValueMeta& m) {
+void append_annotation(std::string& out, const ValueMeta& m, AnnotationCache& cache) {
   switch (m.kind) {
     case ValueMeta::Kind::Tensor:
       out += ": \"";
-      m.tensor.append_annotation(out);
+      cache.append(out, m.tensor);
       out += '"';
       return;
     case ValueMeta::Kind::SymInt:
@@ -96,7 +150,7 @@ class Printer {
       for (const Node* p : placeholders) {
         out_ += ", ";
         out_ += p->name();
-        if (o_.annotations) append_annotation(out_, p->meta());
+        if (o_.annotations) append_annotation(out_, p->meta(), annotations_);
       }
       out_ += "):\n";
     }
@@ -149,7 +203,7 @@ class Printer {
       out_ += body_indent_;
       for (const Node* p : placeholders) {
         out_ += p->name();
-        append_annotation(out_, p->meta());
+        append_annotation(out_, p->meta(), annotations_);
         out_ += "; ";
       }
       out_ += '\n';
@@ -167,7 +221,7 @@ class Printer {
   void print_node(const Node& n, uint32_t pos) {
     out_ += body_indent_;
     out_ += n.name();
-    if (o_.annotations) append_annotation(out_, n.meta());
+    if (o_.annotations) append_annotation(out_, n.meta(), annotations_);
     out_ += " = ";
     if (n.kind() == NodeKind::GetItem) {
       const Node* in = n.getitem_input();
@@ -218,6 +272,7 @@ class Printer {
   std::string out_;
   const char* body_indent_ = "";
   std::vector<const Node*> order_;
+  AnnotationCache annotations_;
   std::vector<const Node*> releases_;  // grouped by node, argument order within a node
   std::vector<uint32_t> release_start_;
   std::vector<uint32_t> release_count_;
