@@ -1,7 +1,10 @@
 // aotgrad: command-line option parsing and file reading.
 #include "cli.h"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -88,6 +91,25 @@ std::string read_file(const std::string& path) {
   std::string s{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (in.bad()) throw Error("cannot read '" + path + "'");
   return s;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw Error("cannot write '" + path + "': " + std::strerror(errno));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    throw Error("cannot write '" + path + "': " + std::strerror(err));
+  }
 }
 
 }  // namespace aotgrad::cli

@@ -51,5 +51,8 @@ std::string help_text(const CommandSpec& spec);
 /// Reads a whole file ("/dev/stdin" and "-" read standard input). Throws aotgrad::Error naming the
 /// file when it cannot be read.
 std::string read_file(const std::string& path);
+/// Writes `content` to a temporary file beside `path`, then renames it into place. Throws Error
+/// naming the file; never leaves a half-written file at `path`.
+void write_file_atomic(const std::string& path, const std::string& content);
 
 }  // namespace aotgrad::cli

@@ -17,5 +17,6 @@ struct Command {
 const Command& check_command();
 const Command& ops_command();
 const Command& run_command();
+const Command& compile_command();
 
 }  // namespace aotgrad::cli

@@ -13,35 +13,17 @@
 #include "aotgrad/runtime/memory.h"
 #include "aotgrad/runtime/tensor_io.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/runtime/compiled_graph.h"
 #include "commands.h"
+#include "pipeline.h"
 
 namespace aotgrad::cli {
 namespace {
 
-std::shared_ptr<Graph> load_graph(const std::string& path) {
-  std::string text = read_file(path);
-  try {
-    std::shared_ptr<Graph> g = parse_graph(text, aten_ops());
-    verify(*g);
-    return g;
-  } catch (const Error& e) {
-    if (e.loc().line > 0)
-      throw Error(path + ":" + std::to_string(e.loc().line) + ":" + std::to_string(e.loc().col) +
-                  ": error: " + e.message());
-    throw Error(path + ": error: " + e.message());
-  }
-}
-
 int run_run(const Args& args) {
   install_tracking_allocator();
   const std::string& graph_path = args.positional[0];
-  std::shared_ptr<Graph> graph;
-  try {
-    graph = load_graph(graph_path);
-  } catch (const Error& e) {
-    std::cerr << e.message() << "\n";
-    return kBadInput;
-  }
+  std::shared_ptr<Graph> graph = load_graph(graph_path);
   if (!args.has("inputs") && !args.has("random-inputs"))
     throw UsageError{"give --inputs=FILE or --random-inputs"};
   uint64_t seed = 0;
@@ -77,12 +59,25 @@ int run_run(const Args& args) {
   // Keep the caller's view of the inputs to write back mutated ones.
   std::vector<c10::IValue> caller_inputs = inputs;
 
-  Interpreter interp(graph);
-  interp.check_inputs(inputs);
+  // As written (--no-compile) or through the compile pipeline (functionalized graph + wrappers).
+  std::function<std::vector<c10::IValue>(std::vector<c10::IValue>)> fn;
+  auto tc0 = std::chrono::steady_clock::now();
+  if (args.has("no-compile")) {
+    auto interp = std::make_shared<Interpreter>(graph);
+    interp->check_inputs(inputs);
+    fn = [interp](std::vector<c10::IValue> in) { return interp->run(std::move(in)); };
+  } else {
+    CompileOptions copts;
+    copts.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
+    auto compiled = std::make_shared<CompiledGraph>(graph, copts);
+    Interpreter(graph).check_inputs(inputs);
+    fn = [compiled](std::vector<c10::IValue> in) { return (*compiled)(std::move(in)); };
+  }
+  auto tc1 = std::chrono::steady_clock::now();
   reset_peak_memory();
   int64_t base = memory_stats().current_bytes;
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<c10::IValue> outputs = interp.run(std::move(inputs));
+  std::vector<c10::IValue> outputs = fn(std::move(inputs));
   auto t1 = std::chrono::steady_clock::now();
   MemoryStats mem = memory_stats();
 
@@ -105,6 +100,8 @@ int run_run(const Args& args) {
     j["peak_bytes_over_inputs"] = mem.peak_bytes - base;
     j["allocations"] = mem.allocations;
     j["fw_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
+    j["compiled"] = !args.has("no-compile");
     std::cout << j.dump() << "\n";
   }
   return kOk;
@@ -116,14 +113,17 @@ const Command& run_command() {
   static const Command cmd{
       {"run",
        "aotgrad run GRAPH (--inputs=IN.safetensors | --random-inputs) [--outputs=OUT.safetensors]",
-       "Runs GRAPH on libtorch's ATen kernels. Inputs are matched to placeholders by name;\n"
+       "Compiles GRAPH (functionalization and the runtime wrappers) and runs it on libtorch's ATen\n"
+       "kernels; --no-compile runs it as written. Inputs are matched to placeholders by name;\n"
        "OUT gets out_0, out_1, ... for each tensor output (a None output keeps its index), and\n"
        "every input the graph mutates under its own name.",
        {{"inputs", true, "safetensors file with one tensor per placeholder name", "FILE"},
         {"outputs", true, "write outputs (and mutated inputs) to this safetensors file", "FILE"},
         {"random-inputs", false, "make inputs missing from --inputs at random (floats ~N(0,1), ints in [0,2))"},
         {"seed", true, "seed for --random-inputs (default 0)", "N"},
-        {"stats", true, "print statistics as one JSON object (peak_bytes, fw_us, ...)", "json"}},
+        {"stats", true, "print statistics as one JSON object (peak_bytes, fw_us, ...)", "json"},
+        {"no-compile", false, "run the graph as written (in-place ops included), without compiling"},
+        {"keep-inference-input-mutations", false, "keep input mutations in the compiled graph as copy_"}},
        1,
        1},
       run_run};

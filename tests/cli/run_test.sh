@@ -55,5 +55,20 @@ check [ $? -eq 2 ]
 "$bin" run "$tmp/sgd.fx" --inputs "$tmp/a.safetensors" --outputs "$tmp/never.safetensors" 2>/dev/null
 check [ ! -e "$tmp/never.safetensors" ]
 
+# Compiled (default) and as-written runs agree, mutations included; compile dumps fw.fx.
+"$bin" run "$tmp/sgd.fx" --random-inputs --seed 3 --no-compile --outputs "$tmp/nc.safetensors"
+"$bin" run "$tmp/sgd.fx" --random-inputs --seed 3 --outputs "$tmp/c.safetensors"
+check cmp -s "$tmp/nc.safetensors" "$tmp/c.safetensors"
+"$bin" run "$tmp/sgd.fx" --random-inputs --seed 3 --keep-inference-input-mutations --outputs "$tmp/k.safetensors"
+check cmp -s "$tmp/nc.safetensors" "$tmp/k.safetensors"
+"$bin" compile "$tmp/sgd.fx" --grad=none --dump "$tmp/dump" --stats=json >"$tmp/cstats.json"
+check [ $? -eq 0 ]
+check grep -q "torch.ops.aten.add.Tensor(arg0_1, arg1_1, alpha = -0.1)" "$tmp/dump/fw.fx"
+check py "import json; j=json.load(open('$tmp/cstats.json')); assert j['kind']=='inference' and j['meta']['inputs'][0]['mutates_data'] and 'functionalize' in j['phases_us']"
+"$bin" compile "$tmp/sgd.fx" --keep-inference-input-mutations >"$tmp/kept.fx"
+check grep -q "= torch.ops.aten.copy_.default(arg0_1, add);  arg0_1 = add = copy_ = None" "$tmp/kept.fx"
+"$bin" compile "$tmp/sgd.fx" --grad=nosuch 2>/dev/null
+check [ $? -eq 2 ]
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

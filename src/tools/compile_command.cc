@@ -1,0 +1,117 @@
+// aotgrad: `aotgrad compile GRAPH` -- run the compile pipeline and dump or describe its graphs.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "aotgrad/ir/printer.h"
+#include "aotgrad/ir/verifier.h"
+#include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/requires_grad.h"
+#include "commands.h"
+#include "pipeline.h"
+
+namespace aotgrad::cli {
+namespace {
+
+nlohmann::ordered_json meta_json(const ViewAndMutationMeta& meta, const Graph& source) {
+  nlohmann::ordered_json j;
+  std::vector<Node*> phs = source.placeholders();
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < meta.inputs.size(); ++i) {
+    const InputInfo& in = meta.inputs[i];
+    inputs.push_back({{"name", phs[i]->name()},
+                      {"mutates_data", in.mutates_data},
+                      {"mutates_metadata", in.mutates_metadata},
+                      {"mutation_in_graph", in.mutation_in_graph},
+                      {"requires_grad", in.requires_grad}});
+  }
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  for (const OutputInfo& o : meta.outputs) {
+    const char* kind = o.kind == OutputKind::kFresh         ? "fresh"
+                       : o.kind == OutputKind::kIsInput     ? "is_input"
+                       : o.kind == OutputKind::kAliasOfInput ? "alias_of_input"
+                                                             : "none";
+    nlohmann::ordered_json oj = {{"kind", kind}};
+    if (o.input >= 0) oj["input"] = phs[o.input]->name();
+    outputs.push_back(oj);
+  }
+  j["inputs"] = inputs;
+  j["outputs"] = outputs;
+  return j;
+}
+
+int run_compile(const Args& args) {
+  PhaseTimer timer;
+  std::shared_ptr<Graph> graph = load_graph(args.positional[0]);
+  timer.mark("parse");
+  std::vector<bool> rg = parse_grad_spec(*graph, args.get("grad").value_or("none"));
+  bool json_stats = false;
+  if (auto s = args.get("stats")) {
+    if (*s != "json") throw UsageError{"--stats takes 'json'"};
+    json_stats = true;
+  }
+  std::optional<std::string> dump = args.get("dump");
+  if (dump && ::mkdir(dump->c_str(), 0755) != 0 && errno != EEXIST)
+    throw Error("cannot create directory '" + *dump + "': " + std::strerror(errno));
+
+  bool autograd = needs_autograd(*graph, rg);
+  if (autograd)
+    throw Error("the graph needs autograd (an input requires grad and an output or mutated input depends on "
+                "it); training compilation (the joint graph) is not implemented in this version -- use "
+                "--grad=none for inference");
+  // Inputs carry their requires_grad into the metadata.
+  std::vector<Node*> phs = graph->placeholders();
+  for (size_t i = 0; i < phs.size(); ++i)
+    if (phs[i]->meta().is_tensor()) phs[i]->mutable_meta().tensor.requires_grad = rg[i];
+
+  FunctionalizeOptions fopts;
+  fopts.keep_input_mutations = args.has("keep-inference-input-mutations");
+  fopts.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
+  FunctionalizeResult fr = functionalize(*graph, fopts);
+  timer.mark("functionalize");
+  verify(*fr.graph);
+  timer.mark("verify");
+  std::string fw_text = print_graph(*fr.graph);
+  if (dump) write_file_atomic(*dump + "/fw.fx", fw_text);
+  timer.mark("dump");
+  if (json_stats) {
+    nlohmann::ordered_json j;
+    j["kind"] = "inference";
+    j["fw_nodes"] = fr.graph->size();
+    j["meta"] = meta_json(fr.meta, *graph);
+    nlohmann::ordered_json phases = nlohmann::ordered_json::object();
+    for (auto& [name, us] : timer.phases()) phases[name] = us;
+    j["phases_us"] = phases;
+    j["total_us"] = timer.total_us();
+    std::cout << j.dump() << "\n";
+  } else if (!dump) {
+    std::cout << fw_text;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+const Command& compile_command() {
+  static const Command cmd{
+      {"compile",
+       "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--keep-inference-input-mutations] [--dump=DIR] "
+       "[--stats=json]",
+       "Compiles GRAPH: functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
+       "become extra outputs or a trailing copy_). Prints the graph the backend receives, or writes\n"
+       "it to DIR/fw.fx.",
+       {{"grad", true, "inputs that require grad: all (floating-point), none (default), or names", "SPEC"},
+        {"keep-inference-input-mutations", false, "keep input mutations in the graph as a trailing copy_"},
+        {"dump", true, "write the compiled graphs into this directory (fw.fx)", "DIR"},
+        {"stats", true, "print statistics and metadata as one JSON object", "json"}},
+       1,
+       1},
+      run_compile};
+  return cmd;
+}
+
+}  // namespace aotgrad::cli

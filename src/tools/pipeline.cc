@@ -1,0 +1,56 @@
+// aotgrad: graph loading and --grad parsing for the commands.
+#include "pipeline.h"
+
+#include <sstream>
+
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/verifier.h"
+#include "aotgrad/ops/registry.h"
+#include "cli.h"
+
+namespace aotgrad::cli {
+
+std::shared_ptr<Graph> load_graph(const std::string& path) {
+  std::string text = read_file(path);
+  try {
+    std::shared_ptr<Graph> g = parse_graph(text, aten_ops());
+    verify(*g);
+    return g;
+  } catch (const Error& e) {
+    if (e.loc().line > 0)
+      throw Error(path + ":" + std::to_string(e.loc().line) + ":" + std::to_string(e.loc().col) + ": error: " +
+                  e.message());
+    throw Error(path + ": error: " + e.message());
+  }
+}
+
+std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec) {
+  std::vector<Node*> phs = g.placeholders();
+  std::vector<bool> rg(phs.size());
+  auto floating = [](const Node* n) {
+    return n->meta().is_tensor() && (is_floating(n->meta().tensor.dtype) || is_complex(n->meta().tensor.dtype));
+  };
+  if (spec == "none") return rg;
+  if (spec == "all") {
+    for (size_t i = 0; i < phs.size(); ++i) rg[i] = floating(phs[i]);
+    return rg;
+  }
+  std::stringstream ss(spec);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    if (name.empty()) continue;
+    bool found = false;
+    for (size_t i = 0; i < phs.size(); ++i) {
+      if (phs[i]->name() != name) continue;
+      if (!floating(phs[i]))
+        throw UsageError{"--grad: input '" + name + "' is " + phs[i]->meta().describe() +
+                         ", not floating point: it cannot require grad"};
+      rg[i] = true;
+      found = true;
+    }
+    if (!found) throw UsageError{"--grad: the graph has no input named '" + name + "'"};
+  }
+  return rg;
+}
+
+}  // namespace aotgrad::cli

@@ -1,0 +1,40 @@
+// aotgrad: what the compile and run commands share -- loading a graph, --grad, timed phases.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad::cli {
+
+/// Reads, parses and verifies a graph; errors are rethrown as "FILE:LINE:COL: error: ..." text.
+std::shared_ptr<Graph> load_graph(const std::string& path);
+
+/// --grad=all|none|NAME,...: which placeholders require grad ("all": every floating-point input).
+/// Throws UsageError for an unknown or non-floating name.
+std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
+
+/// Wall-clock phases in microseconds, in the order they ran.
+class PhaseTimer {
+ public:
+  PhaseTimer() : start_(std::chrono::steady_clock::now()), last_(start_) {}
+  void mark(const std::string& phase) {
+    auto now = std::chrono::steady_clock::now();
+    phases_.push_back({phase, std::chrono::duration<double, std::micro>(now - last_).count()});
+    last_ = now;
+  }
+  double total_us() const {
+    return std::chrono::duration<double, std::micro>(last_ - start_).count();
+  }
+  const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
+
+ private:
+  std::chrono::steady_clock::time_point start_, last_;
+  std::vector<std::pair<std::string, double>> phases_;
+};
+
+}  // namespace aotgrad::cli

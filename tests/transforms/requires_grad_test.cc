@@ -1,0 +1,49 @@
+// Tests for requires_grad propagation and the autograd/inference decision (§13.11).
+#include "aotgrad/transforms/requires_grad.h"
+
+#include <gtest/gtest.h>
+
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ops/registry.h"
+
+namespace aotgrad {
+namespace {
+
+const char* kGraph = R"(
+def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", idx: "i64[4]"):
+    t = torch.ops.aten.t.default(w)
+    mm = torch.ops.aten.mm.default(x, t)
+    argmax = torch.ops.aten.argmax.default(mm)
+    gt = torch.ops.aten.gt.Scalar(mm, 0)
+    relu = torch.ops.aten.relu.default(mm)
+    return (relu, argmax, gt)
+)";
+
+TEST(RequiresGrad, FollowsDifferentiableFloatingOps) {
+  auto g = parse_graph(kGraph, aten_ops());
+  auto rg = propagate_requires_grad(*g, {false, true, false});
+  // x w idx t mm argmax gt relu output
+  EXPECT_EQ(rg, (std::vector<bool>{false, true, false, true, true, false, false, true, false}));
+}
+
+TEST(RequiresGrad, AutogradOnlyWhenAnOutputOrAMutatedInputNeedsIt) {
+  auto g = parse_graph(kGraph, aten_ops());
+  EXPECT_TRUE(needs_autograd(*g, {false, true, false}));
+  EXPECT_FALSE(needs_autograd(*g, {false, false, false}));
+  auto ints = parse_graph(R"(
+def forward(self, x: "f32[4]"):
+    gt = torch.ops.aten.gt.Scalar(x, 0)
+    return (gt,)
+)", aten_ops());
+  EXPECT_FALSE(needs_autograd(*ints, {true}));  // no output can carry a gradient
+  auto mutated = parse_graph(R"(
+def forward(self, x: "f32[4]", y: "f32[4]"):
+    mul_ = torch.ops.aten.mul_.Tensor(x, 2)
+    gt = torch.ops.aten.gt.Scalar(y, 0)
+    return (gt,)
+)", aten_ops());
+  EXPECT_TRUE(needs_autograd(*mutated, {true, false}));
+}
+
+}  // namespace
+}  // namespace aotgrad
