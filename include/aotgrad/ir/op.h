@@ -142,6 +142,11 @@ class OpDefBuilder {
     op_->non_differentiable = true;
     return *this;
   }
+  /// Attaches the derivative rule (see ops/derivative.h).
+  OpDefBuilder& derivative(std::shared_ptr<const DerivativeRule> rule) {
+    op_->derivative = std::move(rule);
+    return *this;
+  }
   /// Links this functional op and its in-place variant, both directions (name without "aten::").
   OpDefBuilder& inplace(const std::string& inplace_name);
   /// Links this view op and its scatter inverse, both directions.

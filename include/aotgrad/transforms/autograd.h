@@ -1,0 +1,30 @@
+// aotgrad: reverse-mode AD over a functional forward graph, giving the joint graph (§13.3, §13.20).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+struct JointGraph {
+  /// `(primals, tangents) -> (outputs..., grads...)`: placeholders primals_1.. then tangents_1..,
+  /// the forward nodes, then the backward nodes; one grad (or None) per primal.
+  std::unique_ptr<Graph> graph;
+  size_t num_primals = 0;
+  size_t num_tangents = 0;
+  size_t num_forward_outputs = 0;
+  /// For each forward output: its tangent's index, or -1 when it gets none (not differentiable).
+  std::vector<int> tangent_of_output;
+  /// Which primals get a gradient (requires grad); the others' grad output is None.
+  std::vector<bool> primal_requires_grad;
+};
+
+/// Differentiates the functional graph `fw` (no in-place ops: functionalize first) with respect to
+/// the placeholders marked in `requires_grad`, using each op's derivative rule. Outputs that are
+/// floating point and require grad get a tangent. Throws Error naming the node for an op that
+/// has neither a derivative rule nor `non_differentiable`.
+JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad);
+
+}  // namespace aotgrad

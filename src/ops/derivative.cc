@@ -1,0 +1,125 @@
+// aotgrad: GradBuilder -- the graph-building side of derivative rules.
+#include "aotgrad/ops/derivative.h"
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ops/registry.h"
+
+namespace aotgrad {
+
+GradBuilder::GradBuilder(Graph& graph, const Node& forward, std::vector<Node*> grad_outputs,
+                         std::vector<bool> needs_input_grad)
+    : g_(graph),
+      fwd_(forward),
+      grad_outputs_(std::move(grad_outputs)),
+      needs_(std::move(needs_input_grad)),
+      input_grads_(forward.args().size(), nullptr) {}
+
+Node* GradBuilder::input(size_t i) const {
+  const Arg& a = fwd_.args().at(i);
+  AOTGRAD_CHECK(a.is_node(), fwd_.describe(), ": derivative rule reads argument '",
+                op().schema.args.at(i).name, "' as a value, but it is ", arg_to_string(a));
+  return a.node;
+}
+
+const TensorMeta& GradBuilder::input_meta(size_t i) const { return input(i)->tensor_meta(); }
+
+Node* GradBuilder::result(size_t i) {
+  if (results_.size() <= i) results_.resize(i + 1, nullptr);
+  if (results_[i]) return results_[i];
+  Node* r = const_cast<Node*>(&fwd_);
+  if (fwd_.meta().kind == ValueMeta::Kind::Tuple) {
+    // Find the forward graph's getitem of output i, or make one.
+    r = nullptr;
+    for (Node* u : fwd_.users())
+      if (u->kind() == NodeKind::GetItem && u->getitem_index() == static_cast<int64_t>(i)) r = u;
+    if (!r) r = g_.add_getitem(const_cast<Node*>(&fwd_), static_cast<int64_t>(i));
+  }
+  // A saved output is unpacked detached, twice, as in the joint graphs PyTorch traces.
+  Node* d = call("detach.default", {Arg(r)});
+  results_[i] = call("detach.default", {Arg(d)});
+  return results_[i];
+}
+
+const TensorMeta& GradBuilder::result_meta(size_t i) const {
+  const ValueMeta& m = fwd_.meta();
+  if (m.kind == ValueMeta::Kind::Tuple) {
+    AOTGRAD_CHECK(i < m.elems.size() && m.elems[i].is_tensor(), fwd_.describe(), ": result ", i, " is not a tensor");
+    return m.elems[i].tensor;
+  }
+  return fwd_.tensor_meta();
+}
+
+Node* GradBuilder::grad_or_zeros(size_t i) {
+  if (Node* g = grad(i)) return g;
+  Node* r = const_cast<Node*>(&fwd_);
+  if (fwd_.meta().kind == ValueMeta::Kind::Tuple) r = getitem(r, static_cast<int64_t>(i));
+  return zeros_like(r);
+}
+
+void GradBuilder::set(size_t i, Node* g) {
+  if (i >= input_grads_.size() || !needs(i)) return;
+  input_grads_[i] = g;
+}
+
+Node* GradBuilder::call(std::string_view op_name, std::vector<Arg> args,
+                        std::vector<std::pair<std::string, Arg>> kwargs) {
+  const OpDef& op = aten_ops().get(op_name);
+  const auto& sargs = op.schema.args;
+  while (!args.empty() && args.size() <= sargs.size() && sargs[args.size() - 1].has_default &&
+         default_arg(sargs[args.size() - 1]) == args.back())
+    args.pop_back();
+  for (auto it = kwargs.begin(); it != kwargs.end();) {
+    int idx = op.schema.arg_index(it->first);
+    if (idx >= 0 && sargs[idx].has_default && default_arg(sargs[idx]) == it->second) it = kwargs.erase(it);
+    else ++it;
+  }
+  try {
+    return g_.add_call(op, std::move(args), std::move(kwargs));
+  } catch (const Error& e) {
+    throw Error("derivative of " + fwd_.describe() + ": " + e.message());
+  }
+}
+
+Node* GradBuilder::getitem(Node* tuple, int64_t index) { return g_.add_getitem(tuple, index); }
+
+Arg GradBuilder::sizes_arg(const SymIntVector& sizes, Node* like) {
+  std::vector<Arg> l;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d].is_concrete()) {
+      l.push_back(Arg::of_int(sizes[d].value()));
+      continue;
+    }
+    AOTGRAD_CHECK(like, fwd_.describe(), ": a symbolic size needs a tensor to read it from");
+    l.push_back(Arg(call("sym_size.int", {Arg(like), Arg::of_int(static_cast<int64_t>(d))})));
+  }
+  return Arg::of_list(std::move(l));
+}
+
+Node* GradBuilder::sum_to(Node* x, const SymIntVector& shape) {
+  const TensorMeta& m = x->tensor_meta();
+  if (m.sizes == shape) return x;
+  int64_t leading = m.dim() - static_cast<int64_t>(shape.size());
+  std::vector<Arg> dims;
+  for (int64_t d = 0; d < m.dim(); ++d) {
+    if (d < leading) {
+      dims.push_back(Arg::of_int(d));
+      continue;
+    }
+    if (shape[d - leading] == 1 && !(m.sizes[d] == 1)) dims.push_back(Arg::of_int(d));
+  }
+  Node* r = x;
+  if (!dims.empty()) r = call("sum.dim_IntList", {Arg(x), Arg::of_list(std::move(dims)), Arg::of_bool(true)});
+  if (leading > 0) r = call("view.default", {Arg(r), sizes_arg(shape)});
+  return r;
+}
+
+Node* GradBuilder::zeros_like(Node* x) {
+  return call("zeros_like.default", {Arg(x)}, {{"memory_format", Arg::of_memory_format(MemoryFormat::Preserve)}});
+}
+
+Node* GradBuilder::scalar_mul(Node* x, double v) {
+  if (v == 1.0) return x;
+  return call("mul.Tensor", {Arg(x), Arg::of_float(v)});
+}
+
+}  // namespace aotgrad

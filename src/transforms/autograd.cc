@@ -1,0 +1,194 @@
+// aotgrad: building the joint forward+backward graph by reverse-mode AD with derivative rules.
+#include "aotgrad/transforms/autograd.h"
+
+#include <unordered_map>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/requires_grad.h"
+
+namespace aotgrad {
+namespace {
+
+Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map) {
+  if (a.is_node()) return Arg(map.at(a.node));
+  if (a.is_list()) {
+    Arg out = a;
+    for (auto& e : out.list) e = remap(e, map);
+    return out;
+  }
+  return a;
+}
+
+void flatten_output(const Arg& a, std::vector<Arg>& out) {
+  if (a.is_list()) {
+    for (auto& e : a.list) flatten_output(e, out);
+  } else {
+    out.push_back(a);
+  }
+}
+
+bool floating(const ValueMeta& m) {
+  return m.is_tensor() && (is_floating(m.tensor.dtype) || is_complex(m.tensor.dtype));
+}
+
+// The gradient accumulated for each value: summed with add.Tensor as autograd's InputBuffer does.
+class GradTable {
+ public:
+  explicit GradTable(Graph& g) : g_(g) {}
+  void add(Node* value, Node* grad) {
+    Node*& slot = grads_[value];
+    if (!slot) {
+      slot = grad;
+      return;
+    }
+    slot = g_.add_call(aten_ops().get("aten::add.Tensor"), {Arg(slot), Arg(grad)});
+  }
+  Node* get(const Node* value) const {
+    auto it = grads_.find(value);
+    return it == grads_.end() ? nullptr : it->second;
+  }
+
+ private:
+  Graph& g_;
+  std::unordered_map<const Node*, Node*> grads_;
+};
+
+}  // namespace
+
+JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) {
+  JointGraph jg;
+  jg.graph = std::make_unique<Graph>();
+  Graph& g = *jg.graph;
+  g.signature = Signature::Joint;
+
+  // Which forward values require grad.
+  std::vector<bool> rg_by_pos = propagate_requires_grad(fw, requires_grad);
+  std::unordered_map<const Node*, bool> rg;
+  {
+    size_t i = 0;
+    for (const Node* n : fw.nodes()) rg[n] = rg_by_pos[i++];
+  }
+
+  // Primals, then the forward nodes (copied), with the forward outputs flattened.
+  std::unordered_map<const Node*, Node*> map;
+  std::vector<Node*> primals;
+  for (const Node* n : fw.placeholders()) {
+    ValueMeta m = n->meta();
+    if (m.is_tensor()) m.tensor.requires_grad = rg[n];
+    Node* p = g.add_placeholder("primals_" + std::to_string(primals.size() + 1), m);
+    map[n] = p;
+    primals.push_back(p);
+    jg.primal_requires_grad.push_back(rg[n]);
+  }
+  jg.num_primals = primals.size();
+  std::vector<Arg> fw_outputs;
+  if (fw.output()) flatten_output(fw.output()->args()[0], fw_outputs);
+  jg.num_forward_outputs = fw_outputs.size();
+
+  // Tangents for the outputs that can carry a gradient.
+  for (auto& o : fw_outputs) {
+    bool differentiable = o.is_node() && rg[o.node] && floating(o.node->meta());
+    if (!differentiable) {
+      jg.tangent_of_output.push_back(-1);
+      continue;
+    }
+    ValueMeta m = o.node->meta();
+    m.tensor.strides = contiguous_strides(m.tensor.sizes);
+    m.tensor.storage_offset = 0;
+    m.tensor.requires_grad = false;
+    g.add_placeholder("tangents_" + std::to_string(jg.num_tangents + 1), m);
+    jg.tangent_of_output.push_back(static_cast<int>(jg.num_tangents++));
+  }
+  std::vector<Node*> all_placeholders = g.placeholders();
+
+  std::vector<const Node*> forward_order;
+  for (const Node* n : fw.nodes()) {
+    if (n->kind() == NodeKind::Call) {
+      std::vector<Arg> args;
+      for (auto& a : n->args()) args.push_back(remap(a, map));
+      Node* c = g.add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
+      c->info() = n->info();
+      map[n] = c;
+      forward_order.push_back(n);
+    } else if (n->kind() == NodeKind::GetItem) {
+      map[n] = g.add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
+      forward_order.push_back(n);
+    }
+  }
+
+  // Seed the output gradients with the tangents.
+  GradTable grads(g);
+  for (size_t k = 0; k < fw_outputs.size(); ++k) {
+    int t = jg.tangent_of_output[k];
+    if (t >= 0) grads.add(map.at(fw_outputs[k].node), all_placeholders[jg.num_primals + t]);
+  }
+
+  // Reverse pass: forward nodes in reverse order, as autograd's engine runs them.
+  std::unordered_map<const Node*, std::vector<Node*>> tuple_grads;  // grads of multi-output nodes
+  for (auto it = forward_order.rbegin(); it != forward_order.rend(); ++it) {
+    const Node* fn = *it;
+    Node* jn = map.at(fn);
+    if (!rg[fn]) continue;
+    if (fn->kind() == NodeKind::GetItem) {
+      if (Node* gr = grads.get(jn)) {
+        auto& v = tuple_grads[fn->getitem_input()];
+        size_t k = static_cast<size_t>(fn->getitem_index());
+        if (v.size() <= k) v.resize(k + 1, nullptr);
+        if (v[k]) v[k] = g.add_call(aten_ops().get("aten::add.Tensor"), {Arg(v[k]), Arg(gr)});
+        else v[k] = gr;
+      }
+      continue;
+    }
+    std::vector<Node*> grad_outputs;
+    if (fn->meta().kind == ValueMeta::Kind::Tuple) {
+      grad_outputs = tuple_grads[fn];
+      grad_outputs.resize(fn->meta().elems.size(), nullptr);
+    } else {
+      grad_outputs = {grads.get(jn)};
+    }
+    bool any = false;
+    for (Node* gr : grad_outputs) any = any || gr;
+    if (!any) continue;
+    const OpDef& op = *fn->op();
+    if (op.non_differentiable) continue;
+    if (!op.derivative)
+      throw Error(fn->describe() + ": no derivative rule for " + op.name +
+                  " (declare one, or mark the op non_differentiable)", fn->info().loc);
+    std::vector<bool> needs(fn->args().size());
+    for (size_t i = 0; i < fn->args().size(); ++i) {
+      const Arg& a = fn->args()[i];
+      needs[i] = a.is_node() && rg[a.node] && a.node->meta().is_tensor();
+    }
+    GradBuilder b(g, *jn, grad_outputs, needs);
+    try {
+      op.derivative->fn(b);
+    } catch (const Error& e) {
+      throw Error(fn->describe() + ": " + e.message(), fn->info().loc);
+    }
+    // validate_outputs: reduce broadcast gradients and cast them to the input's dtype.
+    for (size_t i = 0; i < fn->args().size(); ++i) {
+      Node* gi = b.input_grads()[i];
+      if (!gi || !needs[i]) continue;
+      Node* input = jn->args()[i].node;
+      const TensorMeta& im = input->tensor_meta();
+      gi = b.sum_to(gi, im.sizes);
+      if (gi->tensor_meta().dtype != im.dtype)
+        gi = b.call("_to_copy.default", {Arg(gi)}, {{"dtype", Arg::of_dtype(im.dtype)}});
+      grads.add(input, gi);
+    }
+  }
+
+  // Outputs: forward outputs, then one gradient (or None) per primal.
+  std::vector<Arg> outs;
+  for (auto& o : fw_outputs) outs.push_back(remap(o, map));
+  for (size_t i = 0; i < primals.size(); ++i) {
+    Node* gr = jg.primal_requires_grad[i] ? grads.get(primals[i]) : nullptr;
+    outs.push_back(gr ? Arg(gr) : Arg());
+  }
+  g.set_output(Arg::of_list(std::move(outs)));
+  return jg;
+}
+
+}  // namespace aotgrad
