@@ -126,6 +126,13 @@ ValueMeta unary_bool(const MetaArgs& a) {
   return one(tensor_iterator_output({&x}, ScalarType::Bool));
 }
 
+// bitwise_not: integral and bool only, dtype kept.
+ValueMeta unary_bitwise(const MetaArgs& a) {
+  const TensorMeta& x = a.tensor(0);
+  if (!is_integral(x.dtype, /*include_bool=*/true)) not_implemented("bitwise_not_cpu", x.dtype);
+  return one(tensor_iterator_output({&x}, x.dtype));
+}
+
 // self (op) other, both tensors (or wrapped numbers), promoted: maximum, minimum, mul.
 ValueMeta binary(const MetaArgs& a) {
   const TensorMeta &x = a.tensor(0), &y = a.tensor(1);
@@ -361,6 +368,7 @@ void register_pointwise_ops(OpTable& t) {
     unary(t, n, unary_float);
   unary(t, "silu", unary_floating_only, /*tags=*/0);
   unary(t, "logical_not", unary_bool);
+  unary(t, "bitwise_not", unary_bitwise);
   t.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor").tags(kPointwise | kCore)
       .meta(unary_floating_only).inplace("gelu_");
   t.def("gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)")

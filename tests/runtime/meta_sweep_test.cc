@@ -13,7 +13,7 @@
 // with at::empty_strided through aten_call. Dtype, sizes, strides and storage offset of every
 // tensor result are compared. One test per family file (MetaSweep.Pointwise, ...) reports every
 // disagreement of its file at the sample's file:line; MetaSweep.EveryOpHasSamples names each
-// registered op without a sample.
+// registered op without a sample. The sample format is described in tests/data/README.md.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
