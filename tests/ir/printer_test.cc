@@ -316,5 +316,62 @@ TEST(Printer, TupleValuedAndUnannotatedNodes) {
   EXPECT_NE(s.find("        return [relu]\n"), std::string::npos) << s;
 }
 
+TEST(Printer, SeedMutationGraphReleasesLikeFx) {
+  // Section 13.13's graph with keep_inference_input_mutations=True, as PyTorch printed it (here
+  // without annotations): the copy_ back into arg0_1 releases its inputs and itself.
+  const std::string text = R"fx(def forward(self, arg0_1: "f32[4]", arg1_1: "f32[4]"):
+    add = torch.ops.aten.add.Tensor(arg0_1, arg1_1, alpha = -0.1)
+    mul = torch.ops.aten.mul.Tensor(add, 2)
+    sum_1 = torch.ops.aten.sum.default(mul)
+    copy_ = torch.ops.aten.copy_.default(arg0_1, add)
+    return (sum_1,)
+)fx";
+  auto g = parse_graph(text, aten_ops());
+  verify(*g);
+  PrintOptions o;
+  o.class_header = false;
+  o.annotations = false;
+  EXPECT_EQ(print_graph(*g, o), R"fx(def forward(self, arg0_1, arg1_1):
+    add = torch.ops.aten.add.Tensor(arg0_1, arg1_1, alpha = -0.1);  arg1_1 = None
+    mul = torch.ops.aten.mul.Tensor(add, 2)
+    sum_1 = torch.ops.aten.sum.default(mul);  mul = None
+    copy_ = torch.ops.aten.copy_.default(arg0_1, add);  arg0_1 = add = copy_ = None
+    return (sum_1,)
+)fx");
+}
+
+TEST(Printer, MultiResultOpsAndPositionalKeywords) {
+  auto g = parse_graph(R"fx(def forward(self, x: "f32[4, 16]", w: "f32[16]"):
+    native_layer_norm = torch.ops.aten.native_layer_norm.default(x, [16], weight = w, bias = None, eps = 1e-05)
+    getitem: "f32[4, 16][16, 1]cpu" = native_layer_norm[0]
+    getitem_1 = native_layer_norm[1]
+    sum_1 = torch.ops.aten.sum.dim_IntList(getitem, [0], keepdim = True)
+    view = torch.ops.aten.view.default(sum_1, [16])
+    return (view, getitem_1)
+)fx",
+                       aten_ops());
+  verify(*g);
+  std::string s = print_graph(*g);
+  // Positional schema arguments given by keyword print positionally; the tuple-valued node has
+  // no annotation; its getitems do.
+  EXPECT_NE(s.find("        native_layer_norm = torch.ops.aten.native_layer_norm.default(x, [16], "
+                   "w, None, 1e-05);  x = w = None\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("getitem_1: \"f32[4, 1][1, 1]cpu\" = native_layer_norm[1];  "
+                   "native_layer_norm = None\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("sum_1: \"f32[1, 16][16, 1]cpu\" = torch.ops.aten.sum.dim_IntList(getitem, "
+                   "[0], True);  getitem = None\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("view: \"f32[16][1]cpu\" = torch.ops.aten.view.default(sum_1, [16]);  "
+                   "sum_1 = None\n"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(print_graph(*parse_graph(s, aten_ops())), s);
+}
+
 }  // namespace
 }  // namespace aotgrad
