@@ -39,7 +39,9 @@ struct Token {
 /// token (control characters, bytes outside ASCII outside strings and comments).
 class Lexer {
  public:
-  explicit Lexer(std::string_view src) : src_(src) {}
+  explicit Lexer(std::string_view src) : src_(src) {
+    if (src_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = line_start_ = 3;  // a UTF-8 byte order mark
+  }
   /// Replaces `out` with the tokens of the next non-empty logical line, ending with a Newline or
   /// End token. At the end of input `out` holds a single End token.
   void next_line(std::vector<Token>& out);

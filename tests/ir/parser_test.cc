@@ -410,6 +410,11 @@ TEST(Parser, BlankLinesCommentsTabsAndCrLf) {
   EXPECT_NO_THROW(verify(*g));
 }
 
+TEST(Parser, SkipsAUtf8ByteOrderMark) {
+  auto g = parse("\xEF\xBB\xBF" "def forward(self, x: \"f32[4]\"):\n    return x\n");
+  EXPECT_EQ(g->placeholders()[0]->info().loc.col, 19);
+}
+
 TEST(Parser, NoPlaceholdersAndConstantsOnly) {
   auto g = parse("def forward(self):\n    return (1, 2.5, 'a', None)\n");
   EXPECT_TRUE(g->placeholders().empty());
