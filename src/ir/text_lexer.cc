@@ -31,20 +31,7 @@ inline bool is_digit(char c) { return cls(c) == kDigit; }
 
 }  // namespace
 
-void Lexer::next_line(std::vector<Token>& out) {
-  out.clear();
-  while (true) {
-    Token& t = out.emplace_back();
-    lex_one(t);
-    if (t.kind == TokKind::Newline && out.size() == 1) {  // blank or comment-only line
-      out.clear();
-      continue;
-    }
-    if (t.at_line_end()) return;
-  }
-}
-
-void Lexer::lex_one(Token& t) {
+__attribute__((always_inline)) inline void Lexer::lex_one(Token& t) {
   const char* const s = src_.data();
   const size_t n = src_.size();
   size_t p = pos_;
@@ -139,6 +126,19 @@ void Lexer::lex_one(Token& t) {
   }
   t.text = std::string_view(s + start, p - start);
   pos_ = p;
+}
+
+void Lexer::next_line(std::vector<Token>& out) {
+  out.clear();
+  while (true) {
+    Token& t = out.emplace_back();
+    lex_one(t);
+    if (t.kind == TokKind::Newline && out.size() == 1) {  // blank or comment-only line
+      out.clear();
+      continue;
+    }
+    if (t.at_line_end()) return;
+  }
 }
 
 std::string decode_string(const Token& t) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -411,7 +412,9 @@ TEST(Parser, BlankLinesCommentsTabsAndCrLf) {
 }
 
 TEST(Parser, SkipsAUtf8ByteOrderMark) {
-  auto g = parse("\xEF\xBB\xBF" "def forward(self, x: \"f32[4]\"):\n    return x\n");
+  auto g = parse(
+      "\xEF\xBB\xBF"
+      "def forward(self, x: \"f32[4]\"):\n    return x\n");
   EXPECT_EQ(g->placeholders()[0]->info().loc.col, 19);
 }
 
@@ -427,6 +430,113 @@ TEST(Parser, SymIntValuesInArguments) {
   EXPECT_EQ(g->find("y")->arg(1).node, g->find("s"));
   EXPECT_EQ(g->find("y")->meta().annotation(), "f32[s0, 4][4, 1]cpu");
   EXPECT_NO_THROW(verify(*g));
+}
+
+// A value of schema type `t` as text and as an Arg, or false when the test cannot make one.
+bool sample_value(const TypeRef& t, Node* x, std::string* text, Arg* arg) {
+  if (t.optional) {
+    *text = "None";
+    *arg = Arg::none();
+    return true;
+  }
+  auto scalar = [&](const std::string& s, Arg a) {
+    if (t.list) {
+      *text = "[" + s + "]";
+      *arg = Arg::of_list({a});
+    } else {
+      *text = s;
+      *arg = a;
+    }
+    return true;
+  };
+  switch (t.base) {
+    case BaseType::Tensor:
+      return scalar("x", Arg(x));
+    case BaseType::Int:
+    case BaseType::SymInt:
+      return scalar("1", Arg::of_int(1));
+    case BaseType::Float:
+      return scalar("1.0", Arg::of_float(1.0));
+    case BaseType::Bool:
+      return scalar("False", Arg::of_bool(false));
+    case BaseType::Scalar:
+      return scalar("1", Arg::of_int(1));
+    case BaseType::ScalarType:
+      return scalar("torch.float32", Arg::of_dtype(ScalarType::Float32));
+    case BaseType::Str:
+      return scalar("'none'", Arg::of_str("none"));
+    case BaseType::Device:
+      return scalar("device(type='cpu')", Arg::of_device(Device{}));
+    case BaseType::Layout:
+      return scalar("torch.strided", Arg::of_layout(Layout::Strided));
+    case BaseType::MemoryFormat:
+      return scalar("torch.contiguous_format", Arg::of_memory_format(MemoryFormat::Contiguous));
+    default:
+      return false;
+  }
+}
+
+TEST(Parser, BindsArgumentsLikeBindArgumentsForEveryOp) {
+  // The parser binds calls itself (with each op's defaults converted once); the result must be
+  // what bind_arguments gives, for every op in the registry: same arguments, same given mask.
+  int checked = 0;
+  for (const OpDef* op : aten_ops().all()) {
+    SCOPED_TRACE(op->name);
+    Graph scratch;
+    Node* x =
+        scratch.add_placeholder("x", ValueMeta::of(make_tensor_meta(ScalarType::Float32, {2, 2})));
+    std::string call;
+    std::vector<Arg> positional;
+    bool ok = true;
+    for (const SchemaArg& a : op->schema.args) {
+      if (a.has_default) continue;
+      std::string text;
+      Arg value;
+      if (!sample_value(a.type, x, &text, &value)) {
+        ok = false;
+        break;
+      }
+      if (a.kwarg_only) {
+        call += (call.empty() ? "" : ", ") + a.name + " = " + text;
+      } else {
+        call += (call.empty() ? "" : ", ") + text;
+        positional.push_back(value);
+      }
+    }
+    if (!ok) continue;
+    std::vector<std::pair<std::string, Arg>> kwargs;
+    for (const SchemaArg& a : op->schema.args) {
+      if (a.has_default || !a.kwarg_only) continue;
+      std::string text;
+      Arg value;
+      sample_value(a.type, x, &text, &value);
+      kwargs.emplace_back(a.name, value);
+    }
+    std::string ns = op->schema.name.substr(0, op->schema.name.find("::"));
+    // Annotated, so that no meta function runs on these arbitrary arguments.
+    std::string text = "def forward(self, x: \"f32[2, 2]\"):\n    y: \"f32[2, 2]\" = torch.ops." +
+                       ns + "." + op->short_name + "(" + call + ")\n    return y\n";
+    std::unique_ptr<Graph> g;
+    try {
+      g = parse(text);
+    } catch (const Error& e) {
+      ADD_FAILURE() << text << e.formatted();
+      continue;
+    }
+    auto [want, want_given] = bind_arguments(*op, positional, kwargs);
+    Node* y = g->find("y");
+    ASSERT_EQ(y->args().size(), want.size());
+    EXPECT_EQ(y->given_mask(), want_given);
+    for (size_t i = 0; i < want.size(); ++i) {
+      // Node references differ only by graph: compare them by name.
+      std::string got_s = arg_to_string(y->args()[i]), want_s = arg_to_string(want[i]);
+      EXPECT_EQ(got_s, want_s) << "argument " << op->schema.args[i].name;
+      EXPECT_EQ(y->args()[i].kind, want[i].kind) << "argument " << op->schema.args[i].name;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+  std::printf("%d ops bound alike\n", checked);
 }
 
 }  // namespace
