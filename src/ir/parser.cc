@@ -58,16 +58,15 @@ class Parser {
     } catch (const Error&) {
       throw;
     } catch (const std::bad_alloc&) {
-      throw Error("out of memory while parsing the graph", peek().loc);
+      throw Error("out of memory while parsing the graph", here());
     } catch (const std::exception& e) {  // a library throw we did not foresee: still a clean Error
-      throw Error(std::string("internal error while parsing: ") + e.what(), peek().loc);
+      throw Error(std::string("internal error while parsing: ") + e.what(), here());
     }
     return std::move(g_);
   }
 
  private:
-  // --- tokens of the current logical line
-  // ---------------------------------------------------------
+  // --- tokens of the current logical line ---
 
   void next_line() {
     lex_.next_line(toks_);
@@ -77,6 +76,7 @@ class Parser {
     size_t i = pos_ + k;
     return i < toks_.size() ? toks_[i] : toks_.back();
   }
+  SourceLoc here() const { return toks_.empty() ? SourceLoc{} : peek().loc; }
   const Token& take() {
     const Token& t = toks_[pos_];
     if (pos_ + 1 < toks_.size()) ++pos_;
@@ -104,8 +104,7 @@ class Parser {
     take();
   }
 
-  // --- top level
-  // ------------------------------------------------------------------------------------
+  // --- top level ---
 
   void parse_all() {
     next_line();
@@ -220,8 +219,7 @@ class Parser {
     expected(peek(1), "'=' after " + q(t.text));
   }
 
-  // --- the joint header
-  // -------------------------------------------------------------------------------
+  // --- the joint header ---
 
   // primals_1: "f32[4, 8][8, 1]cpu";
   void parse_declaration() {
@@ -286,8 +284,7 @@ class Parser {
     g_->signature = Signature::Joint;
   }
 
-  // --- statements
-  // -------------------------------------------------------------------------------------
+  // --- statements ---
 
   // name[: "ann"] = torch.ops.aten.op.overload(args) | x[i] | operator.getitem(x, i)
   void parse_assignment() {
@@ -497,8 +494,7 @@ class Parser {
     returned_ = true;
   }
 
-  // --- values
-  // -----------------------------------------------------------------------------------------
+  // --- values ---
 
   Arg parse_value(int depth) {
     if (depth > kMaxDepth)
@@ -658,8 +654,7 @@ class Parser {
     return v;
   }
 
-  // --- names, ops, annotations
-  // ------------------------------------------------------------------------
+  // --- names, ops, annotations ---
 
   Node* lookup(const Token& t) {
     Node** n = values_.find(t.text);
