@@ -50,7 +50,7 @@ struct Declaration {
 class Parser {
  public:
   Parser(std::string_view src, const OpTable& ops)
-      : lex_(src), ops_(ops), g_(std::make_unique<Graph>()), values_(src.size() / 64) {}
+      : lex_(src), ops_(ops), g_(std::make_unique<Graph>()), values_(src.size() / 128) {}
 
   std::unique_ptr<Graph> run() {
     try {

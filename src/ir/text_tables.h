@@ -12,7 +12,8 @@ class Node;
 
 namespace aotgrad::text {
 
-/// Maps string_views (which must outlive the table) to values. Linear probing, load <= 1/2.
+/// Maps string_views (which must outlive the table) to values. Linear probing, load <= 1/2;
+/// 24-byte slots for small values, so that big tables stay cache-friendly.
 template <typename V>
 class NameMap {
  public:
@@ -20,15 +21,16 @@ class NameMap {
 
   /// The value of `key`, or nullptr.
   V* find(std::string_view key) {
-    uint64_t h = hash(key);
+    uint32_t h = hash(key);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.hash == h && s.key == key) return &s.value;
+      if (!s.data) return nullptr;
+      if (s.hash == h && s.size == key.size() && std::string_view(s.data, s.size) == key)
+        return &s.value;
     }
   }
   bool contains(std::string_view key) { return find(key) != nullptr; }
-  /// Inserts `key` (which must be absent).
+  /// Inserts `key` (which must be absent and not be a null view).
   void insert(std::string_view key, V value) {
     if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
     place(hash(key), key, std::move(value));
@@ -38,32 +40,34 @@ class NameMap {
 
  private:
   struct Slot {
-    uint64_t hash = 0;
-    std::string_view key;
+    const char* data = nullptr;  // null: empty
+    uint32_t size = 0;
+    uint32_t hash = 0;
     V value{};
-    bool used = false;
   };
   static size_t capacity_for(size_t n) {
     size_t c = 16;
     while (c < n * 2) c *= 2;
     return c;
   }
-  static uint64_t hash(std::string_view s) {
+  static uint32_t hash(std::string_view s) {
     uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, then a final mix
     for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-    return h ^ (h >> 29);
+    return static_cast<uint32_t>(h ^ (h >> 32));
   }
-  void place(uint64_t h, std::string_view key, V value) {
+  void place(uint32_t h, std::string_view key, V value) {
     size_t i = h & mask_;
-    while (slots_[i].used) i = (i + 1) & mask_;
-    slots_[i] = Slot{h, key, std::move(value), true};
+    while (slots_[i].data) i = (i + 1) & mask_;
+    // An empty key still needs a non-null pointer to mark the slot used.
+    slots_[i] =
+        Slot{key.data() ? key.data() : "", static_cast<uint32_t>(key.size()), h, std::move(value)};
   }
   void rehash(size_t capacity) {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(capacity, Slot{});
     mask_ = capacity - 1;
     for (auto& s : old)
-      if (s.used) place(s.hash, s.key, std::move(s.value));
+      if (s.data) place(s.hash, std::string_view(s.data, s.size), std::move(s.value));
   }
 
   std::vector<Slot> slots_;
