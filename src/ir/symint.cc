@@ -225,8 +225,13 @@ SymInt opaque(SymAtom::Kind kind, const SymInt& a, const SymInt& b) {
   atom->kind = kind;
   atom->lhs = a;
   atom->rhs = b;
-  atom->key = "(" + a.to_string() + (kind == SymAtom::Kind::FloorDiv ? "//" : " % ") +
-              b.to_string() + ")";
+  // Operands that are sums or products are parenthesized so the key parses back: ((s1 - 1)//2).
+  auto operand = [](const SymInt& v) {
+    std::string s = v.to_string();
+    bool simple = v.is_concrete() ? s[0] != '-' : s.find_first_of(" *") == std::string::npos;
+    return simple ? s : "(" + s + ")";
+  };
+  atom->key = "(" + operand(a) + (kind == SymAtom::Kind::FloorDiv ? "//" : " % ") + operand(b) + ")";
   return SymExprOps::from_atom(std::move(atom));
 }
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <unordered_map>
 
 namespace aotgrad {
 namespace {
@@ -14,16 +15,29 @@ std::atomic<int64_t> g_current{0};
 std::atomic<int64_t> g_peak{0};
 std::atomic<int64_t> g_allocations{0};
 
-// What our DataPtr's context owns: the inner allocation and its size.
+// The inner allocations, by data pointer. Our DataPtr's context is its data pointer, as c10's own
+// CPU allocator makes it: oneDNN-backed kernels assert that (dptr.get() == dptr.get_context()).
 struct Allocation {
   c10::DataPtr inner;
   int64_t bytes;
 };
+std::mutex g_mu;
+std::unordered_map<void*, Allocation>& allocations() {
+  static auto* m = new std::unordered_map<void*, Allocation>();  // never destroyed: frees may come late
+  return *m;
+}
 
-void free_allocation(void* ctx) {
-  auto* a = static_cast<Allocation*>(ctx);
-  g_current.fetch_sub(a->bytes, std::memory_order_relaxed);
-  delete a;  // frees the inner DataPtr through the wrapped allocator
+void free_allocation(void* data) {
+  Allocation a;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = allocations().find(data);
+    if (it == allocations().end()) return;
+    a = std::move(it->second);
+    allocations().erase(it);
+  }
+  g_current.fetch_sub(a.bytes, std::memory_order_relaxed);
+  // `a.inner` frees the memory through the wrapped allocator when it goes out of scope.
 }
 
 class TrackingAllocator final : public c10::Allocator {
@@ -34,16 +48,21 @@ class TrackingAllocator final : public c10::Allocator {
     c10::DataPtr inner = inner_->allocate(n);
     void* data = inner.get();
     c10::Device device = inner.device();
-    auto* ctx = new Allocation{std::move(inner), static_cast<int64_t>(n)};
-    int64_t now = g_current.fetch_add(ctx->bytes, std::memory_order_relaxed) + ctx->bytes;
+    if (!data) return inner;  // zero-byte allocations
+    int64_t bytes = static_cast<int64_t>(n);
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      allocations()[data] = Allocation{std::move(inner), bytes};
+    }
+    int64_t now = g_current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     int64_t peak = g_peak.load(std::memory_order_relaxed);
     while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
     }
     g_allocations.fetch_add(1, std::memory_order_relaxed);
-    return {data, ctx, &free_allocation, device};
+    return {data, data, &free_allocation, device};
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_allocation; }
 
  private:
   c10::Allocator* inner_;

@@ -5,9 +5,13 @@
 #include <cstring>
 
 #include <iostream>
+#include <unordered_map>
+#include <unordered_set>
 #include <nlohmann/json.hpp>
 
 #include "aotgrad/ir/printer.h"
+#include "aotgrad/runtime/compiled_function.h"
+#include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/requires_grad.h"
@@ -44,6 +48,69 @@ nlohmann::ordered_json meta_json(const ViewAndMutationMeta& meta, const Graph& s
   return j;
 }
 
+// Saved values with their sizes; activation bytes count each non-input storage once.
+nlohmann::ordered_json saved_json(const Graph& fw, const std::vector<std::string>& saved, int64_t& saved_bytes,
+                                  int64_t& activation_bytes) {
+  std::vector<int> roots = input_alias_roots(fw);
+  std::vector<const Node*> storage = storage_roots(fw);
+  std::unordered_map<const Node*, size_t> pos;
+  size_t i = 0;
+  for (const Node* n : fw.nodes()) pos[n] = i++;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  std::unordered_set<const Node*> counted;
+  saved_bytes = activation_bytes = 0;
+  for (const std::string& name : saved) {
+    const Node* n = fw.find(name);
+    if (!n || !n->meta().is_tensor()) continue;
+    const TensorMeta& m = n->meta().tensor;
+    std::vector<std::string> shape;
+    nlohmann::ordered_json dims = nlohmann::ordered_json::array();
+    for (auto& s : m.sizes) dims.push_back(s.is_concrete() ? nlohmann::ordered_json(s.value()) : nlohmann::ordered_json(s.to_string()));
+    int64_t bytes = m.nbytes_hint();
+    bool is_input = roots[pos.at(n)] >= 0;
+    list.push_back({{"name", name}, {"dtype", std::string(short_name(m.dtype))}, {"shape", dims}, {"bytes", bytes}, {"is_input", is_input}});
+    saved_bytes += bytes;
+    const Node* root = storage[pos.at(n)];
+    if (!is_input && counted.insert(root).second) activation_bytes += root->meta().is_tensor() ? root->meta().tensor.nbytes_hint() : bytes;
+  }
+  return list;
+}
+
+int compile_training(const Args& args, const Graph& graph, const std::vector<bool>& rg, PhaseTimer& timer,
+                     const std::optional<std::string>& dump, bool json_stats) {
+  if (args.has("keep-inference-input-mutations"))
+    throw UsageError{"--keep-inference-input-mutations applies to inference compilations only"};
+  TrainingArtifacts a = compile_for_training(graph, rg);
+  timer.mark("compile");
+  if (dump) {
+    write_file_atomic(*dump + "/joint.fx", print_graph(*a.joint));
+    write_file_atomic(*dump + "/fw.fx", print_graph(*a.fw));
+    write_file_atomic(*dump + "/bw.fx", print_graph(*a.bw));
+  }
+  timer.mark("dump");
+  if (json_stats) {
+    nlohmann::ordered_json j;
+    j["kind"] = "autograd";
+    j["partition"] = "default";
+    j["joint_nodes"] = a.joint->size();
+    j["fw_nodes"] = a.fw->size();
+    j["bw_nodes"] = a.bw->size();
+    int64_t saved_bytes = 0, activation_bytes = 0;
+    j["saved"] = saved_json(*a.fw, a.saved, saved_bytes, activation_bytes);
+    j["saved_bytes"] = saved_bytes;
+    j["saved_activation_bytes"] = activation_bytes;
+    j["meta"] = meta_json(a.meta, graph);
+    nlohmann::ordered_json phases = nlohmann::ordered_json::object();
+    for (auto& [name, us] : timer.phases()) phases[name] = us;
+    j["phases_us"] = phases;
+    j["total_us"] = timer.total_us();
+    std::cout << j.dump() << "\n";
+  } else if (!dump) {
+    std::cout << print_graph(*a.joint);
+  }
+  return kOk;
+}
+
 int run_compile(const Args& args) {
   PhaseTimer timer;
   std::shared_ptr<Graph> graph = load_graph(args.positional[0]);
@@ -59,10 +126,7 @@ int run_compile(const Args& args) {
     throw Error("cannot create directory '" + *dump + "': " + std::strerror(errno));
 
   bool autograd = needs_autograd(*graph, rg);
-  if (autograd)
-    throw Error("the graph needs autograd (an input requires grad and an output or mutated input depends on "
-                "it); training compilation (the joint graph) is not implemented in this version -- use "
-                "--grad=none for inference");
+  if (autograd) return compile_training(args, *graph, rg, timer, dump, json_stats);
   // Inputs carry their requires_grad into the metadata.
   std::vector<Node*> phs = graph->placeholders();
   for (size_t i = 0; i < phs.size(); ++i)
@@ -102,11 +166,13 @@ const Command& compile_command() {
        "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--keep-inference-input-mutations] [--dump=DIR] "
        "[--stats=json]",
        "Compiles GRAPH: functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
-       "become extra outputs or a trailing copy_). Prints the graph the backend receives, or writes\n"
-       "it to DIR/fw.fx.",
+       "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an output\n"
+       "depends on them, builds the joint forward+backward graph and partitions it (default\n"
+       "partition). Prints the graph (fw for inference, joint for training), or writes fw.fx (and\n"
+       "joint.fx, bw.fx) into DIR.",
        {{"grad", true, "inputs that require grad: all (floating-point), none (default), or names", "SPEC"},
         {"keep-inference-input-mutations", false, "keep input mutations in the graph as a trailing copy_"},
-        {"dump", true, "write the compiled graphs into this directory (fw.fx)", "DIR"},
+        {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)", "DIR"},
         {"stats", true, "print statistics and metadata as one JSON object", "json"}},
        1,
        1},

@@ -13,12 +13,85 @@
 #include "aotgrad/runtime/memory.h"
 #include "aotgrad/runtime/tensor_io.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
+#include <torch/csrc/autograd/autograd.h>
 #include "commands.h"
 #include "pipeline.h"
 
 namespace aotgrad::cli {
 namespace {
+
+// `--train`: forward through CompiledFunction, then backward with the tangents.
+int run_training(const Args& args, const std::shared_ptr<Graph>& graph, const std::vector<Node*>& placeholders,
+                 std::vector<c10::IValue> inputs, bool json_stats) {
+  if (args.has("no-compile")) throw UsageError{"--train always compiles; drop --no-compile"};
+  std::vector<bool> rg = parse_grad_spec(*graph, args.get("grad").value_or("all"));
+  std::vector<at::Tensor> tensors;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].isTensor()) throw Error("--train needs tensor inputs; '" + placeholders[i]->name() + "' is not");
+    at::Tensor t = inputs[i].toTensor();
+    tensors.push_back(rg[i] ? t.detach().requires_grad_(true) : t);
+  }
+  std::vector<at::Tensor> caller = tensors;
+  auto tc0 = std::chrono::steady_clock::now();
+  CompiledFunction f(graph, rg);
+  Interpreter(graph).check_inputs(inputs);
+  auto tc1 = std::chrono::steady_clock::now();
+  reset_peak_memory();
+  int64_t base = memory_stats().current_bytes;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<at::Tensor> outs = f(tensors);
+  auto t1 = std::chrono::steady_clock::now();
+  // Tangents: ones for every output that requires grad, or tangent_<k> from a file.
+  TensorFile tangent_file;
+  std::string tangents = args.get("tangents").value_or("ones");
+  if (tangents != "ones") tangent_file = load_safetensors(tangents);
+  std::vector<at::Tensor> roots, grads;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!outs[k].defined() || !outs[k].requires_grad()) continue;
+    roots.push_back(outs[k]);
+    if (tangents == "ones") {
+      grads.push_back(at::ones_like(outs[k]));
+    } else {
+      const TensorRecord* rec = tangent_file.find("tangent_" + std::to_string(k));
+      if (!rec) throw Error(tangents + ": no tensor 'tangent_" + std::to_string(k) + "' for output " + std::to_string(k));
+      at::Tensor t = to_tensor(*rec);
+      if (t.sizes() != outs[k].sizes())
+        throw Error(tangents + ": tangent_" + std::to_string(k) + " has the wrong shape");
+      grads.push_back(t.to(outs[k].scalar_type()));
+    }
+  }
+  auto t2 = std::chrono::steady_clock::now();
+  if (!roots.empty()) torch::autograd::backward(roots, grads);
+  auto t3 = std::chrono::steady_clock::now();
+  MemoryStats mem = memory_stats();
+  if (auto out_path = args.get("outputs")) {
+    TensorFile out;
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (outs[k].defined()) out.tensors.push_back(to_record("out_" + std::to_string(k), outs[k]));
+    InputMutations mut = analyze_input_mutations(*graph);
+    for (size_t i = 0; i < placeholders.size(); ++i)
+      if (mut.data_mutated[i] || mut.metadata_mutated[i])
+        out.tensors.push_back(to_record(placeholders[i]->name(), caller[i]));
+    for (size_t i = 0; i < placeholders.size(); ++i)
+      if (rg[i] && caller[i].grad().defined())
+        out.tensors.push_back(to_record("grad_" + placeholders[i]->name(), caller[i].grad()));
+    save_safetensors(*out_path, out);
+  }
+  if (json_stats) {
+    nlohmann::ordered_json j;
+    j["nodes"] = graph->size();
+    j["peak_bytes"] = mem.peak_bytes;
+    j["peak_bytes_over_inputs"] = mem.peak_bytes - base;
+    j["fw_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    j["bw_us"] = std::chrono::duration<double, std::micro>(t3 - t2).count();
+    j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
+    j["saved"] = f.artifacts().saved.size();
+    std::cout << j.dump() << "\n";
+  }
+  return kOk;
+}
 
 int run_run(const Args& args) {
   install_tracking_allocator();
@@ -39,6 +112,8 @@ int run_run(const Args& args) {
     if (*s != "json") throw UsageError{"--stats takes 'json'"};
     json_stats = true;
   }
+  if (!args.has("train") && (args.has("grad") || args.has("tangents")))
+    throw UsageError{"--grad and --tangents go with --train"};
 
   // Inputs, matched to placeholders by name.
   std::vector<Node*> placeholders = graph->placeholders();
@@ -56,6 +131,7 @@ int run_run(const Args& args) {
                   (args.has("inputs") ? " in " + *args.get("inputs") : std::string()));
     }
   }
+  if (args.has("train")) return run_training(args, graph, placeholders, std::move(inputs), json_stats);
   // Keep the caller's view of the inputs to write back mutated ones.
   std::vector<c10::IValue> caller_inputs = inputs;
 
@@ -123,6 +199,9 @@ const Command& run_command() {
         {"seed", true, "seed for --random-inputs (default 0)", "N"},
         {"stats", true, "print statistics as one JSON object (peak_bytes, fw_us, ...)", "json"},
         {"no-compile", false, "run the graph as written (in-place ops included), without compiling"},
+        {"train", false, "forward then backward (CompiledFunction); OUT adds grad_<input>"},
+        {"grad", true, "with --train: inputs that require grad: all (default), none, or names", "SPEC"},
+        {"tangents", true, "with --train: 'ones' (default) or a safetensors file of tangent_<k>", "ones|FILE"},
         {"keep-inference-input-mutations", false, "keep input mutations in the compiled graph as copy_"}},
        1,
        1},

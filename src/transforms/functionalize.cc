@@ -210,6 +210,8 @@ class Functionalizer {
                       (op.undeclared_mutation_if < 0 ||
                        (n->args()[op.undeclared_mutation_if].kind == Arg::Kind::Bool &&
                         n->args()[op.undeclared_mutation_if].i != 0));
+    // native_batch_norm without running stats writes nothing.
+    for (int i : op.undeclared_mutations) undeclared = undeclared && n->args()[i].is_node();
     if (op.has_tag(kView) && op.has_tag(kInplace)) return metadata_mutation(n);
     if (!mutated.empty() || undeclared) return data_mutation(n, mutated, undeclared);
     int aliased = op.return_alias_of(0);

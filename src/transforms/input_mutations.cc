@@ -61,6 +61,34 @@ std::vector<int> input_alias_roots(const Graph& g) {
   return out;
 }
 
+std::vector<const Node*> storage_roots(const Graph& g) {
+  std::unordered_map<const Node*, const Node*> root;
+  std::vector<const Node*> out;
+  auto root_of = [&](const Arg& a, const Node* self) -> const Node* {
+    if (!a.is_node()) return self;
+    auto it = root.find(a.node);
+    return it == root.end() ? a.node : it->second;
+  };
+  for (const Node* n : g.nodes()) {
+    const Node* r = n;
+    if (n->kind() == NodeKind::Call) {
+      int arg = n->op()->return_alias_of(0);
+      if (arg >= 0) r = root_of(n->args()[arg], n);
+    } else if (n->kind() == NodeKind::GetItem) {
+      const Node* src = n->getitem_input();
+      if (src->kind() == NodeKind::Call) {
+        const OpDef* op = src->op();
+        size_t ret = op->schema.returns.size() == 1 ? 0 : static_cast<size_t>(n->getitem_index());
+        int arg = op->return_alias_of(ret);
+        if (arg >= 0) r = root_of(src->args()[arg], n);
+      }
+    }
+    root[n] = r;
+    out.push_back(r);
+  }
+  return out;
+}
+
 InputMutations analyze_input_mutations(const Graph& g) {
   auto root = compute_roots(g);
   size_t n_inputs = g.placeholders().size();

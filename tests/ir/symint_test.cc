@@ -203,3 +203,23 @@ TEST(SymInt, DeepNestingIsRejectedWithoutCrashing) {
 
 }  // namespace
 }  // namespace aotgrad
+
+namespace aotgrad {
+namespace {
+
+// A floordiv/mod of a sum prints with parentheses and parses back to the same expression.
+TEST(SymIntText, FloorDivOfASumRoundTrips) {
+  SymInt s1 = SymInt::symbol("s1");
+  SymInt e = floordiv(s1 - 1, 2) + 1;
+  EXPECT_EQ(e.to_string().find("(s1 - 1)//2") != std::string::npos, true) << e.to_string();
+  auto parsed = parse_sym_expr(e.to_string());
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(*parsed, e);
+  SymInt m = mod(s1 * SymInt::symbol("s2"), 3);
+  auto pm = parse_sym_expr(m.to_string());
+  ASSERT_TRUE(pm.has_value());
+  EXPECT_EQ(*pm, m) << m.to_string();
+}
+
+}  // namespace
+}  // namespace aotgrad

@@ -46,5 +46,15 @@ TEST(Memory, KernelsAllocateThroughIt) {
   EXPECT_EQ(memory_stats().current_bytes - base, 64 * 64 * 4);
 }
 
+// oneDNN-backed kernels require a DataPtr whose context is its data pointer.
+TEST(Memory, OneDnnKernelsWorkUnderTheTrackingAllocator) {
+  install_tracking_allocator();
+  at::Tensor x = at::randn({2, 3, 8, 8});
+  at::Tensor w = at::randn({4, 3, 3, 3});
+  EXPECT_EQ(at::gelu(x).sizes(), x.sizes());
+  EXPECT_EQ(at::conv2d(x, w).sizes(), (c10::IntArrayRef{2, 4, 6, 6}));
+  EXPECT_TRUE(at::allclose(at::gelu(x), 0.5 * x * (1 + at::erf(x / std::sqrt(2.0))), 1e-5, 1e-6));
+}
+
 }  // namespace
 }  // namespace aotgrad

@@ -1,0 +1,58 @@
+// aotgrad: a graph compiled for training -- forward and backward graphs inside libtorch autograd.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+#include "aotgrad/runtime/compiler.h"
+#include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/partition.h"
+
+namespace aotgrad {
+
+struct TrainOptions {
+  std::shared_ptr<const Compiler> fw_compiler;  // nullptr: the interpreter
+  std::shared_ptr<const Compiler> bw_compiler;  // nullptr: the interpreter
+};
+
+/// The artifacts of a training compilation, for inspection (`aotgrad compile --dump`).
+struct TrainingArtifacts {
+  std::shared_ptr<const Graph> functional;  // the functionalized forward graph
+  ViewAndMutationMeta meta;
+  std::shared_ptr<const Graph> joint;
+  JointGraph joint_info;                    // (graph moved into `joint`)
+  std::shared_ptr<const Graph> fw, bw;
+  std::vector<std::string> saved;           // names of saved values, fw output order
+  size_t num_forward_outputs = 0;           // mutated-input values + user outputs
+};
+
+/// Runs the functionalize -> joint -> partition pipeline without compiling (for dumps and tests).
+TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<bool>& requires_grad);
+
+/// A graph compiled for training (§13.6, §13.7): calling it runs the forward graph and returns the
+/// user outputs connected to libtorch's autograd through one node whose backward runs the backward
+/// graph on the saved tensors, so `loss.backward()` fills `.grad` of the inputs that require grad.
+/// Mutated inputs (BatchNorm's running stats, ...) are written back after the forward, as the
+/// seed's RuntimeWrapper does.
+class CompiledFunction {
+ public:
+  CompiledFunction(std::shared_ptr<const Graph> graph, std::vector<bool> requires_grad, TrainOptions options = {});
+  ~CompiledFunction();
+
+  /// One tensor per placeholder (an undefined tensor for a None input is not supported). Inputs that
+  /// require grad must be the ones given at construction.
+  std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& args);
+
+  const TrainingArtifacts& artifacts() const;
+
+  struct State;  // shared with the autograd node
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace aotgrad

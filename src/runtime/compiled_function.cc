@@ -1,0 +1,180 @@
+// aotgrad: CompiledFunction -- the forward and backward graphs as one libtorch autograd Function.
+#include "aotgrad/runtime/compiled_function.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ir/verifier.h"
+
+namespace aotgrad {
+
+TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<bool>& requires_grad) {
+  TrainingArtifacts a;
+  FunctionalizeResult fr = functionalize(graph);
+  verify(*fr.graph);
+  a.meta = std::move(fr.meta);
+  // The functional graph's inputs are the original ones; mutated inputs' new values come first.
+  JointGraph jg = build_joint(*fr.graph, requires_grad);
+  verify(*jg.graph);
+  Partition p = default_partition(jg);
+  verify(*p.fw);
+  verify(*p.bw);
+  a.functional = std::shared_ptr<const Graph>(std::move(fr.graph));
+  a.joint = std::shared_ptr<const Graph>(std::move(jg.graph));
+  a.joint_info = std::move(jg);
+  a.fw = std::shared_ptr<const Graph>(std::move(p.fw));
+  a.bw = std::shared_ptr<const Graph>(std::move(p.bw));
+  a.saved = std::move(p.saved);
+  a.num_forward_outputs = p.num_forward_outputs;
+  return a;
+}
+
+struct CompiledFunction::State {
+  TrainingArtifacts art;
+  CompiledFn fw, bw;
+  std::vector<bool> requires_grad;
+  std::vector<TensorMeta> output_metas;  // forward outputs' metadata, for zero tangents
+  int64_t id = 0;                        // key of this state in the registry backward reads
+};
+
+namespace {
+
+// Backward nodes find their compiled state by id: custom Function contexts hold IValues only.
+std::mutex g_registry_mu;
+std::unordered_map<int64_t, std::weak_ptr<CompiledFunction::State>>& registry() {
+  static std::unordered_map<int64_t, std::weak_ptr<CompiledFunction::State>> r;
+  return r;
+}
+int64_t g_next_id = 1;
+
+}  // namespace
+
+struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutogradFunction> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, int64_t id,
+                                                std::shared_ptr<CompiledFunction::State> state,
+                                                at::TensorList inputs) {
+    std::vector<c10::IValue> in(inputs.begin(), inputs.end());
+    std::vector<c10::IValue> outs;
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      outs = state->fw(std::move(in));
+    }
+    size_t n_out = state->art.num_forward_outputs;
+    AOTGRAD_CHECK(outs.size() == n_out + state->art.saved.size(), "forward graph returned ", outs.size(),
+                  " values, expected ", n_out + state->art.saved.size());
+    torch::autograd::variable_list saved;
+    std::vector<int64_t> saved_ints;
+    for (size_t k = n_out; k < outs.size(); ++k) {
+      if (outs[k].isTensor()) saved.push_back(outs[k].toTensor());
+      else saved.push_back(at::tensor(outs[k].toInt()));  // a saved SymInt, boxed
+    }
+    ctx->save_for_backward(saved);
+    ctx->saved_data["id"] = id;
+    torch::autograd::variable_list result;
+    std::vector<at::Tensor> non_diff;
+    for (size_t k = 0; k < n_out; ++k) {
+      at::Tensor t = outs[k].isTensor() ? outs[k].toTensor() : at::Tensor();
+      result.push_back(t);
+      if (t.defined() && state->art.joint_info.tangent_of_output[k] < 0) non_diff.push_back(t);
+    }
+    ctx->mark_non_differentiable(non_diff);
+    return result;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    int64_t id = ctx->saved_data["id"].toInt();
+    std::shared_ptr<CompiledFunction::State> state;
+    {
+      std::lock_guard<std::mutex> lock(g_registry_mu);
+      auto it = registry().find(id);
+      if (it != registry().end()) state = it->second.lock();
+    }
+    if (!state) throw Error("backward of a compiled function that no longer exists");
+    std::vector<c10::IValue> in;
+    for (const at::Tensor& s : ctx->get_saved_variables()) in.push_back(s);
+    const auto& tangent_of = state->art.joint_info.tangent_of_output;
+    for (size_t k = 0; k < tangent_of.size(); ++k) {
+      if (tangent_of[k] < 0) continue;
+      at::Tensor g = k < grad_outputs.size() ? grad_outputs[k] : at::Tensor();
+      if (!g.defined()) {
+        const TensorMeta& m = state->output_metas[k];
+        std::vector<int64_t> sizes;
+        for (auto& s : m.sizes) sizes.push_back(s.hint_or(1));
+        g = at::zeros(sizes, at::TensorOptions().dtype(static_cast<c10::ScalarType>(c10_code(m.dtype))));
+      }
+      in.push_back(g.contiguous());
+    }
+    std::vector<c10::IValue> grads;
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      grads = state->bw(std::move(in));
+    }
+    torch::autograd::variable_list result{at::Tensor(), at::Tensor()};  // for id and state
+    for (auto& g : grads) result.push_back(g.isTensor() ? g.toTensor() : at::Tensor());
+    return result;
+  }
+};
+
+CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph, std::vector<bool> requires_grad,
+                                   TrainOptions options)
+    : state_(std::make_shared<State>()) {
+  register_compat_ops();
+  if (!options.fw_compiler) options.fw_compiler = default_compiler();
+  if (!options.bw_compiler) options.bw_compiler = default_compiler();
+  state_->requires_grad = requires_grad;
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    state_->id = g_next_id++;
+    registry()[state_->id] = state_;
+  }
+  state_->art = compile_for_training(*graph, requires_grad);
+  state_->fw = options.fw_compiler->compile(state_->art.fw);
+  state_->bw = options.bw_compiler->compile(state_->art.bw);
+  std::vector<Arg> outs;
+  const Arg& out = state_->art.fw->output()->args()[0];
+  for (size_t k = 0; k < state_->art.num_forward_outputs; ++k) {
+    const Arg& a = out.list[k];
+    state_->output_metas.push_back(a.is_node() && a.node->meta().is_tensor() ? a.node->meta().tensor : TensorMeta{});
+  }
+}
+
+CompiledFunction::~CompiledFunction() {
+  std::lock_guard<std::mutex> lock(g_registry_mu);
+  registry().erase(state_->id);
+}
+
+const TrainingArtifacts& CompiledFunction::artifacts() const { return state_->art; }
+
+std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tensor>& args) {
+  const auto& rg = state_->requires_grad;
+  AOTGRAD_CHECK(args.size() == rg.size(), "expected ", rg.size(), " arguments, got ", args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    AOTGRAD_CHECK(args[i].defined(), "argument ", i, " is an undefined tensor");
+  // Passed as a TensorList so that autograd sees every tensor as an input with an edge.
+  torch::autograd::variable_list outs = CompiledAutogradFunction::apply(state_->id, state_, at::TensorList(args));
+  // RuntimeWrapper: write mutated inputs back, return user outputs.
+  const ViewAndMutationMeta& meta = state_->art.meta;
+  size_t n_mut = meta.mutated_inputs_returned.size();
+  {
+    at::NoGradGuard no_grad;
+    for (size_t k = 0; k < n_mut; ++k) {
+      int p = meta.mutated_inputs_returned[k];
+      at::Tensor target = args[p];
+      const InputInfo& info = meta.inputs[p];
+      if (info.mutates_metadata) target.as_strided_(outs[k].sizes(), outs[k].strides(), outs[k].storage_offset());
+      if (info.mutates_data) target.copy_(outs[k]);
+    }
+  }
+  std::vector<at::Tensor> result(outs.begin() + static_cast<int64_t>(n_mut), outs.end());
+  for (size_t j = 0; j < meta.outputs.size() && j < result.size(); ++j)
+    if (meta.outputs[j].kind == OutputKind::kIsInput && !args[meta.outputs[j].input].requires_grad())
+      result[j] = args[meta.outputs[j].input];
+  return result;
+}
+
+}  // namespace aotgrad

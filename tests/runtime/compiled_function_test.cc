@@ -1,0 +1,82 @@
+// Tests for training compilation: the seed's §13.20 partition, and grads through libtorch autograd.
+#include "aotgrad/runtime/compiled_function.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ops/registry.h"
+
+namespace aotgrad {
+namespace {
+
+const char* kLinearRelu = R"(
+def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]"):
+    t = torch.ops.aten.t.default(w)
+    addmm = torch.ops.aten.addmm.default(b, x, t)
+    relu = torch.ops.aten.relu.default(addmm)
+    return (relu,)
+)";
+
+std::vector<std::string> names(const std::vector<Node*>& nodes) {
+  std::vector<std::string> out;
+  for (auto* n : nodes) out.push_back(n->name());
+  return out;
+}
+
+// §13.20: x does not require grad; the default partition saves x and relu's output.
+TEST(CompiledFunction, Seed13_20_LinearReluSavesInputAndReluOutput) {
+  auto g = parse_graph(kLinearRelu, aten_ops());
+  TrainingArtifacts a = compile_for_training(*g, {false, true, true});
+  std::vector<std::string> ops;
+  for (const Node* n : a.joint->nodes())
+    if (n->kind() == NodeKind::Call) ops.push_back(n->name());
+  EXPECT_EQ(ops, (std::vector<std::string>{"t", "addmm", "relu", "detach", "detach_1", "threshold_backward", "t_1",
+                                           "mm", "t_2", "sum_1", "view", "t_3"}));
+  EXPECT_EQ(a.saved, (std::vector<std::string>{"primals_1", "relu"}));
+  EXPECT_EQ(names(a.bw->placeholders()), (std::vector<std::string>{"primals_1", "relu", "tangents_1"}));
+  const Arg& bw_out = a.bw->output()->args()[0];
+  ASSERT_EQ(bw_out.list.size(), 3u);
+  EXPECT_TRUE(bw_out.list[0].is_none());
+  EXPECT_EQ(bw_out.list[1].node->name(), "t_3");
+  EXPECT_EQ(bw_out.list[2].node->name(), "view");
+}
+
+TEST(CompiledFunction, GradsMatchEagerAutograd) {
+  CompiledFunction f(parse_graph(kLinearRelu, aten_ops()), {false, true, true});
+  at::Tensor x = at::randn({4, 8});
+  at::Tensor w = at::randn({16, 8}).requires_grad_(), b = at::randn({16}).requires_grad_();
+  auto out = f({x, w, b});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].requires_grad());
+  at::Tensor go = at::randn({4, 16});
+  out[0].backward(go);
+  at::Tensor we = w.detach().clone().requires_grad_(), be = b.detach().clone().requires_grad_();
+  at::Tensor ref = at::relu(at::addmm(be, x, we.t()));
+  ref.backward(go);
+  EXPECT_TRUE(at::allclose(out[0], ref));
+  EXPECT_TRUE(at::allclose(w.grad(), we.grad(), 1e-5, 1e-6));
+  EXPECT_TRUE(at::allclose(b.grad(), be.grad(), 1e-5, 1e-6));
+}
+
+TEST(CompiledFunction, MutatedBufferIsWrittenBackInTraining) {
+  CompiledFunction f(parse_graph(R"(
+def forward(self, x: "f32[4]", counter: "i64[]"):
+    add_ = torch.ops.aten.add_.Tensor(counter, 1)
+    mul = torch.ops.aten.mul.Tensor(x, x)
+    sum_1 = torch.ops.aten.sum.default(mul)
+    return (sum_1,)
+)", aten_ops()), {true, false});
+  at::Tensor x = at::randn({4}).requires_grad_();
+  at::Tensor counter = at::zeros({}, at::kLong);
+  for (int i = 0; i < 3; ++i) {
+    auto out = f({x, counter});
+    out[0].backward();
+  }
+  EXPECT_EQ(counter.item<int64_t>(), 3);
+  EXPECT_TRUE(at::allclose(x.grad(), 3 * 2 * x.detach()));
+}
+
+}  // namespace
+}  // namespace aotgrad
