@@ -14,6 +14,7 @@ const OpTable& aten_ops() {
     register_nn_ops(*t);
     register_factory_ops(*t);
     register_misc_ops(*t);
+    register_loss_ops(*t);
     t->finalize();
     return t;
   }();

@@ -17,5 +17,6 @@ void register_copy_ops(OpTable& t);
 void register_nn_ops(OpTable& t);
 void register_factory_ops(OpTable& t);
 void register_misc_ops(OpTable& t);
+void register_loss_ops(OpTable& t);
 
 }  // namespace aotgrad
