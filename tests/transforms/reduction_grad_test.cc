@@ -1,0 +1,437 @@
+// Tests for the reduction family's derivative rules: the joint graph each rule writes, checked
+// against the ATen graphs PyTorch's AOTAutograd traces for the derivatives.yaml formulas.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/autograd.h"
+
+namespace aotgrad {
+namespace {
+
+// The joint graph's calls as `name = op(args)` lines (keyword-only arguments as `name=value`,
+// defaults left out), then `return [...]`; framed by newlines to compare with raw strings.
+std::string body(const Graph& g) {
+  std::string out = "\n";
+  for (const Node* n : g.nodes()) {
+    if (n->kind() == NodeKind::GetItem) {
+      out += n->name() + " = " + n->getitem_input()->name() + "[" +
+             std::to_string(n->getitem_index()) + "]\n";
+      continue;
+    }
+    if (n->kind() != NodeKind::Call) continue;
+    out += n->name() + " = " + n->op()->short_name + "(";
+    bool first = true;
+    for (size_t i = 0; i < n->args().size(); ++i) {
+      if (!n->arg_given(i)) continue;
+      out += first ? "" : ", ";
+      first = false;
+      const SchemaArg& sa = n->op()->schema.args[i];
+      if (sa.kwarg_only) out += sa.name + "=";
+      out += arg_to_string(n->args()[i]);
+    }
+    out += ")\n";
+  }
+  return out + "return " + arg_to_string(g.output()->args()[0]) + "\n";
+}
+
+// The joint graph of forward graph `text`, differentiated w.r.t. its floating-point inputs.
+std::string joint(const std::string& text) {
+  auto fw = parse_graph(text, aten_ops());
+  std::vector<bool> rg;
+  for (const Node* p : fw->placeholders())
+    rg.push_back(p->meta().is_tensor() && is_floating(p->tensor_meta().dtype));
+  return body(*build_joint(*fw, rg).graph);
+}
+
+// sum: self: grad.expand_symint(self.sym_sizes())
+TEST(ReductionGrad, Sum) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4]"):
+    sum_1 = torch.ops.aten.sum.default(x)
+    return (sum_1,)
+)"),
+            R"(
+sum_1 = sum.default(primals_1)
+expand = expand.default(tangents_1, [3, 4])
+return [sum_1, expand]
+)");
+}
+
+// sum with a dtype: the same expand; autograd casts the gradient back to self's dtype.
+TEST(ReductionGrad, SumDtype) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4]"):
+    sum_1 = torch.ops.aten.sum.default(x, dtype = torch.float64)
+    return (sum_1,)
+)"),
+            R"(
+sum_1 = sum.default(primals_1, dtype=torch.float64)
+expand = expand.default(tangents_1, [3, 4])
+_to_copy = _to_copy.default(expand, dtype=torch.float32)
+return [sum_1, _to_copy]
+)");
+}
+
+// sum.dim_IntList: sum_backward unsqueezes grad at the reduced dims (several: wrapped, ascending)
+// and expands it back.
+TEST(ReductionGrad, SumDims) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    sum_1 = torch.ops.aten.sum.dim_IntList(x, [0, -1])
+    return (sum_1,)
+)"),
+            R"(
+sum_1 = sum.dim_IntList(primals_1, [0, -1])
+unsqueeze = unsqueeze.default(tangents_1, 0)
+unsqueeze_1 = unsqueeze.default(unsqueeze, 2)
+expand = expand.default(unsqueeze_1, [3, 4, 5])
+return [sum_1, expand]
+)");
+}
+
+// With keepdim the gradient is only expanded.
+TEST(ReductionGrad, SumKeepdim) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    sum_1 = torch.ops.aten.sum.dim_IntList(x, [1], True)
+    return (sum_1,)
+)"),
+            R"(
+sum_1 = sum.dim_IntList(primals_1, [1], True)
+expand = expand.default(tangents_1, [3, 4, 5])
+return [sum_1, expand]
+)");
+}
+
+// mean: self: grad.expand(self.sizes()) / self.numel()
+TEST(ReductionGrad, Mean) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4]"):
+    mean = torch.ops.aten.mean.default(x)
+    return (mean,)
+)"),
+            R"(
+mean = mean.default(primals_1)
+expand = expand.default(tangents_1, [3, 4])
+div = div.Scalar(expand, 12)
+return [mean, div]
+)");
+}
+
+// mean.dim: mean_backward = sum_backward(...) / _safe_size(sizes, dim); one dim is unsqueezed as
+// given (negative).
+TEST(ReductionGrad, MeanDim) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    mean = torch.ops.aten.mean.dim(x, [-2])
+    return (mean,)
+)"),
+            R"(
+mean = mean.dim(primals_1, [-2])
+unsqueeze = unsqueeze.default(tangents_1, -2)
+expand = expand.default(unsqueeze, [3, 4, 5])
+div = div.Scalar(expand, 4)
+return [mean, div]
+)");
+}
+
+// A symbolic size: expand reads it with sym_size, and the count is a sym_size node.
+TEST(ReductionGrad, MeanSymbolic) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[s0, 4]"):
+    mean = torch.ops.aten.mean.dim(x, [0])
+    return (mean,)
+)"),
+            R"(
+mean = mean.dim(primals_1, [0])
+unsqueeze = unsqueeze.default(tangents_1, 0)
+sym_size = sym_size.int(primals_1, 0)
+expand = expand.default(unsqueeze, [sym_size, 4])
+sym_size_1 = sym_size.int(primals_1, 0)
+div = div.Scalar(expand, sym_size_1)
+return [mean, div]
+)");
+}
+
+// amax: scale_grad_by_count(restore_reduced_dims(grad), restore_reduced_dims(result) == self, dim):
+// the result (saved, detached twice) and grad are viewed with the reduced dims put back.
+TEST(ReductionGrad, Amax) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    amax = torch.ops.aten.amax.default(x, [1])
+    return (amax,)
+)"),
+            R"(
+amax = amax.default(primals_1, [1])
+detach = detach.default(amax)
+detach_1 = detach.default(detach)
+view = view.default(detach_1, [3, 1, 5])
+eq = eq.Tensor(view, primals_1)
+view_1 = view.default(tangents_1, [3, 1, 5])
+sum_1 = sum.dim_IntList(eq, [1], True)
+div = div.Tensor(view_1, sum_1)
+mul = mul.Tensor(div, eq)
+return [amax, mul]
+)");
+}
+
+// amin with keepdim: nothing to restore.
+TEST(ReductionGrad, AminKeepdim) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    amin = torch.ops.aten.amin.default(x, [0, 2], True)
+    return (amin,)
+)"),
+            R"(
+amin = amin.default(primals_1, [0, 2], True)
+detach = detach.default(amin)
+detach_1 = detach.default(detach)
+eq = eq.Tensor(detach_1, primals_1)
+sum_1 = sum.dim_IntList(eq, [0, 2], True)
+div = div.Tensor(tangents_1, sum_1)
+mul = mul.Tensor(div, eq)
+return [amin, mul]
+)");
+}
+
+// max.dim: value_selecting_reduction_backward with the forward's indices (an integer output, read
+// without detach).
+TEST(ReductionGrad, MaxDim) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    max_1 = torch.ops.aten.max.dim(x, 1)
+    getitem = max_1[0]
+    getitem_1 = max_1[1]
+    return (getitem, getitem_1)
+)"),
+            R"(
+max_1 = max.dim(primals_1, 1)
+getitem = max_1[0]
+getitem_1 = max_1[1]
+value_selecting_reduction_backward = value_selecting_reduction_backward.default(tangents_1, 1, getitem_1, [3, 4, 5], False)
+return [getitem, getitem_1, value_selecting_reduction_backward]
+)");
+}
+
+// When the forward graph does not project the indices, the rule adds the getitem.
+TEST(ReductionGrad, MinValuesOnly) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4]"):
+    min_1 = torch.ops.aten.min.dim(x, -1, True)
+    getitem = min_1[0]
+    return (getitem,)
+)"),
+            R"(
+min_1 = min.dim(primals_1, -1, True)
+getitem = min_1[0]
+getitem_1 = min_1[1]
+value_selecting_reduction_backward = value_selecting_reduction_backward.default(tangents_1, -1, getitem_1, [3, 4], True)
+return [getitem, value_selecting_reduction_backward]
+)");
+}
+
+// value_selecting_reduction_backward: grad: gather_with_keepdimed_indices(grad, dim, indices,
+// keepdim); indices get no gradient.
+TEST(ReductionGrad, ValueSelectingReductionBackward) {
+  EXPECT_EQ(joint(R"(
+def forward(self, g: "f32[4]", i: "i64[4]"):
+    vsrb = torch.ops.aten.value_selecting_reduction_backward.default(g, 1, i, [4, 5], False)
+    return (vsrb,)
+)"),
+            R"(
+vsrb = value_selecting_reduction_backward.default(primals_1, 1, primals_2, [4, 5], False)
+unsqueeze = unsqueeze.default(primals_2, 1)
+gather = gather.default(tangents_1, 1, unsqueeze)
+squeeze = squeeze.dim(gather, 1)
+return [vsrb, squeeze, None]
+)");
+}
+
+// var.correction: var_backward = (2 / (n - correction)) * grad * (self - self.mean(dim, true)),
+// grad unsqueezed at the reduced dims first; the operands of `a * b` right to left.
+TEST(ReductionGrad, Var) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    var = torch.ops.aten.var.correction(x, [1], correction = 1)
+    return (var,)
+)"),
+            R"(
+var = var.correction(primals_1, [1], correction=1)
+unsqueeze = unsqueeze.default(tangents_1, 1)
+mean = mean.dim(primals_1, [1], True)
+sub = sub.Tensor(primals_1, mean)
+mul = mul.Scalar(unsqueeze, 0.6666666666666666)
+mul_1 = mul.Tensor(mul, sub)
+return [var, mul_1]
+)");
+}
+
+// var over every dim: self.mean() and n = numel; correction None is 1.
+TEST(ReductionGrad, VarAll) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    var = torch.ops.aten.var.correction(x, None, correction = None)
+    return (var,)
+)"),
+            R"(
+var = var.correction(primals_1, None, correction=None)
+mean = mean.default(primals_1)
+sub = sub.Tensor(primals_1, mean)
+mul = mul.Scalar(tangents_1, 0.03389830508474576)
+mul_1 = mul.Tensor(mul, sub)
+return [var, mul_1]
+)");
+}
+
+// `dim=[]` reduces every dim. PyTorch's var_backward takes it as "no dim reduced" (n = 1, a wrong
+// gradient that fails gradcheck in 1.13); this rule uses the full reduction's n = 24: 2 / (24 - 2).
+TEST(ReductionGrad, VarEmptyDimList) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[4, 3, 2]"):
+    var = torch.ops.aten.var.correction(x, [], correction = 2)
+    return (var,)
+)"),
+            R"(
+var = var.correction(primals_1, [], correction=2)
+mean = mean.default(primals_1)
+sub = sub.Tensor(primals_1, mean)
+mul = mul.Scalar(tangents_1, 0.09090909090909091)
+mul_1 = mul.Tensor(mul, sub)
+return [var, mul_1]
+)");
+}
+
+// n <= correction over every dim: grad * where(self == self.mean(), nan, inf), as PyTorch 2.x.
+TEST(ReductionGrad, VarNoDegreesOfFreedom) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f64[]"):
+    var = torch.ops.aten.var.correction(x, None, correction = None)
+    return (var,)
+)"),
+            R"(
+var = var.correction(primals_1, None, correction=None)
+mean = mean.default(primals_1)
+eq = eq.Tensor(primals_1, mean)
+scalar_tensor = scalar_tensor.default(inf, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
+scalar_tensor_1 = scalar_tensor.default(nan, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
+where = where.self(eq, scalar_tensor_1, scalar_tensor)
+mul = mul.Tensor(tangents_1, where)
+return [var, mul]
+)");
+}
+
+// std.correction: std_backward = var_backward((grad / (result * 2)).masked_fill_(result == 0, 0),
+// ...)
+TEST(ReductionGrad, Std) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    std = torch.ops.aten.std.correction(x, [1], correction = 1)
+    return (std,)
+)"),
+            R"(
+std = std.correction(primals_1, [1], correction=1)
+detach = detach.default(std)
+detach_1 = detach.default(detach)
+mul = mul.Scalar(detach_1, 2)
+div = div.Tensor(tangents_1, mul)
+eq = eq.Scalar(detach_1, 0)
+masked_fill = masked_fill.Scalar(div, eq, 0)
+unsqueeze = unsqueeze.default(masked_fill, 1)
+mean = mean.dim(primals_1, [1], True)
+sub = sub.Tensor(primals_1, mean)
+mul_1 = mul.Scalar(unsqueeze, 0.6666666666666666)
+mul_2 = mul.Tensor(mul_1, sub)
+return [std, mul_2]
+)");
+}
+
+// var_mean.correction: var_backward(grads[0]) + mean_backward(grads[1]).
+TEST(ReductionGrad, VarMean) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 1)
+    getitem = var_mean[0]
+    getitem_1 = var_mean[1]
+    return (getitem, getitem_1)
+)"),
+            R"(
+var_mean = var_mean.correction(primals_1, [1], correction=1)
+getitem = var_mean[0]
+getitem_1 = var_mean[1]
+unsqueeze = unsqueeze.default(tangents_1, 1)
+mean = mean.dim(primals_1, [1], True)
+sub = sub.Tensor(primals_1, mean)
+mul = mul.Scalar(unsqueeze, 0.6666666666666666)
+mul_1 = mul.Tensor(mul, sub)
+unsqueeze_1 = unsqueeze.default(tangents_2, 1)
+expand = expand.default(unsqueeze_1, [3, 4, 5])
+div = div.Scalar(expand, 4)
+add = add.Tensor(mul_1, div)
+return [getitem, getitem_1, add]
+)");
+}
+
+// Only the mean gets a gradient: mean_backward alone.
+TEST(ReductionGrad, VarMeanOnlyMean) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4, 5]"):
+    var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 1, keepdim = True)
+    getitem_1 = var_mean[1]
+    return (getitem_1,)
+)"),
+            R"(
+var_mean = var_mean.correction(primals_1, [1], correction=1, keepdim=True)
+getitem_1 = var_mean[1]
+expand = expand.default(tangents_1, [3, 4, 5])
+div = div.Scalar(expand, 4)
+return [getitem_1, div]
+)");
+}
+
+// argmax is non-differentiable: the joint graph only differentiates sum.
+TEST(ReductionGrad, ArgmaxNeedsNoRule) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4]"):
+    argmax = torch.ops.aten.argmax.default(x, 1)
+    sum_1 = torch.ops.aten.sum.default(x)
+    return (sum_1, argmax)
+)"),
+            R"(
+argmax = argmax.default(primals_1, 1)
+sum_1 = sum.default(primals_1)
+expand = expand.default(tangents_1, [3, 4])
+return [sum_1, argmax, expand]
+)");
+}
+
+// Every functional op of the family has a rule or is marked non-differentiable.
+TEST(ReductionGrad, EveryOpHasARuleOrIsMarked) {
+  for (const char* name : {"sum", "sum.dim_IntList", "mean", "mean.dim", "amax", "amin", "max.dim",
+                           "min.dim", "value_selecting_reduction_backward", "var.correction",
+                           "var_mean.correction", "std.correction"}) {
+    const OpDef& op = aten_ops().get(name);
+    EXPECT_TRUE(op.derivative && !op.derivative->formula.empty()) << name;
+    EXPECT_FALSE(op.non_differentiable) << name;
+  }
+  for (const char* name : {"argmax", "argmin"})
+    EXPECT_TRUE(aten_ops().get(name).non_differentiable);
+}
+
+// A mean over several symbolic dims has no SymInt product to divide by: a clear error.
+TEST(ReductionGrad, MeanOverSeveralSymbolicDimsIsAnError) {
+  EXPECT_THROW(joint(R"(
+def forward(self, x: "f32[s0, s1, 4]"):
+    mean = torch.ops.aten.mean.dim(x, [0, 1])
+    return (mean,)
+)"),
+               Error);
+}
+
+}  // namespace
+}  // namespace aotgrad
