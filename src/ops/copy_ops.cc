@@ -1,5 +1,6 @@
 // aotgrad: ops that copy data into fresh tensors -- clone, copy, _to_copy, the view scatters
 // (view inverses), cat/stack and the index copies; layouts follow ATen 1.13.
+#include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
@@ -222,16 +223,333 @@ ValueMeta gather(const MetaArgs& a) {
   return one(meta::empty(index.sizes, self.dtype, self.device));
 }
 
+// The view backward kernels: zeros of input_sizes (grad's options) with grad copied into the view,
+// so grad must broadcast to the view's shape (copy_).
+TensorMeta view_backward_output(const TensorMeta& grad, const SymIntVector& input_sizes,
+                                const TensorMeta& view) {
+  SymIntVector b = meta::broadcast_shapes(view.sizes, grad.sizes);
+  if (b != view.sizes)
+    throw Error("output with shape " + to_string(view.sizes) +
+                " doesn't match the broadcast shape " + to_string(b));
+  return meta::empty(input_sizes, grad.dtype, grad.device);
+}
+
+// slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end,
+//                SymInt step)
+ValueMeta slice_backward(const MetaArgs& a) {
+  const TensorMeta& grad = a.tensor(0);
+  SymIntVector sizes = a.int_list(1);
+  meta::check_non_negative_sizes(sizes);
+  TensorMeta base = meta::empty(sizes, grad.dtype, grad.device);
+  TensorMeta view = meta::slice(base, a.int_value(2), a.sym_int(3), a.sym_int(4), a.sym_int(5));
+  return one(view_backward_output(grad, sizes, view));
+}
+
+// select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index)
+ValueMeta select_backward(const MetaArgs& a) {
+  const TensorMeta& grad = a.tensor(0);
+  SymIntVector sizes = a.int_list(1);
+  meta::check_non_negative_sizes(sizes);
+  TensorMeta base = meta::empty(sizes, grad.dtype, grad.device);
+  return one(view_backward_output(grad, sizes, meta::select(base, a.int_value(2), a.int_value(3))));
+}
+
+// diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2)
+ValueMeta diagonal_backward(const MetaArgs& a) {
+  const TensorMeta& grad = a.tensor(0);
+  SymIntVector sizes = a.int_list(1);
+  meta::check_non_negative_sizes(sizes);
+  TensorMeta base = meta::empty(sizes, grad.dtype, grad.device);
+  TensorMeta view = meta::diagonal(base, a.int_value(2), a.int_value(3), a.int_value(4));
+  return one(view_backward_output(grad, sizes, view));
+}
+
+int64_t size_or_1(const TensorMeta& t, int64_t d) {
+  return t.dim() == 0 ? 1 : t.sizes[d].hint_or(1);
+}
+
+// index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1): a contiguous
+// result of self's shape and dtype (index_func_meta_impl).
+ValueMeta index_add(const MetaArgs& a) {
+  const TensorMeta &self = a.tensor(0), &index = a.tensor(2), &source = a.tensor(3);
+  int64_t dim = meta::wrap_dim(a.int_value(1), self.dim());
+  if (index.dim() > 1)
+    throw Error("index_add_(): Index is supposed to be a vector, but got dim: " +
+                std::to_string(index.dim()));
+  if (index.dtype != ScalarType::Int64 && index.dtype != ScalarType::Int32)
+    throw Error("index_add_(): Expected dtype int32/int64 for index");
+  if (self.dtype != source.dtype)
+    throw Error("index_add_(): self and source must have the same scalar type");
+  if (!(dim == 0 || dim < source.dim()))
+    throw Error("index_add_(): Indexing dim " + std::to_string(dim) +
+                " is out of bounds of the source tensor with dim " + std::to_string(source.dim()));
+  if (index.numel().hint_or(0) != size_or_1(source, dim))
+    throw Error("index_add_(): Number of indices (" + index.numel().to_string() +
+                ") should be equal to source.size(dim)");
+  // index_add_cpu_: self and source agree in every dim but `dim` (0-dim counts as [1]).
+  if (std::max<int64_t>(self.dim(), 1) != std::max<int64_t>(source.dim(), 1))
+    throw Error("index_add_(): self and source must have the same number of dimensions");
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (d != dim && size_or_1(self, d) != size_or_1(source, d))
+      throw Error("index_add_(): self and source must have the same size at dimension " +
+                  std::to_string(d));
+  return one(meta::empty(self.sizes, self.dtype, self.device));
+}
+
+// scatter_add(Tensor self, int dim, Tensor index, Tensor src): scatter_meta_impl.
+ValueMeta scatter_add(const MetaArgs& a) {
+  const TensorMeta &self = a.tensor(0), &index = a.tensor(2), &src = a.tensor(3);
+  int64_t dim = meta::wrap_dim(a.int_value(1), self.dim());
+  if (index.dtype != ScalarType::Int64) throw Error("scatter(): Expected dtype int64 for index");
+  if (self.dtype != src.dtype)
+    throw Error("scatter(): Expected self.dtype to be equal to src.dtype");
+  if (index.numel().hint_or(1) != 0) {
+    int64_t n = std::max<int64_t>(self.dim(), 1);
+    if (n != std::max<int64_t>(index.dim(), 1))
+      throw Error("Index tensor must have the same number of dimensions as self tensor");
+    if (std::max<int64_t>(src.dim(), 1) != std::max<int64_t>(index.dim(), 1))
+      throw Error("Index tensor must have the same number of dimensions as src tensor");
+    for (int64_t d = 0; d < n; ++d)
+      if ((d != dim && size_or_1(index, d) > size_or_1(self, d)) ||
+          size_or_1(index, d) > size_or_1(src, d))
+        throw Error("Expected index " + to_string(index.sizes) + " to be smaller than self " +
+                    to_string(self.sizes) + " apart from dimension " + std::to_string(dim) +
+                    " and to be smaller size than src " + to_string(src.sizes));
+  }
+  return one(meta::empty(self.sizes, self.dtype, self.device));
+}
+
+// --- derivative rules (tools/autograd/derivatives.yaml, FunctionsManual.cpp)
+// ----------------------
+
+/// at::zeros(sizes, options) with a tensor's options (dtype, layout, device given).
+Node* zeros(GradBuilder& b, const SymIntVector& sizes, const TensorMeta& options, Node* like) {
+  return b.call("zeros.default", {b.sizes_arg(sizes, like)},
+                {{"dtype", Arg::of_dtype(options.dtype)},
+                 {"layout", Arg::of_layout(Layout::Strided)},
+                 {"device", Arg::of_device(options.device)}});
+}
+
+/// maybe_multiply(t, s): t itself when the Scalar s is 1, else t * s (mul.Scalar).
+Node* maybe_multiply(GradBuilder& b, Node* t, const Arg& s) {
+  bool one = (s.kind == Arg::Kind::Int || s.kind == Arg::Kind::Bool) ? s.i == 1
+             : s.kind == Arg::Kind::Float                            ? s.f == 1.0
+                                                                     : false;
+  return one ? t : b.call("mul.Scalar", {Arg(t), s});
+}
+
+/// grad.contiguous(): grad itself, or a contiguous clone.
+Node* contiguous(GradBuilder& b, Node* x) {
+  if (x->tensor_meta().is_contiguous()) return x;
+  return b.call("clone.default", {Arg(x)},
+                {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+}
+
+// clone, lift_fresh_copy: self: grad
+void identity_grad(GradBuilder& b) { b.set(0, b.grad()); }
+
+// copy: self: zeros_like(grad); src: grad (sum_to and the cast to src's dtype follow in autograd).
+void copy_grad(GradBuilder& b) {
+  if (b.needs(0)) b.set(0, b.zeros_like(b.grad()));
+  if (b.needs(1)) b.set(1, b.grad());
+}
+
+// _to_copy: self: _to_copy_backward(grad, self.options()) -- grad.to(self's dtype and device).
+void to_copy_grad(GradBuilder& b) {
+  const TensorMeta& self = b.input_meta(0);
+  Node* g = b.grad();
+  const TensorMeta& gm = g->tensor_meta();
+  if (gm.dtype == self.dtype && gm.device == self.device) return b.set(0, g);
+  b.set(0, b.call("_to_copy.default", {Arg(g)},
+                  {{"dtype", Arg::of_dtype(self.dtype)},
+                   {"layout", Arg::of_layout(Layout::Strided)},
+                   {"device", Arg::of_device(self.device)}}));
+}
+
+// slice_scatter: self: slice_scatter_symint(grad, zeros_like(src), dim, start, end, step)
+//                src: grad.slice_symint(dim, start, end, step)
+void slice_scatter_grad(GradBuilder& b) {
+  if (b.needs(0))
+    b.set(0, b.call("slice_scatter.default", {Arg(b.grad()), Arg(b.zeros_like(b.input(1))),
+                                              b.arg(2), b.arg(3), b.arg(4), b.arg(5)}));
+  if (b.needs(1))
+    b.set(1, b.call("slice.Tensor", {Arg(b.grad()), b.arg(2), b.arg(3), b.arg(4), b.arg(5)}));
+}
+
+// select_scatter: self: select_scatter_symint(grad, zeros_like(src), dim, index)
+//                 src: grad.select_symint(dim, index)
+void select_scatter_grad(GradBuilder& b) {
+  if (b.needs(0))
+    b.set(0, b.call("select_scatter.default",
+                    {Arg(b.grad()), Arg(b.zeros_like(b.input(1))), b.arg(2), b.arg(3)}));
+  if (b.needs(1)) b.set(1, b.call("select.int", {Arg(b.grad()), b.arg(2), b.arg(3)}));
+}
+
+// diagonal_scatter: self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+//                   src: grad.diagonal(offset, dim1, dim2)
+void diagonal_scatter_grad(GradBuilder& b) {
+  if (b.needs(0))
+    b.set(0, b.call("diagonal_scatter.default",
+                    {Arg(b.grad()), Arg(b.zeros_like(b.input(1))), b.arg(2), b.arg(3), b.arg(4)}));
+  if (b.needs(1))
+    b.set(1, b.call("diagonal.default", {Arg(b.grad()), b.arg(2), b.arg(3), b.arg(4)}));
+}
+
+// as_strided_scatter: src: grad.contiguous().as_strided_symint(size, stride, storage_offset).
+// self: the gradient with the scattered region zeroed, written like the other scatters'
+// `X_scatter(grad, zeros_like(src), ...)`. PyTorch's as_strided_scatter_backward instead returns
+// a zero (1.13: uninitialized) buffer holding grad's slice -- the region that is *not* self's
+// (see albanD's review of pytorch#77128, "Autograd formula looks wrong"); finite differences
+// agree with this rule. The region is defined on the result's layout: PyTorch assumes a
+// contiguous one (Note [as_strided_scatter backward support]); for another layout the gradient
+// is first copied into that layout (as_strided_scatter of grad into new_empty_strided).
+void as_strided_scatter_grad(GradBuilder& b) {
+  const TensorMeta& out = b.result_meta(0);
+  Node* g;
+  if (out.is_contiguous()) {
+    g = contiguous(b, b.grad());
+  } else {
+    Node* like = const_cast<Node*>(&b.node());
+    Arg sizes = b.sizes_arg(out.sizes, like), strides = b.sizes_arg(out.strides);
+    Node* buf = b.call("new_empty_strided.default", {Arg(b.grad()), sizes, strides});
+    g = b.call("as_strided_scatter.default",
+               {Arg(buf), Arg(b.grad()), sizes, strides, Arg::of_int(0)});
+  }
+  if (b.needs(0))
+    b.set(0, b.call("as_strided_scatter.default",
+                    {Arg(g), Arg(b.zeros_like(b.input(1))), b.arg(2), b.arg(3), b.arg(4)}));
+  if (b.needs(1)) b.set(1, b.call("as_strided.default", {Arg(g), b.arg(2), b.arg(3), b.arg(4)}));
+}
+
+// cat: tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), ..., dim) -- a narrow
+// (slice) of grad per input; 1-d empty inputs get zeros({0}).
+void cat_grad(GradBuilder& b) {
+  const Arg& list = b.arg(0);
+  std::vector<const TensorMeta*> ts;
+  for (const Arg& e : list.list) ts.push_back(&e.node->tensor_meta());
+  auto skip = [](const TensorMeta* t) { return t->dim() == 1 && t->sizes[0] == 0; };
+  int64_t dim = MetaArgs(b.op(), b.node().args()).int_value(1);
+  for (auto* t : ts)
+    if (!skip(t)) {
+      dim = meta::wrap_dim(dim, t->dim());
+      break;
+    }
+  Node* grad = b.grad();
+  SymInt acc = 0;
+  for (size_t k = 0; k < ts.size(); ++k) {
+    if (skip(ts[k])) {
+      if (b.needs(0, k)) b.set(0, k, zeros(b, {0}, grad->tensor_meta(), nullptr));
+      continue;
+    }
+    SymInt size = ts[k]->sizes[dim];
+    SymInt start = acc;
+    acc = acc + size;
+    if (!b.needs(0, k)) continue;
+    if (!start.is_concrete() || !acc.is_concrete())
+      throw Error("cat backward needs concrete sizes along dim " + std::to_string(dim));
+    b.set(0, k,
+          b.call("slice.Tensor", {Arg(grad), Arg::of_int(dim), Arg::of_int(start.value()),
+                                  Arg::of_int(acc.value())}));
+  }
+}
+
+// stack: tensors: stack_tensors_backward(grad, dim, ...) -- grad.select(dim, i) per input.
+void stack_grad(GradBuilder& b) {
+  size_t n = b.arg(0).list.size();
+  for (size_t k = 0; k < n; ++k)
+    if (b.needs(0, k))
+      b.set(0, k,
+            b.call("select.int", {Arg(b.grad()), b.arg(1), Arg::of_int(static_cast<int64_t>(k))}));
+}
+
+// index_select: self: index_select_backward_symint(grad, self.sym_sizes(), dim, index)
+//   = grad.new_zeros_symint(self_sizes).index_add_(dim, index, grad)
+void index_select_grad(GradBuilder& b) {
+  Node* z =
+      b.call("new_zeros.default", {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0))});
+  b.set(0, b.call("index_add.default", {Arg(z), b.arg(1), b.arg(2), Arg(b.grad())}));
+}
+
+// gather: self: gather_backward(grad, self, dim, index, sparse_grad)
+//   = grad.new_zeros_symint(self.sym_sizes()).scatter_add_(dim, index, grad)
+void gather_grad(GradBuilder& b) {
+  if (b.arg(3).kind == Arg::Kind::Bool && b.arg(3).i)
+    throw Error("gather backward with sparse_grad=True (_gather_sparse_backward) is not supported");
+  Node* z =
+      b.call("new_zeros.default", {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0))});
+  b.set(0, b.call("scatter_add.default", {Arg(z), b.arg(1), b.arg(2), Arg(b.grad())}));
+}
+
+// slice_backward: grad_output: grad.slice_symint(dim, start, end, step)
+void slice_backward_grad(GradBuilder& b) {
+  b.set(0, b.call("slice.Tensor", {Arg(b.grad()), b.arg(2), b.arg(3), b.arg(4), b.arg(5)}));
+}
+
+// select_backward: grad_output: grad.select_symint(dim, index)
+void select_backward_grad(GradBuilder& b) {
+  b.set(0, b.call("select.int", {Arg(b.grad()), b.arg(2), b.arg(3)}));
+}
+
+// diagonal_backward: grad_output: grad.diagonal(offset, dim1, dim2)
+void diagonal_backward_grad(GradBuilder& b) {
+  b.set(0, b.call("diagonal.default", {Arg(b.grad()), b.arg(2), b.arg(3), b.arg(4)}));
+}
+
+// index_add: self: grad
+//   source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim, index).expand_as(source)
+//                                           : grad.index_select(dim, index.squeeze(0)), alpha)
+void index_add_grad(GradBuilder& b) {
+  if (b.needs(0)) b.set(0, b.grad());
+  if (!b.needs(3)) return;
+  const TensorMeta& source = b.input_meta(3);
+  Node* g;
+  if (source.dim() > 0) {
+    Node* sel = b.call("index_select.default", {Arg(b.grad()), b.arg(1), b.arg(2)});
+    g = b.call("expand.default", {Arg(sel), b.sizes_arg(source.sizes, b.input(3))});
+  } else {
+    Node* index = b.call("squeeze.dim", {b.arg(2), Arg::of_int(0)});
+    g = b.call("index_select.default", {Arg(b.grad()), b.arg(1), Arg(index)});
+  }
+  b.set(3, maybe_multiply(b, g, b.arg(4)));
+}
+
+// scatter_add: self: grad; src: grad.gather(dim, index)
+// The gather has index's shape; when src is larger PyTorch's backward fails (ScatterAddBackward0
+// "returned an invalid gradient"), so aotgrad places it in zeros of src's shape instead: the
+// src elements the index does not reach get zero gradient.
+void scatter_add_grad(GradBuilder& b) {
+  if (b.needs(0)) b.set(0, b.grad());
+  if (!b.needs(3)) return;
+  const TensorMeta& src = b.input_meta(3);
+  const TensorMeta& index = b.input_meta(2);
+  if (index.dim() != src.dim())  // only an empty index: nothing reaches src
+    return b.set(3,
+                 b.call("new_zeros.default", {Arg(b.grad()), b.sizes_arg(src.sizes, b.input(3))}));
+  Node* g = b.call("gather.default", {Arg(b.grad()), b.arg(1), b.arg(2)});
+  if (index.sizes != src.sizes) {
+    Node* z = b.call("new_zeros.default", {Arg(g), b.sizes_arg(src.sizes, b.input(3))});
+    g = b.call("as_strided_scatter.default",
+               {Arg(z), Arg(g), b.sizes_arg(index.sizes, b.input(2)),
+                b.sizes_arg(contiguous_strides(src.sizes)), Arg::of_int(0)});
+  }
+  b.set(3, g);
+}
+
 }  // namespace
 
 void register_copy_ops(OpTable& t) {
   t.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
       .tags(kCore)
-      .meta(clone);
-  t.def("lift_fresh_copy(Tensor self) -> Tensor").meta(lift_fresh_copy);
+      .meta(clone)
+      .derivative(rule(identity_grad, "self: grad"));
+  t.def("lift_fresh_copy(Tensor self) -> Tensor")
+      .meta(lift_fresh_copy)
+      .derivative(rule(identity_grad, "self: grad"));
   t.def("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor")
       .tags(kCore)
       .meta(copy)
+      .derivative(
+          rule(copy_grad, "self: zeros_like(grad); src: grad (sum_to / dtype cast by autograd)"))
       .inplace("copy_");
   t.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
       .tags(kInplace)
@@ -241,34 +559,89 @@ void register_copy_ops(OpTable& t) {
        "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> "
        "Tensor")
       .tags(kCore)
-      .meta(to_copy);
+      .meta(to_copy)
+      .derivative(rule(to_copy_grad, "self: _to_copy_backward(grad, self.options())"));
 
   // View inverses: a copy of self with src written into the view.
   t.def(
        "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, "
        "SymInt step=1) -> Tensor")
       .tags(kScatter | kCore)
-      .meta(slice_scatter);
+      .meta(slice_scatter)
+      .derivative(rule(slice_scatter_grad,
+                       "self: slice_scatter_symint(grad, zeros_like(src), dim, start, end, step); "
+                       "src: grad.slice_symint(dim, start, end, step)"));
   t.def("select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor")
       .tags(kScatter | kCore)
-      .meta(select_scatter);
+      .meta(select_scatter)
+      .derivative(rule(select_scatter_grad,
+                       "self: select_scatter_symint(grad, zeros_like(src), dim, index); src: "
+                       "grad.select_symint(dim, index)"));
   t.def("diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor")
       .tags(kScatter | kCore)
-      .meta(diagonal_scatter);
+      .meta(diagonal_scatter)
+      .derivative(rule(diagonal_scatter_grad,
+                       "self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2); src: "
+                       "grad.diagonal(offset, dim1, dim2)"));
   t.def(
        "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, "
        "SymInt? storage_offset=None) -> Tensor")
       .tags(kScatter | kCore)
-      .meta(as_strided_scatter);
+      .meta(as_strided_scatter)
+      .derivative(rule(as_strided_scatter_grad,
+                       "self: as_strided_scatter(grad.contiguous(), zeros_like(src), size, stride, "
+                       "storage_offset) (PyTorch: as_strided_scatter_backward); src: "
+                       "grad.contiguous().as_strided_symint(size, stride, storage_offset)"));
 
-  t.def("cat(Tensor[] tensors, int dim=0) -> Tensor").tags(kCore).meta(cat);
-  t.def("stack(Tensor[] tensors, int dim=0) -> Tensor").meta(stack);
+  t.def("cat(Tensor[] tensors, int dim=0) -> Tensor")
+      .tags(kCore)
+      .meta(cat)
+      .derivative(rule(cat_grad,
+                       "tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), "
+                       "to_args_scalartypes(tensors), dim)"));
+  t.def("stack(Tensor[] tensors, int dim=0) -> Tensor")
+      .meta(stack)
+      .derivative(rule(stack_grad,
+                       "tensors: stack_tensors_backward(grad, dim, to_args_scalartypes(tensors))"));
   t.def("index_select(Tensor self, int dim, Tensor index) -> Tensor")
       .tags(kCore)
-      .meta(index_select);
+      .meta(index_select)
+      .derivative(rule(index_select_grad,
+                       "self: index_select_backward_symint(grad, self.sym_sizes(), dim, index)"));
   t.def("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
       .tags(kCore)
-      .meta(gather);
+      .meta(gather)
+      .derivative(rule(gather_grad, "self: gather_backward(grad, self, dim, index, sparse_grad)"));
+
+  // The view ops' backward kernels and the index scatters their formulas use.
+  t.def(
+       "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
+       "SymInt end, SymInt step) -> Tensor")
+      .tags(kBackward)
+      .meta(slice_backward)
+      .derivative(
+          rule(slice_backward_grad, "grad_output: grad.slice_symint(dim, start, end, step)"));
+  t.def("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor")
+      .tags(kBackward)
+      .meta(select_backward)
+      .derivative(rule(select_backward_grad, "grad_output: grad.select_symint(dim, index)"));
+  t.def(
+       "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, "
+       "int dim2) -> Tensor")
+      .tags(kBackward)
+      .meta(diagonal_backward)
+      .derivative(rule(diagonal_backward_grad, "grad_output: grad.diagonal(offset, dim1, dim2)"));
+  t.def(
+       "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> "
+       "Tensor")
+      .meta(index_add)
+      .derivative(
+          rule(index_add_grad,
+               "self: grad; source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim, "
+               "index).expand_as(source) : grad.index_select(dim, index.squeeze(0)), alpha)"));
+  t.def("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
+      .meta(scatter_add)
+      .derivative(rule(scatter_add_grad, "self: grad; src: grad.gather(dim, index)"));
 }
 
 }  // namespace aotgrad

@@ -12,7 +12,9 @@ GradBuilder::GradBuilder(Graph& graph, const Node& forward, std::vector<Node*> g
       fwd_(forward),
       grad_outputs_(std::move(grad_outputs)),
       needs_(std::move(needs_input_grad)),
-      input_grads_(forward.args().size(), nullptr) {}
+      input_grads_(forward.args().size(), nullptr),
+      list_needs_(forward.args().size()),
+      list_grads_(forward.args().size()) {}
 
 Node* GradBuilder::input(size_t i) const {
   const Arg& a = fwd_.args().at(i);
@@ -61,6 +63,25 @@ void GradBuilder::set(size_t i, Node* g) {
   input_grads_[i] = g;
 }
 
+bool GradBuilder::needs(size_t i, size_t k) const {
+  return i < list_needs_.size() && k < list_needs_[i].size() && list_needs_[i][k];
+}
+
+void GradBuilder::set(size_t i, size_t k, Node* g) {
+  if (!needs(i, k)) return;
+  if (list_grads_[i].size() <= k) list_grads_[i].resize(list_needs_[i].size(), nullptr);
+  list_grads_[i][k] = g;
+}
+
+void GradBuilder::set_list_needs(size_t i, std::vector<bool> needs) {
+  if (i >= list_needs_.size()) return;
+  bool any = false;
+  for (bool n : needs) any = any || n;
+  list_needs_[i] = std::move(needs);
+  if (i >= needs_.size()) needs_.resize(i + 1, false);
+  needs_[i] = any;
+}
+
 Node* GradBuilder::call(std::string_view op_name, std::vector<Arg> args,
                         std::vector<std::pair<std::string, Arg>> kwargs) {
   const OpDef& op = aten_ops().get(op_name);
@@ -98,6 +119,7 @@ Arg GradBuilder::sizes_arg(const SymIntVector& sizes, Node* like) {
 Node* GradBuilder::sum_to(Node* x, const SymIntVector& shape) {
   const TensorMeta& m = x->tensor_meta();
   if (m.sizes == shape) return x;
+  if (shape.empty()) return call("sum.default", {Arg(x)});  // at::sum_to's 0-dim case
   int64_t leading = m.dim() - static_cast<int64_t>(shape.size());
   std::vector<Arg> dims;
   for (int64_t d = 0; d < m.dim(); ++d) {
@@ -114,7 +136,8 @@ Node* GradBuilder::sum_to(Node* x, const SymIntVector& shape) {
 }
 
 Node* GradBuilder::zeros_like(Node* x) {
-  return call("zeros_like.default", {Arg(x)}, {{"memory_format", Arg::of_memory_format(MemoryFormat::Preserve)}});
+  // at::zeros_like(x) as the C++ formulas call it (memory_format unset), as PyTorch traces it.
+  return call("zeros_like.default", {Arg(x)});
 }
 
 Node* GradBuilder::scalar_mul(Node* x, double v) {

@@ -1,4 +1,5 @@
 // aotgrad: ops that read a tensor's metadata as SymInts (sym_size, ...) and lift_fresh.
+#include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
@@ -34,6 +35,9 @@ ValueMeta lift_fresh(const MetaArgs& a) {
   return meta::one(meta::view_of(x, x.sizes, x.strides));
 }
 
+// lift_fresh: self: grad
+void lift_fresh_grad(GradBuilder& b) { b.set(0, b.grad()); }
+
 }  // namespace
 
 void register_misc_ops(OpTable& t) {
@@ -41,7 +45,9 @@ void register_misc_ops(OpTable& t) {
   t.def("sym_stride.int(Tensor self, int dim) -> SymInt").meta(sym_stride).non_differentiable();
   t.def("sym_numel(Tensor self) -> SymInt").meta(sym_numel).non_differentiable();
   t.def("sym_storage_offset(Tensor self) -> SymInt").meta(sym_storage_offset).non_differentiable();
-  t.def("lift_fresh(Tensor(a) self) -> Tensor(a)").meta(lift_fresh);
+  t.def("lift_fresh(Tensor(a) self) -> Tensor(a)")
+      .meta(lift_fresh)
+      .derivative(rule(lift_fresh_grad, "self: grad"));
 }
 
 }  // namespace aotgrad

@@ -1,7 +1,10 @@
 // aotgrad: view ops (results share the input's storage) and the in-place metadata mutations;
 // sizes, strides and storage offsets follow ATen 1.13's TensorShape.cpp exactly.
 #include <algorithm>
+#include <climits>
+#include <numeric>
 
+#include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
@@ -160,65 +163,387 @@ ValueMeta diagonal_meta(const MetaArgs& a) {
   return one(meta::diagonal(a.tensor(0), a.int_value(1), a.int_value(2), a.int_value(3)));
 }
 
+// --- derivative rules (tools/autograd/derivatives.yaml, FunctionsManual.cpp)
+// ----------------------
+
+/// Argument i of the forward call as SymInts (an int list, possibly with SymInt nodes).
+SymIntVector int_list_arg(const GradBuilder& b, size_t i) {
+  return MetaArgs(b.op(), b.node().args()).int_list(i);
+}
+
+int64_t int_arg(const GradBuilder& b, size_t i) {
+  return MetaArgs(b.op(), b.node().args()).int_value(i);
+}
+
+/// grad.reshape(sizes) as at::reshape traces: a view when the strides allow one, else a contiguous
+/// clone and _unsafe_view.
+Node* reshape(GradBuilder& b, Node* x, const SymIntVector& sizes, Node* like) {
+  if (meta::compute_view_strides(x->tensor_meta(), sizes))
+    return b.call("view.default", {Arg(x), b.sizes_arg(sizes, like)});
+  Node* c = b.call("clone.default", {Arg(x)},
+                   {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+  return b.call("_unsafe_view.default", {Arg(c), b.sizes_arg(sizes, like)});
+}
+
+/// at::zeros(sizes, options) with the options of a tensor (dtype, layout, device given).
+Node* zeros(GradBuilder& b, const SymIntVector& sizes, const TensorMeta& options, Node* like) {
+  return b.call("zeros.default", {b.sizes_arg(sizes, like)},
+                {{"dtype", Arg::of_dtype(options.dtype)},
+                 {"layout", Arg::of_layout(Layout::Strided)},
+                 {"device", Arg::of_device(options.device)}});
+}
+
+// view, _unsafe_view, _reshape_alias, view_as: self: grad.reshape_symint(self.sym_sizes())
+void reshape_grad(GradBuilder& b) {
+  b.set(0, reshape(b, b.grad(), b.input_meta(0).sizes, b.input(0)));
+}
+
+// alias: self: grad
+void identity_grad(GradBuilder& b) { b.set(0, b.grad()); }
+
+void t_grad(GradBuilder& b) { b.set(0, b.call("t.default", {Arg(b.grad())})); }
+
+void transpose_grad(GradBuilder& b) {
+  b.set(0, b.call("transpose.int", {Arg(b.grad()), b.arg(1), b.arg(2)}));
+}
+
+// permute: self: permute_backwards(grad, dims) -- the inverse permutation.
+void permute_grad(GradBuilder& b) {
+  SymIntVector fwd = int_list_arg(b, 1);
+  int64_t n = static_cast<int64_t>(fwd.size());
+  std::vector<int64_t> inv(n);
+  for (int64_t i = 0; i < n; ++i) inv[wrap_dim(fwd[i].value(), n)] = i;
+  b.set(0, b.call("permute.default", {Arg(b.grad()), Arg::of_ints(inv)}));
+}
+
+// expand: self: at::sum_to(grad, self.sym_sizes())
+void expand_grad(GradBuilder& b) { b.set(0, b.sum_to(b.grad(), b.input_meta(0).sizes)); }
+
+// unsqueeze: self: grad.squeeze(dim)
+void unsqueeze_grad(GradBuilder& b) { b.set(0, b.call("squeeze.dim", {Arg(b.grad()), b.arg(1)})); }
+
+// squeeze.dim: self: unsqueeze_to(grad, dim, self.sym_sizes())
+void squeeze_dim_grad(GradBuilder& b) {
+  const SymIntVector& sizes = b.input_meta(0).sizes;
+  if (sizes.empty()) return b.set(0, b.grad());
+  int64_t dim = wrap_dim(int_arg(b, 1), static_cast<int64_t>(sizes.size()));
+  if (!(sizes[dim] == 1)) return b.set(0, b.grad());
+  b.set(0, b.call("unsqueeze.default", {Arg(b.grad()), Arg::of_int(dim)}));
+}
+
+// squeeze: self: unsqueeze_to(grad, self.sym_sizes())
+void squeeze_grad(GradBuilder& b) {
+  const SymIntVector& sizes = b.input_meta(0).sizes;
+  Node* g = b.grad();
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] == 1)
+      g = b.call("unsqueeze.default", {Arg(g), Arg::of_int(static_cast<int64_t>(d))});
+  b.set(0, g);
+}
+
+// slice.Tensor: self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)
+void slice_grad(GradBuilder& b) {
+  Arg start = b.arg(2).is_none() ? Arg::of_int(0) : b.arg(2);
+  Arg end = b.arg(3).is_none() ? Arg::of_int(INT64_MAX) : b.arg(3);
+  b.set(0, b.call("slice_backward.default",
+                  {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0)), b.arg(1), start,
+                   end, b.arg(4)}));
+}
+
+// select.int: self: select_backward_symint(grad, self.sym_sizes(), dim, index)
+void select_grad(GradBuilder& b) {
+  b.set(0, b.call("select_backward.default",
+                  {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0)), b.arg(1),
+                   b.arg(2)}));
+}
+
+// split_with_sizes_backward: cat of the output gradients along dim, zeros for the missing ones.
+void split_backward(GradBuilder& b, const SymIntVector& split_sizes, int64_t dim) {
+  const TensorMeta& self = b.input_meta(0);
+  dim = wrap_dim(dim, self.dim());
+  std::vector<Arg> parts;
+  for (size_t j = 0; j < split_sizes.size(); ++j) {
+    if (Node* g = b.grad(j)) {
+      parts.push_back(Arg(g));
+      continue;
+    }
+    SymIntVector sizes = self.sizes;
+    sizes[dim] = split_sizes[j];
+    parts.push_back(Arg(zeros(b, sizes, self, b.input(0))));
+  }
+  b.set(0, b.call("cat.default", {Arg::of_list(std::move(parts)), Arg::of_int(dim)}));
+}
+
+// split.Tensor: self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())
+void split_grad(GradBuilder& b) {
+  const TensorMeta& self = b.input_meta(0);
+  int64_t dim = wrap_dim(int_arg(b, 2), self.dim());
+  int64_t split_size = int_arg(b, 1);
+  size_t n = b.node().meta().elems.size();
+  SymIntVector sizes(n, SymInt(split_size));
+  sizes[n - 1] =
+      SymInt(split_size) - (SymInt(split_size * static_cast<int64_t>(n)) - self.sizes[dim]);
+  split_backward(b, sizes, dim);
+}
+
+// split_with_sizes: self: split_with_sizes_backward(grads, split_sizes, dim, ...)
+void split_with_sizes_grad(GradBuilder& b) { split_backward(b, int_list_arg(b, 1), int_arg(b, 2)); }
+
+// unbind.int: self: unbind_backward(grads, dim) -- stack, zeros({}).expand for missing grads.
+void unbind_grad(GradBuilder& b) {
+  size_t n = b.node().meta().elems.size();
+  Node* defined = nullptr;
+  for (size_t j = 0; j < n && !defined; ++j) defined = b.grad(j);
+  const TensorMeta& like = defined->tensor_meta();
+  std::vector<Arg> parts;
+  for (size_t j = 0; j < n; ++j) {
+    if (Node* g = b.grad(j)) {
+      parts.push_back(Arg(g));
+      continue;
+    }
+    Node* z = zeros(b, {}, like, nullptr);
+    parts.push_back(Arg(b.call("expand.default", {Arg(z), b.sizes_arg(like.sizes, defined)})));
+  }
+  b.set(0, b.call("stack.default", {Arg::of_list(std::move(parts)), b.arg(1)}));
+}
+
+// diagonal: self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)
+void diagonal_grad(GradBuilder& b) {
+  b.set(0, b.call("diagonal_backward.default",
+                  {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0)), b.arg(1),
+                   b.arg(2), b.arg(3)}));
+}
+
+// as_strided_backward's helpers (NOTE [ Detecting Memory Overlap Within A Strided Tensor ]).
+bool maybe_overlapping_memory(const std::vector<int64_t>& sizes,
+                              const std::vector<int64_t>& strides) {
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](size_t i, size_t j) { return strides[i] < strides[j]; });
+  int64_t max_index_in_slice = 0;
+  for (size_t i : order) {
+    if (strides[i] <= max_index_in_slice) return true;
+    max_index_in_slice += strides[i] * (sizes[i] - 1);
+  }
+  return false;
+}
+
+int64_t min_storage_size(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                         int64_t storage_offset) {
+  int64_t size = storage_offset + 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return storage_offset;
+    size += (sizes[i] - 1) * strides[i];
+  }
+  return size;
+}
+
+std::vector<int64_t> concrete(const SymIntVector& v, const char* what) {
+  std::vector<int64_t> out;
+  for (auto& s : v) {
+    if (!s.is_concrete())
+      throw Error(std::string("as_strided backward needs concrete ") + what + ", got " +
+                  to_string(v));
+    out.push_back(s.value());
+  }
+  return out;
+}
+
+// as_strided: self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+// Functionalized: the storage is new_zeros, `storage.as_strided(out).copy_(grad)` is an
+// as_strided_scatter, and `index_add_` / `div_` are their out-of-place forms.
+void as_strided_grad(GradBuilder& b) {
+  const TensorMeta& in = b.input_meta(0);
+  MetaArgs ma(b.op(), b.node().args());
+  std::vector<int64_t> sizes = concrete(ma.int_list(1), "sizes");
+  std::vector<int64_t> strides = concrete(ma.int_list(2), "strides");
+  std::optional<SymInt> off_arg = ma.optional_sym_int(3);
+  int64_t in_offset = concrete({in.storage_offset}, "storage offsets")[0];
+  int64_t offset = off_arg ? concrete({*off_arg}, "storage offsets")[0] : in_offset;
+  std::vector<int64_t> in_sizes = concrete(in.sizes, "sizes");
+  std::vector<int64_t> in_strides = concrete(in.strides, "strides");
+  Node* grad = b.grad();
+  auto all_zeros = [&] { b.set(0, zeros(b, in.sizes, grad->tensor_meta(), b.input(0))); };
+
+  // Output geometry: size-0 dims give zeros, size-1 dims are squeezed, expanded dims summed.
+  std::vector<int64_t> out_sizes_, out_strides_;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    if (sizes[i] == 0) return all_zeros();
+    if (sizes[i] == 1) {
+      grad = b.call("squeeze.dim", {Arg(grad), Arg::of_int(i)});
+    } else if (strides[i] == 0) {
+      grad = b.call("sum.dim_IntList", {Arg(grad), Arg::of_list({Arg::of_int(i)})});
+    } else {
+      out_sizes_.insert(out_sizes_.begin(), sizes[i]);
+      out_strides_.insert(out_strides_.begin(), strides[i]);
+    }
+  }
+  bool out_overlap = maybe_overlapping_memory(out_sizes_, out_strides_);
+  std::vector<int64_t> inp_sizes_, inp_strides_;
+  for (int64_t i = static_cast<int64_t>(in_sizes.size()) - 1; i >= 0; --i) {
+    if (in_sizes[i] == 0) return all_zeros();
+    if (in_sizes[i] != 1) {
+      inp_sizes_.insert(inp_sizes_.begin(), in_sizes[i]);
+      inp_strides_.insert(inp_strides_.begin(), in_strides[i]);
+    }
+  }
+  bool inp_overlap = maybe_overlapping_memory(inp_sizes_, inp_strides_);
+
+  int64_t shared_offset = std::min(in_offset, offset);
+  int64_t inp_effective_offset = in_offset - shared_offset;
+  int64_t out_effective_offset = offset - shared_offset;
+  int64_t base_size = std::max(min_storage_size(inp_sizes_, inp_strides_, inp_effective_offset),
+                               min_storage_size(out_sizes_, out_strides_, out_effective_offset));
+  Node* storage = b.call("new_zeros.default", {Arg(grad), Arg::of_ints({base_size})});
+  const TensorMeta& gm = grad->tensor_meta();
+  Node* indices = nullptr;
+  if (inp_overlap || out_overlap)
+    indices = b.call("arange.start", {Arg::of_int(0), Arg::of_int(base_size)},
+                     {{"dtype", Arg::of_dtype(ScalarType::Int64)},
+                      {"layout", Arg::of_layout(Layout::Strided)},
+                      {"device", Arg::of_device(gm.device)}});
+  auto flat = [&](Node* x) { return reshape(b, x, {x->tensor_meta().numel()}, nullptr); };
+  auto strided = [&](Node* x, const std::vector<int64_t>& sz, const std::vector<int64_t>& st,
+                     int64_t off) {
+    return b.call("as_strided.default",
+                  {Arg(x), Arg::of_ints(sz), Arg::of_ints(st), Arg::of_int(off)});
+  };
+  if (out_overlap) {
+    Node* out_indices = strided(indices, out_sizes_, out_strides_, out_effective_offset);
+    // `storage.index_add_(0, out_indices.reshape(-1), grad.reshape(-1))`: GCC evaluates the
+    // arguments right to left, so PyTorch's traces reshape grad first.
+    Node* flat_grad = flat(grad);
+    storage = b.call("index_add.default",
+                     {Arg(storage), Arg::of_int(0), Arg(flat(out_indices)), Arg(flat_grad)});
+  } else {
+    storage = b.call("as_strided_scatter.default",
+                     {Arg(storage), Arg(grad), Arg::of_ints(out_sizes_), Arg::of_ints(out_strides_),
+                      Arg::of_int(out_effective_offset)});
+  }
+  if (inp_overlap) {
+    Node* count = b.call("zeros_like.default", {Arg(storage)},
+                         {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+    Node* inp_indices = flat(strided(indices, inp_sizes_, inp_strides_, inp_effective_offset));
+    Node* one = b.call("ones.default", {Arg::of_ints({1})},
+                       {{"dtype", Arg::of_dtype(gm.dtype)},
+                        {"layout", Arg::of_layout(Layout::Strided)},
+                        {"device", Arg::of_device(gm.device)}});
+    Node* ones =
+        b.call("expand.default", {Arg(one), Arg::of_symints(inp_indices->tensor_meta().sizes)});
+    count = b.call("index_add.default", {Arg(count), Arg::of_int(0), Arg(inp_indices), Arg(ones)});
+    storage = b.call("div.Tensor", {Arg(storage), Arg(count)});
+  }
+  b.set(0, strided(storage, in_sizes, in_strides, inp_effective_offset));
+}
+
 }  // namespace
 
 void register_view_ops(OpTable& t) {
-  t.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)").tags(kView | kCore).meta(view_meta);
-  t.def("_unsafe_view(Tensor self, SymInt[] size) -> Tensor").meta(view_meta);
+  t.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+      .tags(kView | kCore)
+      .meta(view_meta)
+      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+  t.def("_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
+      .meta(view_meta)
+      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
   t.def("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)")
       .tags(kView)
-      .meta(reshape_alias_meta);
-  t.def("view_as(Tensor(a) self, Tensor other) -> Tensor(a)").tags(kView).meta(view_as_meta);
-  t.def("alias(Tensor(a) self) -> Tensor(a)").tags(kView | kCore).meta(alias_meta);
-  t.def("detach(Tensor(a) self) -> Tensor(a)").tags(kView).meta(alias_meta);
-  t.def("t(Tensor(a) self) -> Tensor(a)").tags(kView).meta(t_meta).inplace("t_");
+      .meta(reshape_alias_meta)
+      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+  // view_as is CompositeImplicitAutograd (view(other.sizes())): view's formula.
+  t.def("view_as(Tensor(a) self, Tensor other) -> Tensor(a)")
+      .tags(kView)
+      .meta(view_as_meta)
+      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+  t.def("alias(Tensor(a) self) -> Tensor(a)")
+      .tags(kView | kCore)
+      .meta(alias_meta)
+      .derivative(rule(identity_grad, "self: grad"));
+  t.def("detach(Tensor(a) self) -> Tensor(a)")
+      .tags(kView)
+      .meta(alias_meta)
+      .non_differentiable();  // derivatives.yaml: output_differentiability: [False]
+  t.def("t(Tensor(a) self) -> Tensor(a)")
+      .tags(kView)
+      .meta(t_meta)
+      .derivative(rule(t_grad, "self: grad.t()"))
+      .inplace("t_");
   t.def("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
       .tags(kView)
       .meta(transpose_meta)
+      .derivative(rule(transpose_grad, "self: grad.transpose(dim0, dim1)"))
       .inplace("transpose_");
-  t.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)").tags(kView | kCore).meta(permute_meta);
+  t.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)")
+      .tags(kView | kCore)
+      .meta(permute_meta)
+      .derivative(rule(permute_grad, "self: permute_backwards(grad, dims)"));
   t.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)")
       .tags(kView | kCore)
-      .meta(expand_meta);
+      .meta(expand_meta)
+      .derivative(rule(expand_grad, "self: at::sum_to(grad, self.sym_sizes())"));
   t.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(unsqueeze_meta)
+      .derivative(rule(unsqueeze_grad, "self: grad.squeeze(dim)"))
       .inplace("unsqueeze_");
   t.def("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(squeeze_dim_meta)
+      .derivative(rule(squeeze_dim_grad, "self: unsqueeze_to(grad, dim, self.sym_sizes())"))
       .inplace("squeeze_.dim");
   t.def("squeeze(Tensor(a) self) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(squeeze_meta)
+      .derivative(rule(squeeze_grad, "self: unsqueeze_to(grad, self.sym_sizes())"))
       .inplace("squeeze_");
   t.def(
        "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
        "SymInt step=1) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(slice_meta)
+      .derivative(
+          rule(slice_grad,
+               "self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)"))
       .scatter("slice_scatter");
   t.def("select.int(Tensor(a) self, int dim, int index) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(select_meta)
+      .derivative(
+          rule(select_grad, "self: select_backward_symint(grad, self.sym_sizes(), dim, index)"))
       .scatter("select_scatter");
   t.def("split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]")
       .tags(kView | kCore)
-      .meta(split_meta);
+      .meta(split_meta)
+      .derivative(
+          rule(split_grad,
+               "self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())"));
   t.def("split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]")
       .tags(kView | kCore)
-      .meta(split_with_sizes_meta);
-  t.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]").tags(kView).meta(unbind_meta);
+      .meta(split_with_sizes_meta)
+      .derivative(rule(split_with_sizes_grad,
+                       "self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), "
+                       "self.options())"));
+  t.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
+      .tags(kView)
+      .meta(unbind_meta)
+      .derivative(rule(unbind_grad, "self: unbind_backward(grads, dim)"));
   t.def(
        "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
        "-> Tensor(a)")
       .tags(kView | kCore)
       .meta(as_strided_meta)
+      .derivative(rule(
+          as_strided_grad,
+          "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)"))
       .scatter("as_strided_scatter")
       .inplace("as_strided_");
   t.def("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)")
       .tags(kView)
       .meta(diagonal_meta)
+      .derivative(
+          rule(diagonal_grad,
+               "self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)"))
       .scatter("diagonal_scatter");
 
   // In-place metadata mutations: `self` itself, with the view's sizes and strides.

@@ -156,27 +156,39 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) 
     if (!op.derivative)
       throw Error(fn->describe() + ": no derivative rule for " + op.name +
                   " (declare one, or mark the op non_differentiable)", fn->info().loc);
+    auto needs_grad = [&](const Arg& a) {
+      return a.is_node() && rg[a.node] && a.node->meta().is_tensor();
+    };
     std::vector<bool> needs(fn->args().size());
+    std::vector<std::vector<bool>> list_needs(fn->args().size());  // Tensor[] arguments
     for (size_t i = 0; i < fn->args().size(); ++i) {
       const Arg& a = fn->args()[i];
-      needs[i] = a.is_node() && rg[a.node] && a.node->meta().is_tensor();
+      needs[i] = needs_grad(a);
+      if (a.is_list() && op.schema.args.at(i).type.base == BaseType::Tensor)
+        for (const Arg& e : a.list) list_needs[i].push_back(needs_grad(e));
     }
     GradBuilder b(g, *jn, grad_outputs, needs);
+    for (size_t i = 0; i < list_needs.size(); ++i)
+      if (!list_needs[i].empty()) b.set_list_needs(i, list_needs[i]);
     try {
       op.derivative->fn(b);
     } catch (const Error& e) {
       throw Error(fn->describe() + ": " + e.message(), fn->info().loc);
     }
     // validate_outputs: reduce broadcast gradients and cast them to the input's dtype.
-    for (size_t i = 0; i < fn->args().size(); ++i) {
-      Node* gi = b.input_grads()[i];
-      if (!gi || !needs[i]) continue;
-      Node* input = jn->args()[i].node;
+    auto accumulate = [&](Node* input, Node* gi) {
       const TensorMeta& im = input->tensor_meta();
       gi = b.sum_to(gi, im.sizes);
       if (gi->tensor_meta().dtype != im.dtype)
         gi = b.call("_to_copy.default", {Arg(gi)}, {{"dtype", Arg::of_dtype(im.dtype)}});
       grads.add(input, gi);
+    };
+    for (size_t i = 0; i < fn->args().size(); ++i) {
+      Node* gi = b.input_grads()[i];
+      if (gi && needs[i]) accumulate(jn->args()[i].node, gi);
+      const auto& lg = b.list_input_grads()[i];
+      for (size_t k = 0; k < lg.size(); ++k)  // Tensor[] elements
+        if (lg[k] && b.needs(i, k)) accumulate(jn->args()[i].list[k].node, lg[k]);
     }
   }
 

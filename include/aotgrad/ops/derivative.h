@@ -42,6 +42,14 @@ class GradBuilder {
   /// Sets the gradient for input i (ignored unless needs(i); nullptr means none).
   void set(size_t i, Node* g);
   const std::vector<Node*>& input_grads() const { return input_grads_; }
+  /// Tensor[] argument i (cat, stack): whether its element k needs a gradient, and setting it.
+  /// needs(i) is true when any element does (PyTorch's grad_input_mask for a list).
+  bool needs(size_t i, size_t k) const;
+  void set(size_t i, size_t k, Node* g);
+  /// Per-element needs of Tensor[] argument i, set by the autograd transform.
+  void set_list_needs(size_t i, std::vector<bool> needs);
+  /// Gradients set for Tensor[] arguments: [arg][element], empty for other arguments.
+  const std::vector<std::vector<Node*>>& list_input_grads() const { return list_grads_; }
 
   /// Appends a call of `op` ("mul.Tensor", "aten::sum.dim_IntList") with positional and keyword
   /// arguments; metadata is inferred. Trailing arguments equal to their defaults are dropped.
@@ -63,6 +71,8 @@ class GradBuilder {
   std::vector<Node*> grad_outputs_;
   std::vector<bool> needs_;
   std::vector<Node*> input_grads_;
+  std::vector<std::vector<bool>> list_needs_;   // per Tensor[] argument
+  std::vector<std::vector<Node*>> list_grads_;  // per Tensor[] argument
   std::vector<Node*> results_;  // saved outputs already read
 };
 
