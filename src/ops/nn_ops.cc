@@ -4,6 +4,7 @@
 
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
+#include "nn_grads.h"
 
 namespace aotgrad {
 namespace {
@@ -786,67 +787,113 @@ ValueMeta flatten_meta(const MetaArgs& a) {
 }  // namespace
 
 void register_nn_ops(OpTable& t) {
+  using namespace nn_grads;  // NOLINT: the derivative rules
   // Normalization.
   t.def(
        "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
        "float eps) -> (Tensor, Tensor, Tensor)")
       .tags(kCore)
-      .meta(native_layer_norm_meta);
+      .meta(native_layer_norm_meta)
+      .derivative(
+          rule(native_layer_norm_grad,
+               "input, weight, bias: \"grad.defined() ? native_layer_norm_backward_symint(grad, "
+               "input, normalized_shape, result1, result2, weight, bias, grad_input_mask) : "
+               "std::tuple<Tensor, Tensor, Tensor>()\""));
   t.def(
        "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
        "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> "
        "(Tensor, Tensor, Tensor)")
       .tags(kCore | kBackward)
-      .meta(native_layer_norm_backward_meta);
+      .meta(native_layer_norm_backward_meta)
+      .derivative(rule(native_layer_norm_backward_grad,
+                       "input, weight, grad_out: layer_norm_double_backward(input, weight, "
+                       "grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, "
+                       "grad_input_mask); bias: Tensor(); mean: not_implemented(\"native_layer_"
+                       "norm_backward mean\"); rstd: not_implemented(\"native_layer_norm_backward "
+                       "rstd\")"));
   // 1.13 updates running_mean/running_var (args 3, 4) in training mode (arg 5) although the
   // schema does not say so.
   t.def(
        "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
        "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
       .meta(native_batch_norm_meta)
-      .undeclared_mutations({3, 4}, /*if_bool_arg=*/5);
+      .undeclared_mutations({3, 4}, /*if_bool_arg=*/5)
+      .derivative(
+          rule(native_batch_norm_grad,
+               "input, weight, bias: \"grad.defined() ? native_batch_norm_backward(grad, input, "
+               "weight, running_mean, running_var, result1, result2, training, eps, "
+               "grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()\""));
   t.def(
        "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
        "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, "
        "bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)")
       .tags(kBackward)
-      .meta(native_batch_norm_backward_meta);
+      .meta(native_batch_norm_backward_meta)
+      .derivative(rule(native_batch_norm_backward_grad,
+                       "input, weight, grad_out: batchnorm_double_backward(input, weight, "
+                       "grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, "
+                       "eps, save_mean, save_invstd, grad_input_mask); save_mean: not_implemented("
+                       "\"native_batch_norm_backward save_mean\"); save_invstd: not_implemented("
+                       "\"native_batch_norm_backward save_invstd\")"));
   // PyTorch 2.x's functional batch norm (absent from 1.13): the updated running stats are results.
   t.def(
        "_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
        "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> "
        "(Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)")
       .tags(kOutOfPlaceMutation)
-      .meta(native_batch_norm_legit_functional_meta);
+      .meta(native_batch_norm_legit_functional_meta)
+      // _native_batch_norm_legit's formula; the running-stat results are not differentiable.
+      .derivative(
+          rule(native_batch_norm_grad,
+               "input, weight, bias: \"grad.defined() ? native_batch_norm_backward(grad, input, "
+               "weight, running_mean, running_var, result1, result2, training, eps, "
+               "grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()\""));
 
   // Softmax.
   t.def("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
-      .meta(softmax_meta);
+      .meta(softmax_meta)
+      .derivative(rule(softmax_grad,
+                       "self: _softmax_backward_data(grad, result, dim, self.scalar_type())"));
   t.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
-      .meta(softmax_meta);
+      .meta(softmax_meta)
+      .derivative(rule(log_softmax_grad,
+                       "self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"));
   t.def(
        "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) "
        "-> Tensor")
       .tags(kBackward)
-      .meta(softmax_backward_meta);
+      .meta(softmax_backward_meta)
+      .derivative(rule(softmax_backward_data_grad,
+                       "grad_output: _softmax_backward_data(grad, output, dim, input_dtype); "
+                       "output: softmax_double_backward(grad, grad_output, dim, output)"));
   t.def(
        "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
        "ScalarType input_dtype) -> Tensor")
       .tags(kBackward)
-      .meta(softmax_backward_meta);
+      .meta(softmax_backward_meta)
+      .derivative(rule(log_softmax_backward_data_grad,
+                       "grad_output: grad - (grad * output.exp()).sum(dim, true); "
+                       "output: (-grad_output.sum(dim, true) * output.exp() * grad)"));
 
   // Losses.
   t.def(
        "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
        "int ignore_index) -> (Tensor output, Tensor total_weight)")
-      .meta(nll_loss_forward_meta);
+      .meta(nll_loss_forward_meta)
+      .derivative(rule(nll_loss_forward_grad,
+                       "self: nll_loss_backward_symint(grad, self, target, weight, reduction, "
+                       "ignore_index, total_weight); target: non_differentiable"));
   t.def(
        "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
        "int reduction, int ignore_index, Tensor total_weight) -> Tensor")
       .tags(kBackward)
-      .meta(nll_loss_backward_meta);
+      .meta(nll_loss_backward_meta)
+      .derivative(
+          rule(nll_loss_backward_grad,
+               "grad_output: nll_loss_symint(grad, target, weight, reduction, ignore_index); "
+               "self: zeros_like(grad); target: non_differentiable"));
 
   // Embedding.
   t.def(
@@ -854,51 +901,82 @@ void register_nn_ops(OpTable& t) {
        "scale_grad_by_freq=False, "
        "bool sparse=False) -> Tensor")
       .tags(kCore)
-      .meta(embedding_meta);
+      .meta(embedding_meta)
+      .derivative(
+          rule(embedding_grad,
+               "indices: non_differentiable; weight: embedding_backward_symint(grad, indices, "
+               "weight.sym_size(0), padding_idx, scale_grad_by_freq, sparse)"));
   t.def(
        "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
        "int padding_idx, bool scale_grad_by_freq) -> Tensor")
       .tags(kCore | kBackward)
-      .meta(embedding_dense_backward_meta);
+      .meta(embedding_dense_backward_meta)
+      .derivative(rule(embedding_dense_backward_grad,
+                       "grad_output: embedding_dense_double_backward_symint(grad, indices, "
+                       "padding_idx); indices: non_differentiable"));
 
   // Dropout.
   t.def("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)")
       .tags(kRandom | kNondeterministicSeeded | kCore)
-      .meta(native_dropout_meta);
+      .meta(native_dropout_meta)
+      .derivative(rule(native_dropout_grad,
+                       "input: native_dropout_backward(grad, result1, (!train.has_value() || "
+                       "!train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"));
   t.def("native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
       .tags(kBackward)
-      .meta(native_dropout_backward_meta);
+      .meta(native_dropout_backward_meta)
+      .derivative(rule(native_dropout_backward_grad,
+                       "grad_output: grad * (mask.type_as(grad) * scale); "
+                       "mask: not_implemented(\"native_dropout_backward: mask\")"));
 
   // Pooling.
   t.def(
        "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
        "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)")
       .tags(kCore)
-      .meta(max_pool2d_with_indices_meta);
+      .meta(max_pool2d_with_indices_meta)
+      .derivative(rule(max_pool2d_with_indices_grad,
+                       "self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, "
+                       "padding, dilation, ceil_mode, result1)"));
   t.def(
        "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
        "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor")
       .tags(kCore | kBackward)
-      .meta(max_pool2d_with_indices_backward_meta);
+      .meta(max_pool2d_with_indices_backward_meta)
+      .derivative(rule(max_pool2d_with_indices_backward_grad,
+                       "grad_output: max_pool_double_backward(grad, indices, 2); "
+                       "self: zeros_like(self); indices: non_differentiable"));
   t.def(
        "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor")
       .tags(kCore)
-      .meta(avg_pool2d_meta);
+      .meta(avg_pool2d_meta)
+      .derivative(rule(avg_pool2d_grad,
+                       "self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, "
+                       "ceil_mode, count_include_pad, divisor_override)"));
   t.def(
        "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
        "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor")
       .tags(kCore | kBackward)
-      .meta(avg_pool2d_backward_meta);
+      .meta(avg_pool2d_backward_meta)
+      .derivative(rule(avg_pool2d_backward_grad,
+                       "grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, "
+                       "count_include_pad, divisor_override); self: zeros_like(self)"));
   t.def("_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
       .tags(kCore)
-      .meta(adaptive_avg_pool2d_meta_);
+      .meta(adaptive_avg_pool2d_meta_)
+      .derivative(
+          rule(adaptive_avg_pool2d_grad, "self: _adaptive_avg_pool2d_backward(grad, self)"));
   t.def("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor")
       .tags(kCore | kBackward)
-      .meta(adaptive_avg_pool2d_backward_meta);
+      .meta(adaptive_avg_pool2d_backward_meta)
+      .derivative(rule(adaptive_avg_pool2d_backward_grad,
+                       "grad_output: _adaptive_avg_pool2d_symint(grad, {grad_output.sym_size(-2), "
+                       "grad_output.sym_size(-1)}); self: zeros_like(self)"));
 
   // CompositeImplicitAutograd ops that libtorch front ends call; not core (a decomposition table
-  // lowers them).
+  // lowers them, and PyTorch differentiates what they decompose to). The shape ops get the rule
+  // their decompositions come to; the others have no rule until the decomposition table exists.
   t.def(
        "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
        "float eps=1e-05, bool cudnn_enable=True) -> Tensor")
@@ -924,11 +1002,15 @@ void register_nn_ops(OpTable& t) {
       .meta(max_pool2d_meta);
   t.def("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
       .meta(adaptive_avg_pool2d_composite_meta);
-  t.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)").meta(reshape_meta);
+  t.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
+      .meta(reshape_meta)
+      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
   t.def("contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)")
-      .meta(contiguous_meta);
+      .meta(contiguous_meta)
+      .derivative(rule(contiguous_grad, "self: grad"));
   t.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
-      .meta(flatten_meta);
+      .meta(flatten_meta)
+      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
 }
 
 }  // namespace aotgrad
