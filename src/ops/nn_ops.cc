@@ -842,6 +842,8 @@ void register_nn_ops(OpTable& t) {
        "(Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)")
       .tags(kOutOfPlaceMutation)
       .meta(native_batch_norm_legit_functional_meta)
+      // Functionalization's replacement for native_batch_norm in training (its undeclared writes).
+      .inplace("native_batch_norm")
       // _native_batch_norm_legit's formula; the running-stat results are not differentiable.
       .derivative(
           rule(native_batch_norm_grad,
