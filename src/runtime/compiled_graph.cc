@@ -4,11 +4,14 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <functional>
+#include <unordered_map>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
@@ -80,13 +83,18 @@ AliasPlan plan_aliasing(const std::vector<c10::IValue>& args, const InputMutatio
       if (tj->storage().unsafeGetStorageImpl() == ti->storage().unsafeGetStorageImpl()) group.push_back(static_cast<int>(j));
     }
     if (group.size() < 2) continue;
+    // Only data mutations need a base: a metadata mutation changes one tensor, not the storage.
     bool any_mutated = false, any_overlap = false;
-    for (int a : group) any_mutated = any_mutated || mutated(a);
+    for (int a : group) any_mutated = any_mutated || mut.data_mutated.at(a);
     for (size_t x = 0; x < group.size(); ++x)
       for (size_t y = x + 1; y < group.size(); ++y) any_overlap = any_overlap || overlap(*tensor(group[x]), *tensor(group[y]));
     if (!any_mutated || !any_overlap) continue;
     for (int a : group) {
       grouped[a] = true;
+      if (mut.metadata_mutated.at(a))
+        throw Error("argument " + std::to_string(a) + " overlaps another argument that the graph writes, and the "
+                    "graph changes its metadata (t_, transpose_, ...): not supported with a synthetic base (clone "
+                    "one of them)");
       if (tensor(a)->scalar_type() != ti->scalar_type())
         throw Error("arguments " + std::to_string(i) + " and " + std::to_string(a) +
                     " are overlapping views of one storage with different dtypes; aotgrad cannot give them a "
@@ -103,6 +111,34 @@ at::Tensor storage_base(const at::Tensor& t) {
   return at::empty({0}, t.options()).set_(t.storage(), 0, {numel}, {1});
 }
 
+// Per output leaf of `g`: the placeholder it is the very tensor of (the placeholder, or an in-place
+// op's result on it), or -1. Such outputs are the caller's argument itself, as in eager.
+std::vector<int> outputs_that_are_args(const Graph& g) {
+  std::unordered_map<const Node*, int> arg_of;
+  int index = 0;
+  for (const Node* n : g.nodes()) {
+    if (n->kind() == NodeKind::Placeholder) {
+      arg_of[n] = index++;
+    } else if (n->kind() == NodeKind::Call && n->op()->return_alias_of(0) == 0 && !n->args().empty() &&
+               n->args()[0].is_node()) {
+      std::vector<int> written = n->op()->mutated_args();
+      auto it = arg_of.find(n->args()[0].node);
+      if (it != arg_of.end() && std::find(written.begin(), written.end(), 0) != written.end()) arg_of[n] = it->second;
+    }
+  }
+  std::vector<int> out;
+  std::function<void(const Arg&)> leaves = [&](const Arg& a) {
+    if (a.is_list()) {
+      for (auto& e : a.list) leaves(e);
+      return;
+    }
+    auto it = a.is_node() ? arg_of.find(a.node) : arg_of.end();
+    out.push_back(it == arg_of.end() ? -1 : it->second);
+  };
+  if (g.output()) leaves(g.output()->args()[0]);
+  return out;
+}
+
 Arg int_list(c10::IntArrayRef v) {
   std::vector<int64_t> x(v.begin(), v.end());
   return Arg::of_ints(x);
@@ -114,6 +150,7 @@ CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions 
     : graph_(std::move(graph)), options_(std::move(options)) {
   verify(*graph_);
   mutations_ = std::make_shared<InputMutations>(analyze_input_mutations(*graph_));
+  output_is_arg_ = outputs_that_are_args(*graph_);
   if (!options_.compiler) options_.compiler = default_compiler();
   plain_ = compile(graph_, "");
   for (size_t i = 0; i < graph_->placeholders().size(); ++i) plain_->input_sources.push_back(static_cast<int>(i));
@@ -137,6 +174,10 @@ std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Gra
   spec->fw = std::shared_ptr<const Graph>(std::move(r.graph));
   spec->meta = std::move(r.meta);
   spec->fn = options_.compiler->compile(spec->fw);
+  if (!r.input_views->output()->args()[0].list.empty()) {
+    auto views = std::make_shared<Interpreter>(std::shared_ptr<const Graph>(std::move(r.input_views)));
+    spec->input_views = [views](std::vector<c10::IValue> args) { return views->run(std::move(args)); };
+  }
   return spec;
 }
 
@@ -201,6 +242,14 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
   inputs.reserve(spec.input_sources.size());
   for (int s : spec.input_sources) inputs.push_back(s >= 0 ? args[s] : c10::IValue(bases[-1 - s]));
   std::vector<c10::IValue> targets = inputs;  // what mutations are written back into
+  // Eager's views of the inputs (new metadata, outputs that are views of written inputs), taken
+  // from the caller's tensors before any metadata write-back.
+  std::vector<c10::IValue> views;
+  if (spec.input_views) views = spec.input_views(targets);
+  // The storage offsets before any write-back, for views the input_views graph could not replay.
+  std::vector<int64_t> target_offsets;
+  for (auto& t : targets)
+    target_offsets.push_back(t.isTensor() && t.toTensor().defined() ? t.toTensor().storage_offset() : 0);
   std::vector<c10::IValue> outs = spec.fn(std::move(inputs));
 
   const ViewAndMutationMeta& meta = spec.meta;
@@ -214,7 +263,16 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
       at::Tensor target = targets[p].toTensor();
       const at::Tensor& value = outs[k].toTensor();
       const InputInfo& info = meta.inputs[p];
-      if (info.mutates_metadata) target.as_strided_(value.sizes(), value.strides(), value.storage_offset());
+      // The new geometry is that of eager's view of the input. Failing that: with its data mutated,
+      // the input's new value is a view of a fresh tensor laid out as the input (if it is dense),
+      // its offset relative to the input's; else it is a view of the input.
+      if (info.mutates_metadata && info.view >= 0) {
+        const at::Tensor& g = views[info.view].toTensor();
+        target.as_strided_(g.sizes(), g.strides(), g.storage_offset());
+      } else if (info.mutates_metadata) {
+        target.as_strided_(value.sizes(), value.strides(),
+                           value.storage_offset() + (info.mutates_data ? target_offsets[p] : 0));
+      }
       if (info.mutates_data) target.copy_(value);
     }
   }
@@ -223,14 +281,19 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
   for (size_t j = 0; j < meta.outputs.size(); ++j) {
     const OutputInfo& info = meta.outputs[j];
     c10::IValue& v = outs[n_mut + j];
-    if (info.kind == OutputKind::kIsInput) {
+    if (j < output_is_arg_.size() && output_is_arg_[j] >= 0) {
+      result.push_back(args[output_is_arg_[j]]);  // the argument itself (mutations written back)
+    } else if (info.kind == OutputKind::kIsInput) {
       int s = spec.input_sources[info.input];
       result.push_back(s >= 0 ? args[s] : c10::IValue(bases[-1 - s]));
+    } else if (info.kind == OutputKind::kAliasOfInput && info.view >= 0) {
+      result.push_back(views[info.view]);  // eager's view of the caller's tensor, which now holds the new data
     } else if (info.kind == OutputKind::kAliasOfInput && meta.inputs[info.input].mutates_data) {
       // The graph computed the view from the new value; regenerate it from the caller's tensor.
       const at::Tensor& target = targets[info.input].toTensor();
       const at::Tensor& out = v.toTensor();
-      result.push_back(target.as_strided(out.sizes(), out.strides(), target.storage_offset() + out.storage_offset()));
+      result.push_back(
+          target.as_strided(out.sizes(), out.strides(), target_offsets[info.input] + out.storage_offset()));
     } else {
       result.push_back(std::move(v));
     }

@@ -2,6 +2,7 @@
 #include "aotgrad/transforms/functionalize.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
@@ -18,7 +19,10 @@ namespace aotgrad {
 // view back to the base's shape for view, ...), and bumps the storage's generation. A value whose
 // generation is behind its storage's is stale: the next read replays its view chain from the
 // updated base, as FunctionalTensorWrapper::sync_() does in PyTorch. Metadata mutations (t_,
-// transpose_, as_strided_, ...) append their view to the value's chain. At the end, inputs whose
+// transpose_, as_strided_, ...) append their view to the value's chain; as_strided, whose geometry
+// is absolute in the storage, replaces the chain. x[i] taken twice from one split is one value. An
+// in-place op's new value keeps its argument's dtype, and copy_ becomes a fresh tensor laid out as
+// its destination, so an input's new base has the input's layout. At the end, inputs whose
 // storage was written (or whose metadata changed) are returned first, or, with
 // keep_input_mutations, copied back by a trailing copy_. Dead views are removed by DCE.
 
@@ -50,15 +54,17 @@ using FValuePtr = std::shared_ptr<FunctionalValue>;
 
 // A list of views (split, unbind) whose elements are taken by getitem.
 struct ViewList {
-  FValuePtr source;
+  std::shared_ptr<Storage> storage;
+  std::vector<ViewStep> chain;  // the split value's chain when it was split
   ViewStep step;
-  Node* node = nullptr;  // the list in the functional graph
+  Node* node = nullptr;     // the list in the functional graph
+  int64_t generation = 0;   // the storage generation `node` was computed at
 };
 
 class Functionalizer {
  public:
   Functionalizer(const Graph& in, const FunctionalizeOptions& opts)
-      : in_(in), opts_(opts), ops_(aten_ops()), out_(std::make_unique<Graph>()) {}
+      : in_(in), opts_(opts), ops_(aten_ops()), out_(std::make_unique<Graph>()), views_(std::make_unique<Graph>()) {}
 
   FunctionalizeResult run() {
     out_->signature = in_.signature;
@@ -77,9 +83,12 @@ class Functionalizer {
       }
     }
     eliminate_dead_code(*out_);
+    views_->set_output(Arg::of_tuple(std::move(view_outputs_)));
+    eliminate_dead_code(*views_);
     FunctionalizeResult r;
     r.graph = std::move(out_);
     r.meta = std::move(meta_);
+    r.input_views = std::move(views_);
     return r;
   }
 
@@ -100,6 +109,28 @@ class Functionalizer {
     Node* n = out_->add_call_raw(*s.op, args, s.given, infer_meta(*s.op, args), "");
     if (s.element >= 0) n = out_->add_getitem(n, s.element);
     return n;
+  }
+
+  // Replays `chain` on input `input` in the views graph and returns the output index, or -1 when
+  // a step's arguments are values of the functional graph or the replay is rejected.
+  int input_view(const std::vector<ViewStep>& chain, int input) {
+    Node* cur = view_inputs_.at(input);
+    try {
+      for (const ViewStep& s : chain) {
+        bool symbolic = false;
+        for (size_t i = 1; i < s.args.size(); ++i) s.args[i].for_each_node([&](Node*) { symbolic = true; });
+        if (symbolic) return -1;
+        std::vector<Arg> args = s.args;
+        args[0] = Arg(cur);
+        ValueMeta meta = infer_meta(*s.op, args);
+        cur = views_->add_call_raw(*s.op, std::move(args), s.given, std::move(meta), "");
+        if (s.element >= 0) cur = views_->add_getitem(cur, s.element);
+      }
+    } catch (const Error&) {
+      return -1;  // dead nodes left behind are removed by DCE
+    }
+    view_outputs_.push_back(Arg(cur));
+    return static_cast<int>(view_outputs_.size()) - 1;
   }
 
   // Applies the first `count` steps of `chain` to `base`.
@@ -151,6 +182,7 @@ class Functionalizer {
   void placeholder(const Node* n, size_t index) {
     std::string name = opts_.input_name ? opts_.input_name(index) : n->name();
     Node* ph = out_->add_placeholder(name, n->meta());
+    view_inputs_.push_back(views_->add_placeholder(name, n->meta()));
     meta_.inputs.push_back(InputInfo{});
     meta_.inputs.back().requires_grad = n->meta().is_tensor() && n->meta().tensor.requires_grad;
     if (!n->meta().is_tensor()) {
@@ -170,23 +202,32 @@ class Functionalizer {
 
   void getitem(const Node* n) {
     const Node* src = n->getitem_input();
+    // x[i] twice is one tensor (FX reuses the object): a mutation through one is seen by the other.
+    auto key = std::make_pair(src, n->getitem_index());
+    if (auto it = items_.find(key); it != items_.end()) {
+      values_[n] = it->second;
+      return;
+    }
     if (auto it = lists_.find(src); it != lists_.end()) {
       ViewList& list = *it->second;
       auto v = std::make_shared<FunctionalValue>();
-      v->storage = list.source->storage;
-      v->chain = list.source->chain;
+      v->storage = list.storage;
+      v->chain = list.chain;
       ViewStep step = list.step;
       step.element = n->getitem_index();
       v->chain.push_back(step);
       v->node = out_->add_getitem(list.node, n->getitem_index());
-      v->generation = v->storage->generation;
+      // If the storage was written since the split, the element is stale: sync() replays it.
+      v->generation = list.generation;
       values_[n] = v;
+      items_[key] = v;
       return;
     }
     auto it = plain_.find(src);
     AOTGRAD_CHECK(it != plain_.end(), "getitem of '", src->name(), "' which has no functional value");
     Node* item = out_->add_getitem(it->second, n->getitem_index());
     fresh(n, item);
+    if (auto v = values_.find(n); v != values_.end()) items_[key] = v->second;
   }
 
   // Registers a fresh (non-aliasing) result: tensors get their own storage.
@@ -237,15 +278,19 @@ class Functionalizer {
     Node* result = call_op(op, std::move(args), step.given);
     if (result->meta().kind == ValueMeta::Kind::Tuple) {  // split, unbind: a list of views
       auto list = std::make_shared<ViewList>();
-      list->source = src;
+      list->storage = src->storage;
+      list->chain = src->chain;
       list->step = std::move(step);
       list->node = result;
+      list->generation = src->storage->generation;
       lists_[n] = list;
       return;
     }
     auto v = std::make_shared<FunctionalValue>();
     v->storage = src->storage;
-    v->chain = src->chain;
+    // as_strided's sizes, strides and offset are absolute in the storage: it views the storage's
+    // base, whatever view of it `src` is, and its scatter inverse writes into that base.
+    if (op.name != "aten::as_strided") v->chain = src->chain;
     v->chain.push_back(std::move(step));
     v->node = result;
     v->generation = src->storage->generation;
@@ -263,13 +308,44 @@ class Functionalizer {
     for (size_t i = 0; i < n->args().size(); ++i) step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
     Node* self = sync(*v);
     v->node = apply_step(step, self);
+    if (view_op.name == "aten::as_strided") v->chain.clear();  // absolute, as in view()
     v->chain.push_back(std::move(step));
     v->metadata_mutated = true;
     values_[n] = v;  // the in-place op returns its (mutated) argument
   }
 
+  // copy_(self, src): the new value is src's values (cast, broadcast) in a fresh tensor laid out
+  // as self, i.e. PyTorch 2.x's copy(). libtorch 1.13's aten::copy returns src itself when shape
+  // and dtype match and is laid out as src otherwise, so the new value could alias another value
+  // (an input the runtime later writes into) and the input's new base would not have the input's
+  // layout, which the runtime's write-back relies on. slice_scatter over all of self clones self
+  // and copies src in. Returns false (use aten::copy) when a broadcast has symbolic sizes.
+  bool lower_copy(const Node* n) {
+    if (!n->args()[1].is_node()) return false;
+    FValuePtr v = value_of(n->args()[0], "the mutated argument");
+    Node* src = map_arg(n->args()[1]).node;
+    Node* self = sync(*v);
+    const TensorMeta& sm = self->tensor_meta();
+    bool cast = src->tensor_meta().dtype != sm.dtype;
+    bool broadcast = src->tensor_meta().sizes != sm.sizes;
+    if (broadcast && !std::all_of(sm.sizes.begin(), sm.sizes.end(), [](const SymInt& x) { return x.is_concrete(); }))
+      return false;
+    if (cast) src = out_->add_call(ops_.get("aten::_to_copy"), {Arg(src)}, {{"dtype", Arg::of_dtype(sm.dtype)}});
+    Node* value = nullptr;
+    if (sm.dim() == 0) {
+      value = cast ? src : emit(ops_.get("aten::clone"), {Arg(src)});
+    } else {
+      if (broadcast) src = emit(ops_.get("aten::expand"), {Arg(src), Arg::of_symints(sm.sizes)});
+      value = emit(ops_.get("aten::slice_scatter"), {Arg(self), Arg(src)});
+    }
+    write(*v, value);
+    values_[n] = v;
+    return true;
+  }
+
   void data_mutation(const Node* n, const std::vector<int>& mutated, bool undeclared) {
     const OpDef& op = *n->op();
+    if (op.name == "aten::copy_" && lower_copy(n)) return;
     if (op.functional_variant.empty())
       throw Error("cannot functionalize " + op.name + ": it mutates its inputs and has no functional variant");
     const OpDef& fop = ops_.get(op.functional_variant);
@@ -283,6 +359,11 @@ class Functionalizer {
     if (!mutated.empty()) {
       FValuePtr v = value_of(n->args()[mutated[0]], "the mutated argument");
       Node* new_value = result->meta().kind == ValueMeta::Kind::Tuple ? out_->add_getitem(result, 0) : result;
+      // An in-place op keeps self's dtype (mul_ of f32 by f64 computes in f64 and stores f32); the
+      // functional variant promotes. Cast back, as FunctionalTensorWrapper::replace_ does.
+      ScalarType dtype = n->args()[mutated[0]].node->tensor_meta().dtype;
+      if (new_value->tensor_meta().dtype != dtype)
+        new_value = out_->add_call(ops_.get("aten::_to_copy"), {Arg(new_value)}, {{"dtype", Arg::of_dtype(dtype)}});
       write(*v, new_value);
       values_[n] = v;  // the in-place op returns its argument
       return;
@@ -394,7 +475,15 @@ class Functionalizer {
       info.mutates_data = v.storage->written;
       info.mutates_metadata = v.metadata_mutated;
       if (!info.mutates_data && !info.mutates_metadata) continue;
+      // The runtime gives the input its new metadata, then copies the new value into it: elements
+      // an as_strided_ leaves out of the final view would lose their writes.
+      if (info.mutates_data && info.mutates_metadata)
+        for (const ViewStep& step : v.chain)
+          if (step.op->name == "aten::as_strided")
+            throw Error("input " + std::to_string(idx) + " ('" + v.storage->placeholder->name() +
+                        "') is given new strides by as_strided_ and its data is written: not supported");
       Node* final_value = sync(v);
+      if (info.mutates_metadata) info.view = input_view(v.chain, idx);
       if (opts_.keep_input_mutations && !info.mutates_metadata) {
         info.mutation_in_graph = true;
         copies.push_back({v.storage->placeholder, final_value});
@@ -427,6 +516,7 @@ class Functionalizer {
                     !v.metadata_mutated;
         info.kind = same ? OutputKind::kIsInput : OutputKind::kAliasOfInput;
         info.input = input;
+        if (!same && v.storage->written) info.view = input_view(v.chain, input);
       }
       out.push_back(Arg(sync(v)));
     } else {
@@ -439,10 +529,14 @@ class Functionalizer {
   const FunctionalizeOptions& opts_;
   const OpTable& ops_;
   std::unique_ptr<Graph> out_;
+  std::unique_ptr<Graph> views_;      // FunctionalizeResult::input_views
+  std::vector<Node*> view_inputs_;    // its placeholders
+  std::vector<Arg> view_outputs_;
   ViewAndMutationMeta meta_;
   std::unordered_map<const Node*, FValuePtr> values_;
   std::unordered_map<const Node*, Node*> plain_;  // non-tensor values and tuples
   std::unordered_map<const Node*, std::shared_ptr<ViewList>> lists_;
+  std::map<std::pair<const Node*, int64_t>, FValuePtr> items_;  // tensors taken by getitem
   std::vector<FValuePtr> input_values_;
 };
 

@@ -202,5 +202,152 @@ def forward(self, x: "f32[2, 3]"):
   EXPECT_TRUE(at::allclose(out[0].toTensor(), expected));
 }
 
+// Regressions found by the randomized differential test (functionalize_random_test.cc).
+
+// §13.23 with the mutated argument returned: the output is the caller's tensor itself, as in eager
+// (not a view regenerated from the synthetic base).
+TEST(CompiledGraph, ReturnedOverlappingArgumentIsTheCallersTensor) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[6]", y: "f32[6]"):
+    mul_ = torch.ops.aten.mul_.Tensor(x, 2)
+    add = torch.ops.aten.add.Tensor(x, y)
+    return (mul_, add, y)
+)"));
+  at::Tensor base = at::randn({10});
+  at::Tensor eager_base = base.clone();
+  at::Tensor ex = eager_base.slice(0, 0, 6), ey = eager_base.slice(0, 4);
+  ex.mul_(2);
+  at::Tensor expected = ex + ey;
+  at::Tensor x = base.slice(0, 0, 6), y = base.slice(0, 4);
+  auto out = f({x, y});
+  EXPECT_TRUE(out[0].toTensor().is_same(x));
+  EXPECT_TRUE(out[2].toTensor().is_same(y));
+  EXPECT_TRUE(at::allclose(out[1].toTensor(), expected));
+  EXPECT_TRUE(at::allclose(base, eager_base));
+}
+
+// A metadata mutation of an argument with a storage offset keeps the offset, also when its data is
+// written (the graph's new value is a fresh tensor whose offsets start at 0).
+TEST(CompiledGraph, MetadataMutationOfAnArgumentWithAnOffsetKeepsTheOffset) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[3]"):
+    unsqueeze_ = torch.ops.aten.unsqueeze_.default(x, 0)
+    add_ = torch.ops.aten.add_.Tensor(unsqueeze_, 1)
+    return (add_,)
+)"));
+  at::Tensor base = at::randn({5});
+  at::Tensor expected = base.clone();
+  expected.slice(0, 2).add_(1);
+  at::Tensor x = base.slice(0, 2);
+  auto out = f({x});
+  EXPECT_EQ(x.sizes(), (c10::IntArrayRef{1, 3}));
+  EXPECT_EQ(x.storage_offset(), 2);
+  EXPECT_TRUE(out[0].toTensor().is_same(x));
+  EXPECT_TRUE(at::allclose(base, expected));
+}
+
+// Overlapping arguments of which one only changes metadata need no synthetic base: the caller's
+// tensor gets its new metadata.
+TEST(CompiledGraph, MetadataOnlyMutationOfOverlappingArgumentsKeepsThem) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[3]", y: "f32[3]"):
+    unsqueeze_ = torch.ops.aten.unsqueeze_.default(x, 0)
+    add = torch.ops.aten.add.Tensor(unsqueeze_, y)
+    return (add,)
+)"));
+  at::Tensor base = at::randn({4});
+  at::Tensor x = base.slice(0, 0, 3), y = base.slice(0, 1);
+  at::Tensor expected = x.unsqueeze(0) + y;
+  auto out = f({x, y});
+  EXPECT_EQ(x.sizes(), (c10::IntArrayRef{1, 3}));
+  EXPECT_TRUE(at::allclose(out[0].toTensor(), expected));
+  EXPECT_TRUE(f.specialization_for({base.slice(0, 0, 3), base.slice(0, 1)}).synthetic_bases.empty());
+}
+
+TEST(CompiledGraph, DataAndMetadataMutationOfOverlappingArgumentsIsAnError) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[3]", y: "f32[3]"):
+    unsqueeze_ = torch.ops.aten.unsqueeze_.default(x, 0)
+    mul_ = torch.ops.aten.mul_.Tensor(y, 2)
+    return (mul_,)
+)"));
+  at::Tensor base = at::randn({4});
+  try {
+    f({base.slice(0, 0, 3), base.slice(0, 1)});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("not supported"), std::string::npos) << e.message();
+  }
+}
+
+// copy_ into a fresh tensor must not make it an alias of the source (libtorch 1.13's aten::copy
+// returns its source): here the source is an input the trailing copy_ later overwrites.
+TEST(CompiledGraph, CopiedValueDoesNotAliasItsSource) {
+  CompileOptions opts;
+  opts.keep_inference_input_mutations = true;
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[3]", y: "f32[3]"):
+    clone = torch.ops.aten.clone.default(y)
+    copy_ = torch.ops.aten.copy_.default(clone, x)
+    relu_ = torch.ops.aten.relu_.default(x)
+    return (clone,)
+)"),
+                  opts);
+  at::Tensor x = at::tensor({-1.0f, 2.0f, -3.0f}), y = at::randn({3});
+  at::Tensor x0 = x.clone();
+  auto out = f({x, y});
+  EXPECT_TRUE(at::allclose(out[0].toTensor(), x0));
+  EXPECT_FALSE(out[0].toTensor().is_alias_of(x));
+  EXPECT_TRUE(at::allclose(x, x0.relu()));
+}
+
+// After copy_ from a transposed source and a metadata mutation, the argument has eager's strides.
+TEST(CompiledGraph, CopyIntoAnArgumentKeepsItsLayout) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[3, 4]", y: "f32[4, 3]"):
+    t = torch.ops.aten.t.default(y)
+    copy_ = torch.ops.aten.copy_.default(x, t)
+    unsqueeze_ = torch.ops.aten.unsqueeze_.default(copy_, 0)
+    return (unsqueeze_,)
+)"));
+  at::Tensor x = at::randn({3, 4}), y = at::randn({4, 3});
+  at::Tensor y0 = y.clone();
+  auto out = f({x, y});
+  EXPECT_TRUE(out[0].toTensor().is_same(x));
+  EXPECT_EQ(x.sizes(), (c10::IntArrayRef{1, 3, 4}));
+  EXPECT_EQ(x.strides(), (c10::IntArrayRef{12, 4, 1}));
+  EXPECT_TRUE(at::allclose(x, y0.t().unsqueeze(0)));
+  EXPECT_TRUE(at::equal(y, y0));
+}
+
+// A non-dense argument: the graph's new value for it is contiguous, so views of it that eager
+// returns, and its new metadata, are replayed on the caller's tensor instead of copied from the
+// graph's outputs.
+TEST(CompiledGraph, ViewsOfAWrittenNonDenseArgumentHaveEagersStrides) {
+  CompiledGraph f(parse(R"(
+def forward(self, x: "f32[2, 3]", y: "f32[2, 3]"):
+    add_ = torch.ops.aten.add_.Tensor(x, 1)
+    t = torch.ops.aten.t.default(x)
+    mul_ = torch.ops.aten.mul_.Tensor(y, 2)
+    t_ = torch.ops.aten.t_.default(y)
+    return (t, t_)
+)"));
+  at::Tensor wide_x = at::randn({2, 6}), wide_y = at::randn({2, 6});
+  at::Tensor expected_x = wide_x.clone(), expected_y = wide_y.clone();
+  at::Tensor ex = expected_x.slice(1, 0, c10::nullopt, 2), ey = expected_y.slice(1, 0, c10::nullopt, 2);
+  ex.add_(1);
+  ey.mul_(2).t_();
+  at::Tensor x = wide_x.slice(1, 0, c10::nullopt, 2), y = wide_y.slice(1, 0, c10::nullopt, 2);
+  auto out = f({x, y});
+  at::Tensor t = out[0].toTensor();
+  EXPECT_TRUE(t.is_alias_of(x));
+  EXPECT_EQ(t.strides(), ex.t().strides());
+  EXPECT_TRUE(at::allclose(t, ex.t()));
+  EXPECT_TRUE(out[1].toTensor().is_same(y));
+  EXPECT_EQ(y.strides(), ey.strides());
+  EXPECT_TRUE(at::allclose(wide_x, expected_x));
+  EXPECT_TRUE(at::allclose(wide_y, expected_y));
+}
+
 }  // namespace
 }  // namespace aotgrad

@@ -189,5 +189,156 @@ def forward(self, x: "f32[1, 3]"):
   }
 }
 
+// Regressions found by the randomized differential test (tests/runtime/functionalize_random_test.cc).
+
+// copy_ gives the destination src's values in a fresh tensor laid out as the destination (PyTorch
+// 2.x's copy()); libtorch 1.13's aten::copy would return src itself, laid out as src.
+TEST(Functionalize, CopyIntoAnInputIsAFreshTensorLaidOutAsTheInput) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f32[3, 4]", y: "f32[4, 3]"):
+    t = torch.ops.aten.t.default(y)
+    copy_ = torch.ops.aten.copy_.default(x, t)
+    return (x,)
+)");
+  EXPECT_EQ(printed(*r.graph), normalized(R"(
+def forward(self, arg0_1, arg1_1):
+    t = torch.ops.aten.t.default(arg1_1);  arg1_1 = None
+    slice_scatter = torch.ops.aten.slice_scatter.default(arg0_1, t);  arg0_1 = t = None
+    return (slice_scatter, slice_scatter)
+)"));
+  EXPECT_EQ(r.graph->find("slice_scatter")->tensor_meta().annotation(), "f32[3, 4][4, 1]cpu");
+}
+
+TEST(Functionalize, CopyCastsAndBroadcastsItsSource) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f64[2, 3]", y: "f32[3]"):
+    copy_ = torch.ops.aten.copy_.default(x, y)
+    return (x,)
+)");
+  EXPECT_EQ(printed(*r.graph), normalized(R"(
+def forward(self, arg0_1, arg1_1):
+    _to_copy = torch.ops.aten._to_copy.default(arg1_1, dtype = torch.float64);  arg1_1 = None
+    expand = torch.ops.aten.expand.default(_to_copy, [2, 3]);  _to_copy = None
+    slice_scatter = torch.ops.aten.slice_scatter.default(arg0_1, expand);  arg0_1 = expand = None
+    return (slice_scatter, slice_scatter)
+)"));
+}
+
+// mul_ of an f32 tensor by an f64 one stores f32: the promoted functional result is cast back.
+TEST(Functionalize, InPlaceOpKeepsItsArgumentsDtype) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f32[3]", y: "f64[3]"):
+    mul_ = torch.ops.aten.mul_.Tensor(x, y)
+    return (mul_,)
+)");
+  EXPECT_EQ(printed(*r.graph), normalized(R"(
+def forward(self, arg0_1, arg1_1):
+    mul = torch.ops.aten.mul.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None
+    _to_copy = torch.ops.aten._to_copy.default(mul, dtype = torch.float32);  mul = None
+    return (_to_copy, _to_copy)
+)"));
+}
+
+// An element of a split taken after its storage was written sees the write.
+TEST(Functionalize, GetitemAfterAWriteIsReplayedFromTheNewBase) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f32[4]"):
+    clone = torch.ops.aten.clone.default(x)
+    split = torch.ops.aten.split.Tensor(clone, 2)
+    add_ = torch.ops.aten.add_.Tensor(clone, 1)
+    getitem = split[0]
+    return (getitem,)
+)");
+  EXPECT_EQ(printed(*r.graph), normalized(R"(
+def forward(self, arg0_1):
+    clone = torch.ops.aten.clone.default(arg0_1);  arg0_1 = None
+    add = torch.ops.aten.add.Tensor(clone, 1);  clone = None
+    split_1 = torch.ops.aten.split.Tensor(add, 2);  add = None
+    getitem_1 = split_1[0];  split_1 = None
+    return (getitem_1,)
+)"));
+}
+
+// unbind[0] twice is one tensor: a metadata mutation through one is seen through the other.
+TEST(Functionalize, RepeatedGetitemIsOneTensor) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f32[2, 3]"):
+    unbind = torch.ops.aten.unbind.int(x)
+    getitem = unbind[0]
+    getitem_1 = unbind[0]
+    unsqueeze_ = torch.ops.aten.unsqueeze_.default(getitem, 0)
+    mul = torch.ops.aten.mul.Tensor(getitem_1, 2)
+    return (mul,)
+)");
+  EXPECT_EQ(printed(*r.graph), normalized(R"(
+def forward(self, arg0_1):
+    unbind = torch.ops.aten.unbind.int(arg0_1);  arg0_1 = None
+    getitem = unbind[0];  unbind = None
+    unsqueeze = torch.ops.aten.unsqueeze.default(getitem, 0);  getitem = None
+    mul = torch.ops.aten.mul.Tensor(unsqueeze, 2);  unsqueeze = None
+    return (mul,)
+)"));
+}
+
+// as_strided's offset is absolute in the storage, whatever view it is taken of: the write goes
+// into the storage's base at that offset.
+TEST(Functionalize, WriteThroughAsStridedOfAnOffsetViewScattersIntoTheBase) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f32[8]"):
+    slice_1 = torch.ops.aten.slice.Tensor(x, 0, 2, 8)
+    as_strided = torch.ops.aten.as_strided.default(slice_1, [2], [1], 5)
+    fill_ = torch.ops.aten.fill_.Scalar(as_strided, 1.0)
+    return (x,)
+)");
+  EXPECT_EQ(printed(*r.graph), normalized(R"(
+def forward(self, arg0_1):
+    slice_1 = torch.ops.aten.slice.Tensor(arg0_1, 0, 2, 8)
+    as_strided = torch.ops.aten.as_strided.default(slice_1, [2], [1], 5);  slice_1 = None
+    fill = torch.ops.aten.fill.Scalar(as_strided, 1.0);  as_strided = None
+    as_strided_scatter = torch.ops.aten.as_strided_scatter.default(arg0_1, fill, [2], [1], 5);  arg0_1 = fill = None
+    return (as_strided_scatter, as_strided_scatter)
+)"));
+}
+
+// The runtime restrides the input, then copies the new value in: with as_strided_ that would drop
+// writes outside the final view, so it is refused.
+TEST(Functionalize, AsStridedAndDataMutationOfAnInputIsAnError) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[6]"):
+    mul_ = torch.ops.aten.mul_.Scalar(x, 2)
+    as_strided_ = torch.ops.aten.as_strided_.default(x, [2], [1], 1)
+    return (as_strided_,)
+)", aten_ops());
+  try {
+    functionalize(*g);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("as_strided_"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("not supported"), std::string::npos) << e.message();
+  }
+}
+
+// Views of written inputs that eager leaves behind are replayed from the inputs in input_views, so
+// the runtime can rebuild them on the caller's tensors with eager's strides.
+TEST(Functionalize, InputViewsReplayEagersViewsOfInputs) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f32[2, 3]", y: "f32[2, 3]"):
+    add_ = torch.ops.aten.add_.Tensor(x, 1)
+    t = torch.ops.aten.t.default(x)
+    unsqueeze_ = torch.ops.aten.unsqueeze_.default(y, 0)
+    return (t, y)
+)");
+  EXPECT_EQ(printed(*r.input_views), normalized(R"(
+def forward(self, arg0_1, arg1_1):
+    unsqueeze = torch.ops.aten.unsqueeze.default(arg1_1, 0);  arg1_1 = None
+    t = torch.ops.aten.t.default(arg0_1);  arg0_1 = None
+    return (unsqueeze, t)
+)"));
+  EXPECT_EQ(r.meta.inputs[0].view, -1);
+  EXPECT_EQ(r.meta.inputs[1].view, 0);
+  EXPECT_EQ(r.meta.outputs[0].view, 1);
+  EXPECT_EQ(r.meta.outputs[1].view, -1);  // y itself
+}
+
 }  // namespace
 }  // namespace aotgrad

@@ -30,6 +30,8 @@ struct Specialization {
   std::shared_ptr<const Graph> fw;       // the functional graph the backend received
   ViewAndMutationMeta meta;
   CompiledFn fn;
+  /// Runs FunctionalizeResult::input_views on fw's inputs (nullptr when it returns nothing).
+  CompiledFn input_views;
   /// How to build fw's inputs: caller argument index, or -(1 + synthetic base index).
   std::vector<int> input_sources;
   /// For each synthetic base: the caller arguments that are views of it.
@@ -63,6 +65,7 @@ class CompiledGraph {
 
   std::shared_ptr<const Graph> graph_;
   std::shared_ptr<const InputMutations> mutations_;
+  std::vector<int> output_is_arg_;  // per output leaf: the argument it is the very tensor of, or -1
   CompileOptions options_;
   std::shared_ptr<Specialization> plain_;
   mutable std::mutex mu_;

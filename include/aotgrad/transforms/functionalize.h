@@ -16,6 +16,7 @@ struct InputInfo {
   bool mutates_metadata = false;  // t_, transpose_, as_strided_, ... applied to the input itself
   bool mutation_in_graph = false; // the write-back is a trailing copy_ in the graph
   bool requires_grad = false;
+  int view = -1;  // metadata mutated: the output of FunctionalizeResult::input_views with its new geometry
 };
 
 /// How a user output relates to the inputs.
@@ -29,6 +30,7 @@ enum class OutputKind : uint8_t {
 struct OutputInfo {
   OutputKind kind = OutputKind::kFresh;
   int input = -1;  // kIsInput / kAliasOfInput
+  int view = -1;   // kAliasOfInput of a written input: the output of FunctionalizeResult::input_views
 };
 
 struct ViewAndMutationMeta {
@@ -51,6 +53,12 @@ struct FunctionalizeOptions {
 struct FunctionalizeResult {
   std::unique_ptr<Graph> graph;  // outputs: (new values of mutated inputs..., user outputs...)
   ViewAndMutationMeta meta;
+  /// Views only, over the same inputs: what eager mode leaves as views of the inputs (the final view
+  /// of each metadata-mutated input, each output that is a view of a written input), replayed from
+  /// the input. Run on the caller's tensors, it gives eager's exact strides and offsets whatever
+  /// their layout, as PyTorch regenerates aliases with _view_func (§13.7). Outputs: see `view` in
+  /// InputInfo and OutputInfo (-1 when a view's arguments are symbolic values of `graph`).
+  std::unique_ptr<Graph> input_views;
 };
 
 /// Rewrites `g` into a graph without mutations: every in-place op becomes its functional variant;
