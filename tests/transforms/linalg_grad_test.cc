@@ -9,39 +9,13 @@
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
+#include "joint_text.h"
 
 namespace aotgrad {
 namespace {
 
-// The joint graph's calls as `name = op(args)` lines (keyword-only arguments as `name=value`,
-// defaults left out), then `return [...]`.
-std::string body(const Graph& g) {
-  std::string out;
-  for (const Node* n : g.nodes()) {
-    if (n->kind() == NodeKind::GetItem) {
-      out += n->name() + " = " + n->getitem_input()->name() + "[" +
-             std::to_string(n->getitem_index()) + "]\n";
-      continue;
-    }
-    if (n->kind() != NodeKind::Call) continue;
-    out += n->name() + " = " + n->op()->short_name + "(";
-    bool first = true;
-    for (size_t i = 0; i < n->args().size(); ++i) {
-      if (!n->arg_given(i)) continue;
-      out += first ? "" : ", ";
-      first = false;
-      const SchemaArg& sa = n->op()->schema.args[i];
-      if (sa.kwarg_only) out += sa.name + "=";
-      out += arg_to_string(n->args()[i]);
-    }
-    out += ")\n";
-  }
-  return out + "return " + arg_to_string(g.output()->args()[0]);
-}
-
 std::string joint(const std::string& params, const std::string& lines, std::vector<bool> rg) {
-  auto fw = parse_graph("def forward(self, " + params + "):\n" + lines, aten_ops());
-  return body(*build_joint(*fw, rg).graph);
+  return joint_body(*joint_graph("def forward(self, " + params + "):\n" + lines, std::move(rg)).graph);
 }
 
 TEST(LinalgGrad, MmComputesMat2BeforeSelf) {

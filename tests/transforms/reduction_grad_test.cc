@@ -10,44 +10,14 @@
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
+#include "joint_text.h"
 
 namespace aotgrad {
 namespace {
 
-// The joint graph's calls as `name = op(args)` lines (keyword-only arguments as `name=value`,
-// defaults left out), then `return [...]`; framed by newlines to compare with raw strings.
-std::string body(const Graph& g) {
-  std::string out = "\n";
-  for (const Node* n : g.nodes()) {
-    if (n->kind() == NodeKind::GetItem) {
-      out += n->name() + " = " + n->getitem_input()->name() + "[" +
-             std::to_string(n->getitem_index()) + "]\n";
-      continue;
-    }
-    if (n->kind() != NodeKind::Call) continue;
-    out += n->name() + " = " + n->op()->short_name + "(";
-    bool first = true;
-    for (size_t i = 0; i < n->args().size(); ++i) {
-      if (!n->arg_given(i)) continue;
-      out += first ? "" : ", ";
-      first = false;
-      const SchemaArg& sa = n->op()->schema.args[i];
-      if (sa.kwarg_only) out += sa.name + "=";
-      out += arg_to_string(n->args()[i]);
-    }
-    out += ")\n";
-  }
-  return out + "return " + arg_to_string(g.output()->args()[0]) + "\n";
-}
-
-// The joint graph of forward graph `text`, differentiated w.r.t. its floating-point inputs.
-std::string joint(const std::string& text) {
-  auto fw = parse_graph(text, aten_ops());
-  std::vector<bool> rg;
-  for (const Node* p : fw->placeholders())
-    rg.push_back(p->meta().is_tensor() && is_floating(p->tensor_meta().dtype));
-  return body(*build_joint(*fw, rg).graph);
-}
+// The joint graph of forward graph `text`, differentiated w.r.t. its floating-point inputs,
+// framed by newlines to compare with raw strings.
+std::string joint(const std::string& text) { return "\n" + joint_body(*joint_graph(text).graph) + "\n"; }
 
 // sum: self: grad.expand_symint(self.sym_sizes())
 TEST(ReductionGrad, Sum) {

@@ -11,40 +11,14 @@
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
+#include "joint_text.h"
 
 namespace aotgrad {
 namespace {
 
-// The joint graph's calls as `name = op(args)` lines (keyword-only arguments as `name=value`,
-// defaults left out), then `return [...]`.
-std::string body(const Graph& g) {
-  std::string out;
-  for (const Node* n : g.nodes()) {
-    if (n->kind() == NodeKind::GetItem) {
-      out += n->name() + " = " + n->getitem_input()->name() + "[" +
-             std::to_string(n->getitem_index()) + "]\n";
-      continue;
-    }
-    if (n->kind() != NodeKind::Call) continue;
-    out += n->name() + " = " + n->op()->short_name + "(";
-    bool first = true;
-    for (size_t i = 0; i < n->args().size(); ++i) {
-      if (!n->arg_given(i)) continue;
-      out += first ? "" : ", ";
-      first = false;
-      const SchemaArg& sa = n->op()->schema.args[i];
-      if (sa.kwarg_only) out += sa.name + "=";
-      out += arg_to_string(n->args()[i]);
-    }
-    out += ")\n";
-  }
-  return out + "return " + arg_to_string(g.output()->args()[0]);
-}
-
 // Parses `def forward(<params>):` + `lines`, differentiates w.r.t. the inputs in `rg`.
 std::string joint(const std::string& params, const std::string& lines, std::vector<bool> rg) {
-  auto fw = parse_graph("def forward(self, " + params + "):\n" + lines, aten_ops());
-  return body(*build_joint(*fw, rg).graph);
+  return joint_body(*joint_graph("def forward(self, " + params + "):\n" + lines, std::move(rg)).graph);
 }
 
 // §13.20: F.linear(x, w, b).relu() with x needing no grad. addmm's mat2 is t(w), column-major,
@@ -60,7 +34,7 @@ def forward(self, primals_1: "f32[4, 8]", primals_2: "f32[16, 8]", primals_3: "f
 )",
                         aten_ops());
   JointGraph jg = build_joint(*fw, {false, true, true});
-  EXPECT_EQ(body(*jg.graph),
+  EXPECT_EQ(joint_body(*jg.graph),
             "t = t.default(primals_2)\n"
             "addmm = addmm.default(primals_3, primals_1, t)\n"
             "relu = relu.default(addmm)\n"
@@ -313,7 +287,7 @@ def forward(self, x: "f32[3]"):
                         aten_ops());
   JointGraph jg = build_joint(*fw, {true});
   EXPECT_EQ(jg.tangent_of_output, (std::vector<int>{-1, 0}));  // detach's output gets none
-  EXPECT_EQ(body(*jg.graph),
+  EXPECT_EQ(joint_body(*jg.graph),
             "detach = detach.default(primals_1)\n"
             "alias = alias.default(primals_1)\n"
             "return [detach, alias, tangents_1]");
