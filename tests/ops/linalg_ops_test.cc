@@ -4,38 +4,10 @@
 
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
+#include "meta_call.h"
 
 namespace aotgrad {
 namespace {
-
-ValueMeta meta_of(const std::string& call, const std::vector<std::string>& anns) {
-  std::string params;
-  for (size_t i = 0; i < anns.size(); ++i)
-    params += (i ? ", t" : "t") + std::to_string(i) + ": \"" + anns[i] + "\"";
-  auto g = parse_graph(
-      "def forward(self, " + params + "):\n    r = torch.ops.aten." + call + "\n    return (r,)\n",
-      aten_ops());
-  return g->find("r")->meta();
-}
-
-std::string ann(const std::string& call, const std::vector<std::string>& anns) {
-  ValueMeta m = meta_of(call, anns);
-  if (m.kind != ValueMeta::Kind::Tuple) return m.annotation();
-  std::string s;
-  for (size_t i = 0; i < m.elems.size(); ++i)
-    s += (i ? " | " : "") +
-         (m.elems[i].kind == ValueMeta::Kind::None ? "None" : m.elems[i].annotation());
-  return s;
-}
-
-std::string error_of(const std::string& call, const std::vector<std::string>& anns) {
-  try {
-    meta_of(call, anns);
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "";
-}
 
 const char* kConv = "[1, 1], [0, 0], [1, 1], False, [0, 0], 1";
 

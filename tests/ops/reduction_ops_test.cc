@@ -4,39 +4,13 @@
 
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
+#include "meta_call.h"
 
 namespace aotgrad {
 namespace {
 
 // The metadata aotgrad infers for `call` (e.g. "sum.dim_IntList(t0, [1], True)") on placeholders
 // t0, t1, ... annotated with `anns`.
-ValueMeta meta_of(const std::string& call, const std::vector<std::string>& anns) {
-  std::string params;
-  for (size_t i = 0; i < anns.size(); ++i)
-    params += (i ? ", t" : "t") + std::to_string(i) + ": \"" + anns[i] + "\"";
-  auto g = parse_graph(
-      "def forward(self, " + params + "):\n    r = torch.ops.aten." + call + "\n    return (r,)\n",
-      aten_ops());
-  return g->find("r")->meta();
-}
-
-std::string ann(const std::string& call, const std::vector<std::string>& anns) {
-  ValueMeta m = meta_of(call, anns);
-  if (m.kind != ValueMeta::Kind::Tuple) return m.annotation();
-  std::string s;
-  for (auto& e : m.elems) s += (s.empty() ? "" : " | ") + e.annotation();
-  return s;
-}
-
-std::string error_of(const std::string& call, const std::vector<std::string>& anns) {
-  try {
-    meta_of(call, anns);
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "";
-}
-
 TEST(ReductionOps, Declarations) {
   const OpTable& t = aten_ops();
   const OpDef& sum = t.get("sum.dim_IntList");
