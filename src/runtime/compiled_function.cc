@@ -9,6 +9,8 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
+#include "aotgrad/runtime/interpreter.h"
+#include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
 
@@ -17,6 +19,7 @@ TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<boo
   FunctionalizeResult fr = functionalize(graph);
   verify(*fr.graph);
   a.meta = std::move(fr.meta);
+  a.input_views = std::shared_ptr<const Graph>(std::move(fr.input_views));
   // The functional graph's inputs are the original ones; mutated inputs' new values come first.
   JointGraph jg = build_joint(*fr.graph, requires_grad);
   verify(*jg.graph);
@@ -36,6 +39,8 @@ TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<boo
 struct CompiledFunction::State {
   TrainingArtifacts art;
   CompiledFn fw, bw;
+  std::unique_ptr<Interpreter> input_views;  // nullptr when the views graph returns nothing
+  std::vector<int> output_is_arg;            // per user output: the argument it is, or -1
   std::vector<bool> requires_grad;
   std::vector<TensorMeta> output_metas;  // forward outputs' metadata, for zero tangents
   int64_t id = 0;                        // key of this state in the registry backward reads
@@ -135,6 +140,9 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph, std::vect
   state_->art = compile_for_training(*graph, requires_grad);
   state_->fw = options.fw_compiler->compile(state_->art.fw);
   state_->bw = options.bw_compiler->compile(state_->art.bw);
+  state_->output_is_arg = outputs_that_are_args(*graph);
+  if (!state_->art.input_views->output()->args()[0].list.empty())
+    state_->input_views = std::make_unique<Interpreter>(state_->art.input_views);
   std::vector<Arg> outs;
   const Arg& out = state_->art.fw->output()->args()[0];
   for (size_t k = 0; k < state_->art.num_forward_outputs; ++k) {
@@ -155,25 +163,56 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
   AOTGRAD_CHECK(args.size() == rg.size(), "expected ", rg.size(), " arguments, got ", args.size());
   for (size_t i = 0; i < args.size(); ++i)
     AOTGRAD_CHECK(args[i].defined(), "argument ", i, " is an undefined tensor");
-  // Passed as a TensorList so that autograd sees every tensor as an input with an edge.
-  torch::autograd::variable_list outs = CompiledAutogradFunction::apply(state_->id, state_, at::TensorList(args));
-  // RuntimeWrapper: write mutated inputs back, return user outputs.
+  // RuntimeWrapper (as CompiledGraph does for inference): write mutated inputs back, return user
+  // outputs. Eager's views of the inputs are taken from the caller's tensors first, and their
+  // storage offsets kept, before any metadata write-back changes them.
   const ViewAndMutationMeta& meta = state_->art.meta;
   size_t n_mut = meta.mutated_inputs_returned.size();
+  std::vector<c10::IValue> views;
+  std::vector<int64_t> offsets;
+  {
+    at::NoGradGuard no_grad;
+    if (state_->input_views) views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
+    for (const at::Tensor& t : args) offsets.push_back(t.storage_offset());
+  }
+  // Passed as a TensorList so that autograd sees every tensor as an input with an edge.
+  torch::autograd::variable_list outs = CompiledAutogradFunction::apply(state_->id, state_, at::TensorList(args));
   {
     at::NoGradGuard no_grad;
     for (size_t k = 0; k < n_mut; ++k) {
       int p = meta.mutated_inputs_returned[k];
       at::Tensor target = args[p];
+      const at::Tensor& value = outs[k];
       const InputInfo& info = meta.inputs[p];
-      if (info.mutates_metadata) target.as_strided_(outs[k].sizes(), outs[k].strides(), outs[k].storage_offset());
-      if (info.mutates_data) target.copy_(outs[k]);
+      if (info.mutates_metadata && info.view >= 0) {
+        const at::Tensor& g = views[info.view].toTensor();
+        target.as_strided_(g.sizes(), g.strides(), g.storage_offset());
+      } else if (info.mutates_metadata) {
+        target.as_strided_(value.sizes(), value.strides(), value.storage_offset() + (info.mutates_data ? offsets[p] : 0));
+      }
+      if (info.mutates_data) target.copy_(value);
     }
   }
+  // Outputs that are inputs, or views of inputs, are the caller's tensors (or eager's views of
+  // them) when no gradient flows through them; else the graph's value, which carries the grad_fn.
   std::vector<at::Tensor> result(outs.begin() + static_cast<int64_t>(n_mut), outs.end());
-  for (size_t j = 0; j < meta.outputs.size() && j < result.size(); ++j)
-    if (meta.outputs[j].kind == OutputKind::kIsInput && !args[meta.outputs[j].input].requires_grad())
-      result[j] = args[meta.outputs[j].input];
+  for (size_t j = 0; j < meta.outputs.size() && j < result.size(); ++j) {
+    const OutputInfo& info = meta.outputs[j];
+    int arg = j < state_->output_is_arg.size() ? state_->output_is_arg[j] : -1;
+    if (arg >= 0 && !args[arg].requires_grad()) {
+      result[j] = args[arg];  // the argument itself (mutations written back)
+      continue;
+    }
+    if (info.input < 0 || args[info.input].requires_grad()) continue;
+    if (info.kind == OutputKind::kIsInput) {
+      result[j] = args[info.input];
+    } else if (info.kind == OutputKind::kAliasOfInput && info.view >= 0) {
+      result[j] = views[info.view].toTensor();
+    } else if (info.kind == OutputKind::kAliasOfInput && meta.inputs[info.input].mutates_data) {
+      const at::Tensor& out = result[j];
+      result[j] = args[info.input].as_strided(out.sizes(), out.strides(), offsets[info.input] + out.storage_offset());
+    }
+  }
   return result;
 }
 

@@ -111,34 +111,6 @@ at::Tensor storage_base(const at::Tensor& t) {
   return at::empty({0}, t.options()).set_(t.storage(), 0, {numel}, {1});
 }
 
-// Per output leaf of `g`: the placeholder it is the very tensor of (the placeholder, or an in-place
-// op's result on it), or -1. Such outputs are the caller's argument itself, as in eager.
-std::vector<int> outputs_that_are_args(const Graph& g) {
-  std::unordered_map<const Node*, int> arg_of;
-  int index = 0;
-  for (const Node* n : g.nodes()) {
-    if (n->kind() == NodeKind::Placeholder) {
-      arg_of[n] = index++;
-    } else if (n->kind() == NodeKind::Call && n->op()->return_alias_of(0) == 0 && !n->args().empty() &&
-               n->args()[0].is_node()) {
-      std::vector<int> written = n->op()->mutated_args();
-      auto it = arg_of.find(n->args()[0].node);
-      if (it != arg_of.end() && std::find(written.begin(), written.end(), 0) != written.end()) arg_of[n] = it->second;
-    }
-  }
-  std::vector<int> out;
-  std::function<void(const Arg&)> leaves = [&](const Arg& a) {
-    if (a.is_list()) {
-      for (auto& e : a.list) leaves(e);
-      return;
-    }
-    auto it = a.is_node() ? arg_of.find(a.node) : arg_of.end();
-    out.push_back(it == arg_of.end() ? -1 : it->second);
-  };
-  if (g.output()) leaves(g.output()->args()[0]);
-  return out;
-}
-
 Arg int_list(c10::IntArrayRef v) {
   std::vector<int64_t> x(v.begin(), v.end());
   return Arg::of_ints(x);

@@ -1,6 +1,8 @@
 // aotgrad: alias roots of values and mutated inputs, from schema alias annotations.
 #include "aotgrad/transforms/input_mutations.h"
 
+#include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 namespace aotgrad {
@@ -112,6 +114,32 @@ InputMutations analyze_input_mutations(const Graph& g) {
     }
   }
   return m;
+}
+
+std::vector<int> outputs_that_are_args(const Graph& g) {
+  std::unordered_map<const Node*, int> arg_of;
+  int index = 0;
+  for (const Node* n : g.nodes()) {
+    if (n->kind() == NodeKind::Placeholder) {
+      arg_of[n] = index++;
+    } else if (n->kind() == NodeKind::Call && n->op()->return_alias_of(0) == 0 && !n->args().empty() &&
+               n->args()[0].is_node()) {
+      std::vector<int> written = n->op()->mutated_args();
+      auto it = arg_of.find(n->args()[0].node);
+      if (it != arg_of.end() && std::find(written.begin(), written.end(), 0) != written.end()) arg_of[n] = it->second;
+    }
+  }
+  std::vector<int> out;
+  std::function<void(const Arg&)> leaves = [&](const Arg& a) {
+    if (a.is_list()) {
+      for (auto& e : a.list) leaves(e);
+      return;
+    }
+    auto it = a.is_node() ? arg_of.find(a.node) : arg_of.end();
+    out.push_back(it == arg_of.end() ? -1 : it->second);
+  };
+  if (g.output()) leaves(g.output()->args()[0]);
+  return out;
 }
 
 }  // namespace aotgrad

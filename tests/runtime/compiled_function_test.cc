@@ -78,5 +78,36 @@ def forward(self, x: "f32[4]", counter: "i64[]"):
   EXPECT_TRUE(at::allclose(x.grad(), 3 * 2 * x.detach()));
 }
 
+// A buffer that is a view with a storage offset gets a metadata and a data mutation: the caller's
+// tensor ends with eager's geometry (offset kept) and values, and its base sees the write.
+TEST(CompiledFunction, MetadataMutationOfOffsetInputKeepsEagerGeometry) {
+  const char* text = R"(
+def forward(self, buf: "f32[2, 3]", w: "f32[3, 2]"):
+    t_ = torch.ops.aten.t_.default(buf)
+    add_ = torch.ops.aten.add_.Tensor(t_, 1)
+    mul = torch.ops.aten.mul.Tensor(add_, w)
+    return (mul, add_)
+)";
+  CompiledFunction f(parse_graph(text, aten_ops()), {false, true});
+  at::Tensor base = at::arange(20, at::kFloat), base_e = base.clone();
+  at::Tensor buf = base.slice(0, 4, 10).view({2, 3}), buf_e = base_e.slice(0, 4, 10).view({2, 3});
+  at::Tensor w = at::randn({3, 2}).requires_grad_(), w_e = w.detach().clone().requires_grad_();
+  auto out = f({buf, w});
+  buf_e.t_();
+  buf_e.add_(1);
+  at::Tensor ref = buf_e * w_e;
+  EXPECT_EQ(buf.sizes(), buf_e.sizes());
+  EXPECT_EQ(buf.strides(), buf_e.strides());
+  EXPECT_EQ(buf.storage_offset(), buf_e.storage_offset());
+  EXPECT_TRUE(at::equal(base, base_e));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(at::allclose(out[0], ref));
+  EXPECT_TRUE(out[1].is_same(buf));  // the returned input is the caller's tensor, as in eager
+  at::Tensor go = at::randn({3, 2});
+  out[0].backward(go);
+  ref.backward(go);
+  EXPECT_TRUE(at::allclose(w.grad(), w_e.grad()));
+}
+
 }  // namespace
 }  // namespace aotgrad

@@ -23,6 +23,7 @@ struct TrainOptions {
 struct TrainingArtifacts {
   std::shared_ptr<const Graph> functional;  // the functionalized forward graph
   ViewAndMutationMeta meta;
+  std::shared_ptr<const Graph> input_views; // FunctionalizeResult::input_views
   std::shared_ptr<const Graph> joint;
   JointGraph joint_info;                    // (graph moved into `joint`)
   std::shared_ptr<const Graph> fw, bw;

@@ -26,4 +26,9 @@ std::vector<int> input_alias_roots(const Graph& g);
 /// fresh values, the viewed value's root for views (a placeholder for views of inputs).
 std::vector<const Node*> storage_roots(const Graph& g);
 
+/// Per output leaf of `g`: the placeholder it is the very tensor of (the placeholder itself, or an
+/// in-place op's result on it), or -1. A runtime returns the caller's argument for such outputs, as
+/// eager does.
+std::vector<int> outputs_that_are_args(const Graph& g);
+
 }  // namespace aotgrad
