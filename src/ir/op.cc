@@ -10,9 +10,9 @@ std::string tag_names(uint32_t tags) {
   static const char* kNames[] = {"pointwise", "view",     "inplace",  "random",
                                  "compute_intensive", "reduction", "core", "factory",
                                  "backward", "nondeterministic_seeded", "dynamic_output_shape",
-                                 "scatter", "out_of_place_mutation"};
+                                 "scatter", "out_of_place_mutation", "composite_implicit"};
   std::string s;
-  for (int i = 0; i < 13; ++i)
+  for (int i = 0; i < 14; ++i)
     if (tags & (1u << i)) {
       if (!s.empty()) s += ",";
       s += kNames[i];

@@ -2,6 +2,7 @@
 #include "aotgrad/ops/derivative.h"
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/op_call.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
@@ -84,18 +85,8 @@ void GradBuilder::set_list_needs(size_t i, std::vector<bool> needs) {
 
 Node* GradBuilder::call(std::string_view op_name, std::vector<Arg> args,
                         std::vector<std::pair<std::string, Arg>> kwargs) {
-  const OpDef& op = aten_ops().get(op_name);
-  const auto& sargs = op.schema.args;
-  while (!args.empty() && args.size() <= sargs.size() && sargs[args.size() - 1].has_default &&
-         default_arg(sargs[args.size() - 1]) == args.back())
-    args.pop_back();
-  for (auto it = kwargs.begin(); it != kwargs.end();) {
-    int idx = op.schema.arg_index(it->first);
-    if (idx >= 0 && sargs[idx].has_default && default_arg(sargs[idx]) == it->second) it = kwargs.erase(it);
-    else ++it;
-  }
   try {
-    return g_.add_call(op, std::move(args), std::move(kwargs));
+    return append_call(g_, op_name, std::move(args), std::move(kwargs));
   } catch (const Error& e) {
     throw Error("derivative of " + fwd_.describe() + ": " + e.message());
   }

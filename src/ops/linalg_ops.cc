@@ -6,6 +6,7 @@
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
+#include "composite_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -812,17 +813,22 @@ void register_linalg_ops(OpTable& t) {
                        "grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, "
                        "transposed, output_padding, groups, grad_input_mask)"));
 
-  // CompositeImplicitAutograd ops that libtorch front ends call; not core (a decomposition table
-  // lowers them).
-  t.def("matmul(Tensor self, Tensor other) -> Tensor").tags(kComputeIntensive).meta(matmul_meta);
+  // CompositeImplicitAutograd ops that libtorch front ends call; not core: they decompose before
+  // autograd sees them, as in PyTorch (composite_decomps.cc).
+  t.def("matmul(Tensor self, Tensor other) -> Tensor")
+      .tags(kComputeIntensive | kCompositeImplicit)
+      .meta(matmul_meta)
+      .decomposition(decomp(matmul_decomp, kCoreTable | kFullTable, "at::native::matmul (_matmul_impl)"));
   t.def("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
-      .tags(kComputeIntensive)
-      .meta(linear_meta);
+      .tags(kComputeIntensive | kCompositeImplicit)
+      .meta(linear_meta)
+      .decomposition(decomp(linear_decomp, kCoreTable | kFullTable, "at::native::linear"));
   t.def(
        "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
        "int[2] dilation=1, int groups=1) -> Tensor")
-      .tags(kComputeIntensive)
-      .meta(conv2d_meta);
+      .tags(kComputeIntensive | kCompositeImplicit)
+      .meta(conv2d_meta)
+      .decomposition(decomp(conv2d_decomp, kCoreTable | kFullTable, "at::native::conv2d"));
 }
 
 }  // namespace aotgrad

@@ -4,6 +4,7 @@
 
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
+#include "composite_decomps.h"
 #include "nn_grads.h"
 
 namespace aotgrad {
@@ -976,43 +977,67 @@ void register_nn_ops(OpTable& t) {
                        "grad_output: _adaptive_avg_pool2d_symint(grad, {grad_output.sym_size(-2), "
                        "grad_output.sym_size(-1)}); self: zeros_like(self)"));
 
-  // CompositeImplicitAutograd ops that libtorch front ends call; not core (a decomposition table
-  // lowers them, and PyTorch differentiates what they decompose to). The shape ops get the rule
-  // their decompositions come to; the others have no rule until the decomposition table exists.
+  // CompositeImplicitAutograd ops that libtorch front ends call; not core: they decompose before
+  // autograd sees them, as in PyTorch (composite_decomps.cc). The shape ops also have the rule
+  // their decompositions come to.
+  const uint32_t kCoreFull = kCoreTable | kFullTable;
   t.def(
        "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
        "float eps=1e-05, bool cudnn_enable=True) -> Tensor")
-      .meta(layer_norm_meta);
+      .tags(kCompositeImplicit)
+      .meta(layer_norm_meta)
+      .decomposition(decomp(layer_norm_decomp, kCoreFull, "at::native::layer_norm"));
   t.def(
        "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
        "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> "
        "Tensor")
+      .tags(kCompositeImplicit)
       .meta(batch_norm_meta)
-      .undeclared_mutations({3, 4}, /*if_bool_arg=*/5);
+      .undeclared_mutations({3, 4}, /*if_bool_arg=*/5)
+      .decomposition(decomp(batch_norm_decomp, kCoreFull, "at::native::batch_norm (_batch_norm_impl_index)"));
   t.def("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
-      .meta(softmax_int_meta);
+      .tags(kCompositeImplicit)
+      .meta(softmax_int_meta)
+      .decomposition(decomp(softmax_int_decomp, kCoreFull, "at::native::softmax"));
   t.def("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
-      .meta(softmax_int_meta);
+      .tags(kCompositeImplicit)
+      .meta(softmax_int_meta)
+      .decomposition(decomp(log_softmax_int_decomp, kCoreFull, "at::native::log_softmax"));
   t.def(
        "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, "
        "int ignore_index=-100, float label_smoothing=0.0) -> Tensor")
-      .meta(cross_entropy_loss_meta);
-  t.def("dropout(Tensor input, float p, bool train) -> Tensor").tags(kRandom).meta(dropout_meta);
+      .tags(kCompositeImplicit)
+      .meta(cross_entropy_loss_meta)
+      .decomposition(decomp(cross_entropy_loss_decomp, kCoreFull, "at::native::cross_entropy_loss"));
+  t.def("dropout(Tensor input, float p, bool train) -> Tensor")
+      .tags(kRandom | kCompositeImplicit)
+      .meta(dropout_meta)
+      .decomposition(decomp(dropout_decomp, kCoreFull, "at::native::dropout (_dropout_impl, CPU)"));
   t.def(
        "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "int[2] dilation=1, bool ceil_mode=False) -> Tensor")
-      .meta(max_pool2d_meta);
+      .tags(kCompositeImplicit)
+      .meta(max_pool2d_meta)
+      .decomposition(decomp(max_pool2d_decomp, kCoreFull, "at::native::max_pool2d (CPU)"));
   t.def("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
-      .meta(adaptive_avg_pool2d_composite_meta);
+      .tags(kCompositeImplicit)
+      .meta(adaptive_avg_pool2d_composite_meta)
+      .decomposition(decomp(adaptive_avg_pool2d_decomp, kCoreFull, "at::native::adaptive_avg_pool2d"));
   t.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
+      .tags(kCompositeImplicit)
       .meta(reshape_meta)
-      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"))
+      .decomposition(decomp(reshape_decomp, kCoreFull, "at::native::reshape"));
   t.def("contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)")
+      .tags(kCompositeImplicit)
       .meta(contiguous_meta)
-      .derivative(rule(contiguous_grad, "self: grad"));
+      .derivative(rule(contiguous_grad, "self: grad"))
+      .decomposition(decomp(contiguous_decomp, kCoreFull, "at::native::contiguous"));
   t.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
+      .tags(kCompositeImplicit)
       .meta(flatten_meta)
-      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"))
+      .decomposition(decomp(flatten_decomp, kCoreFull, "at::native::flatten"));
 }
 
 }  // namespace aotgrad

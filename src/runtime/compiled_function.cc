@@ -10,13 +10,17 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/runtime/interpreter.h"
+#include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
 
 TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<bool>& requires_grad) {
   TrainingArtifacts a;
-  FunctionalizeResult fr = functionalize(graph);
+  // Composite ops (linear, softmax, ...) decompose first, as PyTorch's tracing does: autograd and
+  // functionalization only see what they decompose to.
+  std::shared_ptr<const Graph> source = decompose_composites(graph.clone());
+  FunctionalizeResult fr = functionalize(*source);
   verify(*fr.graph);
   a.meta = std::move(fr.meta);
   a.input_views = std::shared_ptr<const Graph>(std::move(fr.input_views));
@@ -73,9 +77,22 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
                   " values, expected ", n_out + state->art.saved.size());
     torch::autograd::variable_list saved;
     std::vector<int64_t> saved_ints;
+    // A saved value that is (a view of) an input the runtime writes new data into after this
+    // forward is saved as a copy: the backward needs the value the forward used, and autograd
+    // would reject the tensor whose version the write-back bumps.
+    const ViewAndMutationMeta& meta = state->art.meta;
     for (size_t k = n_out; k < outs.size(); ++k) {
-      if (outs[k].isTensor()) saved.push_back(outs[k].toTensor());
-      else saved.push_back(at::tensor(outs[k].toInt()));  // a saved SymInt, boxed
+      if (!outs[k].isTensor()) {
+        saved.push_back(at::tensor(outs[k].toInt()));  // a saved SymInt, boxed
+        continue;
+      }
+      at::Tensor t = outs[k].toTensor();
+      for (int p : meta.mutated_inputs_returned)
+        if (meta.inputs[p].mutates_data && t.defined() && t.is_alias_of(inputs[p])) {
+          t = t.clone();
+          break;
+        }
+      saved.push_back(t);
     }
     ctx->save_for_backward(saved);
     ctx->saved_data["id"] = id;

@@ -12,6 +12,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/interpreter.h"
+#include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
@@ -121,6 +122,7 @@ Arg int_list(c10::IntArrayRef v) {
 CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options)
     : graph_(std::move(graph)), options_(std::move(options)) {
   verify(*graph_);
+  graph_ = decompose_composites(graph_);
   mutations_ = std::make_shared<InputMutations>(analyze_input_mutations(*graph_));
   output_is_arg_ = outputs_that_are_args(*graph_);
   if (!options_.compiler) options_.compiler = default_compiler();

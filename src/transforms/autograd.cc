@@ -153,6 +153,10 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) 
     if (!any) continue;
     const OpDef& op = *fn->op();
     if (op.non_differentiable) continue;
+    if (!op.derivative && op.has_tag(kCompositeImplicit))
+      throw Error(fn->describe() + ": " + op.name +
+                  " is a composite op, differentiated through its decomposition: decompose the graph "
+                  "first (decompose_composites)", fn->info().loc);
     if (!op.derivative)
       throw Error(fn->describe() + ": no derivative rule for " + op.name +
                   " (declare one, or mark the op non_differentiable)", fn->info().loc);

@@ -109,5 +109,24 @@ def forward(self, buf: "f32[2, 3]", w: "f32[3, 2]"):
   EXPECT_TRUE(at::allclose(w.grad(), w_e.grad()));
 }
 
+// The backward needs a buffer the forward then writes (as native_batch_norm's backward takes
+// running_mean): it gets the value the forward used, and autograd's version check does not fire.
+TEST(CompiledFunction, SavedInputThatIsWrittenBackKeepsItsForwardValue) {
+  CompiledFunction f(parse_graph(R"(
+def forward(self, x: "f32[4]", buf: "f32[4]"):
+    mul = torch.ops.aten.mul.Tensor(x, buf)
+    add_ = torch.ops.aten.add_.Tensor(buf, 1)
+    sum_1 = torch.ops.aten.sum.default(mul)
+    return (sum_1,)
+)", aten_ops()), {true, false});
+  at::Tensor x = at::randn({4}).requires_grad_();
+  at::Tensor buf = at::randn({4});
+  at::Tensor before = buf.clone();
+  auto out = f({x, buf});
+  EXPECT_TRUE(at::allclose(buf, before + 1));
+  out[0].backward();
+  EXPECT_TRUE(at::allclose(x.grad(), before));
+}
+
 }  // namespace
 }  // namespace aotgrad

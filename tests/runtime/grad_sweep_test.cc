@@ -1,8 +1,9 @@
 // aotgrad: the registry's gradient sweep -- every derivative rule against libtorch's eager autograd
 // and float64 finite differences, on the op samples of tests/data/op_samples/*.txt.
 //
-// For each valid sample of a differentiable op (one with a derivative rule; in-place, random,
-// non-differentiable and `@skip` ops are left out) with a floating-point tensor input:
+// For each valid sample of a differentiable op (one with a derivative rule, or a composite op with a
+// decomposition; in-place, random, non-differentiable and `@skip` ops are left out) with a
+// floating-point tensor input:
 //   1. the one-node forward graph is parsed (multi-output ops project their results with getitems);
 //      every floating tensor input the op does not write and PyTorch can differentiate (probed
 //      with eager autograd: nll_loss_forward's weight is not) is marked as requiring grad;
@@ -46,7 +47,9 @@
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/decompose.h"
 #include "op_samples.h"
+#include "sample_inputs.h"
 
 namespace aotgrad {
 namespace {
@@ -61,43 +64,6 @@ constexpr double kF32Atol = 1e-5, kF32Rtol = 1e-4;  // atol scaled by max(1, max
 constexpr double kF64Atol = 1e-10, kF64Rtol = 1e-7;
 
 // --- inputs ------------------------------------------------------------------------------------
-
-// A tensor with the spec's sizes and strides (at::empty_strided), every storage element filled:
-// floats ~ randn (uniform in [lo, hi) with a range), ints in [0, 10) or [lo, hi), bools random.
-// Same values as the meta sweep's inputs for the same generator.
-at::Tensor make_input(const os::TensorSpec& spec, ScalarType dtype, at::Generator& gen) {
-  const TensorMeta& m = spec.meta;
-  std::vector<int64_t> sizes, strides;
-  for (auto& s : m.sizes) sizes.push_back(s.value());
-  for (auto& s : m.strides) strides.push_back(s.value());
-  at::Tensor t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(to_c10(dtype)));
-  int64_t n = static_cast<int64_t>(t.storage().nbytes()) / static_cast<int64_t>(t.element_size());
-  if (n == 0) return t;
-  at::Tensor flat = at::empty({0}, t.options()).set_(t.storage(), 0, {n}, {1});
-  at::Tensor values;
-  if (is_floating(dtype) || is_complex(dtype)) {
-    values = at::empty({n}, at::kDouble);
-    if (spec.range)
-      values.uniform_(spec.range->first, spec.range->second, gen);
-    else
-      values.normal_(0, 1, gen);
-  } else if (dtype == ScalarType::Bool) {
-    values = at::empty({n}, at::kLong);
-    if (spec.range)
-      values.random_(static_cast<int64_t>(spec.range->first),
-                     static_cast<int64_t>(spec.range->second), gen);
-    else
-      values.random_(0, 2, gen);
-    values = values != 0;
-  } else {
-    values = at::empty({n}, at::kLong);
-    int64_t lo = spec.range ? static_cast<int64_t>(spec.range->first) : 0;
-    int64_t hi = spec.range ? static_cast<int64_t>(spec.range->second) : 10;
-    values.random_(lo, hi, gen);
-  }
-  flat.copy_(values);
-  return t;
-}
 
 // A copy with the same sizes, strides, storage offset and whole storage contents.
 at::Tensor clone_exact(const at::Tensor& t) {
@@ -197,7 +163,9 @@ struct Joint {
 // build_joint + verify + Interpreter; returns the problem text, or "" on success.
 std::string make_joint(const ForwardGraph& fg, Joint& j) {
   try {
-    j.jg = build_joint(*fg.graph, fg.requires_grad);
+    // Composite ops are differentiated through their decomposition, as in PyTorch.
+    std::shared_ptr<const Graph> source = decompose_composites(fg.graph->clone());
+    j.jg = build_joint(*source, fg.requires_grad);
   } catch (const Error& e) {
     return "build_joint: " + e.message();
   }
@@ -813,7 +781,7 @@ void check_family_file(const fs::path& path) {
       rep.skipped["non-differentiable op"]++;
       continue;
     }
-    if (!op->derivative) {
+    if (!op->derivative && !(op->has_tag(kCompositeImplicit) && op->decomposition)) {
       bool float_input =
           std::any_of(s.tensors.begin(), s.tensors.end(),
                       [](const os::TensorSpec& t) { return is_floating(t.meta.dtype); });

@@ -30,6 +30,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "op_samples.h"
+#include "sample_inputs.h"
 
 namespace aotgrad {
 namespace {
@@ -51,42 +52,6 @@ using op_samples::TensorSpec;
 
 // --- running one sample
 // ---------------------------------------------------------------------------
-
-// A tensor with the spec's sizes and strides (at::empty_strided), every storage element filled:
-// floats ~ randn (uniform in [lo, hi) with a range), ints in [0, 10) or [lo, hi), bools random.
-at::Tensor make_input(const TensorSpec& spec, at::Generator& gen) {
-  const TensorMeta& m = spec.meta;
-  std::vector<int64_t> sizes, strides;
-  for (auto& s : m.sizes) sizes.push_back(s.value());
-  for (auto& s : m.strides) strides.push_back(s.value());
-  at::Tensor t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(to_c10(m.dtype)));
-  int64_t n = static_cast<int64_t>(t.storage().nbytes()) / static_cast<int64_t>(t.element_size());
-  if (n == 0) return t;
-  at::Tensor flat = at::empty({0}, t.options()).set_(t.storage(), 0, {n}, {1});
-  at::Tensor values;
-  if (is_floating(m.dtype) || is_complex(m.dtype)) {
-    values = at::empty({n}, at::kDouble);
-    if (spec.range)
-      values.uniform_(spec.range->first, spec.range->second, gen);
-    else
-      values.normal_(0, 1, gen);
-  } else if (m.dtype == ScalarType::Bool) {
-    values = at::empty({n}, at::kLong);
-    if (spec.range)
-      values.random_(static_cast<int64_t>(spec.range->first),
-                     static_cast<int64_t>(spec.range->second), gen);
-    else
-      values.random_(0, 2, gen);
-    values = values != 0;
-  } else {
-    values = at::empty({n}, at::kLong);
-    int64_t lo = spec.range ? static_cast<int64_t>(spec.range->first) : 0;
-    int64_t hi = spec.range ? static_cast<int64_t>(spec.range->second) : 10;
-    values.random_(lo, hi, gen);
-  }
-  flat.copy_(values);
-  return t;
-}
 
 std::string layout_text(const TensorMeta& m) {
   std::string s = m.annotation();
@@ -214,7 +179,7 @@ std::vector<std::string> run_sample(const Sample& s, const std::set<std::string>
   std::map<const Node*, c10::IValue> values;
   for (size_t i = 0; i < s.tensors.size(); ++i) {
     Node* p = g->find("t" + std::to_string(i));
-    values[p] = make_input(s.tensors[i], gen);
+    values[p] = make_input(s.tensors[i], s.tensors[i].meta.dtype, gen);
   }
   std::vector<c10::IValue> results;
   std::string torch_error;
@@ -371,11 +336,11 @@ TEST(MetaSweep, ReadsSampleSyntax) {
   // Inputs follow the annotation, with every storage element written.
   at::Generator gen = at::detail::createCPUGenerator(1);
   TensorSpec spec = parse_sample("x(i64[3, 4][1, 3]{5:7})").tensors[0];
-  at::Tensor t = make_input(spec, gen);
+  at::Tensor t = make_input(spec, spec.meta.dtype, gen);
   EXPECT_EQ(t.strides(), at::IntArrayRef({1, 3}));
   EXPECT_GE(t.min().item<int64_t>(), 5);
   EXPECT_LT(t.max().item<int64_t>(), 7);
-  at::Tensor e = make_input(parse_sample("x(f32[3, 4][0, 1])").tensors[0], gen);
+  at::Tensor e = make_input(parse_sample("x(f32[3, 4][0, 1])").tensors[0], ScalarType::Float32, gen);
   EXPECT_EQ(e.strides(), at::IntArrayRef({0, 1}));
 }
 

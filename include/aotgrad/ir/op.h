@@ -18,8 +18,8 @@ namespace aotgrad {
 struct Arg;
 class Node;
 struct OpDef;
-struct DerivativeRule;  // defined by the autograd transform
-struct Decomposition;   // defined by the decomposition transform
+struct DerivativeRule;  // see ops/derivative.h
+struct Decomposition;   // see ops/decomposition.h
 
 /// Op tags, as in ATen's tags.yaml where one exists.
 enum Tag : uint32_t {
@@ -36,6 +36,7 @@ enum Tag : uint32_t {
   kDynamicOutputShape = 1u << 10,
   kScatter = 1u << 11,      // view inverse: slice_scatter, ...
   kOutOfPlaceMutation = 1u << 12,  // functional op whose outputs replace inputs (_native_batch_norm_legit_functional)
+  kCompositeImplicit = 1u << 13,   // CompositeImplicitAutograd: autograd goes through its decomposition
 };
 std::string tag_names(uint32_t tags);  // "pointwise,core"
 
@@ -140,6 +141,11 @@ class OpDefBuilder {
   }
   OpDefBuilder& non_differentiable() {
     op_->non_differentiable = true;
+    return *this;
+  }
+  /// Attaches a decomposition (see ops/decomposition.h).
+  OpDefBuilder& decomposition(std::shared_ptr<const Decomposition> d) {
+    op_->decomposition = std::move(d);
     return *this;
   }
   /// Attaches the derivative rule (see ops/derivative.h).

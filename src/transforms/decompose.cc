@@ -1,0 +1,102 @@
+// aotgrad: the decomposition pass.
+#include "aotgrad/transforms/decompose.h"
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ops/decomposition.h"
+#include "aotgrad/ops/registry.h"
+
+namespace aotgrad {
+
+bool DecompositionTable::contains(const OpDef& op) const { return ops.count(op.name) != 0; }
+
+DecompositionTable DecompositionTable::composite_implicit() {
+  DecompositionTable t;
+  for (const OpDef* op : aten_ops().all())
+    if (op->has_tag(kCompositeImplicit) && op->decomposition) t.ops.insert(op->name);
+  return t;
+}
+
+DecompositionTable DecompositionTable::from_tables(uint32_t tables) {
+  DecompositionTable t;
+  for (const OpDef* op : aten_ops().all())
+    if (op->decomposition && (op->decomposition->tables & tables) != 0) t.ops.insert(op->name);
+  return t;
+}
+
+namespace {
+
+bool same_value(const ValueMeta& a, const ValueMeta& b) {
+  if (a.kind != b.kind) return false;
+  if (a.is_tensor()) return a.tensor.dtype == b.tensor.dtype && a.tensor.sizes == b.tensor.sizes;
+  if (a.kind == ValueMeta::Kind::Tuple) {
+    if (a.elems.size() != b.elems.size()) return false;
+    for (size_t i = 0; i < a.elems.size(); ++i)
+      if (!same_value(a.elems[i], b.elems[i])) return false;
+  }
+  return true;
+}
+
+// Replaces the call `n` by the value `r` of its decomposition.
+void replace(Graph& g, Node* n, const Arg& r) {
+  const Decomposition& d = *n->op()->decomposition;
+  if (r.is_node()) {
+    AOTGRAD_CHECK(same_value(r.node->meta(), n->meta()), n->describe(), ": decomposition (", d.source,
+                  ") gives a value of different dtype or sizes");
+    g.replace_all_uses_with(n, r.node);
+  } else {
+    // Several results: the call's getitem users take the corresponding element.
+    AOTGRAD_CHECK(r.kind == Arg::Kind::Tuple, n->describe(), ": decomposition (", d.source, ") returned no value");
+    std::vector<Node*> users = n->users();
+    for (Node* u : users) {
+      AOTGRAD_CHECK(u->kind() == NodeKind::GetItem, n->describe(), ": its result is used whole by ", u->name());
+      const Arg& e = r.list.at(static_cast<size_t>(u->getitem_index()));
+      AOTGRAD_CHECK(e.is_node(), n->describe(), ": decomposition gives no value for result ", u->getitem_index());
+      g.replace_all_uses_with(u, e.node);
+      g.erase(u);
+    }
+  }
+  g.erase(n);
+}
+
+}  // namespace
+
+int decompose(Graph& g, const DecompositionTable& table) {
+  if (table.ops.empty()) return 0;
+  int count = 0;
+  Node* saved_point = g.insertion_point();
+  Node* n = g.nodes().begin() == g.nodes().end() ? nullptr : *g.nodes().begin();
+  while (n) {
+    if (n->kind() != NodeKind::Call || !n->op()->decomposition || !table.contains(*n->op())) {
+      n = n->next();
+      continue;
+    }
+    Node* before = n->prev();
+    g.set_insertion_point(n);
+    DecompBuilder b(g, *n);
+    Arg r;
+    try {
+      r = n->op()->decomposition->fn(b);
+    } catch (const Error& e) {
+      g.set_insertion_point(saved_point);
+      throw Error(e.message(), n->info().loc);
+    }
+    replace(g, n, r);
+    ++count;
+    // Continue with the first node the decomposition made: it may decompose further.
+    n = before ? before->next() : *g.nodes().begin();
+  }
+  g.set_insertion_point(saved_point);
+  return count;
+}
+
+std::shared_ptr<const Graph> decompose_composites(std::shared_ptr<const Graph> g) {
+  bool any = false;
+  for (const Node* n : g->nodes())
+    any = any || (n->kind() == NodeKind::Call && n->op()->has_tag(kCompositeImplicit) && n->op()->decomposition);
+  if (!any) return g;
+  std::unique_ptr<Graph> copy = g->clone();
+  decompose(*copy, DecompositionTable::composite_implicit());
+  return std::shared_ptr<const Graph>(std::move(copy));
+}
+
+}  // namespace aotgrad
