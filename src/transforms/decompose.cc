@@ -23,6 +23,73 @@ DecompositionTable DecompositionTable::from_tables(uint32_t tables) {
   return t;
 }
 
+DecompositionTable DecompositionTable::core() { return from_tables(kCoreTable); }
+DecompositionTable DecompositionTable::full() { return from_tables(kCoreTable | kFullTable); }
+
+namespace {
+
+// The ops a name means (see get_decompositions); empty when the name is unknown.
+std::vector<const OpDef*> ops_named(std::string name) {
+  for (const char* prefix : {"aten::", "aten.", "torch.ops.aten."})
+    if (name.rfind(prefix, 0) == 0) name = name.substr(std::string(prefix).size());
+  std::vector<const OpDef*> out;
+  if (name.find('.') != std::string::npos) {
+    if (const OpDef* op = aten_ops().find(name)) out.push_back(op);
+    return out;
+  }
+  for (const OpDef* op : aten_ops().all())
+    if (op->base_name == name && !op->has_tag(kInplace)) out.push_back(op);
+  return out;
+}
+
+std::vector<std::string> decomposable(const std::string& name) {
+  std::vector<const OpDef*> ops = ops_named(name);
+  if (ops.empty()) throw Error("unknown op '" + name + "'");
+  std::vector<std::string> out;
+  for (const OpDef* op : ops)
+    if (op->decomposition) out.push_back(op->name);
+  if (out.empty()) throw Error(ops[0]->name + " has no decomposition");
+  return out;
+}
+
+}  // namespace
+
+DecompositionTable get_decompositions(const std::vector<std::string>& names) {
+  DecompositionTable t;
+  for (const std::string& n : names)
+    for (std::string& op : decomposable(n)) t.ops.insert(std::move(op));
+  return t;
+}
+
+DecompositionTable parse_decomposition_spec(const std::string& spec) {
+  DecompositionTable t;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t end = spec.find(',', start);
+    if (end == std::string::npos) end = spec.size();
+    std::string item = spec.substr(start, end - start);
+    start = end + 1;
+    size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+    if (item.empty()) throw Error("decomposition spec '" + spec + "': empty item");
+    try {
+      if (item == "none") continue;
+      if (item == "core" || item == "full") {
+        DecompositionTable add = item == "core" ? DecompositionTable::core() : DecompositionTable::full();
+        t.ops.insert(add.ops.begin(), add.ops.end());
+      } else if (item[0] == '-') {
+        for (const std::string& op : decomposable(item.substr(1))) t.ops.erase(op);
+      } else {
+        for (std::string& op : decomposable(item)) t.ops.insert(std::move(op));
+      }
+    } catch (const Error& e) {
+      throw Error("decomposition spec '" + spec + "': " + e.message());
+    }
+    if (end == spec.size()) break;
+  }
+  return t;
+}
+
 namespace {
 
 bool same_value(const ValueMeta& a, const ValueMeta& b) {

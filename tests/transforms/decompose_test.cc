@@ -150,5 +150,32 @@ def forward(self, x: "f32[4, 5]", t: "f32[4, 5]", w: "f32[5]"):
   }
 }
 
+TEST(DecompositionSpec, TablesOpsAndRemovals) {
+  DecompositionTable core = parse_decomposition_spec("core");
+  EXPECT_TRUE(core.ops.count("aten::linear"));
+  EXPECT_TRUE(core.ops.count("aten::softmax.int"));
+  EXPECT_TRUE(parse_decomposition_spec("none").ops.empty());
+  DecompositionTable t = parse_decomposition_spec("core,-aten::linear, -softmax");
+  EXPECT_FALSE(t.ops.count("aten::linear"));
+  EXPECT_FALSE(t.ops.count("aten::softmax.int"));
+  EXPECT_TRUE(t.ops.count("aten::matmul"));
+  EXPECT_EQ(parse_decomposition_spec("matmul.default,aten::dropout").ops,
+            (std::set<std::string>{"aten::matmul", "aten::dropout"}));
+}
+
+TEST(DecompositionSpec, BadItemsAreErrorsNamingThem) {
+  auto message = [](const std::string& spec) {
+    try {
+      parse_decomposition_spec(spec);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("core,aten::no_such_op").find("unknown op 'aten::no_such_op'"), std::string::npos);
+  EXPECT_NE(message("mm").find("aten::mm has no decomposition"), std::string::npos);
+  EXPECT_NE(message("core,,full").find("empty item"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aotgrad

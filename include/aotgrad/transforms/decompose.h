@@ -23,7 +23,22 @@ struct DecompositionTable {
   static DecompositionTable composite_implicit();
   /// Every op whose decomposition is in the given tables (DecompTableBits of ops/decomposition.h).
   static DecompositionTable from_tables(uint32_t tables);
+  /// The `core` table (§13.10): composite ops down to core ATen.
+  static DecompositionTable core();
+  /// The `full` table: core, and core ATen ops down to the small ops a code generator wants.
+  static DecompositionTable full();
 };
+
+/// get_decompositions({...}): the decompositions of the named ops. A name with an overload
+/// ("native_layer_norm.default", "aten::gelu") is that overload; a name without one ("aten::var")
+/// is every overload of it that has a decomposition. Throws Error for an unknown op or an op
+/// without a decomposition.
+DecompositionTable get_decompositions(const std::vector<std::string>& names);
+
+/// The CLI's --decomp value: comma-separated items, applied left to right: `none`, `core`, `full`
+/// (add that table), an op name (add its decompositions), `-`op name (remove them). Example:
+/// "full,-aten::native_layer_norm". Throws Error naming the item that is not understood.
+DecompositionTable parse_decomposition_spec(const std::string& spec);
 
 /// Replaces every call of an op in `table` by its decomposition, and the calls that decomposition
 /// makes, until none is left (a decomposition may use other decomposable ops). Returns the number
