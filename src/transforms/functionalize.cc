@@ -546,22 +546,4 @@ FunctionalizeResult functionalize(const Graph& g, const FunctionalizeOptions& op
   return Functionalizer(g, options).run();
 }
 
-int eliminate_dead_code(Graph& g) {
-  std::vector<Node*> order;
-  for (Node* n : g.nodes()) order.push_back(n);
-  int removed = 0;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* n = *it;
-    if (n->kind() != NodeKind::Call && n->kind() != NodeKind::GetItem) continue;
-    if (!n->users().empty()) continue;
-    if (n->kind() == NodeKind::Call) {
-      const OpDef& op = *n->op();
-      if (!op.mutated_args().empty() || op.has_tag(kRandom) || !op.undeclared_mutations.empty()) continue;
-    }
-    g.erase(n);
-    ++removed;
-  }
-  return removed;
-}
-
 }  // namespace aotgrad

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
+#include "aotgrad/transforms/dce.h"  // eliminate_dead_code, used on functionalized graphs
 
 namespace aotgrad {
 
@@ -68,9 +69,5 @@ struct FunctionalizeResult {
 /// See Note [Functionalization] in functionalize.cc. Throws Error naming the node for a mutation
 /// it cannot express (an op with no functional variant, a write into an expanded view, ...).
 FunctionalizeResult functionalize(const Graph& g, const FunctionalizeOptions& options = {});
-
-/// Removes calls whose results are unused, except ops with side effects (mutations, random ops).
-/// Returns the number of nodes removed.
-int eliminate_dead_code(Graph& g);
 
 }  // namespace aotgrad

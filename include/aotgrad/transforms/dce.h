@@ -1,0 +1,40 @@
+// aotgrad: dead code elimination, and the purity predicates the other passes share.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "aotgrad/ir/graph.h"
+#include "aotgrad/transforms/pass.h"
+
+namespace aotgrad {
+
+/// Whether the call writes one of its arguments: a `Tensor(a!)` argument in its schema
+/// (in-place ops, copy_, t_, ...), or an undeclared mutation that applies to this call
+/// (native_batch_norm writes its running stats when `training` is true or not a constant).
+bool has_mutations(const Node& n);
+/// Whether the op draws from the random number generator (tags `random` or
+/// `nondeterministic_seeded`): bernoulli, native_dropout, ...
+bool is_random(const OpDef& op);
+/// fx's Node.is_impure (torch 2.7+): placeholders, the output, calls with mutations and random
+/// calls. An impure node is never removed or merged by a pass.
+bool is_impure(const Node& n);
+/// Whether no call of `g` has mutations (a functionalized graph).
+bool is_functional(const Graph& g);
+
+/// Dead code elimination, as torch.fx.Graph.eliminate_dead_code: removes every call and getitem
+/// whose value is unused and that is not impure (see is_impure), to a fixed point in one reverse
+/// sweep. Kept: calls with mutations (in-place ops, an input-mutating copy_ at the end, ops with
+/// undeclared mutations) and random ops even when unused, since their order fixes the RNG stream;
+/// unused getitems of a kept multi-output op go. Placeholders are never removed (they are the
+/// signature). changes(): nodes removed. Run it after passes that leave unused nodes behind.
+class DeadCodeElimination : public Pass {
+ public:
+  std::string_view name() const override { return "dce"; }
+  bool run(Graph& g) override;
+};
+
+/// DeadCodeElimination on `g`; returns the number of nodes removed.
+int eliminate_dead_code(Graph& g);
+
+}  // namespace aotgrad

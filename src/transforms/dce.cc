@@ -1,0 +1,63 @@
+// aotgrad: dead code elimination and the purity predicates.
+#include "aotgrad/transforms/dce.h"
+
+#include <vector>
+
+namespace aotgrad {
+
+bool has_mutations(const Node& n) {
+  if (n.kind() != NodeKind::Call) return false;
+  const OpDef& op = *n.op();
+  for (const SchemaArg& a : op.schema.args)
+    if (a.alias.is_write) return true;
+  if (op.undeclared_mutations.empty()) return false;
+  if (op.undeclared_mutation_if < 0) return true;
+  // Conditional (native_batch_norm's `training`): no mutation only for a constant false.
+  const Arg& cond = n.arg(static_cast<size_t>(op.undeclared_mutation_if));
+  return !(cond.kind == Arg::Kind::Bool && cond.i == 0);
+}
+
+bool is_random(const OpDef& op) {
+  return op.has_tag(kRandom) || op.has_tag(kNondeterministicSeeded);
+}
+
+bool is_impure(const Node& n) {
+  switch (n.kind()) {
+    case NodeKind::Placeholder:
+    case NodeKind::Output:
+      return true;
+    case NodeKind::GetItem:
+      return false;
+    case NodeKind::Call:
+      return has_mutations(n) || is_random(*n.op());
+  }
+  return true;
+}
+
+bool is_functional(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (has_mutations(*n)) return false;
+  return true;
+}
+
+bool DeadCodeElimination::run(Graph& g) {
+  std::vector<Node*> order;
+  for (Node* n : g.nodes()) order.push_back(n);
+  changes_ = 0;
+  // Users come after their inputs: one reverse sweep removes whole dead chains.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* n = *it;
+    if (!n->users().empty() || is_impure(*n)) continue;
+    g.erase(n);
+    ++changes_;
+  }
+  return changes_ > 0;
+}
+
+int eliminate_dead_code(Graph& g) {
+  DeadCodeElimination dce;
+  dce.run(g);
+  return static_cast<int>(dce.changes());
+}
+
+}  // namespace aotgrad

@@ -1,0 +1,212 @@
+// aotgrad: the pass pipeline, make_pass, and the passes that wrap whole-graph transforms.
+#include "aotgrad/transforms/pass.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ostream>
+#include <unordered_map>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ir/printer.h"
+#include "aotgrad/ir/verifier.h"
+#include "aotgrad/transforms/constant_fold.h"
+#include "aotgrad/transforms/cse.h"
+#include "aotgrad/transforms/dce.h"
+#include "aotgrad/transforms/decompose.h"
+#include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/simplify.h"
+
+namespace aotgrad {
+
+namespace {
+
+Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map) {
+  if (a.is_node()) return Arg(map.at(a.node));
+  if (a.is_list()) {
+    Arg out = a;
+    for (auto& e : out.list) e = remap(e, map);
+    return out;
+  }
+  return a;
+}
+
+// Whether `g` is what this pass makes: no mutation but unused copy_ calls into placeholders after
+// every other call (functionalizing those again would add a scatter of the whole input).
+bool already_functional(const Graph& g) {
+  bool in_tail = false;
+  for (const Node* n : g.nodes()) {
+    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
+    bool write_back = n->kind() == NodeKind::Call && n->op()->name == "aten::copy_" &&
+                      n->arg(0).is_node() && n->arg(0).node->kind() == NodeKind::Placeholder &&
+                      n->users().empty();
+    if (write_back) {
+      in_tail = true;
+      continue;
+    }
+    if (in_tail || has_mutations(*n)) return false;
+  }
+  return true;
+}
+
+// functionalize() as a pass: the functional graph replaces the input. Input mutations stay in the
+// graph as trailing copy_ calls, so inputs and outputs are the caller's; a metadata mutation of an
+// input (t_ on an argument) still adds an output, as FunctionalizeResult::meta says. A graph
+// already in that form is left alone. changes(): calls with mutations in the input graph.
+class FunctionalizePass : public Pass {
+ public:
+  std::string_view name() const override { return "functionalize"; }
+  bool run(Graph& g) override {
+    changes_ = 0;
+    if (already_functional(g)) return false;
+    for (const Node* n : g.nodes())
+      if (n->kind() == NodeKind::Call && has_mutations(*n)) ++changes_;
+    FunctionalizeOptions opts;
+    opts.keep_input_mutations = true;
+    FunctionalizeResult r = functionalize(g, opts);
+    PrintOptions p;
+    if (print_graph(g, p) == print_graph(*r.graph, p)) return false;
+    assign_graph(g, *r.graph);
+    return true;
+  }
+};
+
+// decompose() with a table from a --decomp spec. changes(): calls replaced.
+class DecomposePass : public Pass {
+ public:
+  explicit DecomposePass(std::string spec)
+      : name_("decomp:" + spec), table_(parse_decomposition_spec(spec)) {}
+  std::string_view name() const override { return name_; }
+  bool run(Graph& g) override {
+    changes_ = decompose(g, table_);
+    return changes_ > 0;
+  }
+
+ private:
+  std::string name_;
+  DecompositionTable table_;
+};
+
+}  // namespace
+
+void assign_graph(Graph& dst, const Graph& src) {
+  std::vector<Node*> old;
+  for (Node* n : dst.nodes()) old.push_back(n);
+  for (auto it = old.rbegin(); it != old.rend(); ++it) dst.erase(*it);
+  dst.set_insertion_point(nullptr);
+  dst.signature = src.signature;
+  std::unordered_map<const Node*, Node*> map;
+  for (const Node* n : src.nodes()) {
+    Node* c = nullptr;
+    switch (n->kind()) {
+      case NodeKind::Placeholder:
+        c = dst.add_placeholder(n->name(), n->meta());
+        break;
+      case NodeKind::GetItem:
+        c = dst.add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
+        break;
+      case NodeKind::Call: {
+        std::vector<Arg> args;
+        for (const Arg& a : n->args()) args.push_back(remap(a, map));
+        c = dst.add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
+        break;
+      }
+      case NodeKind::Output:
+        c = dst.set_output(remap(n->args()[0], map));
+        break;
+    }
+    c->mutable_meta() = n->meta();
+    c->info() = n->info();
+    map[n] = c;
+  }
+}
+
+// --- PassPipeline -----------------------------------------------------------------------------
+
+PassPipeline::PassPipeline(PassPipelineOptions options) : options_(std::move(options)) {}
+PassPipeline::~PassPipeline() = default;
+PassPipeline::PassPipeline(PassPipeline&&) noexcept = default;
+PassPipeline& PassPipeline::operator=(PassPipeline&&) noexcept = default;
+
+PassPipeline& PassPipeline::add(std::unique_ptr<Pass> pass) {
+  AOTGRAD_CHECK(pass != nullptr, "PassPipeline::add: null pass");
+  passes_.push_back(std::move(pass));
+  return *this;
+}
+
+PassPipeline& PassPipeline::add(std::string_view spec) { return add(make_pass(spec)); }
+
+bool PassPipeline::run(Graph& g) {
+  bool any = false;
+  for (const auto& pass : passes_) {
+    PassStats s;
+    s.pass = std::string(pass->name());
+    s.nodes_before = g.size();
+    auto start = std::chrono::steady_clock::now();
+    try {
+      s.changed = pass->run(g);
+    } catch (const Error& e) {
+      throw Error("pass '" + s.pass + "': " + e.message(), e.loc());
+    }
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s.nodes_after = g.size();
+    s.changes = pass->changes();
+    stats_.push_back(s);
+    any = any || s.changed;
+    if (options_.verify) {
+      try {
+        verify(g);
+      } catch (const Error& e) {
+        throw Error("pass '" + s.pass + "' left an invalid graph: " + e.message(), e.loc());
+      }
+    }
+    if (options_.print_after_all) {
+      *options_.print_after_all << "# after " << s.pass << ": " << s.nodes_after << " nodes, "
+                                << s.changes << " changes\n"
+                                << print_graph(g);
+    }
+    if (options_.after_pass) options_.after_pass(*pass, g);
+  }
+  return any;
+}
+
+std::string PassPipeline::stats_table() const {
+  size_t width = 4;
+  for (const PassStats& s : stats_) width = std::max(width, s.pass.size());
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-*s %8s %8s %8s %10s\n", static_cast<int>(width), "pass",
+                "before", "after", "changes", "ms");
+  out += line;
+  for (const PassStats& s : stats_) {
+    std::snprintf(line, sizeof line, "%-*s %8zu %8zu %8lld %10.3f\n", static_cast<int>(width),
+                  s.pass.c_str(), s.nodes_before, s.nodes_after, static_cast<long long>(s.changes),
+                  s.seconds * 1e3);
+    out += line;
+  }
+  return out;
+}
+
+// --- make_pass --------------------------------------------------------------------------------
+
+std::string known_pass_names() {
+  return "functionalize, decomp:<spec>, dce, cse, constant_fold (fold), simplify";
+}
+
+std::unique_ptr<Pass> make_pass(std::string_view spec) {
+  if (spec == "functionalize") return std::make_unique<FunctionalizePass>();
+  if (spec.rfind("decomp:", 0) == 0) {
+    std::string table(spec.substr(7));
+    try {
+      return std::make_unique<DecomposePass>(table);
+    } catch (const Error& e) {
+      throw Error("pass '" + std::string(spec) + "': " + e.message());
+    }
+  }
+  if (spec == "dce") return std::make_unique<DeadCodeElimination>();
+  if (spec == "cse") return std::make_unique<CommonSubexpressionElimination>();
+  if (spec == "constant_fold" || spec == "fold") return std::make_unique<ConstantFolding>();
+  if (spec == "simplify") return std::make_unique<AlgebraicSimplification>();
+  throw Error("unknown pass '" + std::string(spec) + "'; known passes: " + known_pass_names());
+}
+
+}  // namespace aotgrad
