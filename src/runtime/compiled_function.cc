@@ -10,35 +10,9 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/runtime/interpreter.h"
-#include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
-
-TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<bool>& requires_grad) {
-  TrainingArtifacts a;
-  // Composite ops (linear, softmax, ...) decompose first, as PyTorch's tracing does: autograd and
-  // functionalization only see what they decompose to.
-  std::shared_ptr<const Graph> source = decompose_composites(graph.clone());
-  FunctionalizeResult fr = functionalize(*source);
-  verify(*fr.graph);
-  a.meta = std::move(fr.meta);
-  a.input_views = std::shared_ptr<const Graph>(std::move(fr.input_views));
-  // The functional graph's inputs are the original ones; mutated inputs' new values come first.
-  JointGraph jg = build_joint(*fr.graph, requires_grad);
-  verify(*jg.graph);
-  Partition p = default_partition(jg);
-  verify(*p.fw);
-  verify(*p.bw);
-  a.functional = std::shared_ptr<const Graph>(std::move(fr.graph));
-  a.joint = std::shared_ptr<const Graph>(std::move(jg.graph));
-  a.joint_info = std::move(jg);
-  a.fw = std::shared_ptr<const Graph>(std::move(p.fw));
-  a.bw = std::shared_ptr<const Graph>(std::move(p.bw));
-  a.saved = std::move(p.saved);
-  a.num_forward_outputs = p.num_forward_outputs;
-  return a;
-}
 
 struct CompiledFunction::State {
   TrainingArtifacts art;
@@ -154,7 +128,7 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph, std::vect
     state_->id = g_next_id++;
     registry()[state_->id] = state_;
   }
-  state_->art = compile_for_training(*graph, requires_grad);
+  state_->art = compile_for_training(*graph, requires_grad, options.pipeline);
   state_->fw = options.fw_compiler->compile(state_->art.fw);
   state_->bw = options.bw_compiler->compile(state_->art.bw);
   state_->output_is_arg = outputs_that_are_args(*graph);

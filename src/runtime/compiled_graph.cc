@@ -145,6 +145,7 @@ std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Gra
   fopts.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
   FunctionalizeResult r = functionalize(*source, fopts);
   verify(*r.graph);
+  if (decompose(*r.graph, options_.decompositions) > 0) verify(*r.graph);
   spec->fw = std::shared_ptr<const Graph>(std::move(r.graph));
   spec->meta = std::move(r.meta);
   spec->fn = options_.compiler->compile(spec->fw);

@@ -13,6 +13,7 @@
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/ir/verifier.h"
+#include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/requires_grad.h"
 #include "commands.h"
@@ -80,8 +81,8 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
                      const std::optional<std::string>& dump, bool json_stats) {
   if (args.has("keep-inference-input-mutations"))
     throw UsageError{"--keep-inference-input-mutations applies to inference compilations only"};
-  TrainingArtifacts a = compile_for_training(graph, rg);
-  timer.mark("compile");
+  TrainingArtifacts a = compile_for_training(graph, rg, pipeline_options(args));
+  for (auto& [stage, us] : a.phases_us) timer.add(stage, us);
   if (dump) {
     write_file_atomic(*dump + "/joint.fx", print_graph(*a.joint));
     write_file_atomic(*dump + "/fw.fx", print_graph(*a.fw));
@@ -91,7 +92,8 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
   if (json_stats) {
     nlohmann::ordered_json j;
     j["kind"] = "autograd";
-    j["partition"] = "default";
+    j["partition"] = args.get("partition").value_or("default");
+    j["decomp"] = args.get("decomp").value_or("core");
     j["joint_nodes"] = a.joint->size();
     j["fw_nodes"] = a.fw->size();
     j["bw_nodes"] = a.bw->size();
@@ -132,19 +134,25 @@ int run_compile(const Args& args) {
   for (size_t i = 0; i < phs.size(); ++i)
     if (phs[i]->meta().is_tensor()) phs[i]->mutable_meta().tensor.requires_grad = rg[i];
 
+  PipelineOptions popts = pipeline_options(args);
+  decompose(*graph, DecompositionTable::composite_implicit());
+  timer.mark("decompose_composites");
   FunctionalizeOptions fopts;
   fopts.keep_input_mutations = args.has("keep-inference-input-mutations");
   fopts.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
   FunctionalizeResult fr = functionalize(*graph, fopts);
-  timer.mark("functionalize");
   verify(*fr.graph);
-  timer.mark("verify");
+  timer.mark("functionalize");
+  decompose(*fr.graph, popts.decompositions);
+  verify(*fr.graph);
+  timer.mark("decompose");
   std::string fw_text = print_graph(*fr.graph);
   if (dump) write_file_atomic(*dump + "/fw.fx", fw_text);
   timer.mark("dump");
   if (json_stats) {
     nlohmann::ordered_json j;
     j["kind"] = "inference";
+    j["decomp"] = args.get("decomp").value_or("core");
     j["fw_nodes"] = fr.graph->size();
     j["meta"] = meta_json(fr.meta, *graph);
     nlohmann::ordered_json phases = nlohmann::ordered_json::object();
@@ -163,17 +171,19 @@ int run_compile(const Args& args) {
 const Command& compile_command() {
   static const Command cmd{
       {"compile",
-       "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--keep-inference-input-mutations] [--dump=DIR] "
-       "[--stats=json]",
-       "Compiles GRAPH: functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
+       "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--decomp=SPEC] [--partition=default] "
+       "[--keep-inference-input-mutations] [--dump=DIR] [--stats=json]",
+       "Compiles GRAPH: decomposes composite ops, functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
        "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an output\n"
-       "depends on them, builds the joint forward+backward graph and partitions it (default\n"
-       "partition). Prints the graph (fw for inference, joint for training), or writes fw.fx (and\n"
+       "depends on them, builds the joint forward+backward graph, decomposes it (--decomp) and\n"
+       "partitions it (--partition). Prints the graph (fw for inference, joint for training), or writes fw.fx (and\n"
        "joint.fx, bw.fx) into DIR.",
        {{"grad", true, "inputs that require grad: all (floating-point), none (default), or names", "SPEC"},
         {"keep-inference-input-mutations", false, "keep input mutations in the graph as a trailing copy_"},
         {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)", "DIR"},
-        {"stats", true, "print statistics and metadata as one JSON object", "json"}},
+        {"stats", true, "print statistics and metadata as one JSON object", "json"},
+        pipeline_option_specs()[0],
+        pipeline_option_specs()[1]},
        1,
        1},
       run_compile};

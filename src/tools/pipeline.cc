@@ -53,4 +53,25 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec) {
   return rg;
 }
 
+PipelineOptions pipeline_options(const Args& args) {
+  PipelineOptions o;
+  try {
+    o.decompositions = parse_decomposition_spec(args.get("decomp").value_or("core"));
+  } catch (const Error& e) {
+    throw UsageError{"--decomp: " + e.message()};
+  }
+  std::string partition = args.get("partition").value_or("default");
+  if (partition != "default") throw UsageError{"--partition: unknown partition '" + partition + "' (known: default)"};
+  o.partition = PartitionKind::kDefault;
+  return o;
+}
+
+std::vector<OptionSpec> pipeline_option_specs() {
+  return {{"decomp", true,
+           "decomposition table: none, core (default), full, op names, -op to leave one out "
+           "(e.g. full,-aten::native_layer_norm)",
+           "SPEC"},
+          {"partition", true, "how the joint graph is split: default", "default"}};
+}
+
 }  // namespace aotgrad::cli

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
+#include "aotgrad/transforms/aot_pipeline.h"
+#include "cli.h"
 
 namespace aotgrad::cli {
 
@@ -18,10 +20,22 @@ std::shared_ptr<Graph> load_graph(const std::string& path);
 /// Throws UsageError for an unknown or non-floating name.
 std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 
+/// --decomp=none|core|full|LIST (default core) and --partition=default: the pipeline's options.
+/// Throws UsageError naming what is not understood.
+PipelineOptions pipeline_options(const Args& args);
+
+/// The help lines of --decomp and --partition, for commands that take them.
+std::vector<OptionSpec> pipeline_option_specs();
+
 /// Wall-clock phases in microseconds, in the order they ran.
 class PhaseTimer {
  public:
   PhaseTimer() : start_(std::chrono::steady_clock::now()), last_(start_) {}
+  /// Records a phase timed elsewhere (a pipeline stage) and restarts the clock for the next one.
+  void add(const std::string& phase, double us) {
+    phases_.push_back({phase, us});
+    last_ = std::chrono::steady_clock::now();
+  }
   void mark(const std::string& phase) {
     auto now = std::chrono::steady_clock::now();
     phases_.push_back({phase, std::chrono::duration<double, std::micro>(now - last_).count()});

@@ -35,7 +35,9 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph, const st
   }
   std::vector<at::Tensor> caller = tensors;
   auto tc0 = std::chrono::steady_clock::now();
-  CompiledFunction f(graph, rg);
+  TrainOptions topts;
+  topts.pipeline = pipeline_options(args);
+  CompiledFunction f(graph, rg, topts);
   Interpreter(graph).check_inputs(inputs);
   auto tc1 = std::chrono::steady_clock::now();
   reset_peak_memory();
@@ -112,6 +114,8 @@ int run_run(const Args& args) {
     if (*s != "json") throw UsageError{"--stats takes 'json'"};
     json_stats = true;
   }
+  if (args.has("no-compile") && (args.has("decomp") || args.has("partition")))
+    throw UsageError{"--decomp and --partition apply to compilation; drop --no-compile"};
   if (!args.has("train") && (args.has("grad") || args.has("tangents")))
     throw UsageError{"--grad and --tangents go with --train"};
 
@@ -145,6 +149,7 @@ int run_run(const Args& args) {
   } else {
     CompileOptions copts;
     copts.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
+    copts.decompositions = pipeline_options(args).decompositions;
     auto compiled = std::make_shared<CompiledGraph>(graph, copts);
     Interpreter(graph).check_inputs(inputs);
     fn = [compiled](std::vector<c10::IValue> in) { return (*compiled)(std::move(in)); };
@@ -202,7 +207,9 @@ const Command& run_command() {
         {"train", false, "forward then backward (CompiledFunction); OUT adds grad_<input>"},
         {"grad", true, "with --train: inputs that require grad: all (default), none, or names", "SPEC"},
         {"tangents", true, "with --train: 'ones' (default) or a safetensors file of tangent_<k>", "ones|FILE"},
-        {"keep-inference-input-mutations", false, "keep input mutations in the compiled graph as copy_"}},
+        {"keep-inference-input-mutations", false, "keep input mutations in the compiled graph as copy_"},
+        pipeline_option_specs()[0],
+        pipeline_option_specs()[1]},
        1,
        1},
       run_run};

@@ -8,31 +8,15 @@
 
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
-#include "aotgrad/transforms/autograd.h"
-#include "aotgrad/transforms/functionalize.h"
-#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/aot_pipeline.h"
 
 namespace aotgrad {
 
 struct TrainOptions {
   std::shared_ptr<const Compiler> fw_compiler;  // nullptr: the interpreter
   std::shared_ptr<const Compiler> bw_compiler;  // nullptr: the interpreter
+  PipelineOptions pipeline;                     // decompositions, partition
 };
-
-/// The artifacts of a training compilation, for inspection (`aotgrad compile --dump`).
-struct TrainingArtifacts {
-  std::shared_ptr<const Graph> functional;  // the functionalized forward graph
-  ViewAndMutationMeta meta;
-  std::shared_ptr<const Graph> input_views; // FunctionalizeResult::input_views
-  std::shared_ptr<const Graph> joint;
-  JointGraph joint_info;                    // (graph moved into `joint`)
-  std::shared_ptr<const Graph> fw, bw;
-  std::vector<std::string> saved;           // names of saved values, fw output order
-  size_t num_forward_outputs = 0;           // mutated-input values + user outputs
-};
-
-/// Runs the functionalize -> joint -> partition pipeline without compiling (for dumps and tests).
-TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<bool>& requires_grad);
 
 /// A graph compiled for training (§13.6, §13.7): calling it runs the forward graph and returns the
 /// user outputs connected to libtorch's autograd through one node whose backward runs the backward

@@ -12,6 +12,7 @@
 
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
+#include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/input_mutations.h"
 
@@ -21,6 +22,8 @@ struct CompileOptions {
   /// Data mutations of inputs stay in the graph as a trailing copy_ (§13.13).
   bool keep_inference_input_mutations = false;
   std::shared_ptr<const Compiler> compiler;  // nullptr: the interpreter
+  /// Applied to the functional graph (§13.10). Composite ops always decompose first.
+  DecompositionTable decompositions = DecompositionTable::core();
 };
 
 /// One compiled form of the graph, for one way the caller's arguments alias each other.

@@ -1,0 +1,49 @@
+// aotgrad: the compile pipeline of a training graph (§13.3): decompose composite ops, functionalize,
+// build the joint graph, decompose it with the chosen table, partition it. Std only: the runtime
+// compiles and runs what it produces (runtime/compiled_function.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+#include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/decompose.h"
+#include "aotgrad/transforms/functionalize.h"
+
+namespace aotgrad {
+
+enum class PartitionKind { kDefault };
+
+struct PipelineOptions {
+  /// Applied to the joint graph before partitioning (§13.10), so the partitioner sees small ops.
+  DecompositionTable decompositions = DecompositionTable::core();
+  PartitionKind partition = PartitionKind::kDefault;
+  /// Run the verifier after every stage.
+  bool verify = true;
+};
+
+/// The artifacts of a training compilation, for the runtime and for inspection (`aotgrad compile
+/// --dump`).
+struct TrainingArtifacts {
+  std::shared_ptr<const Graph> functional;   // the functionalized forward graph
+  ViewAndMutationMeta meta;
+  std::shared_ptr<const Graph> input_views;  // FunctionalizeResult::input_views
+  std::shared_ptr<const Graph> joint;        // after decomposition
+  JointGraph joint_info;                     // (graph moved into `joint`)
+  std::shared_ptr<const Graph> fw, bw;
+  std::vector<std::string> saved;            // names of saved values, fw output order
+  size_t num_forward_outputs = 0;            // mutated-input values + user outputs
+  /// Wall-clock time of each stage in microseconds, in order: decompose_composites,
+  /// functionalize, joint, decompose, partition.
+  std::vector<std::pair<std::string, double>> phases_us;
+};
+
+/// Runs the pipeline on `graph` for the placeholders marked in `requires_grad`. Throws Error
+/// naming the node for what a stage cannot handle.
+TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<bool>& requires_grad,
+                                       const PipelineOptions& options = {});
+
+}  // namespace aotgrad

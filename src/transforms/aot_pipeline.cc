@@ -1,0 +1,66 @@
+// aotgrad: the training compile pipeline.
+#include "aotgrad/transforms/aot_pipeline.h"
+
+#include <chrono>
+
+#include "aotgrad/ir/verifier.h"
+#include "aotgrad/transforms/partition.h"
+
+namespace aotgrad {
+namespace {
+
+class StageTimer {
+ public:
+  explicit StageTimer(std::vector<std::pair<std::string, double>>& out) : out_(out), last_(now()) {}
+  void mark(const char* stage) {
+    auto t = now();
+    out_.push_back({stage, std::chrono::duration<double, std::micro>(t - last_).count()});
+    last_ = t;
+  }
+
+ private:
+  static std::chrono::steady_clock::time_point now() { return std::chrono::steady_clock::now(); }
+  std::vector<std::pair<std::string, double>>& out_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace
+
+TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<bool>& requires_grad,
+                                       const PipelineOptions& options) {
+  TrainingArtifacts a;
+  StageTimer timer(a.phases_us);
+  // Composite ops (linear, softmax, ...) decompose first, as PyTorch's tracing does: autograd and
+  // functionalization only see what they decompose to.
+  std::unique_ptr<Graph> source = graph.clone();
+  decompose(*source, DecompositionTable::composite_implicit());
+  timer.mark("decompose_composites");
+  FunctionalizeResult fr = functionalize(*source);
+  if (options.verify) verify(*fr.graph);
+  a.meta = std::move(fr.meta);
+  a.input_views = std::shared_ptr<const Graph>(std::move(fr.input_views));
+  timer.mark("functionalize");
+  // The functional graph's inputs are the original ones; mutated inputs' new values come first.
+  JointGraph jg = build_joint(*fr.graph, requires_grad);
+  if (options.verify) verify(*jg.graph);
+  timer.mark("joint");
+  decompose(*jg.graph, options.decompositions);
+  if (options.verify) verify(*jg.graph);
+  timer.mark("decompose");
+  Partition p = default_partition(jg);
+  if (options.verify) {
+    verify(*p.fw);
+    verify(*p.bw);
+  }
+  timer.mark("partition");
+  a.functional = std::shared_ptr<const Graph>(std::move(fr.graph));
+  a.joint = std::shared_ptr<const Graph>(std::move(jg.graph));
+  a.joint_info = std::move(jg);
+  a.fw = std::shared_ptr<const Graph>(std::move(p.fw));
+  a.bw = std::shared_ptr<const Graph>(std::move(p.bw));
+  a.saved = std::move(p.saved);
+  a.num_forward_outputs = p.num_forward_outputs;
+  return a;
+}
+
+}  // namespace aotgrad
