@@ -1,0 +1,288 @@
+// aotgrad tests: tools/export.py's example models in libtorch's C++ frontend (see eager_models.h).
+// Each class mirrors its Python class line by line: the same submodules registered in the same
+// order (so parameters and buffers come out in the exported placeholder order) and the same
+// forward, down to the way each op is spelled (F.linear, .split, .view/.transpose/.reshape, ...).
+#include "models/eager_models.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/runtime/safetensors.h"
+#include "aotgrad/runtime/tensor_io.h"
+
+namespace aotgrad::models {
+namespace {
+
+namespace F = torch::nn::functional;
+
+// --- the models ---------------------------------------------------------------------------------
+
+/// class MLP: Linear-ReLU-Linear-ReLU-Linear with an MSE loss.
+struct MLPImpl : torch::nn::Module {
+  explicit MLPImpl(int64_t d_in = 8, int64_t width = 32, int64_t d_out = 4) {
+    fc1 = register_module("fc1", torch::nn::Linear(d_in, width));
+    fc2 = register_module("fc2", torch::nn::Linear(width, width));
+    fc3 = register_module("fc3", torch::nn::Linear(width, d_out));
+  }
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& y) {
+    torch::Tensor h = F::relu(fc1(x));
+    h = F::relu(fc2(h));
+    return F::mse_loss(fc3(h), y);
+  }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+};
+
+/// class CausalSelfAttention.
+struct CausalSelfAttentionImpl : torch::nn::Module {
+  CausalSelfAttentionImpl(int64_t d, int64_t heads, int64_t seq) : heads(heads) {
+    qkv = register_module("qkv", torch::nn::Linear(d, 3 * d));
+    proj = register_module("proj", torch::nn::Linear(d, d));
+    causal_mask = register_buffer("causal_mask", torch::ones({seq, seq}, torch::kBool).tril());
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    using torch::indexing::None;
+    using torch::indexing::Slice;
+    const int64_t b = x.size(0), t = x.size(1), d = x.size(2);
+    const int64_t h = heads, hd = d / heads;
+    std::vector<torch::Tensor> qkv_parts = qkv(x).split(d, /*dim=*/2);
+    // (b, t, d) -> (b * h, t, hd)
+    torch::Tensor q = qkv_parts[0].view({b, t, h, hd}).transpose(1, 2).reshape({b * h, t, hd});
+    torch::Tensor k = qkv_parts[1].view({b, t, h, hd}).transpose(1, 2).reshape({b * h, t, hd});
+    torch::Tensor v = qkv_parts[2].view({b, t, h, hd}).transpose(1, 2).reshape({b * h, t, hd});
+    torch::Tensor att =
+        torch::bmm(q, k.transpose(1, 2)) * (1.0 / std::sqrt(static_cast<double>(hd)));
+    att = att.masked_fill(~causal_mask.index({Slice(None, t), Slice(None, t)}),
+                          -std::numeric_limits<double>::infinity());
+    att = F::softmax(att, F::SoftmaxFuncOptions(-1));
+    torch::Tensor y = torch::bmm(att, v);  // (b * h, t, hd)
+    y = y.view({b, h, t, hd}).transpose(1, 2).reshape({b, t, d});
+    return proj(y);
+  }
+  int64_t heads;
+  torch::nn::Linear qkv{nullptr}, proj{nullptr};
+  torch::Tensor causal_mask;
+};
+
+/// class GPTBlock: token + position embedding, one pre-norm transformer block, a final norm and the
+/// LM head, with a cross-entropy loss against integer targets.
+struct GPTBlockImpl : torch::nn::Module {
+  explicit GPTBlockImpl(int64_t vocab = 64, int64_t d = 32, int64_t heads = 2, int64_t seq = 8) {
+    tok_emb = register_module("tok_emb", torch::nn::Embedding(vocab, d));
+    pos_emb = register_module("pos_emb", torch::nn::Embedding(seq, d));
+    ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+    attn = register_module("attn", std::make_shared<CausalSelfAttentionImpl>(d, heads, seq));
+    ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+    fc = register_module("fc", torch::nn::Linear(d, 4 * d));
+    fc_proj = register_module("fc_proj", torch::nn::Linear(4 * d, d));
+    ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+    head = register_module("head", torch::nn::Linear(d, vocab));
+  }
+  torch::Tensor forward(const torch::Tensor& idx, const torch::Tensor& targets) {
+    const int64_t b = idx.size(0), t = idx.size(1);
+    torch::Tensor pos =
+        torch::arange(0, t, torch::TensorOptions().dtype(torch::kLong).device(idx.device()));
+    torch::Tensor x = tok_emb(idx) + pos_emb(pos);
+    x = x + attn->forward(ln1(x));
+    x = x + fc_proj(F::gelu(fc(ln2(x))));
+    torch::Tensor logits = head(ln_f(x));
+    return F::cross_entropy(logits.view({b * t, -1}), targets.view({b * t}));
+  }
+  torch::nn::Embedding tok_emb{nullptr}, pos_emb{nullptr};
+  torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr}, ln_f{nullptr};
+  std::shared_ptr<CausalSelfAttentionImpl> attn;
+  torch::nn::Linear fc{nullptr}, fc_proj{nullptr}, head{nullptr};
+};
+
+/// class CNNBN: Conv-BN-ReLU_-MaxPool-Conv-BN-ReLU_-AdaptiveAvgPool-Flatten-Linear with a
+/// cross-entropy loss; batch norm in training mode updates its running statistics.
+struct CNNBNImpl : torch::nn::Module {
+  explicit CNNBNImpl(int64_t classes = 10) {
+    conv1 =
+        register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)));
+    bn1 = register_module("bn1", torch::nn::BatchNorm2d(8));
+    relu1 = register_module("relu1", torch::nn::ReLU(torch::nn::ReLUOptions(/*inplace=*/true)));
+    pool = register_module("pool", torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)));
+    conv2 =
+        register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(8, 16, 3).padding(1)));
+    bn2 = register_module("bn2", torch::nn::BatchNorm2d(16));
+    relu2 = register_module("relu2", torch::nn::ReLU(torch::nn::ReLUOptions(/*inplace=*/true)));
+    avgpool = register_module("avgpool",
+                              torch::nn::AdaptiveAvgPool2d(torch::nn::AdaptiveAvgPool2dOptions(1)));
+    fc = register_module("fc", torch::nn::Linear(16, classes));
+  }
+  torch::Tensor forward(const torch::Tensor& input, const torch::Tensor& target) {
+    torch::Tensor x = pool(relu1(bn1(conv1(input))));
+    x = relu2(bn2(conv2(x)));
+    x = torch::flatten(avgpool(x), 1);
+    return F::cross_entropy(fc(x), target);
+  }
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  torch::nn::ReLU relu1{nullptr}, relu2{nullptr};
+  torch::nn::MaxPool2d pool{nullptr};
+  torch::nn::AdaptiveAvgPool2d avgpool{nullptr};
+  torch::nn::Linear fc{nullptr};
+};
+
+// --- EagerModel over a torch::nn::Module ---------------------------------------------------------
+
+std::string placeholder_of(const std::string& dotted) {
+  std::string out = "p_" + dotted;
+  for (char& c : out)
+    if (c == '.') c = '_';
+  return out;
+}
+
+template <class M>
+class ModuleModel final : public EagerModel {
+ public:
+  ModuleModel(std::string name, std::vector<std::string> inputs)
+      : name_(std::move(name)), inputs_(std::move(inputs)), module_(std::make_shared<M>()) {}
+
+  std::string name() const override { return name_; }
+  std::vector<std::string> input_names() const override { return inputs_; }
+
+  at::Tensor loss(const std::vector<at::Tensor>& inputs) override {
+    if (inputs.size() != inputs_.size())
+      throw std::invalid_argument(name_ + ": loss() takes " + std::to_string(inputs_.size()) +
+                                  " inputs, got " + std::to_string(inputs.size()));
+    return module_->forward(inputs[0], inputs[1]);
+  }
+
+ protected:
+  std::vector<Named> named_parameters() const override {
+    std::vector<Named> out;
+    for (const auto& item : module_->named_parameters(/*recurse=*/true))
+      out.push_back({placeholder_of(item.key()), item.value()});
+    return out;
+  }
+  std::vector<Named> named_buffers() const override {
+    std::vector<Named> out;
+    for (const auto& item : module_->named_buffers(/*recurse=*/true))
+      out.push_back({placeholder_of(item.key()), item.value()});
+    return out;
+  }
+  void set_training(bool on) override { module_->train(on); }
+
+ private:
+  std::string name_;
+  std::vector<std::string> inputs_;
+  std::shared_ptr<M> module_;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+// --- EagerModel
+// -----------------------------------------------------------------------------------
+
+EagerModel::~EagerModel() = default;
+
+std::vector<std::string> EagerModel::parameter_names() const {
+  std::vector<std::string> out;
+  for (const Named& n : named_parameters()) out.push_back(n.placeholder);
+  return out;
+}
+
+std::vector<std::string> EagerModel::buffer_names() const {
+  std::vector<std::string> out;
+  for (const Named& n : named_buffers()) out.push_back(n.placeholder);
+  return out;
+}
+
+std::vector<std::string> EagerModel::placeholder_names() const {
+  std::vector<std::string> out = parameter_names();
+  for (auto& n : buffer_names()) out.push_back(n);
+  for (auto& n : input_names()) out.push_back(n);
+  return out;
+}
+
+TensorMap EagerModel::parameters() const {
+  TensorMap out;
+  for (const Named& n : named_parameters()) out.emplace(n.placeholder, n.tensor);
+  return out;
+}
+
+TensorMap EagerModel::buffers() const {
+  TensorMap out;
+  for (const Named& n : named_buffers()) out.emplace(n.placeholder, n.tensor);
+  return out;
+}
+
+void EagerModel::load_state(const TensorMap& values) {
+  std::vector<Named> state = named_parameters();
+  for (Named& n : named_buffers()) state.push_back(std::move(n));
+  torch::NoGradGuard no_grad;
+  for (const Named& n : state) {
+    auto it = values.find(n.placeholder);
+    if (it == values.end()) throw std::invalid_argument(name() + ": no value for " + n.placeholder);
+    const at::Tensor& v = it->second;
+    if (v.sizes() != n.tensor.sizes() || v.scalar_type() != n.tensor.scalar_type()) {
+      std::ostringstream msg;
+      msg << name() << ": " << n.placeholder << " is " << n.tensor.scalar_type() << n.tensor.sizes()
+          << ", the value is " << v.scalar_type() << v.sizes();
+      throw std::invalid_argument(msg.str());
+    }
+    n.tensor.copy_(v);
+  }
+}
+
+void EagerModel::zero_grad() {
+  for (const Named& n : named_parameters()) n.tensor.mutable_grad() = at::Tensor();
+}
+
+void EagerModel::train(bool on) { set_training(on); }
+
+std::unique_ptr<EagerModel> make_eager_model(const std::string& name) {
+  if (name == "mlp")
+    return std::make_unique<ModuleModel<MLPImpl>>(name, std::vector<std::string>{"x", "y"});
+  if (name == "gpt_block")
+    return std::make_unique<ModuleModel<GPTBlockImpl>>(name,
+                                                       std::vector<std::string>{"idx", "targets"});
+  if (name == "cnn_bn")
+    return std::make_unique<ModuleModel<CNNBNImpl>>(name, std::vector<std::string>{"x", "target"});
+  throw std::invalid_argument("no eager model '" + name + "' (mlp, gpt_block, cnn_bn)");
+}
+
+std::vector<std::string> eager_model_names() { return {"mlp", "gpt_block", "cnn_bn"}; }
+
+// --- exported model files
+// -------------------------------------------------------------------------
+
+ModelData load_model_data(const std::string& dir, const std::string& name) {
+  ModelData d;
+  d.graph_text = read_text(dir + "/" + name + ".fx");
+  TensorFile file = load_safetensors(dir + "/" + name + ".inputs.safetensors");
+  for (const TensorRecord& rec : file.tensors) {
+    d.names.push_back(rec.name);
+    d.values.emplace(rec.name, to_tensor(rec));
+  }
+  auto it = file.metadata.find("outputs");
+  if (it != file.metadata.end()) d.outputs_json = it->second;
+  return d;
+}
+
+std::vector<at::Tensor> cloned(const TensorMap& values, const std::vector<std::string>& names) {
+  std::vector<at::Tensor> out;
+  for (const std::string& n : names) {
+    auto it = values.find(n);
+    if (it == values.end()) throw std::invalid_argument("no value for " + n);
+    out.push_back(it->second.clone());
+  }
+  return out;
+}
+
+}  // namespace aotgrad::models

@@ -1,0 +1,266 @@
+// End-to-end tests on the models exported from PyTorch (tests/data/models): each graph run as
+// written by the Interpreter, compiled for inference (CompiledGraph) and compiled for training
+// (CompiledFunction, SGD steps) gives the loss, gradients and buffer updates of the same model
+// written with libtorch's C++ frontend (tests/models/eager_models.h) on the same values.
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/runtime/compiled_function.h"
+#include "aotgrad/runtime/compiled_graph.h"
+#include "aotgrad/runtime/interpreter.h"
+#include "models/eager_models.h"
+
+namespace aotgrad {
+namespace {
+
+using models::EagerModel;
+using models::ModelData;
+
+constexpr double kRtol = 1e-5;
+constexpr double kAtol = 1e-6;
+constexpr int kSteps = 3;
+constexpr double kLr = 0.1;
+
+/// `actual` has `expected`'s dtype and sizes and its values: integers and bools exactly, floats
+/// within rtol/atol (NaN equal to NaN, infinities equal). The message gives the largest difference.
+testing::AssertionResult Close(const std::string& what, const at::Tensor& actual,
+                               const at::Tensor& expected) {
+  if (!actual.defined() || !expected.defined())
+    return testing::AssertionFailure()
+           << what << ": " << (actual.defined() ? "expected" : "actual") << " is undefined";
+  if (actual.scalar_type() != expected.scalar_type() || actual.sizes() != expected.sizes())
+    return testing::AssertionFailure()
+           << what << ": " << actual.scalar_type() << actual.sizes() << " vs expected "
+           << expected.scalar_type() << expected.sizes();
+  at::Tensor a = actual.detach(), e = expected.detach();
+  if (!at::isFloatingType(a.scalar_type())) {
+    if (at::equal(a, e)) return testing::AssertionSuccess();
+    return testing::AssertionFailure() << what << ": " << a << "\nexpected\n" << e;
+  }
+  if (at::allclose(a, e, kRtol, kAtol, /*equal_nan=*/true)) return testing::AssertionSuccess();
+  at::Tensor diff = (a.to(at::kDouble) - e.to(at::kDouble)).abs().nan_to_num(0.0);
+  int64_t at_index = diff.reshape(-1).argmax().item<int64_t>();
+  std::ostringstream msg;
+  msg.precision(9);
+  msg << what << ": max |diff| " << diff.max().item<double>() << " at flat index " << at_index
+      << " (" << a.reshape(-1)[at_index].item<double>() << " vs expected "
+      << e.reshape(-1)[at_index].item<double>() << ")";
+  if (a.numel() <= 16) msg << "\nactual   " << a.reshape(-1) << "\nexpected " << e.reshape(-1);
+  return testing::AssertionFailure() << msg.str();
+}
+
+std::vector<c10::IValue> ivalues(const std::vector<at::Tensor>& ts) {
+  return {ts.begin(), ts.end()};
+}
+
+/// One exported model: its graph, its placeholder values, and the eager model loaded with them.
+struct Example {
+  ModelData data;
+  std::shared_ptr<Graph> graph;
+  std::unique_ptr<EagerModel> model;
+  std::vector<std::string> state_names;  // parameters then buffers (placeholder order)
+  std::vector<std::string> input_names;
+
+  explicit Example(const std::string& name) {
+    data = models::load_model_data(std::string(AOTGRAD_TEST_DATA) + "/models", name);
+    graph = parse_graph(data.graph_text, aten_ops());
+    model = models::make_eager_model(name);
+    model->load_state(data.values);
+    state_names = model->parameter_names();
+    for (auto& b : model->buffer_names()) state_names.push_back(b);
+    input_names = model->input_names();
+  }
+
+  bool is_buffer(const std::string& n) const { return model->buffers().count(n) > 0; }
+
+  /// The inputs of call `step`: the exported values at step 0; after that the first input (x, idx)
+  /// is drawn anew from a generator seeded by the step, the others (targets) stay.
+  std::vector<at::Tensor> inputs(int step) const {
+    std::vector<at::Tensor> out = models::cloned(data.values, input_names);
+    if (step == 0) return out;
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(1000 + step);
+    at::Tensor& first = out[0];
+    if (at::isFloatingType(first.scalar_type())) {
+      first = at::randn(first.sizes(), gen, first.options());
+    } else {  // token ids: rows of the token embedding
+      int64_t vocab = data.values.at("p_tok_emb_weight").size(0);
+      first = at::randint(0, vocab, first.sizes(), gen, first.options());
+    }
+    return out;
+  }
+};
+
+/// The first stored output of the exported graph (`__metadata__["outputs"]`: a JSON list, the loss
+/// first).
+double stored_loss(const ModelData& d) {
+  nlohmann::json outputs = nlohmann::json::parse(d.outputs_json);
+  return outputs.at(0).get<double>();
+}
+
+class ModelTest : public testing::TestWithParam<std::string> {};
+
+// The eager model's state is the graph's: same placeholders in the same order, same values.
+TEST_P(ModelTest, EagerModelHasTheGraphsPlaceholders) {
+  Example ex(GetParam());
+  std::vector<std::string> graph_names;
+  for (const Node* p : ex.graph->placeholders()) graph_names.push_back(p->name());
+  EXPECT_EQ(ex.model->placeholder_names(), graph_names);
+  EXPECT_EQ(ex.data.names, graph_names);
+  for (auto& [name, t] : ex.model->parameters())
+    EXPECT_TRUE(Close(name, t, ex.data.values.at(name)));
+  for (auto& [name, t] : ex.model->buffers()) EXPECT_TRUE(Close(name, t, ex.data.values.at(name)));
+}
+
+// Issue 3: the graph as written (in-place ops included) computes eager's loss and leaves every
+// input as eager's forward leaves the model: parameters and inputs untouched, BatchNorm's running
+// statistics and num_batches_tracked updated.
+TEST_P(ModelTest, InterpreterMatchesEagerForward) {
+  Example ex(GetParam());
+  std::vector<at::Tensor> args = models::cloned(ex.data.values, ex.data.names);
+  std::vector<c10::IValue> out;
+  try {
+    Interpreter interp(ex.graph);
+    out = interp.run(ivalues(args));
+  } catch (const Error& e) {
+    FAIL() << e.formatted();
+  }
+  ASSERT_EQ(out.size(), 1u);
+  at::Tensor expected = ex.model->loss(ex.inputs(0));
+  EXPECT_TRUE(Close("loss", out[0].toTensor(), expected));
+  EXPECT_NEAR(out[0].toTensor().item<double>(), stored_loss(ex.data),
+              1e-6 + 1e-5 * std::abs(stored_loss(ex.data)))
+      << "the loss PyTorch computed at export";
+  models::TensorMap state = ex.model->parameters();
+  for (auto& [name, t] : ex.model->buffers()) state.emplace(name, t);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& name = ex.data.names[i];
+    auto it = state.find(name);
+    EXPECT_TRUE(Close(name, args[i], it != state.end() ? it->second : ex.data.values.at(name)));
+  }
+}
+
+// Issue 4: compiled for inference (functionalized; mutated inputs written back), called on a
+// sequence of inputs, the graph tracks eager after every call.
+TEST_P(ModelTest, CompiledGraphMatchesEagerOverSeveralCalls) {
+  Example ex(GetParam());
+  std::vector<at::Tensor> state = models::cloned(ex.data.values, ex.state_names);
+  std::unique_ptr<CompiledGraph> compiled;
+  try {
+    compiled = std::make_unique<CompiledGraph>(ex.graph);
+  } catch (const Error& e) {
+    FAIL() << e.formatted();
+  }
+  for (int step = 0; step < kSteps; ++step) {
+    SCOPED_TRACE("call " + std::to_string(step));
+    std::vector<at::Tensor> inputs = ex.inputs(step);
+    std::vector<at::Tensor> args = state;
+    for (auto& t : inputs) args.push_back(t.clone());
+    std::vector<c10::IValue> out;
+    try {
+      out = (*compiled)(ivalues(args));
+    } catch (const Error& e) {
+      FAIL() << e.formatted();
+    }
+    at::Tensor expected;
+    {
+      at::NoGradGuard no_grad;
+      expected = ex.model->loss(inputs);
+    }
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(Close("loss", out[0].toTensor(), expected));
+    models::TensorMap params = ex.model->parameters(), buffers = ex.model->buffers();
+    for (size_t i = 0; i < state.size(); ++i) {
+      const std::string& name = ex.state_names[i];
+      EXPECT_TRUE(Close(name, state[i], ex.is_buffer(name) ? buffers.at(name) : params.at(name)));
+    }
+  }
+}
+
+// Issue 5: compiled for training with requires_grad on every float parameter, SGD steps
+// (p -= lr * grad under no-grad, grads reset between steps) track the eager model doing the same
+// steps: the loss, every parameter's gradient, every buffer, and the updated parameters.
+TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEager) {
+  Example ex(GetParam());
+  std::vector<at::Tensor> state = models::cloned(ex.data.values, ex.state_names);
+  std::vector<bool> requires_grad;
+  for (size_t i = 0; i < state.size(); ++i) {
+    bool rg = !ex.is_buffer(ex.state_names[i]) && at::isFloatingType(state[i].scalar_type());
+    if (rg) state[i].requires_grad_(true);
+    requires_grad.push_back(rg);
+  }
+  requires_grad.resize(state.size() + ex.input_names.size(), false);
+  std::unique_ptr<CompiledFunction> compiled;
+  try {
+    compiled = std::make_unique<CompiledFunction>(ex.graph, requires_grad);
+  } catch (const Error& e) {
+    FAIL() << e.formatted();
+  }
+  for (int step = 0; step < kSteps; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    std::vector<at::Tensor> inputs = ex.inputs(step);
+    std::vector<at::Tensor> args = state;
+    for (auto& t : inputs) args.push_back(t.clone());
+    // Forward: the loss and the buffers (written back) against eager's forward.
+    at::Tensor loss;
+    try {
+      std::vector<at::Tensor> out = (*compiled)(args);
+      ASSERT_EQ(out.size(), 1u);
+      loss = out[0];
+    } catch (const Error& e) {
+      FAIL() << e.formatted();
+    }
+    at::Tensor expected = ex.model->loss(inputs);
+    EXPECT_TRUE(Close("loss", loss, expected));
+    models::TensorMap params = ex.model->parameters(), buffers = ex.model->buffers();
+    for (size_t i = 0; i < state.size(); ++i)
+      if (ex.is_buffer(ex.state_names[i]))
+        EXPECT_TRUE(Close(ex.state_names[i], state[i], buffers.at(ex.state_names[i])));
+
+    // Backward: every parameter's gradient.
+    expected.backward();
+    try {
+      loss.backward();
+    } catch (const c10::Error& e) {
+      FAIL() << e.what_without_backtrace();
+    } catch (const Error& e) {
+      FAIL() << e.formatted();
+    }
+    for (size_t i = 0; i < state.size(); ++i)
+      if (requires_grad[i])
+        EXPECT_TRUE(Close("grad of " + ex.state_names[i], state[i].grad(),
+                          params.at(ex.state_names[i]).grad()));
+
+    // The SGD step on both sides.
+    {
+      at::NoGradGuard no_grad;
+      for (size_t i = 0; i < state.size(); ++i) {
+        if (!requires_grad[i]) continue;
+        at::Tensor& p = state[i];
+        if (p.grad().defined()) p.sub_(p.grad() * kLr);
+        p.mutable_grad() = at::Tensor();
+      }
+      for (auto& [name, p] : params)
+        if (p.grad().defined()) p.sub_(p.grad() * kLr);
+    }
+    ex.model->zero_grad();
+    for (size_t i = 0; i < state.size(); ++i)
+      if (requires_grad[i])
+        EXPECT_TRUE(Close("updated " + ex.state_names[i], state[i], params.at(ex.state_names[i])));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelTest, testing::Values("mlp", "gpt_block", "cnn_bn"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace aotgrad
