@@ -18,5 +18,6 @@ const Command& check_command();
 const Command& ops_command();
 const Command& run_command();
 const Command& compile_command();
+const Command& opt_command();
 
 }  // namespace aotgrad::cli

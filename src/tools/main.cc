@@ -14,7 +14,8 @@ const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> cmds = {&aotgrad::cli::check_command(),
                                                     &aotgrad::cli::ops_command(),
                                                     &aotgrad::cli::run_command(),
-                                                    &aotgrad::cli::compile_command()};
+                                                    &aotgrad::cli::compile_command(),
+                                                    &aotgrad::cli::opt_command()};
   return cmds;
 }
 
