@@ -846,6 +846,7 @@ void register_nn_ops(OpTable& t) {
       // Functionalization's replacement for native_batch_norm in training (its undeclared writes).
       .inplace("native_batch_norm")
       // _native_batch_norm_legit's formula; the running-stat results are not differentiable.
+      .output_differentiability({true, true, true, false, false})
       .derivative(
           rule(native_batch_norm_grad,
                "input, weight, bias: \"grad.defined() ? native_batch_norm_backward(grad, input, "
@@ -885,6 +886,7 @@ void register_nn_ops(OpTable& t) {
        "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
        "int ignore_index) -> (Tensor output, Tensor total_weight)")
       .meta(nll_loss_forward_meta)
+      .output_differentiability({true, false})
       .derivative(rule(nll_loss_forward_grad,
                        "self: nll_loss_backward_symint(grad, self, target, weight, reduction, "
                        "ignore_index, total_weight); target: non_differentiable"));

@@ -39,7 +39,9 @@ std::vector<bool> propagate_requires_grad(const Graph& g, const std::vector<bool
         break;
       case NodeKind::GetItem: {
         const Node* src = n->getitem_input();
-        r = rg[src] && differentiable_dtype(n->meta());
+        r = rg[src] && differentiable_dtype(n->meta()) &&
+            (src->kind() != NodeKind::Call ||
+             src->op()->output_differentiable(static_cast<size_t>(n->getitem_index())));
         break;
       }
       case NodeKind::Call: {

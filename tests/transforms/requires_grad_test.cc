@@ -45,5 +45,27 @@ def forward(self, x: "f32[4]", y: "f32[4]"):
   EXPECT_TRUE(needs_autograd(*mutated, {true, false}));
 }
 
+// derivatives.yaml's output_differentiability: the running statistics BatchNorm returns carry no
+// gradient (so the joint graph gives them no tangent), nor does nll_loss_forward's total_weight.
+TEST(RequiresGrad, NonDifferentiableResultsOfMultiOutputOps) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[4, 3]", w: "f32[3]", b: "f32[3]", rm: "f32[3]", rv: "f32[3]", t: "i64[4]"):
+    bn = torch.ops.aten._native_batch_norm_legit_functional.default(x, w, b, rm, rv, True, 0.1, 1e-05)
+    getitem = bn[0]
+    getitem_3 = bn[3]
+    getitem_4 = bn[4]
+    nll = torch.ops.aten.nll_loss_forward.default(getitem, t, None, 1, -100)
+    getitem_5 = nll[0]
+    getitem_6 = nll[1]
+    return (getitem_5, getitem_3, getitem_4, getitem_6)
+)", aten_ops());
+  auto rg = propagate_requires_grad(*g, {true, true, true, false, false, false});
+  std::vector<std::string> needs;
+  size_t i = 0;
+  for (const Node* n : g->nodes())
+    if (rg[i++]) needs.push_back(n->name());
+  EXPECT_EQ(needs, (std::vector<std::string>{"x", "w", "b", "bn", "getitem", "nll", "getitem_5"}));
+}
+
 }  // namespace
 }  // namespace aotgrad

@@ -107,6 +107,9 @@ struct OpDef {
 
   std::shared_ptr<const DerivativeRule> derivative;
   bool non_differentiable = false;
+  /// Per result, whether it is differentiable (derivatives.yaml's output_differentiability);
+  /// empty: every floating-point result is.
+  std::vector<bool> output_differentiability;
   std::shared_ptr<const Decomposition> decomposition;
 
   std::string functional_variant;  // for an in-place op: "aten::add.Tensor"
@@ -121,6 +124,9 @@ struct OpDef {
   int undeclared_mutation_if = -1;
 
   bool has_tag(uint32_t t) const { return (tags & t) != 0; }
+  bool output_differentiable(size_t ret) const {
+    return ret >= output_differentiability.size() || output_differentiability[ret];
+  }
   /// Argument indices written by this op (alias annotations with '!').
   std::vector<int> mutated_args() const;
   /// Whether the op's i-th return aliases an input (`Tensor(a)` on the return), and which.
@@ -141,6 +147,11 @@ class OpDefBuilder {
   }
   OpDefBuilder& non_differentiable() {
     op_->non_differentiable = true;
+    return *this;
+  }
+  /// derivatives.yaml's output_differentiability: which results carry gradients.
+  OpDefBuilder& output_differentiability(std::vector<bool> d) {
+    op_->output_differentiability = std::move(d);
     return *this;
   }
   /// Attaches a decomposition (see ops/decomposition.h).
