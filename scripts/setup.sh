@@ -8,7 +8,9 @@ packages=(
   libtorch-dev libopenblas0-pthread   # libtorch 1.13; OpenBLAS so ATen does not use the reference BLAS
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev
+  libboost-graph-dev                  # Boost.Graph max-flow (header-only) for the min-cut partitioner
   python3-torch                       # PyTorch 1.13 for the exporter and conformance checks
+  python3-networkx                    # functorch's min-cut partitioner, the reference in tests/cli/partition_test.sh
 )
 
 missing=()

@@ -1,0 +1,139 @@
+// aotgrad: the min-cut rematerialization partitioner (§13.5, §13.9, §13.14, §13.15), as
+// torch/_functorch/partitioners.py's min_cut_rematerialization_partition.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+#include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/op_classes.h"
+#include "aotgrad/transforms/partition.h"
+
+namespace aotgrad {
+
+/// The partitioner's switches; the defaults are functorch's config (v2.x).
+struct MinCutOptions {
+  /// Ban heuristics (MinCutOptions / config.ban_recompute_*).
+  bool ban_if_used_far_apart = true;
+  bool ban_if_long_fusible_chains = true;
+  bool ban_if_materialized_backward = true;
+  /// On: only ops of the recomputable allowlist are recomputed. Off: everything but random and
+  /// compute-intensive ops may be.
+  bool ban_if_not_in_allowlist = true;
+  /// An op whose output is more than 4x smaller than its tensor inputs is saved, not recomputed.
+  bool ban_if_reduction = true;
+  /// Forward nodes more than this many uses away from the backward (and fewer than 1000) are not
+  /// recomputed (config.max_dist_from_bw; 1000 leaves the heuristic off, as PyTorch).
+  int64_t max_dist_from_bw = 1000;
+  /// Never save a view: recompute it from its base (config.recompute_views).
+  bool recompute_views = false;
+  /// One flag per primal: inputs that outlive the step (parameters, buffers). With
+  /// treat_parameters_as_free_to_save they cost nothing to save. Empty: none are.
+  std::vector<bool> static_lifetime_inputs;
+  bool treat_parameters_as_free_to_save = true;
+  /// Run common subexpression elimination on the joint graph first (config.cse).
+  bool cse = true;
+  /// Honour MUST_RECOMPUTE / PREFER_RECOMPUTE tags on random ops. Off until the runtime saves and
+  /// restores the generator state around a recomputation (§13.25): a random op recomputed without
+  /// it draws new numbers, so tagged random ops are saved instead (reason "random op").
+  bool recompute_random_ops = false;
+};
+
+/// classify_nodes: what the forward and the backward need, and how far each forward value is from
+/// its first backward use. Node sets are indexed by position in the graph (Graph::nodes() order).
+struct JointNodeClasses {
+  std::vector<const Node*> nodes;                 // graph order, output included
+  std::unordered_map<const Node*, size_t> index;  // position in `nodes`
+  std::vector<const Node*> primals, tangents;
+  std::vector<bool> required_fw;       // ancestors of the forward outputs, and every primal
+  std::vector<bool> required_bw;       // tangents_closure and the gradient outputs themselves
+  std::vector<bool> tangents_closure;  // the tangents and everything computed from them
+  std::vector<bool> unclaimed;         // neither: forward values only the backward needs
+  std::vector<bool> static_lifetime;   // primals marked in MinCutOptions::static_lifetime_inputs
+  /// Uses from a forward node to the nearest value outside the forward (0 for non-forward nodes;
+  /// 1e9 for the output and for forward values only the forward outputs use).
+  std::vector<int64_t> dist_from_bw;
+  std::vector<int64_t> fw_order;  // rank among the required_fw nodes, -1 for the others
+  size_t num_forward_outputs = 0;
+
+  size_t at(const Node* n) const { return index.at(n); }
+};
+
+/// Classifies the nodes of `joint` (the graph of `info`, or a CSE'd copy of it with the same
+/// placeholders and output structure).
+JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info,
+                                      const MinCutOptions& options = {});
+
+/// What one max-flow/min-cut solve decided.
+struct MinCutSolution {
+  std::vector<const Node*> saved;  // the cut, in graph order (before unused values are dropped)
+  /// Nodes the flow network forbids recomputing, with the reason, in graph order.
+  std::vector<std::pair<const Node*, std::string>> banned;
+  /// Capacity of each node's in->out edge (bytes scaled as in get_node_weight); -1 = infinite.
+  std::unordered_map<const Node*, int64_t> weight;
+  int64_t cut_value = 0;  // sum of the saved nodes' weights
+};
+
+/// solve_min_cut: builds the flow network of §13.14 (each node split into in/out, in->out capacity
+/// = bytes x 1.1^max(min(dist, 100), 1), doubled when not materialized; source -> banned nodes and
+/// primals, required backward nodes -> sink, data edges infinite) and cuts it with Boost.Graph's
+/// Boykov-Kolmogorov max-flow. The cut is the one nearest the sink (the nodes that can reach the
+/// sink in the residual graph are on the sink side), as networkx.minimum_cut returns it. Nodes in
+/// `dont_ban` are not banned (the hook of the activation memory budget). Throws Error naming the
+/// nodes when a value the backward needs can be neither saved nor recomputed.
+MinCutSolution solve_min_cut(const JointNodeClasses& classes, const MinCutOptions& options,
+                             const std::unordered_set<const Node*>& dont_ban = {},
+                             const OpClasses& ops = OpClasses::defaults());
+
+/// Why the partition saved and recomputed what it did (`aotgrad compile --explain`).
+struct MinCutExplain {
+  struct Saved {
+    std::string name;
+    std::string annotation;  // "f32[4, 16][16, 1]cpu"
+    int64_t bytes = 0;       // from size hints (4096 elements where a size has none)
+    int64_t weight = 0;      // the capacity the cut paid
+    bool is_input = false;   // a primal, or a view of one
+    std::string why;         // "primal input", "cannot recompute: <ban reason>", "min cut"
+  };
+  struct Recomputed {
+    std::string name;
+    std::string op;  // "aten::relu"
+  };
+  struct Banned {
+    std::string name;
+    std::string op;      // "aten::addmm", "placeholder"
+    std::string reason;  // "not in recomputable allowlist", "primal input", ...
+  };
+  std::vector<Saved> saved;            // in the order the forward returns them
+  std::vector<Recomputed> recomputed;  // forward ops the backward computes again
+  std::vector<Banned> banned;
+  int64_t cut_value = 0;
+  int64_t saved_bytes = 0;             // sum of saved[i].bytes
+  int64_t saved_activation_bytes = 0;  // unique storages of the saved values that are not inputs
+  int cse_merged = 0;                  // nodes CSE merged before partitioning
+};
+
+/// The explanation as text: one line per saved value (name, annotation, bytes, why), per
+/// recomputed op and per banned op (name, op, reason), under three headed sections.
+std::string explain_text(const MinCutExplain& e);
+
+/// The forward and backward graphs for a chosen saved set: fw computes the forward outputs and the
+/// saved values from the primals; bw computes the gradients from the saved values and the
+/// tangents. Saved values the backward does not use are dropped; the backward is ordered as the
+/// autograd engine would run it (reordering_to_mimic_autograd_engine: each backward op in turn,
+/// with only the recomputed forward ops it needs just before it).
+Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses& classes,
+                                      const std::vector<const Node*>& saved);
+
+/// min_cut_rematerialization_partition: CSE on a copy of the joint graph (options.cse), node
+/// classification, the min cut, then partition_with_saved_values. A joint graph whose backward
+/// uses no tangent goes to default_partition, as in PyTorch. `explain`, when given, is filled.
+Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& options = {},
+                            MinCutExplain* explain = nullptr);
+
+}  // namespace aotgrad

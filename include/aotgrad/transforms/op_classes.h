@@ -1,0 +1,44 @@
+// aotgrad: the op classes the min-cut partitioner reasons with (torch/_functorch/partitioners.py's
+// OpTypes and get_default_op_list).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+/// Which ops the partitioner may recompute, fuse, or must treat specially. Ops are named by their
+/// overload packet ("aten::add" covers add.Tensor and add.Scalar), as PyTorch's get_aten_target.
+/// The defaults are PyTorch's lists, plus every op tagged `pointwise` (PyTorch's pointwise_ops()),
+/// tagged `random`/`nondeterministic_seeded` (random) and tagged `compute_intensive`. A getitem
+/// counts as recomputable and fusible (operator.getitem is in PyTorch's allowlist); placeholders
+/// and the output are in no class.
+class OpClasses {
+ public:
+  /// PyTorch's default classes (compiler="inductor").
+  static const OpClasses& defaults();
+
+  /// Recomputable or random: ops a fusing backend would fuse into neighbours.
+  bool is_fusible(const Node& n) const;
+  /// mm, addmm, bmm, convolution, convolution_backward, attention kernels, upsample_bilinear2d.
+  bool is_compute_intensive(const Node& n) const;
+  /// native_dropout, rand_like, randn_like and ops tagged random / nondeterministic_seeded.
+  bool is_random(const Node& n) const;
+  /// The view ops of PyTorch's list (view, t, permute, expand, slice, select, squeeze, ...).
+  bool is_view(const Node& n) const;
+  /// The recomputable allowlist: cheap pointwise ops, casts, views, cheap reductions, factories.
+  bool is_recomputable(const Node& n) const;
+
+  /// The overload packet of a call ("aten::add"); "getitem", "placeholder" or "output" otherwise.
+  static std::string_view packet(const Node& n);
+
+  std::unordered_set<std::string> recomputable, compute_intensive, random, view;
+
+ private:
+  bool in(const std::unordered_set<std::string>& set, const Node& n) const;
+};
+
+}  // namespace aotgrad

@@ -1,0 +1,702 @@
+// aotgrad: the min-cut rematerialization partitioner.
+#include "aotgrad/transforms/min_cut.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <sstream>
+#include <tuple>
+
+// GCC's -Wmaybe-uninitialized misfires inside Boost.Graph's edge iterators (boost::optional).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+#pragma GCC diagnostic pop
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/transforms/cse.h"
+#include "aotgrad/transforms/dce.h"
+#include "aotgrad/transforms/input_mutations.h"
+
+namespace aotgrad {
+namespace {
+
+constexpr int64_t kDistInf = 1000000000;  // PyTorch's int(1e9)
+// Capacities are int64; "infinite" is far above any sum of finite capacities (which are scaled
+// down if they ever come near it), so a max flow never overflows.
+constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
+constexpr int64_t kFiniteBudget = kInf / 4;
+
+void flatten(const Arg& a, std::vector<Arg>& out) {
+  if (a.is_list()) {
+    for (auto& e : a.list) flatten(e, out);
+  } else {
+    out.push_back(a);
+  }
+}
+
+bool is_sym(const ValueMeta& m) {
+  return m.kind == ValueMeta::Kind::SymInt || m.kind == ValueMeta::Kind::SymFloat ||
+         m.kind == ValueMeta::Kind::SymBool;
+}
+
+/// _size_of: bytes of a value from size hints (4096 elements where a size has none); a symbolic
+/// scalar counts 1; a tuple the sum of its tensors.
+int64_t size_of(const ValueMeta& m) {
+  switch (m.kind) {
+    case ValueMeta::Kind::Tensor:
+      return m.tensor.nbytes_hint();
+    case ValueMeta::Kind::SymInt:
+    case ValueMeta::Kind::SymFloat:
+    case ValueMeta::Kind::SymBool:
+      return 1;
+    case ValueMeta::Kind::Tuple: {
+      int64_t s = 0;
+      for (const ValueMeta& e : m.elems)
+        if (e.is_tensor()) s += e.tensor.nbytes_hint();
+      return s;
+    }
+    case ValueMeta::Kind::None:
+      return 0;
+  }
+  return 0;
+}
+
+bool tagged_recompute(const Node& n) {
+  return n.info().recompute == RecomputePolicy::MustRecompute ||
+         n.info().recompute == RecomputePolicy::PreferRecompute;
+}
+
+/// A directed edge of the flow network.
+struct FlowEdge {
+  int from, to;
+  int64_t cap;  // kInf for infinite
+};
+
+using FlowTraits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+using FlowGraph = boost::adjacency_list<
+    boost::vecS, boost::vecS, boost::directedS,
+    boost::property<boost::vertex_predecessor_t, FlowTraits::edge_descriptor,
+                    boost::property<boost::vertex_color_t, boost::default_color_type,
+                                    boost::property<boost::vertex_distance_t, int64_t>>>,
+    boost::property<
+        boost::edge_capacity_t, int64_t,
+        boost::property<boost::edge_residual_capacity_t, int64_t,
+                        boost::property<boost::edge_reverse_t, FlowTraits::edge_descriptor>>>>;
+
+/// Max flow from 0 to 1 over `edges` (no all-infinite path may exist); returns, per vertex,
+/// whether it can reach the sink in the residual graph (the sink side of the cut nearest the sink).
+std::vector<bool> sink_side_after_max_flow(int num_vertices, const std::vector<FlowEdge>& edges) {
+  FlowGraph g(num_vertices);
+  auto cap = boost::get(boost::edge_capacity, g);
+  auto rev = boost::get(boost::edge_reverse, g);
+  auto res = boost::get(boost::edge_residual_capacity, g);
+  std::vector<FlowTraits::edge_descriptor> forward, backward;
+  forward.reserve(edges.size());
+  backward.reserve(edges.size());
+  for (const FlowEdge& fe : edges) {
+    auto e = boost::add_edge(fe.from, fe.to, g).first;
+    auto r = boost::add_edge(fe.to, fe.from, g).first;
+    cap[e] = fe.cap;
+    cap[r] = 0;
+    rev[e] = r;
+    rev[r] = e;
+    forward.push_back(e);
+    backward.push_back(r);
+  }
+  boost::boykov_kolmogorov_max_flow(g, 0, 1);
+  // Residual edges u -> v with capacity left (a forward edge not saturated, or the reverse of an
+  // edge that carries flow); walk them backwards from the sink.
+  std::vector<std::vector<int>> into(num_vertices);
+  for (size_t k = 0; k < edges.size(); ++k) {
+    if (res[forward[k]] > 0) into[edges[k].to].push_back(edges[k].from);
+    if (res[backward[k]] > 0) into[edges[k].from].push_back(edges[k].to);
+  }
+  std::vector<bool> side(num_vertices, false);
+  std::vector<int> stack{1};
+  side[1] = true;
+  while (!stack.empty()) {
+    int v = stack.back();
+    stack.pop_back();
+    for (int u : into[v])
+      if (!side[u]) {
+        side[u] = true;
+        stack.push_back(u);
+      }
+  }
+  return side;
+}
+
+}  // namespace
+
+// --- classify_nodes ------------------------------------------------------------------------------
+
+JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info,
+                                      const MinCutOptions& options) {
+  JointNodeClasses c;
+  for (Node* n : joint.nodes()) {
+    c.index.emplace(n, c.nodes.size());
+    c.nodes.push_back(n);
+  }
+  const size_t n_nodes = c.nodes.size();
+  std::vector<Node*> phs = joint.placeholders();
+  AOTGRAD_CHECK(phs.size() == info.num_primals + info.num_tangents,
+                "min-cut partition: the joint graph has ", phs.size(), " placeholders, expected ",
+                info.num_primals, " primals and ", info.num_tangents, " tangents");
+  AOTGRAD_CHECK(joint.output() != nullptr, "min-cut partition: the joint graph has no output");
+  c.primals.assign(phs.begin(), phs.begin() + info.num_primals);
+  c.tangents.assign(phs.begin() + info.num_primals, phs.end());
+  c.num_forward_outputs = info.num_forward_outputs;
+  std::vector<Arg> outs;
+  flatten(joint.output()->args()[0], outs);
+  AOTGRAD_CHECK(outs.size() >= info.num_forward_outputs,
+                "min-cut partition: the joint graph returns ", outs.size(),
+                " values, fewer than its ", info.num_forward_outputs, " forward outputs");
+
+  c.tangents_closure.assign(n_nodes, false);
+  c.required_bw.assign(n_nodes, false);
+  c.required_fw.assign(n_nodes, false);
+  c.unclaimed.assign(n_nodes, false);
+  c.static_lifetime.assign(n_nodes, false);
+  c.dist_from_bw.assign(n_nodes, 0);
+  c.fw_order.assign(n_nodes, -1);
+
+  for (const Node* t : c.tangents) c.tangents_closure[c.at(t)] = true;
+  for (size_t i = 0; i < n_nodes; ++i) {
+    if (!c.tangents_closure[i]) continue;
+    for (const Node* u : c.nodes[i]->users())
+      if (u->kind() != NodeKind::Output) c.tangents_closure[c.at(u)] = true;
+  }
+  c.required_bw = c.tangents_closure;
+  for (size_t k = info.num_forward_outputs; k < outs.size(); ++k)
+    outs[k].for_each_node([&](Node* m) { c.required_bw[c.at(m)] = true; });
+
+  // The forward-only graph: what the forward outputs need from the primals (and, as fx's dead code
+  // elimination keeps impure nodes, random ops computable from the primals).
+  std::vector<bool> from_primals(n_nodes, false);
+  for (const Node* p : c.primals) from_primals[c.at(p)] = true;
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const Node* n = c.nodes[i];
+    if (n->kind() != NodeKind::Call && n->kind() != NodeKind::GetItem) continue;
+    bool ok = true;
+    for (const Arg& a : n->args())
+      a.for_each_node([&](Node* m) { ok = ok && from_primals[c.at(m)]; });
+    from_primals[i] = ok;
+  }
+  for (size_t k = 0; k < info.num_forward_outputs; ++k)
+    outs[k].for_each_node([&](Node* m) {
+      AOTGRAD_CHECK(from_primals[c.at(m)], "min-cut partition: forward output ", m->describe(),
+                    " depends on a tangent");
+      c.required_fw[c.at(m)] = true;
+    });
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (from_primals[i] && c.nodes[i]->kind() == NodeKind::Call && is_impure(*c.nodes[i]))
+      c.required_fw[i] = true;
+  for (size_t i = n_nodes; i-- > 0;) {
+    if (!c.required_fw[i]) continue;
+    for (const Arg& a : c.nodes[i]->args())
+      a.for_each_node([&](Node* m) { c.required_fw[c.at(m)] = true; });
+  }
+  for (const Node* p : c.primals) c.required_fw[c.at(p)] = true;
+
+  for (size_t i = 0; i < n_nodes; ++i)
+    c.unclaimed[i] =
+        !c.required_fw[i] && !c.required_bw[i] && c.nodes[i]->kind() != NodeKind::Output;
+  for (size_t k = 0; k < c.primals.size() && k < options.static_lifetime_inputs.size(); ++k)
+    c.static_lifetime[c.at(c.primals[k])] = options.static_lifetime_inputs[k];
+
+  int64_t order = 0;
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (c.required_fw[i]) c.fw_order[i] = order++;
+  for (size_t i = n_nodes; i-- > 0;) {
+    const Node* n = c.nodes[i];
+    if (n->kind() == NodeKind::Output) {
+      c.dist_from_bw[i] = kDistInf;
+    } else if (!c.required_fw[i]) {
+      c.dist_from_bw[i] = 0;
+    } else {
+      int64_t d = kDistInf;
+      for (const Node* u : n->users()) d = std::min(d, c.dist_from_bw[c.at(u)] + 1);
+      c.dist_from_bw[i] = d;
+    }
+  }
+  return c;
+}
+
+// --- solve_min_cut -------------------------------------------------------------------------------
+
+MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& options,
+                             const std::unordered_set<const Node*>& dont_ban,
+                             const OpClasses& ops) {
+  const size_t n_nodes = c.nodes.size();
+  auto node = [&](size_t i) -> const Node& { return *c.nodes[i]; };
+  auto is_cat = [&](const Node& n) { return OpClasses::packet(n) == "aten::cat"; };
+  // Memory fusion into a cat is possible, but a cat is not a producer of a fusion.
+  auto is_fusible = [&](const Node& a, const Node& b) {
+    return is_cat(b) || (ops.is_fusible(a) && ops.is_fusible(b));
+  };
+  auto must_recompute = [&](const Node& n) {
+    if (!tagged_recompute(n)) return false;
+    return options.recompute_random_ops || !ops.is_random(n);
+  };
+
+  auto is_materialized_backwards = [&](size_t i) {
+    if (ops.is_view(node(i))) return false;
+    std::vector<size_t> stack{i};
+    std::unordered_set<size_t> seen{i};
+    while (!stack.empty()) {
+      size_t cur = stack.back();
+      stack.pop_back();
+      for (const Node* u : node(cur).users()) {
+        size_t ui = c.at(u);
+        if (!c.required_fw[ui] && !is_fusible(node(cur), *u)) return true;
+        if (ops.is_view(*u) && seen.insert(ui).second) stack.push_back(ui);
+      }
+    }
+    return false;
+  };
+
+  auto should_ban = [&](size_t i) -> std::optional<std::string> {
+    const Node& n = node(i);
+    if (n.kind() != NodeKind::Call) return std::nullopt;
+    if (n.info().recompute == RecomputePolicy::MustSave) return "marked MUST_SAVE";
+    // A random op draws new numbers when recomputed (PyTorch bans it as "not in recomputable
+    // allowlist"; the more specific reason comes first here, for the same nodes).
+    if (ops.is_random(n) && !must_recompute(n)) return "random op";
+    if (options.recompute_views && ops.is_view(n)) return std::nullopt;
+    std::string_view p = OpClasses::packet(n);
+    if (p == "aten::lift_fresh_copy" || p == "aten::lift_fresh") return std::nullopt;
+    if (options.ban_if_not_in_allowlist) {
+      if (!ops.is_recomputable(n)) return "not in recomputable allowlist";
+    } else if (ops.is_compute_intensive(n)) {
+      return "compute intensive op";
+    }
+    if (options.ban_if_materialized_backward && is_materialized_backwards(i))
+      return "materialized in backward";
+    if (c.dist_from_bw[i] < 1000 && c.dist_from_bw[i] > options.max_dist_from_bw)
+      return "too far from backward";
+    if (options.ban_if_reduction) {
+      int64_t inputs = 0;
+      for (const Arg& a : n.args())
+        if (a.is_node()) inputs += size_of(a.node->meta());
+      if (size_of(n.meta()) * 4 < inputs) return "reduction op";
+    }
+    return std::nullopt;
+  };
+
+  auto is_materialized = [&](size_t i) {
+    const Node& n = node(i);
+    if (n.kind() == NodeKind::Placeholder) return true;
+    for (const Node* u : n.users())
+      if (!is_fusible(n, *u)) return true;
+    return false;
+  };
+
+  // get_node_weight; -1 stands for infinite.
+  auto node_weight = [&](size_t i) -> int64_t {
+    const Node& n = node(i);
+    const ValueMeta& m = n.meta();
+    if (is_sym(m)) return m.kind == ValueMeta::Kind::SymFloat ? 4 : 1;
+    if (!m.is_tensor()) return -1;  // a tuple or nothing: cannot be saved as one value
+    if (options.treat_parameters_as_free_to_save && c.static_lifetime[i]) return 0;
+    if (options.recompute_views && ops.is_view(n)) return -1;
+    double scaled = static_cast<double>(size_of(m)) *
+                    std::pow(1.1, static_cast<double>(std::max<int64_t>(
+                                      std::min<int64_t>(c.dist_from_bw[i], 100), 1)));
+    int64_t w = static_cast<int64_t>(std::min(scaled, static_cast<double>(kFiniteBudget)));
+    return is_materialized(i) ? w : 2 * w;
+  };
+
+  auto in_v = [](size_t i) { return static_cast<int>(2 + 2 * i); };
+  auto out_v = [](size_t i) { return static_cast<int>(3 + 2 * i); };
+  constexpr int kSource = 0, kSink = 1;
+
+  MinCutSolution sol;
+  std::vector<FlowEdge> edges;
+  std::vector<int64_t> weight(n_nodes, 0);
+  std::vector<bool> has_weight_edge(n_nodes, false);
+  std::vector<bool> banned(n_nodes, false);
+  std::vector<std::string> ban_reason(n_nodes);
+
+  auto ban = [&](size_t i, const std::string& reason) {
+    const Node& n = node(i);
+    if (ops.is_view(n)) return false;
+    if (dont_ban.count(&n)) return false;
+    if (must_recompute(n)) return false;
+    if (n.meta().kind == ValueMeta::Kind::SymFloat) return false;
+    if (banned[i]) return true;
+    banned[i] = true;
+    ban_reason[i] = reason;
+    edges.push_back({kSource, in_v(i), kInf});
+    return true;
+  };
+
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const Node& n = node(i);
+    if (n.kind() == NodeKind::Output) continue;
+    if (c.required_bw[i]) {
+      if (c.tangents_closure[i]) {
+        edges.push_back({in_v(i), kSink, kInf});  // computed in the backward
+        continue;
+      }
+      edges.push_back({out_v(i), kSink, kInf});  // a gradient output: must be available
+    }
+    if (must_recompute(n)) {
+      edges.push_back({in_v(i), kSink, kInf});  // recomputed, as the checkpoint policy says
+      continue;
+    }
+    bool primal = n.kind() == NodeKind::Placeholder && !c.tangents_closure[i];
+    if (primal) ban(i, "primal input");
+    if (c.required_fw[i])
+      if (auto reason = should_ban(i)) ban(i, *reason);
+    int64_t w = node_weight(i);
+    weight[i] = w;
+    has_weight_edge[i] = true;
+    edges.push_back({in_v(i), out_v(i), w < 0 ? kInf : w});
+    for (const Node* u : n.users())
+      if (u->kind() != NodeKind::Output) edges.push_back({out_v(i), in_v(c.at(u)), kInf});
+  }
+
+  // Forward nodes in fw_order, for the two fusion heuristics.
+  std::vector<size_t> fw_nodes;
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (c.required_fw[i]) fw_nodes.push_back(i);
+
+  if (options.ban_if_used_far_apart) {
+    // A value used by a fusible op after one of its uses that cannot fuse: recomputing that far
+    // use would not fuse with the near ones, so it is not recomputed.
+    // (fw_order, node, reached through a fusible edge); at a tie the non-fusible entry comes first.
+    using Entry = std::tuple<int64_t, size_t, bool>;
+    auto first_unfusible = [&](const std::vector<size_t>& starts, int64_t max_range) {
+      std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+      std::unordered_set<uint64_t> pushed;
+      auto push = [&](size_t i, bool fusible) {
+        if (pushed.insert((static_cast<uint64_t>(i) << 1) | (fusible ? 1 : 0)).second)
+          heap.push({c.fw_order[i], i, fusible});
+      };
+      for (size_t s : starts) push(s, true);
+      while (!heap.empty()) {
+        auto [ord, i, fusible] = heap.top();
+        heap.pop();
+        if (!fusible) return ord;
+        for (const Node* u : node(i).users()) {
+          size_t ui = c.at(u);
+          if (!c.required_fw[ui] || c.fw_order[ui] > max_range) continue;
+          push(ui, is_fusible(node(i), *u));
+        }
+      }
+      return max_range;
+    };
+    for (size_t used : fw_nodes) {
+      std::vector<size_t> fw_users;
+      int64_t max_order = -1;
+      for (const Node* u : node(used).users()) {
+        size_t ui = c.at(u);
+        if (!c.required_fw[ui]) continue;
+        fw_users.push_back(ui);
+        max_order = std::max(max_order, c.fw_order[ui]);
+      }
+      if (fw_users.empty()) continue;
+      int64_t first = first_unfusible(fw_users, max_order);
+      for (size_t ui : fw_users)
+        if (c.fw_order[ui] > first && is_fusible(node(used), node(ui)) && !banned[ui])
+          ban(ui, "used far apart");
+    }
+  }
+
+  if (options.ban_if_long_fusible_chains) {
+    // A chain of more than 100 fusible forward ops (a residual stream) is cut where it runs alone.
+    using Entry = std::pair<int64_t, size_t>;
+    std::vector<bool> visited(n_nodes, false);
+    for (size_t start : fw_nodes) {
+      std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+      heap.push({c.fw_order[start], start});
+      int64_t start_order = c.fw_order[start];
+      while (!heap.empty()) {
+        size_t cur = heap.top().second;
+        heap.pop();
+        if (visited[cur]) continue;
+        visited[cur] = true;
+        if (c.fw_order[cur] > start_order + 100 && heap.empty()) {
+          ban(cur, "long fusible chain");
+          break;
+        }
+        for (const Node* u : node(cur).users()) {
+          size_t ui = c.at(u);
+          if (c.required_fw[ui] && is_fusible(node(cur), *u) && !banned[ui])
+            heap.push({c.fw_order[ui], ui});
+        }
+      }
+    }
+  }
+
+  const int num_vertices = static_cast<int>(2 + 2 * n_nodes);
+  // A path of infinite edges from the source to the sink: a value the backward needs that can be
+  // neither saved nor recomputed.
+  {
+    std::vector<std::vector<int>> inf_out(num_vertices);
+    for (const FlowEdge& e : edges)
+      if (e.cap >= kInf) inf_out[e.from].push_back(e.to);
+    std::vector<int> parent(num_vertices, -2);
+    std::deque<int> queue{kSource};
+    parent[kSource] = -1;
+    while (!queue.empty() && parent[kSink] == -2) {
+      int v = queue.front();
+      queue.pop_front();
+      for (int w : inf_out[v])
+        if (parent[w] == -2) {
+          parent[w] = v;
+          queue.push_back(w);
+        }
+    }
+    if (parent[kSink] != -2) {
+      std::vector<std::string> path;
+      for (int v = parent[kSink]; v > kSink; v = parent[v]) {
+        const Node& n = node(static_cast<size_t>((v - 2) / 2));
+        if (path.empty() || path.back().rfind("'" + n.name() + "'", 0) != 0) {
+          std::string what = "'" + n.name() + "'";
+          size_t i = c.at(&n);
+          if (banned[i])
+            what += " (cannot recompute: " + ban_reason[i] + ")";
+          else if (has_weight_edge[i] && weight[i] < 0)
+            what += " (cannot save: " + n.meta().describe() + ")";
+          path.push_back(what);
+        }
+      }
+      std::reverse(path.begin(), path.end());
+      std::string text;
+      for (auto& p : path) text += (text.empty() ? "" : " -> ") + p;
+      throw Error(
+          "min-cut partition: a value the backward needs can be neither saved nor recomputed: " +
+          text);
+    }
+  }
+
+  // Scale the finite capacities down if their sum could come near "infinite".
+  long double total = 0;
+  for (const FlowEdge& e : edges)
+    if (e.cap < kInf) total += e.cap;
+  if (total > static_cast<long double>(kFiniteBudget)) {
+    long double f = static_cast<long double>(kFiniteBudget) / total;
+    for (FlowEdge& e : edges)
+      if (e.cap < kInf) e.cap = static_cast<int64_t>(std::floor(e.cap * f));
+  }
+
+  std::vector<bool> sink_side = sink_side_after_max_flow(num_vertices, edges);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    if (!has_weight_edge[i] || sink_side[in_v(i)] || !sink_side[out_v(i)]) continue;
+    sol.saved.push_back(c.nodes[i]);
+    sol.cut_value += weight[i] < 0 ? 0 : weight[i];
+  }
+  for (size_t i = 0; i < n_nodes; ++i) {
+    if (banned[i]) sol.banned.push_back({c.nodes[i], ban_reason[i]});
+    if (has_weight_edge[i]) sol.weight[c.nodes[i]] = weight[i];
+  }
+  return sol;
+}
+
+// --- extraction ----------------------------------------------------------------------------------
+
+Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses& c,
+                                      const std::vector<const Node*>& saved_in) {
+  const size_t n_nodes = c.nodes.size();
+  std::vector<Arg> outs;
+  flatten(joint.output()->args()[0], outs);
+  std::vector<Arg> fw_outs(outs.begin(), outs.begin() + c.num_forward_outputs);
+  std::vector<Arg> grads(outs.begin() + c.num_forward_outputs, outs.end());
+
+  // Tensors first, then symbolic scalars (save_for_backward takes tensors; PyTorch stashes the
+  // SymInts after them).
+  std::vector<const Node*> saved;
+  for (const Node* s : saved_in)
+    if (!is_sym(s->meta())) saved.push_back(s);
+  for (const Node* s : saved_in)
+    if (is_sym(s->meta())) saved.push_back(s);
+
+  // The backward: what the gradients need, computed from the saved values and the tangents.
+  std::vector<bool> bw_input(n_nodes, false), needed_bw(n_nodes, false);
+  for (const Node* s : saved) bw_input[c.at(s)] = true;
+  for (const Node* t : c.tangents) bw_input[c.at(t)] = true;
+  for (const Arg& g : grads) g.for_each_node([&](Node* m) { needed_bw[c.at(m)] = true; });
+  std::vector<bool> used_saved(n_nodes, false);
+  for (const Arg& g : grads) g.for_each_node([&](Node* m) { used_saved[c.at(m)] = true; });
+  for (size_t i = n_nodes; i-- > 0;) {
+    if (!needed_bw[i] || bw_input[i]) continue;
+    const Node* n = c.nodes[i];
+    AOTGRAD_CHECK(n->kind() != NodeKind::Placeholder, "min-cut partition: the backward needs ",
+                  n->describe(), ", which is neither saved nor a tangent");
+    for (const Arg& a : n->args())
+      a.for_each_node([&](Node* m) {
+        needed_bw[c.at(m)] = true;
+        used_saved[c.at(m)] = true;
+      });
+  }
+  std::vector<const Node*> kept;
+  for (const Node* s : saved)
+    if (used_saved[c.at(s)]) kept.push_back(s);
+
+  // The forward: the forward outputs and the kept saved values from the primals.
+  std::vector<bool> needed_fw(n_nodes, false);
+  for (const Arg& o : fw_outs) o.for_each_node([&](Node* m) { needed_fw[c.at(m)] = true; });
+  for (const Node* s : kept) needed_fw[c.at(s)] = true;
+  for (size_t i = n_nodes; i-- > 0;) {
+    if (!needed_fw[i]) continue;
+    const Node* n = c.nodes[i];
+    AOTGRAD_CHECK(n->kind() != NodeKind::Placeholder || i < c.primals.size(),
+                  "min-cut partition: the forward needs ", n->describe(),
+                  ", which is not a primal");
+    for (const Arg& a : n->args()) a.for_each_node([&](Node* m) { needed_fw[c.at(m)] = true; });
+  }
+  std::vector<const Node*> fw_nodes;
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (needed_fw[i] && c.nodes[i]->kind() != NodeKind::Placeholder) fw_nodes.push_back(c.nodes[i]);
+
+  // reordering_to_mimic_autograd_engine: from the first op that uses a tangent on, each backward op
+  // in turn, preceded by the not-yet-computed ops it needs in graph order; recomputed forward ops
+  // thus run just before their first use instead of all at the start.
+  std::vector<size_t> bw_nodes;
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (needed_bw[i] && !bw_input[i]) bw_nodes.push_back(i);
+  std::vector<bool> is_tangent(n_nodes, false);
+  for (const Node* t : c.tangents) is_tangent[c.at(t)] = true;
+  size_t first = bw_nodes.size();
+  for (size_t k = 0; k < bw_nodes.size() && first == bw_nodes.size(); ++k)
+    for (const Arg& a : c.nodes[bw_nodes[k]]->args())
+      a.for_each_node([&](Node* m) {
+        if (is_tangent[c.at(m)]) first = std::min(first, k);
+      });
+  std::vector<const Node*> bw_order;
+  if (first == bw_nodes.size()) {
+    for (size_t i : bw_nodes) bw_order.push_back(c.nodes[i]);
+  } else {
+    std::vector<bool> placed(bw_input);
+    auto insert = [&](size_t root) {
+      if (placed[root]) return;
+      std::vector<size_t> stack{root}, group;
+      placed[root] = true;
+      while (!stack.empty()) {
+        size_t i = stack.back();
+        stack.pop_back();
+        group.push_back(i);
+        for (const Arg& a : c.nodes[i]->args())
+          a.for_each_node([&](Node* m) {
+            size_t mi = c.at(m);
+            if (!placed[mi]) {
+              placed[mi] = true;
+              stack.push_back(mi);
+            }
+          });
+      }
+      std::sort(group.begin(), group.end());
+      for (size_t i : group) bw_order.push_back(c.nodes[i]);
+    };
+    for (size_t k = first; k < bw_nodes.size(); ++k) insert(bw_nodes[k]);
+    for (const Arg& g : grads) g.for_each_node([&](Node* m) { insert(c.at(m)); });
+  }
+
+  Partition p;
+  p.num_forward_outputs = c.num_forward_outputs;
+  std::vector<Arg> fw_result = fw_outs;
+  for (const Node* s : kept) {
+    fw_result.push_back(Arg(const_cast<Node*>(s)));
+    p.saved.push_back(s->name());
+  }
+  p.fw = extract_subgraph(joint, fw_nodes, c.primals, fw_result, /*list_output=*/false);
+  std::vector<const Node*> bw_inputs = kept;
+  bw_inputs.insert(bw_inputs.end(), c.tangents.begin(), c.tangents.end());
+  p.bw = extract_subgraph(joint, bw_order, bw_inputs, grads, /*list_output=*/true);
+  return p;
+}
+
+// --- the partitioner -----------------------------------------------------------------------------
+
+namespace {
+
+void fill_explain(const Graph& joint, const JointNodeClasses& c, const MinCutSolution& sol,
+                  const Partition& p, MinCutExplain& e) {
+  std::vector<int> input_roots = input_alias_roots(joint);
+  std::vector<const Node*> storage = storage_roots(joint);
+  std::unordered_map<const Node*, std::string> banned;
+  for (auto& [n, reason] : sol.banned) {
+    banned.emplace(n, reason);
+    e.banned.push_back(
+        {n->name(),
+         n->kind() == NodeKind::Call ? n->op()->name : std::string(OpClasses::packet(*n)), reason});
+  }
+  std::unordered_set<const Node*> counted;
+  for (const std::string& name : p.saved) {
+    const Node* n = joint.find(name);
+    size_t i = c.at(n);
+    MinCutExplain::Saved s;
+    s.name = name;
+    s.annotation = n->meta().annotation();
+    s.bytes = size_of(n->meta());
+    auto w = sol.weight.find(n);
+    s.weight = w == sol.weight.end() ? 0 : w->second;
+    s.is_input = input_roots[i] >= 0;
+    auto b = banned.find(n);
+    if (b != banned.end())
+      s.why = b->second == "primal input" ? "primal input" : "cannot recompute: " + b->second;
+    else
+      s.why = "min cut";
+    e.saved_bytes += s.bytes;
+    const Node* root = storage[i];
+    if (!s.is_input && counted.insert(root).second)
+      e.saved_activation_bytes +=
+          root->meta().is_tensor() ? root->meta().tensor.nbytes_hint() : s.bytes;
+    e.saved.push_back(std::move(s));
+  }
+  std::unordered_set<std::string> fw_calls;
+  for (const Node* n : p.fw->nodes())
+    if (n->kind() == NodeKind::Call) fw_calls.insert(n->name());
+  for (const Node* n : p.bw->nodes())
+    if (n->kind() == NodeKind::Call && fw_calls.count(n->name()))
+      e.recomputed.push_back({n->name(), n->op()->name});
+}
+
+}  // namespace
+
+Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& options,
+                            MinCutExplain* explain) {
+  std::unique_ptr<Graph> g = joint.graph->clone();
+  eliminate_dead_code(*g);
+  int merged = 0;
+  if (options.cse) {
+    CommonSubexpressionElimination cse;
+    cse.run(*g);
+    merged = static_cast<int>(cse.changes());
+  }
+  JointNodeClasses c = classify_joint_nodes(*g, joint, options);
+  bool any_bw = std::find(c.required_bw.begin(), c.required_bw.end(), true) != c.required_bw.end();
+  if (!any_bw) return default_partition(joint);
+  MinCutSolution sol = solve_min_cut(c, options);
+  Partition p = partition_with_saved_values(*g, c, sol.saved);
+  if (explain) {
+    *explain = MinCutExplain{};
+    explain->cse_merged = merged;
+    explain->cut_value = sol.cut_value;
+    fill_explain(*g, c, sol, p, *explain);
+  }
+  return p;
+}
+
+std::string explain_text(const MinCutExplain& e) {
+  std::ostringstream os;
+  os << "saved: " << e.saved.size() << " values, " << e.saved_bytes << " bytes ("
+     << e.saved_activation_bytes << " bytes of activations), cut " << e.cut_value << "\n";
+  for (const auto& s : e.saved)
+    os << "  " << s.name << " " << s.annotation << " " << s.bytes << " bytes"
+       << (s.is_input ? " (input)" : "") << ": " << s.why << "\n";
+  os << "recomputed: " << e.recomputed.size() << " ops\n";
+  for (const auto& r : e.recomputed) os << "  " << r.name << " " << r.op << "\n";
+  os << "banned: " << e.banned.size() << " nodes\n";
+  for (const auto& b : e.banned) os << "  " << b.name << " " << b.op << ": " << b.reason << "\n";
+  return os.str();
+}
+
+}  // namespace aotgrad
