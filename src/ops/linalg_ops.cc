@@ -7,6 +7,7 @@
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 #include "composite_decomps.h"
+#include "full_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -760,7 +761,8 @@ void register_linalg_ops(OpTable& t) {
                        "self: maybe_multiply(grad, beta.conj()); mat1: mm_mat1_backward(grad, "
                        "mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha); mat2: "
                        "mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), "
-                       "mat2.layout(), alpha)"));
+                       "mat2.layout(), alpha)"))
+      .decomposition(decomp(addmm_full_decomp, kFullTable, "torch/_decomp: addmm"));
   t.def("bmm(Tensor self, Tensor mat2) -> Tensor")
       .tags(kComputeIntensive | kCore)
       .meta(bmm_meta)

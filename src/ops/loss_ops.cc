@@ -2,6 +2,7 @@
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
+#include "full_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -50,7 +51,9 @@ void register_loss_ops(OpTable& t) {
   t.def("mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor")
       .tags(kBackward)
       .meta(mse_loss_backward_meta)
-      .non_differentiable();
+      .non_differentiable()
+      .decomposition(decomp(mse_loss_backward_full_decomp, kFullTable,
+                            "torch/_decomp: mse_loss_backward"));
 }
 
 }  // namespace aotgrad

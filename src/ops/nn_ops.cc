@@ -5,6 +5,7 @@
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 #include "composite_decomps.h"
+#include "full_decomps.h"
 #include "nn_grads.h"
 
 namespace aotgrad {
@@ -799,7 +800,8 @@ void register_nn_ops(OpTable& t) {
           rule(native_layer_norm_grad,
                "input, weight, bias: \"grad.defined() ? native_layer_norm_backward_symint(grad, "
                "input, normalized_shape, result1, result2, weight, bias, grad_input_mask) : "
-               "std::tuple<Tensor, Tensor, Tensor>()\""));
+               "std::tuple<Tensor, Tensor, Tensor>()\""))
+      .decomposition(decomp(native_layer_norm_full_decomp, kFullTable, "torch/_refs: native_layer_norm"));
   t.def(
        "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
        "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> "
@@ -811,7 +813,9 @@ void register_nn_ops(OpTable& t) {
                        "grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, "
                        "grad_input_mask); bias: Tensor(); mean: not_implemented(\"native_layer_"
                        "norm_backward mean\"); rstd: not_implemented(\"native_layer_norm_backward "
-                       "rstd\")"));
+                       "rstd\")"))
+      .decomposition(decomp(native_layer_norm_backward_full_decomp, kFullTable,
+                            "torch/_decomp: native_layer_norm_backward"));
   // 1.13 updates running_mean/running_var (args 3, 4) in training mode (arg 5) although the
   // schema does not say so.
   t.def(
@@ -858,12 +862,14 @@ void register_nn_ops(OpTable& t) {
       .tags(kCore)
       .meta(softmax_meta)
       .derivative(rule(softmax_grad,
-                       "self: _softmax_backward_data(grad, result, dim, self.scalar_type())"));
+                       "self: _softmax_backward_data(grad, result, dim, self.scalar_type())"))
+      .decomposition(decomp(softmax_full_decomp, kFullTable, "torch/_decomp: _softmax"));
   t.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
       .meta(softmax_meta)
       .derivative(rule(log_softmax_grad,
-                       "self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"));
+                       "self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"))
+      .decomposition(decomp(log_softmax_full_decomp, kFullTable, "torch/_decomp: _log_softmax"));
   t.def(
        "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) "
        "-> Tensor")
@@ -871,7 +877,9 @@ void register_nn_ops(OpTable& t) {
       .meta(softmax_backward_meta)
       .derivative(rule(softmax_backward_data_grad,
                        "grad_output: _softmax_backward_data(grad, output, dim, input_dtype); "
-                       "output: softmax_double_backward(grad, grad_output, dim, output)"));
+                       "output: softmax_double_backward(grad, grad_output, dim, output)"))
+      .decomposition(decomp(softmax_backward_data_full_decomp, kFullTable,
+                            "torch/_decomp: _softmax_backward_data"));
   t.def(
        "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
        "ScalarType input_dtype) -> Tensor")
@@ -879,7 +887,9 @@ void register_nn_ops(OpTable& t) {
       .meta(softmax_backward_meta)
       .derivative(rule(log_softmax_backward_data_grad,
                        "grad_output: grad - (grad * output.exp()).sum(dim, true); "
-                       "output: (-grad_output.sum(dim, true) * output.exp() * grad)"));
+                       "output: (-grad_output.sum(dim, true) * output.exp() * grad)"))
+      .decomposition(decomp(log_softmax_backward_data_full_decomp, kFullTable,
+                            "torch/_decomp: _log_softmax_backward_data"));
 
   // Losses.
   t.def(
@@ -926,13 +936,16 @@ void register_nn_ops(OpTable& t) {
       .meta(native_dropout_meta)
       .derivative(rule(native_dropout_grad,
                        "input: native_dropout_backward(grad, result1, (!train.has_value() || "
-                       "!train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"));
+                       "!train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"))
+      .decomposition(decomp(native_dropout_full_decomp, kFullTable, "ATen's CPU native_dropout kernel"));
   t.def("native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
       .tags(kBackward)
       .meta(native_dropout_backward_meta)
       .derivative(rule(native_dropout_backward_grad,
                        "grad_output: grad * (mask.type_as(grad) * scale); "
-                       "mask: not_implemented(\"native_dropout_backward: mask\")"));
+                       "mask: not_implemented(\"native_dropout_backward: mask\")"))
+      .decomposition(decomp(native_dropout_backward_full_decomp, kFullTable,
+                            "torch/_decomp: native_dropout_backward"));
 
   // Pooling.
   t.def(

@@ -5,6 +5,7 @@
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
+#include "full_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -791,12 +792,14 @@ void register_pointwise_ops(OpTable& t) {
   unary(t, "erf", unary_float)
       .derivative(rule(erf_grad, "self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad"));
   unary(t, "silu", unary_floating_only, /*tags=*/0)
-      .derivative(rule(silu_grad, "self: silu_backward(grad, self)"));
+      .derivative(rule(silu_grad, "self: silu_backward(grad, self)"))
+      .decomposition(decomp(silu_full_decomp, kFullTable, "torch/_decomp: silu"));
   unary(t, "logical_not", unary_bool).non_differentiable();
   unary(t, "bitwise_not", unary_bitwise).non_differentiable();
   t.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor").tags(kPointwise | kCore)
       .meta(unary_floating_only).inplace("gelu_")
-      .derivative(rule(gelu_grad, "self: gelu_backward(grad, self, approximate)"));
+      .derivative(rule(gelu_grad, "self: gelu_backward(grad, self, approximate)"))
+      .decomposition(decomp(gelu_full_decomp, kFullTable, "torch/_refs: gelu"));
   t.def("gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)")
       .tags(kPointwise | kInplace).meta(inplace);
 
@@ -960,22 +963,29 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore | kBackward).meta(threshold_backward)
       .derivative(rule(threshold_backward_grad,
                        "grad_output: threshold_backward(grad, self, threshold); "
-                       "self: zeros_like(grad)"));
+                       "self: zeros_like(grad)"))
+      .decomposition(decomp(threshold_backward_full_decomp, kFullTable,
+                            "torch/_decomp: threshold_backward"));
   t.def("gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor")
       .tags(kPointwise | kCore | kBackward).meta(backward_binary)
       .derivative(rule(gelu_backward_grad, "grad_output: gelu_backward(grad, self, approximate); "
-                       "self: gelu_double_backward(grad, grad_output, self, approximate)"));
+                       "self: gelu_double_backward(grad, grad_output, self, approximate)"))
+      .decomposition(decomp(gelu_backward_full_decomp, kFullTable, "torch/_decomp: gelu_backward"));
   t.def("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
       .tags(kPointwise | kCore | kBackward).meta(backward_binary)
       .derivative(rule(sigmoid_backward_grad, "grad_output: sigmoid_backward(grad, output.conj()); "
-                       "output: grad.conj() * grad_output * (-2 * output.conj() + 1)"));
+                       "output: grad.conj() * grad_output * (-2 * output.conj() + 1)"))
+      .decomposition(decomp(sigmoid_backward_full_decomp, kFullTable,
+                            "torch/_decomp: sigmoid_backward"));
   t.def("tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
       .tags(kPointwise | kCore | kBackward).meta(backward_binary)
       .derivative(rule(tanh_backward_grad, "grad_output: tanh_backward(grad, output.conj()); "
-                       "output: grad.conj() * (-2 * output.conj() * grad_output)"));
+                       "output: grad.conj() * (-2 * output.conj() * grad_output)"))
+      .decomposition(decomp(tanh_backward_full_decomp, kFullTable, "torch/_decomp: tanh_backward"));
   t.def("silu_backward(Tensor grad_output, Tensor self) -> Tensor")
       .tags(kPointwise | kBackward).meta(backward_binary)
-      .derivative(rule(silu_backward_grad, "not differentiable in PyTorch (error)"));
+      .derivative(rule(silu_backward_grad, "not differentiable in PyTorch (error)"))
+      .decomposition(decomp(silu_backward_full_decomp, kFullTable, "torch/_decomp: silu_backward"));
 }
 
 }  // namespace aotgrad
