@@ -177,5 +177,105 @@ TEST(DecompositionSpec, BadItemsAreErrorsNamingThem) {
   EXPECT_NE(message("core,,full").find("empty item"), std::string::npos);
 }
 
+
+// The body of `text` decomposed with `table` (as `decomposed` prints it).
+std::string decomposed_with(const std::string& text, const DecompositionTable& table) {
+  auto g = parse_graph(text, aten_ops());
+  decompose(*g, table);
+  verify(*g);
+  PrintOptions p;
+  p.class_header = false;
+  p.annotations = false;
+  std::istringstream in(print_graph(*g, p));
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t a = line.find_first_not_of(' ');
+    if (a == std::string::npos || line.compare(a, 4, "def ") == 0) continue;
+    out += line.substr(a) + "\n";
+  }
+  return out;
+}
+
+constexpr const char* kNativeLayerNorm = R"(
+def forward(self, x: "f32[4, 8]", w: "f32[8]", b: "f32[8]"):
+    native_layer_norm = torch.ops.aten.native_layer_norm.default(x, [8], w, b, 1e-05)
+    getitem = native_layer_norm[0]
+    getitem_1 = native_layer_norm[1]
+    getitem_2 = native_layer_norm[2]
+    return (getitem, getitem_1, getitem_2)
+)";
+
+// §13.10: the full table takes native_layer_norm apart as torch/_refs does -- var_mean -> add ->
+// rsqrt -> sub -> mul -> mul -> add -- and returns (out, mean, rstd).
+TEST(DecomposeFull, NativeLayerNormIsVarMeanAddRsqrtSubMulMulAdd) {
+  EXPECT_EQ(decomposed_with(kNativeLayerNorm, DecompositionTable::full()),
+            "var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
+            "getitem_3 = var_mean[0]\n"
+            "getitem_4 = var_mean[1];  var_mean = None\n"
+            "add = torch.ops.aten.add.Tensor(getitem_3, 1e-05);  getitem_3 = None\n"
+            "rsqrt = torch.ops.aten.rsqrt.default(add);  add = None\n"
+            "sub = torch.ops.aten.sub.Tensor(x, getitem_4);  x = None\n"
+            "mul = torch.ops.aten.mul.Tensor(sub, rsqrt);  sub = None\n"
+            "mul_1 = torch.ops.aten.mul.Tensor(mul, w);  mul = w = None\n"
+            "add_1 = torch.ops.aten.add.Tensor(mul_1, b);  mul_1 = b = None\n"
+            "return (add_1, getitem_4, rsqrt)\n");
+}
+
+// The core table leaves core ATen ops alone: native_layer_norm is a full-table decomposition.
+TEST(DecomposeFull, CoreTableKeepsNativeLayerNorm) {
+  auto g = parse_graph(kNativeLayerNorm, aten_ops());
+  EXPECT_EQ(decompose(*g, DecompositionTable::core()), 0);
+  EXPECT_TRUE(DecompositionTable::full().ops.count("aten::native_layer_norm"));
+  EXPECT_FALSE(DecompositionTable::core().ops.count("aten::native_layer_norm"));
+}
+
+// F.layer_norm(x, (8,), w, b) under the full table (§13.10's aot_eager_decomp_partition run): the
+// composite layer_norm becomes native_layer_norm, which the full table takes apart in turn.
+TEST(DecomposeFull, LayerNormThroughNativeLayerNorm) {
+  EXPECT_EQ(decomposed_with(R"(
+def forward(self, x: "f32[4, 8]", w: "f32[8]", b: "f32[8]"):
+    layer_norm = torch.ops.aten.layer_norm.default(x, [8], w, b)
+    return (layer_norm,)
+)", DecompositionTable::full()),
+            "var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
+            "getitem_1 = var_mean[0]\n"
+            "getitem_2 = var_mean[1];  var_mean = None\n"
+            "add = torch.ops.aten.add.Tensor(getitem_1, 1e-05);  getitem_1 = None\n"
+            "rsqrt = torch.ops.aten.rsqrt.default(add);  add = None\n"
+            "sub = torch.ops.aten.sub.Tensor(x, getitem_2);  x = getitem_2 = None\n"
+            "mul = torch.ops.aten.mul.Tensor(sub, rsqrt);  sub = rsqrt = None\n"
+            "mul_1 = torch.ops.aten.mul.Tensor(mul, w);  mul = w = None\n"
+            "add_1 = torch.ops.aten.add.Tensor(mul_1, b);  mul_1 = b = None\n"
+            "return (add_1,)\n");
+}
+
+// addmm with beta = 0 never reads self; alpha scales the product (torch/_decomp addmm).
+TEST(DecomposeFull, AddmmBetaZeroIsScaledMm) {
+  EXPECT_EQ(decomposed_with(R"(
+def forward(self, c: "f32[4, 3]", a: "f32[4, 8]", b: "f32[8, 3]"):
+    addmm = torch.ops.aten.addmm.default(c, a, b, beta = 0, alpha = 2)
+    return (addmm,)
+)", DecompositionTable::full()),
+            "mm = torch.ops.aten.mm.default(a, b);  a = b = None\n"
+            "mul = torch.ops.aten.mul.Tensor(mm, 2);  mm = None\n"
+            "return (mul,)\n");
+}
+
+// native_dropout in training draws its mask with bernoulli as ATen's CPU kernel does.
+TEST(DecomposeFull, NativeDropoutDrawsABernoulliMask) {
+  EXPECT_EQ(decomposed_with(R"(
+def forward(self, x: "f32[4, 5]"):
+    native_dropout = torch.ops.aten.native_dropout.default(x, 0.5, True)
+    getitem = native_dropout[0]
+    getitem_1 = native_dropout[1]
+    return (getitem, getitem_1)
+)", DecompositionTable::full()),
+            "empty_like = torch.ops.aten.empty_like.default(x, dtype = torch.bool)\n"
+            "bernoulli = torch.ops.aten.bernoulli.p(empty_like, 0.5);  empty_like = None\n"
+            "mul = torch.ops.aten.mul.Tensor(x, bernoulli);  x = None\n"
+            "mul_1 = torch.ops.aten.mul.Tensor(mul, 2.0);  mul = None\n"
+            "return (mul_1, bernoulli)\n");
+}
+
 }  // namespace
 }  // namespace aotgrad
