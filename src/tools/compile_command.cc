@@ -77,11 +77,33 @@ nlohmann::ordered_json saved_json(const Graph& fw, const std::vector<std::string
   return list;
 }
 
+nlohmann::ordered_json explain_json(const MinCutExplain& e) {
+  nlohmann::ordered_json j;
+  nlohmann::ordered_json saved = nlohmann::ordered_json::array();
+  for (const auto& s : e.saved)
+    saved.push_back({{"name", s.name}, {"annotation", s.annotation}, {"bytes", s.bytes}, {"weight", s.weight},
+                     {"is_input", s.is_input}, {"why", s.why}});
+  nlohmann::ordered_json recomputed = nlohmann::ordered_json::array();
+  for (const auto& r : e.recomputed) recomputed.push_back({{"name", r.name}, {"op", r.op}});
+  nlohmann::ordered_json banned = nlohmann::ordered_json::array();
+  for (const auto& b : e.banned) banned.push_back({{"name", b.name}, {"op", b.op}, {"reason", b.reason}});
+  j["saved"] = saved;
+  j["recomputed"] = recomputed;
+  j["banned"] = banned;
+  j["cut_value"] = e.cut_value;
+  j["cse_merged"] = e.cse_merged;
+  return j;
+}
+
 int compile_training(const Args& args, const Graph& graph, const std::vector<bool>& rg, PhaseTimer& timer,
                      const std::optional<std::string>& dump, bool json_stats) {
   if (args.has("keep-inference-input-mutations"))
     throw UsageError{"--keep-inference-input-mutations applies to inference compilations only"};
-  TrainingArtifacts a = compile_for_training(graph, rg, pipeline_options(args));
+  PipelineOptions popts = pipeline_options(args);
+  bool explain = args.has("explain");
+  if (explain && popts.partition != PartitionKind::kMinCut)
+    throw UsageError{"--explain describes the min_cut partition; drop --partition=default"};
+  TrainingArtifacts a = compile_for_training(graph, rg, popts);
   for (auto& [stage, us] : a.phases_us) timer.add(stage, us);
   if (dump) {
     write_file_atomic(*dump + "/joint.fx", print_graph(*a.joint));
@@ -92,7 +114,7 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
   if (json_stats) {
     nlohmann::ordered_json j;
     j["kind"] = "autograd";
-    j["partition"] = args.get("partition").value_or("default");
+    j["partition"] = args.get("partition").value_or("min_cut");
     j["decomp"] = args.get("decomp").value_or("core");
     j["joint_nodes"] = a.joint->size();
     j["fw_nodes"] = a.fw->size();
@@ -102,11 +124,14 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     j["saved_bytes"] = saved_bytes;
     j["saved_activation_bytes"] = activation_bytes;
     j["meta"] = meta_json(a.meta, graph);
+    if (explain && a.explain) j["explain"] = explain_json(*a.explain);
     nlohmann::ordered_json phases = nlohmann::ordered_json::object();
     for (auto& [name, us] : timer.phases()) phases[name] = us;
     j["phases_us"] = phases;
     j["total_us"] = timer.total_us();
     std::cout << j.dump() << "\n";
+  } else if (explain) {
+    if (a.explain) std::cout << explain_text(*a.explain);
   } else if (!dump) {
     std::cout << print_graph(*a.joint);
   }
@@ -129,6 +154,7 @@ int run_compile(const Args& args) {
 
   bool autograd = needs_autograd(*graph, rg);
   if (autograd) return compile_training(args, *graph, rg, timer, dump, json_stats);
+  if (args.has("explain")) throw UsageError{"--explain describes the partition of a training compilation: give --grad"};
   // Inputs carry their requires_grad into the metadata.
   std::vector<Node*> phs = graph->placeholders();
   for (size_t i = 0; i < phs.size(); ++i)
@@ -171,8 +197,8 @@ int run_compile(const Args& args) {
 const Command& compile_command() {
   static const Command cmd{
       {"compile",
-       "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--decomp=SPEC] [--partition=default] "
-       "[--keep-inference-input-mutations] [--dump=DIR] [--stats=json]",
+       "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--decomp=SPEC] [--partition=default|min_cut] "
+       "[--explain] [--keep-inference-input-mutations] [--dump=DIR] [--stats=json]",
        "Compiles GRAPH: decomposes composite ops, functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
        "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an output\n"
        "depends on them, builds the joint forward+backward graph, decomposes it (--decomp) and\n"
@@ -182,6 +208,9 @@ const Command& compile_command() {
         {"keep-inference-input-mutations", false, "keep input mutations in the graph as a trailing copy_"},
         {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)", "DIR"},
         {"stats", true, "print statistics and metadata as one JSON object", "json"},
+        {"explain", false,
+         "print why the min_cut partition saves each saved value, which forward ops the backward "
+         "recomputes and which ops it may not recompute (in the JSON as \"explain\" with --stats=json)"},
         pipeline_option_specs()[0],
         pipeline_option_specs()[1]},
        1,

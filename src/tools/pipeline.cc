@@ -60,9 +60,14 @@ PipelineOptions pipeline_options(const Args& args) {
   } catch (const Error& e) {
     throw UsageError{"--decomp: " + e.message()};
   }
-  std::string partition = args.get("partition").value_or("default");
-  if (partition != "default") throw UsageError{"--partition: unknown partition '" + partition + "' (known: default)"};
-  o.partition = PartitionKind::kDefault;
+  std::string partition = args.get("partition").value_or("min_cut");
+  if (partition == "default") {
+    o.partition = PartitionKind::kDefault;
+  } else if (partition == "min_cut") {
+    o.partition = PartitionKind::kMinCut;
+  } else {
+    throw UsageError{"--partition: unknown partition '" + partition + "' (known: default, min_cut)"};
+  }
   return o;
 }
 
@@ -71,7 +76,10 @@ std::vector<OptionSpec> pipeline_option_specs() {
            "decomposition table: none, core (default), full, op names, -op to leave one out "
            "(e.g. full,-aten::native_layer_norm)",
            "SPEC"},
-          {"partition", true, "how the joint graph is split: default", "default"}};
+          {"partition", true,
+           "how the joint graph is split: min_cut (default: save what is cheapest, recompute cheap "
+           "forward ops in the backward) or default (save every forward value the backward uses)",
+           "default|min_cut"}};
 }
 
 }  // namespace aotgrad::cli

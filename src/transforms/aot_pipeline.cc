@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "aotgrad/ir/verifier.h"
+#include "aotgrad/transforms/min_cut.h"
 #include "aotgrad/transforms/partition.h"
 
 namespace aotgrad {
@@ -47,7 +48,14 @@ TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<boo
   decompose(*jg.graph, options.decompositions);
   if (options.verify) verify(*jg.graph);
   timer.mark("decompose");
-  Partition p = default_partition(jg);
+  Partition p;
+  if (options.partition == PartitionKind::kMinCut) {
+    auto explain = std::make_shared<MinCutExplain>();
+    p = min_cut_partition(jg, options.min_cut, explain.get());
+    a.explain = std::move(explain);
+  } else {
+    p = default_partition(jg);
+  }
   if (options.verify) {
     verify(*p.fw);
     verify(*p.bw);

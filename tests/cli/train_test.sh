@@ -26,7 +26,7 @@ done
 check "$PY" - "$tmp/mlp.json" <<'P'
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["kind"] == "autograd" and j["partition"] == "default" and j["decomp"] == "core", j
+assert j["kind"] == "autograd" and j["partition"] == "min_cut" and j["decomp"] == "core", j
 for k in ("joint_nodes", "fw_nodes", "bw_nodes", "saved_bytes", "saved_activation_bytes", "total_us"):
     assert isinstance(j[k], (int, float)) and j[k] > 0, k
 assert list(j["phases_us"])[1:] == ["decompose_composites", "functionalize", "joint", "decompose", "partition", "dump"], j["phases_us"]
@@ -43,8 +43,24 @@ def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]"):
     relu = torch.ops.aten.relu.default(linear)
     return (relu,)
 G
-"$bin" compile "$tmp/lin.fx" --grad=w,b --stats=json >"$tmp/lin.json"
-check "$PY" -c "import json; j=json.load(open('$tmp/lin.json')); assert [s['name'] for s in j['saved']] == ['primals_1', 'relu'], j['saved']; assert j['saved'][0]['is_input'] and not j['saved'][1]['is_input']"
+# The default partition saves relu itself; min_cut (the default) its alias detach_1, the cut nearest
+# the backward, as the seed's fw_module (relu, primals_1, detach_1).
+"$bin" compile "$tmp/lin.fx" --grad=w,b --partition=default --stats=json >"$tmp/lin.json"
+check "$PY" -c "import json; j=json.load(open('$tmp/lin.json')); assert j['partition'] == 'default'; assert [s['name'] for s in j['saved']] == ['primals_1', 'relu'], j['saved']; assert j['saved'][0]['is_input'] and not j['saved'][1]['is_input']"
+"$bin" compile "$tmp/lin.fx" --grad=w,b --stats=json >"$tmp/lin_mc.json"
+check "$PY" -c "import json; j=json.load(open('$tmp/lin_mc.json')); assert [s['name'] for s in j['saved']] == ['primals_1', 'detach_1'], j['saved']; assert j['saved_activation_bytes'] == 256, j"
+
+# compile --explain: why each value is saved, what is recomputed, what may not be and why.
+"$bin" compile "$tmp/lin.fx" --grad=w,b --explain >"$tmp/explain.txt"
+check [ $? -eq 0 ]
+check grep -qx "  detach_1 f32\[4, 16\]\[16, 1\]cpu 256 bytes: min cut" "$tmp/explain.txt"
+check grep -qx "  relu aten::relu: materialized in backward" "$tmp/explain.txt"
+check grep -qx "  addmm aten::addmm: not in recomputable allowlist" "$tmp/explain.txt"
+"$bin" compile "$tmp/lin.fx" --grad=w,b --explain --stats=json >"$tmp/explain.json"
+check "$PY" -c "import json; e=json.load(open('$tmp/explain.json'))['explain']; assert [s['why'] for s in e['saved']] == ['primal input', 'min cut'], e; assert {'name': 'relu', 'op': 'aten::relu', 'reason': 'materialized in backward'} in e['banned'], e"
+"$bin" compile "$tmp/lin.fx" --grad=w,b --explain --partition=default 2>"$tmp/err"
+check [ $? -eq 2 ]
+check grep -q "explain" "$tmp/err"
 
 # Bad pipeline options are usage errors naming the option.
 "$bin" compile "$tmp/lin.fx" --grad=all --decomp=core,nosuch 2>"$tmp/err"
@@ -58,9 +74,11 @@ check [ $? -eq 2 ]
 # run --train: forward + backward of each example model; grads and mutated buffers equal eager.
 # Buffers do not require grad (as in PyTorch, where BatchNorm's running stats cannot).
 grads() { grep -m1 'def forward' "$data/models/$1.fx" | grep -o '[a-z_0-9]*: "f[0-9]*\[' | cut -d: -f1 | grep -v 'running_\|num_batches' | paste -sd, -; }
-for m in mlp gpt_block cnn_bn; do
+for run in mlp:min_cut gpt_block:min_cut cnn_bn:min_cut mlp:default gpt_block:default cnn_bn:default; do
+  m=${run%%:*}
+  part=${run#*:}
   "$bin" run "$data/models/$m.fx" --inputs "$data/models/$m.inputs.safetensors" --train --grad="$(grads $m)" \
-    --outputs "$tmp/$m.out.safetensors" --stats=json >"$tmp/$m.stats.json"
+    --partition="$part" --outputs "$tmp/$m.out.safetensors" --stats=json >"$tmp/$m.stats.json"
   check [ $? -eq 0 ]
   check "$PY" -c "import json; j=json.load(open('$tmp/$m.stats.json')); assert j['bw_us'] > 0 and j['peak_bytes'] > 0, j"
   check "$PY" - "$root" "$m" "$data/models/$m.inputs.safetensors" "$tmp/$m.out.safetensors" <<'P'

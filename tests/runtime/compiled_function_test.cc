@@ -28,7 +28,9 @@ std::vector<std::string> names(const std::vector<Node*>& nodes) {
 // §13.20: x does not require grad; the default partition saves x and relu's output.
 TEST(CompiledFunction, Seed13_20_LinearReluSavesInputAndReluOutput) {
   auto g = parse_graph(kLinearRelu, aten_ops());
-  TrainingArtifacts a = compile_for_training(*g, {false, true, true});
+  PipelineOptions o;
+  o.partition = PartitionKind::kDefault;
+  TrainingArtifacts a = compile_for_training(*g, {false, true, true}, o);
   std::vector<std::string> ops;
   for (const Node* n : a.joint->nodes())
     if (n->kind() == NodeKind::Call) ops.push_back(n->name());
@@ -41,6 +43,17 @@ TEST(CompiledFunction, Seed13_20_LinearReluSavesInputAndReluOutput) {
   EXPECT_TRUE(bw_out.list[0].is_none());
   EXPECT_EQ(bw_out.list[1].node->name(), "t_3");
   EXPECT_EQ(bw_out.list[2].node->name(), "view");
+}
+
+// §13.20 with the min-cut partition (the pipeline's default): x and relu's output (as detach_1, an
+// alias of it) are saved, as the seed's fw_module returns (relu, primals_1, detach_1).
+TEST(CompiledFunction, Seed13_20_MinCutSavesInputAndReluOutput) {
+  auto g = parse_graph(kLinearRelu, aten_ops());
+  TrainingArtifacts a = compile_for_training(*g, {false, true, true});
+  EXPECT_EQ(a.saved, (std::vector<std::string>{"primals_1", "detach_1"}));
+  EXPECT_EQ(names(a.bw->placeholders()), (std::vector<std::string>{"primals_1", "detach_1", "tangents_1"}));
+  ASSERT_NE(a.explain, nullptr);
+  EXPECT_EQ(a.explain->saved_activation_bytes, 4 * 16 * 4);
 }
 
 TEST(CompiledFunction, GradsMatchEagerAutograd) {

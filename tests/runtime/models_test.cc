@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/parser.h"
@@ -16,6 +18,7 @@
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
 #include "aotgrad/runtime/interpreter.h"
+#include "aotgrad/transforms/input_mutations.h"
 #include "models/eager_models.h"
 
 namespace aotgrad {
@@ -186,9 +189,10 @@ TEST_P(ModelTest, CompiledGraphMatchesEagerOverSeveralCalls) {
 
 // Issue 5: compiled for training with requires_grad on every float parameter, SGD steps
 // (p -= lr * grad under no-grad, grads reset between steps) track the eager model doing the same
-// steps: the loss, every parameter's gradient, every buffer, and the updated parameters.
-TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEager) {
-  Example ex(GetParam());
+// steps: the loss, every parameter's gradient, every buffer, and the updated parameters. Run with
+// each partition (issue 7: the min-cut partition recomputes forward ops in the backward).
+void ExpectSgdStepsMatchEager(const std::string& name, PartitionKind partition) {
+  Example ex(name);
   std::vector<at::Tensor> state = models::cloned(ex.data.values, ex.state_names);
   std::vector<bool> requires_grad;
   for (size_t i = 0; i < state.size(); ++i) {
@@ -198,8 +202,10 @@ TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEager) {
   }
   requires_grad.resize(state.size() + ex.input_names.size(), false);
   std::unique_ptr<CompiledFunction> compiled;
+  TrainOptions options;
+  options.pipeline.partition = partition;
   try {
-    compiled = std::make_unique<CompiledFunction>(ex.graph, requires_grad);
+    compiled = std::make_unique<CompiledFunction>(ex.graph, requires_grad, options);
   } catch (const Error& e) {
     FAIL() << e.formatted();
   }
@@ -255,6 +261,45 @@ TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEager) {
       if (requires_grad[i])
         EXPECT_TRUE(Close("updated " + ex.state_names[i], state[i], params.at(ex.state_names[i])));
   }
+}
+
+TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEager) {
+  ExpectSgdStepsMatchEager(GetParam(), PartitionKind::kMinCut);
+}
+
+TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEagerWithDefaultPartition) {
+  ExpectSgdStepsMatchEager(GetParam(), PartitionKind::kDefault);
+}
+
+// The min-cut partition keeps no more activation bytes than the default partition on the models
+// (unique storages of saved values that are not inputs).
+TEST_P(ModelTest, MinCutSavesNoMoreActivationsThanDefault) {
+  Example ex(GetParam());
+  // Every floating-point parameter requires grad (not the buffers, not the inputs).
+  std::vector<Node*> phs = ex.graph->placeholders();
+  std::vector<bool> requires_grad(phs.size(), false);
+  for (size_t i = 0; i < ex.state_names.size(); ++i)
+    requires_grad[i] = !ex.is_buffer(ex.state_names[i]) && phs[i]->meta().is_tensor() &&
+                       is_floating(phs[i]->tensor_meta().dtype);
+  PipelineOptions def;
+  def.partition = PartitionKind::kDefault;
+  TrainingArtifacts d = compile_for_training(*ex.graph, requires_grad, def);
+  TrainingArtifacts m = compile_for_training(*ex.graph, requires_grad);
+  ASSERT_NE(m.explain, nullptr);
+  // The default partition's activation bytes, counted the same way (storage roots in its fw graph).
+  std::vector<int> roots = input_alias_roots(*d.fw);
+  std::vector<const Node*> storage = storage_roots(*d.fw);
+  std::unordered_map<const Node*, size_t> pos;
+  for (const Node* n : d.fw->nodes()) pos.emplace(n, pos.size());
+  std::unordered_set<const Node*> counted;
+  int64_t default_bytes = 0;
+  for (const std::string& name : d.saved) {
+    const Node* n = d.fw->find(name);
+    size_t i = pos.at(n);
+    if (roots[i] < 0 && n->meta().is_tensor() && counted.insert(storage[i]).second)
+      default_bytes += storage[i]->meta().tensor.nbytes_hint();
+  }
+  EXPECT_LE(m.explain->saved_activation_bytes, default_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelTest, testing::Values("mlp", "gpt_block", "cnn_bn"),

@@ -254,6 +254,22 @@ def forward(self, x: "f32[64]", w: "f32[64]"):
   EXPECT_EQ(plain.p.saved, (std::vector<std::string>{"_to_copy"}));
 }
 
+// §13.15: sizes come from SymInt hints; a size without a hint counts 4096 elements.
+TEST(MinCut, SymbolicSizesWithoutHintCount4096Elements) {
+  const char* fw = R"(
+def forward(self, x: "f32[s0]", w: "f32[s0]"):
+    sin = torch.ops.aten.sin.default(x)
+    mul = torch.ops.aten.mul.Tensor(sin, w)
+    sum_1 = torch.ops.aten.sum.default(mul)
+    return (sum_1,)
+)";
+  PartRun r = partition(joint_graph(fw, {false, true}));
+  ASSERT_FALSE(r.e.saved.empty());
+  EXPECT_EQ(r.e.saved[0].name, "primals_1");
+  EXPECT_EQ(r.e.saved[0].bytes, 4096 * 4);
+  EXPECT_EQ(recomputed(r.e), (std::vector<std::string>{"sin"}));
+}
+
 // CSE runs on the joint graph first: the forward's duplicate expressions are saved once.
 TEST(MinCut, RunsCseFirst) {
   const char* fw = R"(

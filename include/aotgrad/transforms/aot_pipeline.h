@@ -12,15 +12,20 @@
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/min_cut.h"
 
 namespace aotgrad {
 
-enum class PartitionKind { kDefault };
+/// How the joint graph is split: default_partition (save every forward value the backward uses) or
+/// the min-cut rematerialization partition (min_cut.h), the default as in torch.compile.
+enum class PartitionKind { kDefault, kMinCut };
 
 struct PipelineOptions {
   /// Applied to the joint graph before partitioning (§13.10), so the partitioner sees small ops.
   DecompositionTable decompositions = DecompositionTable::core();
-  PartitionKind partition = PartitionKind::kDefault;
+  PartitionKind partition = PartitionKind::kMinCut;
+  /// The min-cut partitioner's switches (PartitionKind::kMinCut).
+  MinCutOptions min_cut;
   /// Run the verifier after every stage.
   bool verify = true;
 };
@@ -36,6 +41,8 @@ struct TrainingArtifacts {
   std::shared_ptr<const Graph> fw, bw;
   std::vector<std::string> saved;            // names of saved values, fw output order
   size_t num_forward_outputs = 0;            // mutated-input values + user outputs
+  /// Why the min-cut partition saved and recomputed what it did; null for the default partition.
+  std::shared_ptr<const MinCutExplain> explain;
   /// Wall-clock time of each stage in microseconds, in order: decompose_composites,
   /// functionalize, joint, decompose, partition.
   std::vector<std::pair<std::string, double>> phases_us;

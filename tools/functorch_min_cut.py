@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Saved activation bytes of PyTorch's own min-cut partitioner on the example models.
+
+Runs functorch's aot_module (Debian's python3-torch 1.13) with
+min_cut_rematerialization_partition, or default_partition with --partition=default, on the models
+of tools/export.py, one training step, and prints one JSON object per model: the saved values
+(name, dtype, shape, bytes, whether it shares storage with an input) and saved_activation_bytes,
+the unique storage bytes of the saved values that are not parameters, buffers or inputs -- the
+figure `aotgrad compile --stats=json` reports as saved_activation_bytes.
+
+usage: /usr/bin/python3 tools/functorch_min_cut.py [--partition=min_cut|default] [MODEL ...]
+(needs python3-networkx for min_cut)"""
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export  # noqa: E402  the example models
+
+from functorch.compile import aot_module, default_partition, min_cut_rematerialization_partition  # noqa: E402
+
+
+def measure(name, partition_fn):
+    torch.manual_seed(0)
+    model, inputs = export.MODELS[name][1]()
+    model.train()
+    record = {}
+
+    def fw_compiler(gm, example_inputs):
+        def run(*args):
+            outs = gm(*args)
+            record["args"] = list(args)
+            record["fw_outs"] = list(outs)
+            return outs
+        record["fw_graph"] = gm
+        return run
+
+    def bw_compiler(gm, example_inputs):
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        record["saved_names"] = [n.name for n in placeholders if "tangents" not in n.name]
+        return gm
+
+    compiled = aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler, partition_fn=partition_fn)
+    loss = compiled(**inputs)
+    loss.backward()
+
+    names = record["saved_names"]
+    saved = record["fw_outs"][len(record["fw_outs"]) - len(names):]
+    input_storages = {a.storage().data_ptr() for a in record["args"] if isinstance(a, torch.Tensor)}
+    seen = set()
+    activation_bytes = 0
+    listing = []
+    for n, t in zip(names, saved):
+        if not isinstance(t, torch.Tensor):
+            listing.append({"name": n, "kind": type(t).__name__})
+            continue
+        ptr = t.storage().data_ptr()
+        is_input = ptr in input_storages
+        listing.append({"name": n, "dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
+                        "bytes": t.numel() * t.element_size(), "is_input": is_input})
+        if not is_input and ptr not in seen:
+            seen.add(ptr)
+            activation_bytes += t.storage().nbytes()
+    return {"model": name, "torch": torch.__version__, "saved": listing,
+            "saved_bytes": sum(s.get("bytes", 0) for s in listing),
+            "saved_activation_bytes": activation_bytes}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("models", nargs="*", help="models of tools/export.py (default: all)")
+    p.add_argument("--partition", choices=["min_cut", "default"], default="min_cut")
+    args = p.parse_args(argv)
+    fn = min_cut_rematerialization_partition if args.partition == "min_cut" else default_partition
+    for m in args.models:
+        if m not in export.MODELS:
+            p.error("unknown model %r (known: %s)" % (m, ", ".join(export.MODELS)))
+    for m in args.models or list(export.MODELS):
+        print(json.dumps(measure(m, fn)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
