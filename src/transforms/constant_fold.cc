@@ -2,6 +2,7 @@
 #include "aotgrad/transforms/constant_fold.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -61,12 +62,16 @@ bool fold_sym_int(Graph& g, const GraphFacts& facts, Node* n) {
 bool is_op(const Node& n, std::string_view name) { return n.op()->name == name; }
 
 // The value every element of `a` has, when it is a factory of a uniform 0 or 1 (or a view, clone
-// or copy of one) whose storage nothing writes. Any dtype holds 0 and 1 exactly.
+// or copy of one) whose storage nothing writes. Any dtype holds 0 and 1 exactly; a -0.0 stays
+// -0.0 only through floating dtypes.
 std::optional<double> uniform_value(const GraphFacts& facts, const Arg& a) {
   if (!a.is_node()) return std::nullopt;
   const Node* n = a.node;
+  bool floating = true;
   for (int depth = 0; depth < 64; ++depth) {
     if (n->kind() != NodeKind::Call || is_impure(*n) || facts.written(n)) return std::nullopt;
+    if (!n->meta().is_tensor()) return std::nullopt;
+    floating = floating && is_floating(n->meta().tensor.dtype);
     const OpDef& op = *n->op();
     std::optional<double> v;
     if (is_op(*n, "aten::zeros") || is_op(*n, "aten::zeros_like") || is_op(*n, "aten::new_zeros"))
@@ -81,7 +86,8 @@ std::optional<double> uniform_value(const GraphFacts& facts, const Arg& a) {
     else if (is_op(*n, "aten::scalar_tensor"))
       v = literal_value(n->arg(0));
     if (v) {
-      if (*v == 0.0 || *v == 1.0) return *v == 0.0 ? 0.0 : 1.0;
+      if (*v == 1.0) return 1.0;
+      if (*v == 0.0) return floating && std::signbit(*v) ? -0.0 : 0.0;
       return std::nullopt;
     }
     bool passes_value = op.return_alias_of(0) == 0 || is_op(*n, "aten::clone") ||

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string_view>
+#include <utility>
 
+#include "aotgrad/ir/dtype.h"
 #include "aotgrad/transforms/dce.h"
 
 namespace aotgrad {
@@ -39,6 +42,7 @@ bool may_copy(const Node& n) {
 }  // namespace
 
 GraphFacts::GraphFacts(const Graph& g) {
+  std::map<std::pair<const Node*, int64_t>, const Node*> getitems;
   for (const Node* n : g.nodes()) {
     position_[n] = position_.size();
     switch (n->kind()) {
@@ -61,14 +65,20 @@ GraphFacts::GraphFacts(const Graph& g) {
       }
       case NodeKind::GetItem: {
         // An element of a list of views (split) lives in the list's storage; an element of a
-        // multi-output op's fresh results is its own storage.
+        // multi-output op's fresh results is its own storage, and the same element taken twice is
+        // one tensor.
         const Node* in = n->getitem_input();
-        if (storage(in) != in) base_[n] = in;
+        auto [first, inserted] = getitems.emplace(std::make_pair(in, n->getitem_index()), n);
+        if (!inserted) same_tensor_[n] = first->second;
+        if (storage(in) != in)
+          base_[n] = in;
+        else if (!inserted)
+          base_[n] = first->second;
         break;
       }
       case NodeKind::Output:
         n->arg(0).for_each_node([&](const Node* leaf) {
-          output_leaves_.insert(leaf);
+          output_leaves_.insert(tensor(leaf));
           escaping_.insert(storage(leaf));
         });
         break;
@@ -100,9 +110,14 @@ bool GraphFacts::escapes(const Node* n) const {
   return storage_escapes(n) || any_getitem(n, [&](const Node* u) { return storage_escapes(u); });
 }
 
+const Node* GraphFacts::tensor(const Node* n) const {
+  auto it = same_tensor_.find(n);
+  return it == same_tensor_.end() ? n : it->second;
+}
+
 bool GraphFacts::is_output_leaf(const Node* n) const {
-  return output_leaves_.count(n) ||
-         any_getitem(n, [&](const Node* u) { return output_leaves_.count(u) > 0; });
+  return output_leaves_.count(tensor(n)) ||
+         any_getitem(n, [&](const Node* u) { return output_leaves_.count(tensor(u)) > 0; });
 }
 
 size_t GraphFacts::last_use(const Node* n) const {
@@ -144,7 +159,7 @@ void GraphFacts::replace(Graph& g, Node* node, Node* src) {
     base_[from] = to;
   }
   // getitems of `node` move to `src` with replace_all_uses_with; the leaf set is by node.
-  if (output_leaves_.erase(node)) output_leaves_.insert(src);
+  if (output_leaves_.erase(tensor(node))) output_leaves_.insert(tensor(src));
   g.replace_all_uses_with(node, src);
   g.erase(node);
 }
@@ -163,17 +178,21 @@ std::optional<double> literal_value(const Arg& a) {
 
 Node* identity_operand(const Node& n,
                        const std::function<std::optional<double>(const Arg&)>& value_of) {
-  if (n.kind() != NodeKind::Call) return nullptr;
+  if (n.kind() != NodeKind::Call || !n.meta().is_tensor()) return nullptr;
   std::string_view name = n.op()->name;
   auto is = [&](const char* base) {
     return name == std::string(base) + ".Tensor" || name == std::string(base) + ".Scalar";
   };
+  if (!is("aten::mul") && !is("aten::div") && !is("aten::add") && !is("aten::sub")) return nullptr;
+  auto node_of = [](const Arg& a) { return a.is_node() ? a.node : nullptr; };
   auto equals = [&](const Arg& a, double v) {
     std::optional<double> x = value_of(a);
     return x && *x == v;
   };
-  auto node_of = [](const Arg& a) { return a.is_node() ? a.node : nullptr; };
-  if (!is("aten::mul") && !is("aten::div") && !is("aten::add") && !is("aten::sub")) return nullptr;
+  // x + z is x for every x exactly when z is -0.0 (+0.0 turns x = -0.0 into +0.0); integers and
+  // bools have one zero.
+  bool floating = is_floating(n.meta().tensor.dtype);
+  auto adds_nothing = [&](double z) { return z == 0 && (!floating || std::signbit(z)); };
   const Arg& self = n.arg(0);
   const Arg& other = n.arg(1);
   if (is("aten::mul")) {
@@ -182,12 +201,18 @@ Node* identity_operand(const Node& n,
     return nullptr;
   }
   if (is("aten::div")) return equals(other, 1) ? node_of(self) : nullptr;
-  if (is("aten::add") || is("aten::sub")) {
-    std::optional<double> alpha = literal_value(n.arg(2));
-    if (!alpha || !std::isfinite(*alpha)) return nullptr;
-    if (equals(other, 0)) return node_of(self);
-    if (is("aten::add") && *alpha == 1 && equals(self, 0)) return node_of(other);
-  }
+  // add: self + alpha * other; sub: self + (-alpha) * other, negated as the Scalar it is (an int
+  // 0 negated is +0.0 once converted, a float 0.0 is -0.0), as ATen's sub calls add.
+  const Arg& alpha_arg = n.arg(2);
+  std::optional<double> alpha = literal_value(alpha_arg);
+  if (!alpha || !std::isfinite(*alpha)) return nullptr;
+  double scale = *alpha;
+  if (is("aten::sub"))
+    scale = alpha_arg.kind == Arg::Kind::Float ? -alpha_arg.f : static_cast<double>(-alpha_arg.i);
+  std::optional<double> b = value_of(other);
+  if (b && adds_nothing(scale * *b)) return node_of(self);
+  std::optional<double> a = value_of(self);
+  if (is("aten::add") && *alpha == 1 && a && adds_nothing(*a)) return node_of(other);
   return nullptr;
 }
 

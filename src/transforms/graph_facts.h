@@ -53,6 +53,8 @@ class GraphFacts {
 
  private:
   const Node* find(const Node* n) const;
+  /// The node that first took the same tensor: getitems of one tuple and index are one tensor.
+  const Node* tensor(const Node* n) const;
   bool storage_escapes(const Node* n) const;
   bool any_getitem(const Node* n, const std::function<bool(const Node*)>& f) const;
   size_t last_use(const Node* n) const;
@@ -61,19 +63,21 @@ class GraphFacts {
   std::unordered_set<const Node*> written_;            // storages
   std::unordered_set<const Node*> escaping_;           // storages
   std::unordered_set<const Node*> inputs_;             // storages
-  std::unordered_set<const Node*> output_leaves_;      // nodes
-  std::unordered_map<const Node*, size_t> position_;   // index in the graph
-  std::vector<size_t> input_writes_;                   // positions of calls writing an input
+  std::unordered_set<const Node*> output_leaves_;      // tensor() of each output leaf
+  std::unordered_map<const Node*, const Node*> same_tensor_;  // repeated getitem -> first one
+  std::unordered_map<const Node*, size_t> position_;          // index in the graph
+  std::vector<size_t> input_writes_;                          // positions of calls writing an input
 };
 
 /// The value of a constant scalar argument (a Python int, float or bool), if it is one.
 std::optional<double> literal_value(const Arg& a);
 
-/// For add/sub/mul/div (Tensor and Scalar overloads): the operand whose value the call returns
-/// when `value_of` says the other operand is 0 (x + 0, 0 + x with alpha 1, x - 0; alpha finite)
-/// or 1 (x * 1, 1 * x, x / 1); nullptr otherwise. dtype, shape and aliasing are the caller's to
-/// check (GraphFacts::can_replace). Note: x + 0 with x = -0.0 is +0.0 in IEEE arithmetic; as
-/// Inductor's remove_no_ops, the rewrite keeps x (values compare equal).
+/// For add/sub/mul/div (Tensor and Scalar overloads): the operand whose value the call returns,
+/// bit for bit, when `value_of` gives the other operand's value: x * 1, 1 * x, x / 1, and x + z,
+/// z + x (alpha 1), x - z (alpha finite) where the zero added (alpha * z, -alpha * z) is -0.0 or
+/// the result is not floating (x + 0.0 is +0.0 for x = -0.0, so x + 0 and x - (-0.0) on floating
+/// tensors are not x); nullptr otherwise. value_of keeps the sign of a zero. dtype, shape and
+/// aliasing are the caller's to check (GraphFacts::can_replace).
 Node* identity_operand(const Node& n,
                        const std::function<std::optional<double>(const Arg&)>& value_of);
 

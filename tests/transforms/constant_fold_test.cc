@@ -38,8 +38,8 @@ def forward(self, x: "f32[s0, 3]", y: "f32[3*s0]"):
   EXPECT_FALSE(r.changed);
 }
 
-// x * ones, ones * x, x / ones, x + zeros, zeros + x, x - zeros: the factories of 0 and 1 in all
-// their spellings, broadcast where the result keeps x's shape.
+// x * ones, ones * x, x / ones, x + (-0.0), (-0.0) + x, x - zeros: the factories of 0 and 1 in
+// all their spellings, broadcast where the result keeps x's shape.
 TEST(ConstantFold, UniformFactoriesFeedingPointwiseOps) {
   PassRun r = run_pass("constant_fold", R"(
 def forward(self, x: "f32[2, 4]"):
@@ -49,9 +49,9 @@ def forward(self, x: "f32[2, 4]"):
     mul_1 = torch.ops.aten.mul.Tensor(ones_like, mul)
     full = torch.ops.aten.full.default([], 1.0, dtype = torch.float32)
     div = torch.ops.aten.div.Tensor(mul_1, full)
-    zeros = torch.ops.aten.zeros.default([2, 1])
-    add = torch.ops.aten.add.Tensor(div, zeros, alpha = 3)
-    full_like = torch.ops.aten.full_like.default(x, 0)
+    full_1 = torch.ops.aten.full.default([2, 1], -0.0)
+    add = torch.ops.aten.add.Tensor(div, full_1, alpha = 3)
+    full_like = torch.ops.aten.full_like.default(x, -0.0)
     add_1 = torch.ops.aten.add.Tensor(full_like, add)
     scalar_tensor = torch.ops.aten.scalar_tensor.default(0.0)
     expand = torch.ops.aten.expand.default(scalar_tensor, [2, 4])
@@ -66,7 +66,8 @@ def forward(self, x: "f32[2, 4]"):
 }
 
 // Not folded: a value other than 0/1, a broadcast that grows x, a dtype the result promotes to,
-// zeros + x with alpha != 1, a factory some call writes.
+// zeros + x with alpha != 1, a factory some call writes, x + 0 on floats (-0.0 + 0 is +0.0),
+// including a -0.0 that went through an integer dtype.
 TEST(ConstantFold, KeepsWhatChangesTheResult) {
   PassRun r = run_pass("constant_fold", R"(
 def forward(self, x: "f32[4]", i: "i64[4]"):
@@ -83,7 +84,12 @@ def forward(self, x: "f32[4]", i: "i64[4]"):
     ones_3 = torch.ops.aten.ones.default([4])
     add_ = torch.ops.aten.add_.Tensor(ones_3, 1)
     mul_4 = torch.ops.aten.mul.Tensor(x, ones_3)
-    return (mul_1, mul_2, mul_3, add, mul_4)
+    zeros_1 = torch.ops.aten.zeros.default([4])
+    add_1 = torch.ops.aten.add.Tensor(x, zeros_1)
+    full_1 = torch.ops.aten.full.default([4], -0.0, dtype = torch.int64)
+    to_copy = torch.ops.aten._to_copy.default(full_1, dtype = torch.float32)
+    add_2 = torch.ops.aten.add.Tensor(x, to_copy)
+    return (mul_1, mul_2, mul_3, add, mul_4, add_1, add_2)
 )");
   EXPECT_FALSE(r.changed);
 }

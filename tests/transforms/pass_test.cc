@@ -55,7 +55,7 @@ const char* kProgram = R"(
 def forward(self, x: "f32[4, 3]", y: "f32[4, 3]"):
     mul_ = torch.ops.aten.mul_.Tensor(x, 1)
     ones = torch.ops.aten.ones.default([4, 3])
-    add = torch.ops.aten.add.Tensor(y, 0)
+    add = torch.ops.aten.add.Tensor(y, -0.0)
     mul = torch.ops.aten.mul.Tensor(add, ones)
     exp = torch.ops.aten.exp.default(mul)
     exp_1 = torch.ops.aten.exp.default(y)
@@ -84,7 +84,7 @@ def forward(self, x, y):
   EXPECT_EQ(s[0].pass, "functionalize");
   EXPECT_EQ(s[0].changes, 1);  // one mutation
   EXPECT_EQ(s[1].pass, "simplify");
-  // y + 0, the view to exp_1's own shape; x * 1 stays: its result is written back into x.
+  // y + -0.0, the view to exp_1's own shape; x * 1 stays: its result is written back into x.
   EXPECT_EQ(s[1].changes, 2);
   EXPECT_EQ(s[2].pass, "constant_fold");
   EXPECT_EQ(s[2].changes, 1);  // y * ones

@@ -15,8 +15,8 @@ def forward(self, x: "f32[4]"):
     mul_1 = torch.ops.aten.mul.Scalar(mul, 1.0)
     div = torch.ops.aten.div.Tensor(mul_1, 1)
     div_1 = torch.ops.aten.div.Scalar(div, 1.0)
-    add = torch.ops.aten.add.Tensor(div_1, 0, alpha = 5)
-    add_1 = torch.ops.aten.add.Scalar(add, 0.0)
+    add = torch.ops.aten.add.Tensor(div_1, -0.0, alpha = 5)
+    add_1 = torch.ops.aten.add.Scalar(add, -0.0)
     sub = torch.ops.aten.sub.Tensor(add_1, 0)
     sub_1 = torch.ops.aten.sub.Scalar(sub, 0)
     mul_2 = torch.ops.aten.mul.Tensor(sub_1, True)
@@ -29,6 +29,31 @@ def forward(self, x):
     return (relu,)
 )"));
   EXPECT_EQ(r.changes, 9);
+}
+
+// -0.0 + 0 is +0.0: on floating tensors x + 0, 0 + x, x - (-0.0), x - 0 with a negative alpha
+// and x - 0.0 with the int alpha 0 (ATen adds -alpha * other, and the int -0 is +0.0) are not x
+// (1 / x tells). Integers have one zero.
+TEST(Simplify, SignedZeros) {
+  PassRun r = run_pass("simplify", R"(
+def forward(self, x: "f32[4]", i: "i64[4]"):
+    add = torch.ops.aten.add.Tensor(x, 0)
+    add_1 = torch.ops.aten.add.Tensor(0.0, x)
+    sub = torch.ops.aten.sub.Tensor(x, -0.0)
+    sub_1 = torch.ops.aten.sub.Tensor(x, 0, alpha = -1)
+    add_2 = torch.ops.aten.add.Tensor(x, -0.0, alpha = -2)
+    sub_2 = torch.ops.aten.sub.Tensor(x, 0.0, alpha = 0)
+    add_3 = torch.ops.aten.add.Tensor(i, 0)
+    add_4 = torch.ops.aten.add.Tensor(0, i)
+    cat = torch.ops.aten.cat.default([add, add_1, sub, sub_1, add_2, sub_2])
+    cat_1 = torch.ops.aten.cat.default([add_3, add_4])
+    return (cat, cat_1)
+)");
+  EXPECT_EQ(r.changes, 2);
+  EXPECT_NE(r.text.find("cat_1 = torch.ops.aten.cat.default([i, i])"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("cat = torch.ops.aten.cat.default([add, add_1, sub, sub_1, add_2, sub_2])"),
+            std::string::npos)
+      << r.text;
 }
 
 // The users would see another dtype (x * 1.0 on an int tensor is a float tensor), or the value
@@ -164,6 +189,16 @@ def forward(self, x: "f32[4, 3]"):
     div = torch.ops.aten.div.Tensor(x, 1)
     unsqueeze = torch.ops.aten.unsqueeze.default(div, 0)
     return (view, mul, exp, clone, t_1, unsqueeze)
+)");
+  EXPECT_FALSE(r.changed);
+  // The same element of a tuple taken twice is one tensor: view(getitem) may not become it.
+  r = run_pass("simplify", R"(
+def forward(self, x: "f32[3, 4]"):
+    max_1 = torch.ops.aten.max.dim(x, 0, True)
+    getitem = max_1[0]
+    getitem_1 = max_1[0]
+    view = torch.ops.aten.view.default(getitem, [1, 4])
+    return (view, getitem_1)
 )");
   EXPECT_FALSE(r.changed);
   // A view that is an output may become another view of the same storage.

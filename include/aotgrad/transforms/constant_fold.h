@@ -15,9 +15,10 @@ namespace aotgrad {
 /// (2) As Inductor's constant_fold_uniform_value feeding remove_no_ops: a pointwise add/sub/mul/div
 /// whose other operand is a factory of a uniform 0 or 1 (zeros, ones, full, full_like, new_full,
 /// scalar_tensor, fill.Scalar, and views, clones and copies of those) becomes its tensor operand:
-/// x * ones, ones * x, x / ones, x + zeros, zeros + x (alpha 1), x - zeros (alpha finite). Only
-/// when the result's dtype, device, sizes, strides and offset are x's and no aliasing changes
-/// (Note [Replacing a value by another]); x + 0 keeps a -0.0 that eager would make +0.0.
+/// x * ones, ones * x, x / ones, x - zeros (alpha > 0), and x + zeros only where no -0.0 can turn
+/// into +0.0 (an integer or bool result, or a -0.0 fill; see identity_operand). Only when the
+/// result's dtype, device, sizes, strides and offset are x's and no aliasing changes (Note
+/// [Replacing a value by another]): the values users see are the same, bit for bit.
 /// changes(): values folded. Unused factories stay: run dce after it.
 class ConstantFolding : public Pass {
  public:
