@@ -139,11 +139,30 @@ std::vector<bool> sink_side_after_max_flow(int num_vertices, const std::vector<F
 JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info,
                                       const MinCutOptions& options) {
   JointNodeClasses c;
+  c.index.reserve(joint.size());
+  c.nodes.reserve(joint.size());
   for (Node* n : joint.nodes()) {
     c.index.emplace(n, c.nodes.size());
     c.nodes.push_back(n);
   }
   const size_t n_nodes = c.nodes.size();
+  // Edges by position: arguments first (one map lookup per use), users as their reverse.
+  c.arg_begin.assign(n_nodes + 1, 0);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    for (const Arg& a : c.nodes[i]->args())
+      a.for_each_node([&](Node* m) { c.arg_index.push_back(static_cast<uint32_t>(c.at(m))); });
+    c.arg_begin[i + 1] = static_cast<uint32_t>(c.arg_index.size());
+  }
+  c.user_begin.assign(n_nodes + 1, 0);
+  for (uint32_t a : c.arg_index) ++c.user_begin[a + 1];
+  for (size_t i = 0; i < n_nodes; ++i) c.user_begin[i + 1] += c.user_begin[i];
+  c.user_index.resize(c.arg_index.size());
+  {
+    std::vector<uint32_t> fill(c.user_begin.begin(), c.user_begin.end() - 1);
+    for (size_t i = 0; i < n_nodes; ++i)
+      for (uint32_t a : c.args_of(i)) c.user_index[fill[a]++] = static_cast<uint32_t>(i);
+  }
+
   std::vector<Node*> phs = joint.placeholders();
   AOTGRAD_CHECK(phs.size() == info.num_primals + info.num_tangents,
                 "min-cut partition: the joint graph has ", phs.size(), " placeholders, expected ",
@@ -157,6 +176,7 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
   AOTGRAD_CHECK(outs.size() >= info.num_forward_outputs,
                 "min-cut partition: the joint graph returns ", outs.size(),
                 " values, fewer than its ", info.num_forward_outputs, " forward outputs");
+  auto is_output = [&](size_t i) { return c.nodes[i]->kind() == NodeKind::Output; };
 
   c.tangents_closure.assign(n_nodes, false);
   c.required_bw.assign(n_nodes, false);
@@ -169,8 +189,8 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
   for (const Node* t : c.tangents) c.tangents_closure[c.at(t)] = true;
   for (size_t i = 0; i < n_nodes; ++i) {
     if (!c.tangents_closure[i]) continue;
-    for (const Node* u : c.nodes[i]->users())
-      if (u->kind() != NodeKind::Output) c.tangents_closure[c.at(u)] = true;
+    for (uint32_t u : c.users_of(i))
+      if (!is_output(u)) c.tangents_closure[u] = true;
   }
   c.required_bw = c.tangents_closure;
   for (size_t k = info.num_forward_outputs; k < outs.size(); ++k)
@@ -181,11 +201,10 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
   std::vector<bool> from_primals(n_nodes, false);
   for (const Node* p : c.primals) from_primals[c.at(p)] = true;
   for (size_t i = 0; i < n_nodes; ++i) {
-    const Node* n = c.nodes[i];
-    if (n->kind() != NodeKind::Call && n->kind() != NodeKind::GetItem) continue;
+    NodeKind k = c.nodes[i]->kind();
+    if (k != NodeKind::Call && k != NodeKind::GetItem) continue;
     bool ok = true;
-    for (const Arg& a : n->args())
-      a.for_each_node([&](Node* m) { ok = ok && from_primals[c.at(m)]; });
+    for (uint32_t a : c.args_of(i)) ok = ok && from_primals[a];
     from_primals[i] = ok;
   }
   for (size_t k = 0; k < info.num_forward_outputs; ++k)
@@ -199,14 +218,12 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
       c.required_fw[i] = true;
   for (size_t i = n_nodes; i-- > 0;) {
     if (!c.required_fw[i]) continue;
-    for (const Arg& a : c.nodes[i]->args())
-      a.for_each_node([&](Node* m) { c.required_fw[c.at(m)] = true; });
+    for (uint32_t a : c.args_of(i)) c.required_fw[a] = true;
   }
   for (const Node* p : c.primals) c.required_fw[c.at(p)] = true;
 
   for (size_t i = 0; i < n_nodes; ++i)
-    c.unclaimed[i] =
-        !c.required_fw[i] && !c.required_bw[i] && c.nodes[i]->kind() != NodeKind::Output;
+    c.unclaimed[i] = !c.required_fw[i] && !c.required_bw[i] && !is_output(i);
   for (size_t k = 0; k < c.primals.size() && k < options.static_lifetime_inputs.size(); ++k)
     c.static_lifetime[c.at(c.primals[k])] = options.static_lifetime_inputs[k];
 
@@ -214,14 +231,13 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
   for (size_t i = 0; i < n_nodes; ++i)
     if (c.required_fw[i]) c.fw_order[i] = order++;
   for (size_t i = n_nodes; i-- > 0;) {
-    const Node* n = c.nodes[i];
-    if (n->kind() == NodeKind::Output) {
+    if (is_output(i)) {
       c.dist_from_bw[i] = kDistInf;
     } else if (!c.required_fw[i]) {
       c.dist_from_bw[i] = 0;
     } else {
       int64_t d = kDistInf;
-      for (const Node* u : n->users()) d = std::min(d, c.dist_from_bw[c.at(u)] + 1);
+      for (uint32_t u : c.users_of(i)) d = std::min(d, c.dist_from_bw[u] + 1);
       c.dist_from_bw[i] = d;
     }
   }
@@ -235,45 +251,80 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
                              const OpClasses& ops) {
   const size_t n_nodes = c.nodes.size();
   auto node = [&](size_t i) -> const Node& { return *c.nodes[i]; };
-  auto is_cat = [&](const Node& n) { return OpClasses::packet(n) == "aten::cat"; };
-  // Memory fusion into a cat is possible, but a cat is not a producer of a fusion.
-  auto is_fusible = [&](const Node& a, const Node& b) {
-    return is_cat(b) || (ops.is_fusible(a) && ops.is_fusible(b));
+  // Each node's op classes, looked up once per op.
+  enum : uint8_t {
+    kFusible = 1,
+    kView = 2,
+    kRandom = 4,
+    kRecomputable = 8,
+    kIntensive = 16,
+    kCat = 32
   };
-  auto must_recompute = [&](const Node& n) {
-    if (!tagged_recompute(n)) return false;
-    return options.recompute_random_ops || !ops.is_random(n);
+  std::vector<uint8_t> cls(n_nodes, 0);
+  {
+    std::unordered_map<const OpDef*, uint8_t> by_op;
+    for (size_t i = 0; i < n_nodes; ++i) {
+      const Node& n = node(i);
+      if (n.kind() == NodeKind::GetItem) {
+        cls[i] = kFusible | kRecomputable;
+        continue;
+      }
+      if (n.kind() != NodeKind::Call) continue;
+      auto [it, fresh] = by_op.emplace(n.op(), 0);
+      if (fresh)
+        it->second = (ops.is_fusible(n) ? kFusible : 0) | (ops.is_view(n) ? kView : 0) |
+                     (ops.is_random(n) ? kRandom : 0) |
+                     (ops.is_recomputable(n) ? kRecomputable : 0) |
+                     (ops.is_compute_intensive(n) ? kIntensive : 0) |
+                     (OpClasses::packet(n) == "aten::cat" ? kCat : 0);
+      cls[i] = it->second;
+    }
+  }
+  auto has = [&](size_t i, uint8_t f) { return (cls[i] & f) != 0; };
+  // Memory fusion into a cat is possible, but a cat is not a producer of a fusion.
+  auto is_fusible = [&](size_t a, size_t b) {
+    return has(b, kCat) || (has(a, kFusible) && has(b, kFusible));
+  };
+  auto must_recompute = [&](size_t i) {
+    if (!tagged_recompute(node(i))) return false;
+    return options.recompute_random_ops || !has(i, kRandom);
   };
 
+  std::vector<uint32_t> stack;
+  std::vector<uint32_t> seen(n_nodes, 0);
+  uint32_t epoch = 0;
   auto is_materialized_backwards = [&](size_t i) {
-    if (ops.is_view(node(i))) return false;
-    std::vector<size_t> stack{i};
-    std::unordered_set<size_t> seen{i};
+    if (has(i, kView)) return false;
+    ++epoch;
+    stack.assign(1, static_cast<uint32_t>(i));
+    seen[i] = epoch;
     while (!stack.empty()) {
-      size_t cur = stack.back();
+      uint32_t cur = stack.back();
       stack.pop_back();
-      for (const Node* u : node(cur).users()) {
-        size_t ui = c.at(u);
-        if (!c.required_fw[ui] && !is_fusible(node(cur), *u)) return true;
-        if (ops.is_view(*u) && seen.insert(ui).second) stack.push_back(ui);
+      for (uint32_t u : c.users_of(cur)) {
+        if (!c.required_fw[u] && !is_fusible(cur, u)) return true;
+        if (has(u, kView) && seen[u] != epoch) {
+          seen[u] = epoch;
+          stack.push_back(u);
+        }
       }
     }
     return false;
   };
 
-  auto should_ban = [&](size_t i) -> std::optional<std::string> {
+  auto should_ban = [&](size_t i) -> const char* {
     const Node& n = node(i);
-    if (n.kind() != NodeKind::Call) return std::nullopt;
+    if (n.kind() != NodeKind::Call) return nullptr;
     if (n.info().recompute == RecomputePolicy::MustSave) return "marked MUST_SAVE";
     // A random op draws new numbers when recomputed (PyTorch bans it as "not in recomputable
     // allowlist"; the more specific reason comes first here, for the same nodes).
-    if (ops.is_random(n) && !must_recompute(n)) return "random op";
-    if (options.recompute_views && ops.is_view(n)) return std::nullopt;
+    if (has(i, kRandom) && !must_recompute(i)) return "random op";
+    if (options.recompute_views && has(i, kView)) return nullptr;
     std::string_view p = OpClasses::packet(n);
-    if (p == "aten::lift_fresh_copy" || p == "aten::lift_fresh") return std::nullopt;
+    if (p == "aten::lift_fresh_copy" || p == "aten::lift_fresh") return nullptr;
     if (options.ban_if_not_in_allowlist) {
-      if (!ops.is_recomputable(n)) return "not in recomputable allowlist";
-    } else if (ops.is_compute_intensive(n)) {
+      if (!has(i, kRecomputable)) return "not in recomputable allowlist";
+    } else if (has(i, kIntensive)) {
       return "compute intensive op";
     }
     if (options.ban_if_materialized_backward && is_materialized_backwards(i))
@@ -286,14 +337,13 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
         if (a.is_node()) inputs += size_of(a.node->meta());
       if (size_of(n.meta()) * 4 < inputs) return "reduction op";
     }
-    return std::nullopt;
+    return nullptr;
   };
 
   auto is_materialized = [&](size_t i) {
-    const Node& n = node(i);
-    if (n.kind() == NodeKind::Placeholder) return true;
-    for (const Node* u : n.users())
-      if (!is_fusible(n, *u)) return true;
+    if (node(i).kind() == NodeKind::Placeholder) return true;
+    for (uint32_t u : c.users_of(i))
+      if (!is_fusible(i, u)) return true;
     return false;
   };
 
@@ -304,7 +354,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     if (is_sym(m)) return m.kind == ValueMeta::Kind::SymFloat ? 4 : 1;
     if (!m.is_tensor()) return -1;  // a tuple or nothing: cannot be saved as one value
     if (options.treat_parameters_as_free_to_save && c.static_lifetime[i]) return 0;
-    if (options.recompute_views && ops.is_view(n)) return -1;
+    if (options.recompute_views && has(i, kView)) return -1;
     double scaled = static_cast<double>(size_of(m)) *
                     std::pow(1.1, static_cast<double>(std::max<int64_t>(
                                       std::min<int64_t>(c.dist_from_bw[i], 100), 1)));
@@ -321,13 +371,14 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   std::vector<int64_t> weight(n_nodes, 0);
   std::vector<bool> has_weight_edge(n_nodes, false);
   std::vector<bool> banned(n_nodes, false);
-  std::vector<std::string> ban_reason(n_nodes);
+  std::vector<const char*> ban_reason(n_nodes, nullptr);
+  edges.reserve(4 * n_nodes);
 
-  auto ban = [&](size_t i, const std::string& reason) {
+  auto ban = [&](size_t i, const char* reason) {
     const Node& n = node(i);
-    if (ops.is_view(n)) return false;
-    if (dont_ban.count(&n)) return false;
-    if (must_recompute(n)) return false;
+    if (has(i, kView)) return false;
+    if (!dont_ban.empty() && dont_ban.count(&n)) return false;
+    if (must_recompute(i)) return false;
     if (n.meta().kind == ValueMeta::Kind::SymFloat) return false;
     if (banned[i]) return true;
     banned[i] = true;
@@ -346,20 +397,20 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
       }
       edges.push_back({out_v(i), kSink, kInf});  // a gradient output: must be available
     }
-    if (must_recompute(n)) {
+    if (must_recompute(i)) {
       edges.push_back({in_v(i), kSink, kInf});  // recomputed, as the checkpoint policy says
       continue;
     }
     bool primal = n.kind() == NodeKind::Placeholder && !c.tangents_closure[i];
     if (primal) ban(i, "primal input");
     if (c.required_fw[i])
-      if (auto reason = should_ban(i)) ban(i, *reason);
+      if (const char* reason = should_ban(i)) ban(i, reason);
     int64_t w = node_weight(i);
     weight[i] = w;
     has_weight_edge[i] = true;
     edges.push_back({in_v(i), out_v(i), w < 0 ? kInf : w});
-    for (const Node* u : n.users())
-      if (u->kind() != NodeKind::Output) edges.push_back({out_v(i), in_v(c.at(u)), kInf});
+    for (uint32_t u : c.users_of(i))
+      if (node(u).kind() != NodeKind::Output) edges.push_back({out_v(i), in_v(u), kInf});
   }
 
   // Forward nodes in fw_order, for the two fusion heuristics.
@@ -372,39 +423,49 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     // use would not fuse with the near ones, so it is not recomputed.
     // (fw_order, node, reached through a fusible edge); at a tie the non-fusible entry comes first.
     using Entry = std::tuple<int64_t, size_t, bool>;
+    // Entries pushed in the current search, per node: bit 0 through a fusible edge, bit 1 not.
+    std::vector<uint32_t> pushed_epoch(n_nodes, 0);
+    std::vector<uint8_t> pushed_bits(n_nodes, 0);
+    uint32_t search = 0;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
     auto first_unfusible = [&](const std::vector<size_t>& starts, int64_t max_range) {
-      std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
-      std::unordered_set<uint64_t> pushed;
+      heap = {};
+      ++search;
       auto push = [&](size_t i, bool fusible) {
-        if (pushed.insert((static_cast<uint64_t>(i) << 1) | (fusible ? 1 : 0)).second)
-          heap.push({c.fw_order[i], i, fusible});
+        uint8_t bit = fusible ? 1 : 2;
+        if (pushed_epoch[i] != search) {
+          pushed_epoch[i] = search;
+          pushed_bits[i] = 0;
+        }
+        if (pushed_bits[i] & bit) return;
+        pushed_bits[i] |= bit;
+        heap.push({c.fw_order[i], i, fusible});
       };
       for (size_t s : starts) push(s, true);
       while (!heap.empty()) {
         auto [ord, i, fusible] = heap.top();
         heap.pop();
         if (!fusible) return ord;
-        for (const Node* u : node(i).users()) {
-          size_t ui = c.at(u);
-          if (!c.required_fw[ui] || c.fw_order[ui] > max_range) continue;
-          push(ui, is_fusible(node(i), *u));
+        for (uint32_t u : c.users_of(i)) {
+          if (!c.required_fw[u] || c.fw_order[u] > max_range) continue;
+          push(u, is_fusible(i, u));
         }
       }
       return max_range;
     };
+    std::vector<size_t> fw_users;
     for (size_t used : fw_nodes) {
-      std::vector<size_t> fw_users;
+      fw_users.clear();
       int64_t max_order = -1;
-      for (const Node* u : node(used).users()) {
-        size_t ui = c.at(u);
-        if (!c.required_fw[ui]) continue;
-        fw_users.push_back(ui);
-        max_order = std::max(max_order, c.fw_order[ui]);
+      for (uint32_t u : c.users_of(used)) {
+        if (!c.required_fw[u]) continue;
+        fw_users.push_back(u);
+        max_order = std::max(max_order, c.fw_order[u]);
       }
       if (fw_users.empty()) continue;
       int64_t first = first_unfusible(fw_users, max_order);
       for (size_t ui : fw_users)
-        if (c.fw_order[ui] > first && is_fusible(node(used), node(ui)) && !banned[ui])
+        if (c.fw_order[ui] > first && is_fusible(used, ui) && !banned[ui])
           ban(ui, "used far apart");
     }
   }
@@ -426,11 +487,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
           ban(cur, "long fusible chain");
           break;
         }
-        for (const Node* u : node(cur).users()) {
-          size_t ui = c.at(u);
-          if (c.required_fw[ui] && is_fusible(node(cur), *u) && !banned[ui])
-            heap.push({c.fw_order[ui], ui});
-        }
+        for (uint32_t u : c.users_of(cur))
+          if (c.required_fw[u] && is_fusible(cur, u) && !banned[u]) heap.push({c.fw_order[u], u});
       }
     }
   }
@@ -462,7 +520,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
           std::string what = "'" + n.name() + "'";
           size_t i = c.at(&n);
           if (banned[i])
-            what += " (cannot recompute: " + ban_reason[i] + ")";
+            what += std::string(" (cannot recompute: ") + ban_reason[i] + ")";
           else if (has_weight_edge[i] && weight[i] < 0)
             what += " (cannot save: " + n.meta().describe() + ")";
           path.push_back(what);
@@ -522,19 +580,15 @@ Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses
   std::vector<bool> bw_input(n_nodes, false), needed_bw(n_nodes, false);
   for (const Node* s : saved) bw_input[c.at(s)] = true;
   for (const Node* t : c.tangents) bw_input[c.at(t)] = true;
-  for (const Arg& g : grads) g.for_each_node([&](Node* m) { needed_bw[c.at(m)] = true; });
   std::vector<bool> used_saved(n_nodes, false);
-  for (const Arg& g : grads) g.for_each_node([&](Node* m) { used_saved[c.at(m)] = true; });
+  for (const Arg& g : grads)
+    g.for_each_node([&](Node* m) { needed_bw[c.at(m)] = used_saved[c.at(m)] = true; });
   for (size_t i = n_nodes; i-- > 0;) {
     if (!needed_bw[i] || bw_input[i]) continue;
     const Node* n = c.nodes[i];
     AOTGRAD_CHECK(n->kind() != NodeKind::Placeholder, "min-cut partition: the backward needs ",
                   n->describe(), ", which is neither saved nor a tangent");
-    for (const Arg& a : n->args())
-      a.for_each_node([&](Node* m) {
-        needed_bw[c.at(m)] = true;
-        used_saved[c.at(m)] = true;
-      });
+    for (uint32_t a : c.args_of(i)) needed_bw[a] = used_saved[a] = true;
   }
   std::vector<const Node*> kept;
   for (const Node* s : saved)
@@ -550,7 +604,7 @@ Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses
     AOTGRAD_CHECK(n->kind() != NodeKind::Placeholder || i < c.primals.size(),
                   "min-cut partition: the forward needs ", n->describe(),
                   ", which is not a primal");
-    for (const Arg& a : n->args()) a.for_each_node([&](Node* m) { needed_fw[c.at(m)] = true; });
+    for (uint32_t a : c.args_of(i)) needed_fw[a] = true;
   }
   std::vector<const Node*> fw_nodes;
   for (size_t i = 0; i < n_nodes; ++i)
@@ -566,10 +620,8 @@ Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses
   for (const Node* t : c.tangents) is_tangent[c.at(t)] = true;
   size_t first = bw_nodes.size();
   for (size_t k = 0; k < bw_nodes.size() && first == bw_nodes.size(); ++k)
-    for (const Arg& a : c.nodes[bw_nodes[k]]->args())
-      a.for_each_node([&](Node* m) {
-        if (is_tangent[c.at(m)]) first = std::min(first, k);
-      });
+    for (uint32_t a : c.args_of(bw_nodes[k]))
+      if (is_tangent[a]) first = std::min(first, k);
   std::vector<const Node*> bw_order;
   if (first == bw_nodes.size()) {
     for (size_t i : bw_nodes) bw_order.push_back(c.nodes[i]);
@@ -583,14 +635,11 @@ Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses
         size_t i = stack.back();
         stack.pop_back();
         group.push_back(i);
-        for (const Arg& a : c.nodes[i]->args())
-          a.for_each_node([&](Node* m) {
-            size_t mi = c.at(m);
-            if (!placed[mi]) {
-              placed[mi] = true;
-              stack.push_back(mi);
-            }
-          });
+        for (uint32_t a : c.args_of(i))
+          if (!placed[a]) {
+            placed[a] = true;
+            stack.push_back(a);
+          }
       }
       std::sort(group.begin(), group.end());
       for (size_t i : group) bw_order.push_back(c.nodes[i]);

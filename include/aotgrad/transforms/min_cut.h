@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -60,8 +61,18 @@ struct JointNodeClasses {
   std::vector<int64_t> dist_from_bw;
   std::vector<int64_t> fw_order;  // rank among the required_fw nodes, -1 for the others
   size_t num_forward_outputs = 0;
+  /// The graph's edges by position, as offsets into flat arrays: node i's node arguments (once per
+  /// use, lists flattened) are arg_index[arg_begin[i] .. arg_begin[i + 1]), its users (once per
+  /// use, the output included) user_index[user_begin[i] .. user_begin[i + 1]).
+  std::vector<uint32_t> arg_begin, arg_index, user_begin, user_index;
 
   size_t at(const Node* n) const { return index.at(n); }
+  std::span<const uint32_t> args_of(size_t i) const {
+    return {arg_index.data() + arg_begin[i], arg_begin[i + 1] - arg_begin[i]};
+  }
+  std::span<const uint32_t> users_of(size_t i) const {
+    return {user_index.data() + user_begin[i], user_begin[i + 1] - user_begin[i]};
+  }
 };
 
 /// Classifies the nodes of `joint` (the graph of `info`, or a CSE'd copy of it with the same
