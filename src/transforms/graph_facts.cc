@@ -121,9 +121,14 @@ bool GraphFacts::is_output_leaf(const Node* n) const {
 }
 
 size_t GraphFacts::last_use(const Node* n) const {
+  // Uses of n's views and getitems read n's storage too.
   size_t last = 0;
-  for (const Node* u : n->users())
-    last = std::max(last, u->kind() == NodeKind::GetItem ? last_use(u) : position_.at(u));
+  for (const Node* u : n->users()) {
+    last = std::max(last, position_.at(u));
+    auto b = base_.find(u);
+    if (u->kind() == NodeKind::GetItem || (b != base_.end() && b->second == n))
+      last = std::max(last, last_use(u));
+  }
   return last;
 }
 

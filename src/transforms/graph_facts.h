@@ -40,7 +40,8 @@ class GraphFacts {
   bool is_output_leaf(const Node* n) const;
   /// Whether `n` lives in a placeholder's storage.
   bool is_input(const Node* n) const;
-  /// Whether a call writes an input's storage after `n` and before one of n's uses.
+  /// Whether a call writes an input's storage after `n` and before one of the uses of n or of
+  /// its views.
   bool input_written_before_use(const Node* n) const;
 
   /// Whether every use of `node` may use `src` instead (see the Note above).

@@ -225,6 +225,16 @@ def forward(self, x: "f32[4]", y: "f32[4]"):
     return (add,)
 )");
   EXPECT_FALSE(r.changed);
+  // Nor through a view of it.
+  r = run_pass("simplify", R"(
+def forward(self, x: "f32[2, 3]", y: "f32[2, 3]"):
+    mul = torch.ops.aten.mul.Tensor(x, 1)
+    t = torch.ops.aten.t.default(mul)
+    add_ = torch.ops.aten.add_.Tensor(y, 1)
+    clone = torch.ops.aten.clone.default(t)
+    return (clone,)
+)");
+  EXPECT_FALSE(r.changed);
   // A write before the value is computed changes nothing.
   r = run_pass("simplify", R"(
 def forward(self, x: "f32[4]", y: "f32[4]"):
