@@ -6,7 +6,6 @@
 #include <deque>
 #include <functional>
 #include <limits>
-#include <optional>
 #include <queue>
 #include <sstream>
 #include <tuple>
