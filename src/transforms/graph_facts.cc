@@ -96,7 +96,10 @@ const Node* GraphFacts::find(const Node* n) const {
 }
 
 const Node* GraphFacts::storage(const Node* n) const { return find(n); }
-bool GraphFacts::written(const Node* n) const { return written_.count(storage(n)) > 0; }
+bool GraphFacts::written(const Node* n) const {
+  return written_.count(storage(n)) > 0 ||
+         any_getitem(n, [&](const Node* u) { return written_.count(storage(u)) > 0; });
+}
 bool GraphFacts::is_input(const Node* n) const { return inputs_.count(storage(n)) > 0; }
 bool GraphFacts::storage_escapes(const Node* n) const { return escaping_.count(storage(n)) > 0; }
 

@@ -32,7 +32,8 @@ class GraphFacts {
 
   /// The node that owns the storage `n`'s value lives in.
   const Node* storage(const Node* n) const;
-  /// Whether a call of the graph writes the storage of `n` (declared or undeclared mutation).
+  /// Whether a call of the graph writes the storage of `n` or of one of its getitems (declared or
+  /// undeclared mutation).
   bool written(const Node* n) const;
   /// Whether the storage of `n` (or of one of its getitems) reaches the graph's output.
   bool escapes(const Node* n) const;

@@ -90,6 +90,21 @@ def forward(self, x: "f32[4]"):
   EXPECT_FALSE(r.changed);
 }
 
+// Nor multi-output calls one of whose results is written: merged, the write would reach both.
+TEST(Cse, DoesNotMergeTuplesWithWrittenElements) {
+  PassRun r = run_pass("cse", R"(
+def forward(self, x: "f32[4, 3]"):
+    max_1 = torch.ops.aten.max.dim(x, 1)
+    getitem = max_1[0]
+    max_2 = torch.ops.aten.max.dim(x, 1)
+    getitem_1 = max_2[0]
+    add_ = torch.ops.aten.add_.Tensor(getitem_1, 1)
+    neg = torch.ops.aten.neg.default(getitem)
+    return (neg, getitem_1)
+)");
+  EXPECT_FALSE(r.changed);
+}
+
 // Two outputs computed alike are two tensors to the caller: merging them would make one.
 TEST(Cse, KeepsOutputsDistinct) {
   PassRun r = run_pass("cse", R"(
