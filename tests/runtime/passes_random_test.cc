@@ -337,8 +337,9 @@ class GraphGenerator {
         break;
       case 12:
         if (d == 0) return false;
-        n = call("slice.Tensor",
-                 {Arg(x), Arg::of_int(0), Arg::of_int(rng_.between(0, 1)), Arg::of_int(s[0])});
+        // Never empty: 1.13's native_dropout returns an empty input itself (an alias).
+        n = call("slice.Tensor", {Arg(x), Arg::of_int(0), Arg::of_int(rng_.between(0, s[0] - 1)),
+                                  Arg::of_int(s[0])});
         break;
       default:
         n = call("alias", {Arg(x)});
