@@ -15,12 +15,14 @@ namespace {
 // Splits --passes at commas; items after a `decomp:` item that are not pass names continue its
 // decomposition spec ("decomp:full,-aten::native_layer_norm,cse" is two passes).
 std::vector<std::string> split_passes(const std::string& list) {
-  std::set<std::string> names;  // "functionalize", "dce", ...
-  {
-    std::stringstream k(known_pass_names());
-    std::string n;
-    while (std::getline(k, n, ',')) names.insert(n.substr(n.find_first_not_of(' ')));
-  }
+  auto is_pass = [](const std::string& name) {  // a name make_pass accepts (aliases included)
+    try {
+      make_pass(name);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
   std::vector<std::string> items, out;
   std::stringstream in(list);
   std::string item;
@@ -28,7 +30,7 @@ std::vector<std::string> split_passes(const std::string& list) {
   if (!list.empty() && list.back() == ',') items.push_back("");
   for (const std::string& it : items) {
     bool continues_decomp = !out.empty() && out.back().rfind("decomp:", 0) == 0 && !it.empty() &&
-                            it.rfind("decomp:", 0) != 0 && !names.count(it);
+                            it.rfind("decomp:", 0) != 0 && !is_pass(it);
     if (continues_decomp) out.back() += "," + it;
     else out.push_back(it);
   }

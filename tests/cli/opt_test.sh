@@ -33,6 +33,10 @@ check [ $? -eq 0 ]
 check [ $? -eq 0 ]
 check grep -q "layer_norm: .* = torch.ops.aten.layer_norm.default" "$tmp/out2.fx"
 check grep -q "^# after cse" "$tmp/all"
+# A pass name after a decomp: item is a pass, aliases included (fold = constant_fold).
+"$bin" opt "$tmp/g.fx" --passes=decomp:core,fold,dce --stats >/dev/null 2>"$tmp/stats2"
+check [ $? -eq 0 ]
+check grep -q "^constant_fold\|^fold" "$tmp/stats2"
 # Bad lists are usage errors naming the pass.
 "$bin" opt "$tmp/g.fx" --passes=cse,nosuch 2>"$tmp/err"
 check [ $? -eq 2 ]
