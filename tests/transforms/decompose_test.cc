@@ -17,15 +17,11 @@ namespace aotgrad {
 namespace {
 
 // The body of the printed graph (no header, annotations or indentation).
-std::string decomposed(const std::string& text, int* count = nullptr) {
-  auto g = parse_graph(text, aten_ops());
-  int n = decompose(*g, DecompositionTable::composite_implicit());
-  if (count) *count = n;
-  verify(*g);
+std::string body(const Graph& g) {
   PrintOptions p;
   p.class_header = false;
   p.annotations = false;
-  std::istringstream in(print_graph(*g, p));
+  std::istringstream in(print_graph(g, p));
   std::string line, out;
   while (std::getline(in, line)) {
     size_t a = line.find_first_not_of(' ');
@@ -33,6 +29,19 @@ std::string decomposed(const std::string& text, int* count = nullptr) {
     out += line.substr(a) + "\n";
   }
   return out;
+}
+
+// The body of `text` decomposed with `table`; `count` gets the number of calls replaced.
+std::string decomposed_with(const std::string& text, const DecompositionTable& table, int* count = nullptr) {
+  auto g = parse_graph(text, aten_ops());
+  int n = decompose(*g, table);
+  if (count) *count = n;
+  verify(*g);
+  return body(*g);
+}
+
+std::string decomposed(const std::string& text, int* count = nullptr) {
+  return decomposed_with(text, DecompositionTable::composite_implicit(), count);
 }
 
 TEST(Decompose, Linear2dIsAddmm) {
@@ -178,23 +187,6 @@ TEST(DecompositionSpec, BadItemsAreErrorsNamingThem) {
 }
 
 
-// The body of `text` decomposed with `table` (as `decomposed` prints it).
-std::string decomposed_with(const std::string& text, const DecompositionTable& table) {
-  auto g = parse_graph(text, aten_ops());
-  decompose(*g, table);
-  verify(*g);
-  PrintOptions p;
-  p.class_header = false;
-  p.annotations = false;
-  std::istringstream in(print_graph(*g, p));
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t a = line.find_first_not_of(' ');
-    if (a == std::string::npos || line.compare(a, 4, "def ") == 0) continue;
-    out += line.substr(a) + "\n";
-  }
-  return out;
-}
 
 constexpr const char* kNativeLayerNorm = R"(
 def forward(self, x: "f32[4, 8]", w: "f32[8]", b: "f32[8]"):
