@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "aotgrad/ir/node_map.h"
+
 namespace aotgrad {
 
 // ---------------------------------------------------------------------------------------------
@@ -424,15 +426,15 @@ Node* Graph::find(std::string_view name) const {
   return it == names_.end() ? nullptr : it->second;
 }
 
-Node* Graph::new_node(NodeKind kind, const std::string& name) {
+Node* Graph::new_node(NodeKind kind, std::string name) {
   AOTGRAD_CHECK(!name.empty(), "node name must not be empty");
-  auto it = names_.find(name);
-  AOTGRAD_CHECK(it == names_.end() || it->second == nullptr, "name '", name, "' is defined twice");
+  auto [it, inserted] = names_.try_emplace(name, nullptr);
+  AOTGRAD_CHECK(inserted || it->second == nullptr, "name '", name, "' is defined twice");
   Node* n = new Node();
   n->kind_ = kind;
-  n->name_ = name;
+  n->name_ = std::move(name);
   n->graph_ = this;
-  names_[name] = n;
+  it->second = n;
   ++size_;
   return n;
 }
@@ -450,14 +452,22 @@ void Graph::link_before(Node* n, Node* before) {
   if (before->prev_) before->prev_->next_ = n;
   else head_ = n;
   before->prev_ = n;
+  // Anything but a placeholder put among the leading placeholders ends their run there.
+  if (n->kind_ != NodeKind::Placeholder && before->kind_ == NodeKind::Placeholder)
+    last_placeholder_ = find_last_placeholder();
+}
+
+Node* Graph::find_last_placeholder() const {
+  Node* last = nullptr;
+  for (Node* n = head_; n && n->kind_ == NodeKind::Placeholder; n = n->next_) last = n;
+  return last;
 }
 
 Node* Graph::add_placeholder(const std::string& name, ValueMeta meta) {
   Node* n = new_node(NodeKind::Placeholder, name);
   n->meta_ = std::move(meta);
-  Node* before = head_;
-  while (before && before->kind_ == NodeKind::Placeholder) before = before->next_;
-  link_before(n, before);
+  link_before(n, last_placeholder_ ? last_placeholder_->next_ : head_);
+  last_placeholder_ = n;
   return n;
 }
 
@@ -512,10 +522,15 @@ void Graph::erase(Node* n) {
   AOTGRAD_CHECK(n->users_.empty(), "cannot erase ", n->describe(), ": it still has ",
                 n->users_.size(), " users");
   n->drop_uses();
+  // Removing what separates the leading placeholders from later ones joins the two runs.
+  bool joins_placeholders =
+      n->kind_ != NodeKind::Placeholder && n->next_ && n->next_->kind_ == NodeKind::Placeholder;
+  if (n == last_placeholder_) last_placeholder_ = n->prev_;
   if (n->prev_) n->prev_->next_ = n->next_;
   else head_ = n->next_;
   if (n->next_) n->next_->prev_ = n->prev_;
   else tail_ = n->prev_;
+  if (joins_placeholders) last_placeholder_ = find_last_placeholder();
   if (insert_before_ == n) insert_before_ = nullptr;
   if (output_ == n) output_ = nullptr;
   names_.erase(n->name_);
@@ -544,37 +559,45 @@ void Graph::replace_all_uses_with(Node* from, Node* to) {
 }
 
 namespace {
-Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map) {
-  if (a.is_node()) return Arg(map.at(a.node));
-  if (a.is_list()) {
-    Arg out = a;
-    for (auto& e : out.list) e = remap(e, map);
-    return out;
-  }
-  return a;
+// Arguments point at earlier nodes, so each is already in `map`.
+void remap_into(Arg& a, const NodeMap<Node*>& map) {
+  if (a.is_node())
+    a.node = map.at(a.node, "Graph::clone");
+  else if (a.is_list())
+    for (auto& e : a.list) remap_into(e, map);
 }
 }  // namespace
 
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>();
   g->signature = signature;
-  std::unordered_map<const Node*, Node*> map;
+  g->names_.reserve(names_.size());
+  NodeMap<Node*> map(size_);
   for (const Node* n : nodes()) {
     Node* c = nullptr;
     switch (n->kind()) {
       case NodeKind::Placeholder: c = g->add_placeholder(n->name(), n->meta()); break;
-      case NodeKind::GetItem: c = g->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name()); break;
+      case NodeKind::GetItem:
+        c = g->add_getitem(map.at(n->getitem_input(), "Graph::clone"), n->getitem_index(),
+                           n->name());
+        c->mutable_meta() = n->meta();
+        break;
       case NodeKind::Call: {
-        std::vector<Arg> args;
-        for (auto& a : n->args()) args.push_back(remap(a, map));
+        std::vector<Arg> args = n->args();
+        for (auto& a : args) remap_into(a, map);
         c = g->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
         break;
       }
-      case NodeKind::Output: c = g->set_output(remap(n->args()[0], map)); break;
+      case NodeKind::Output: {
+        Arg out = n->args()[0];
+        remap_into(out, map);
+        c = g->set_output(std::move(out));
+        c->mutable_meta() = n->meta();
+        break;
+      }
     }
-    c->mutable_meta() = n->meta();
     c->info() = n->info();
-    map[n] = c;
+    map.emplace(n, c);
   }
   g->name_counters_ = name_counters_;
   return g;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -13,8 +12,8 @@
 // GCC's -Wmaybe-uninitialized misfires inside Boost.Graph's edge iterators (boost::optional).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #pragma GCC diagnostic pop
 
 #include "aotgrad/ir/error.h"
@@ -77,56 +76,104 @@ struct FlowEdge {
   int64_t cap;  // kInf for infinite
 };
 
-using FlowTraits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
-using FlowGraph = boost::adjacency_list<
-    boost::vecS, boost::vecS, boost::directedS,
-    boost::property<boost::vertex_predecessor_t, FlowTraits::edge_descriptor,
-                    boost::property<boost::vertex_color_t, boost::default_color_type,
-                                    boost::property<boost::vertex_distance_t, int64_t>>>,
-    boost::property<
-        boost::edge_capacity_t, int64_t,
-        boost::property<boost::edge_residual_capacity_t, int64_t,
-                        boost::property<boost::edge_reverse_t, FlowTraits::edge_descriptor>>>>;
+/// The flow network's out-edges in compressed rows: vertex v's edges are
+/// target[begin[v] .. begin[v + 1]), in the order they were added.
+struct FlowRows {
+  std::vector<uint32_t> begin, target;
+};
+
+/// Rows of the edges `keep(k)` selects among `count` edges whose endpoints `ends(k)` gives,
+/// grouped by source by a stable counting sort.
+template <typename Ends, typename Keep>
+FlowRows flow_rows(size_t num_vertices, size_t count, Ends ends, Keep keep) {
+  FlowRows r;
+  r.begin.assign(num_vertices + 1, 0);
+  for (size_t k = 0; k < count; ++k)
+    if (keep(k)) ++r.begin[ends(k).first + 1];
+  for (size_t v = 0; v < num_vertices; ++v) r.begin[v + 1] += r.begin[v];
+  r.target.resize(r.begin[num_vertices]);
+  std::vector<uint32_t> fill(r.begin.begin(), r.begin.end() - 1);
+  for (size_t k = 0; k < count; ++k)
+    if (keep(k)) {
+      auto [from, to] = ends(k);
+      r.target[fill[from]++] = to;
+    }
+  return r;
+}
+
+// A compressed-sparse-row graph with its properties in plain arrays indexed by edge: building it
+// allocates a few arrays, not one property object per edge as an adjacency_list would.
+using FlowGraph =
+    boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
+                                       boost::no_property, uint32_t, uint32_t>;
+using FlowEdgeDesc = boost::graph_traits<FlowGraph>::edge_descriptor;
 
 /// Max flow from 0 to 1 over `edges` (no all-infinite path may exist); returns, per vertex,
 /// whether it can reach the sink in the residual graph (the sink side of the cut nearest the sink).
 std::vector<bool> sink_side_after_max_flow(int num_vertices, const std::vector<FlowEdge>& edges) {
-  FlowGraph g(num_vertices);
-  auto cap = boost::get(boost::edge_capacity, g);
-  auto rev = boost::get(boost::edge_reverse, g);
-  auto res = boost::get(boost::edge_residual_capacity, g);
-  std::vector<FlowTraits::edge_descriptor> forward, backward;
-  forward.reserve(edges.size());
-  backward.reserve(edges.size());
-  for (const FlowEdge& fe : edges) {
-    auto e = boost::add_edge(fe.from, fe.to, g).first;
-    auto r = boost::add_edge(fe.to, fe.from, g).first;
-    cap[e] = fe.cap;
-    cap[r] = 0;
-    rev[e] = r;
-    rev[r] = e;
-    forward.push_back(e);
-    backward.push_back(r);
+  // Each edge k is followed by its reverse (capacity 0): network edge 2k is k, 2k + 1 its
+  // reverse. Grouped by source in that order, each vertex lists its edges in the order they were
+  // added, so the search visits them as it would in an adjacency list built edge by edge.
+  const size_t n_edges = 2 * edges.size();
+  auto ends = [&](size_t k) -> std::pair<uint32_t, uint32_t> {
+    const FlowEdge& e = edges[k / 2];
+    return k % 2 == 0 ? std::pair<uint32_t, uint32_t>(e.from, e.to)
+                      : std::pair<uint32_t, uint32_t>(e.to, e.from);
+  };
+  std::vector<uint32_t> position(n_edges);  // network edge -> its index in the rows
+  std::vector<std::pair<uint32_t, uint32_t>> sorted(n_edges);
+  {
+    std::vector<uint32_t> fill(static_cast<size_t>(num_vertices) + 1, 0);
+    for (size_t k = 0; k < n_edges; ++k) ++fill[ends(k).first + 1];
+    for (int v = 0; v < num_vertices; ++v) fill[v + 1] += fill[v];
+    for (size_t k = 0; k < n_edges; ++k) {
+      uint32_t p = fill[ends(k).first]++;
+      position[k] = p;
+      sorted[p] = ends(k);
+    }
   }
-  boost::boykov_kolmogorov_max_flow(g, 0, 1);
-  // Residual edges u -> v with capacity left (a forward edge not saturated, or the reverse of an
-  // edge that carries flow); walk them backwards from the sink.
-  std::vector<std::vector<int>> into(num_vertices);
+  FlowGraph g(boost::edges_are_sorted, sorted.begin(), sorted.end(),
+              static_cast<uint32_t>(num_vertices));
+  std::vector<FlowEdgeDesc> desc(n_edges);
+  auto edge_index = boost::get(boost::edge_index, g);
+  for (auto [e, end] = boost::edges(g); e != end; ++e)
+    desc[boost::get(boost::edge_index, g, *e)] = *e;
+  std::vector<int64_t> cap(n_edges, 0), res(n_edges, 0);
+  std::vector<FlowEdgeDesc> rev(n_edges);
   for (size_t k = 0; k < edges.size(); ++k) {
-    if (res[forward[k]] > 0) into[edges[k].to].push_back(edges[k].from);
-    if (res[backward[k]] > 0) into[edges[k].from].push_back(edges[k].to);
+    uint32_t f = position[2 * k], r = position[2 * k + 1];
+    cap[f] = edges[k].cap;
+    rev[f] = desc[r];
+    rev[r] = desc[f];
   }
+  std::vector<FlowEdgeDesc> pred(num_vertices);
+  std::vector<boost::default_color_type> color(num_vertices);
+  std::vector<int64_t> dist(num_vertices);
+  auto vertex_index = boost::get(boost::vertex_index, g);
+  boost::boykov_kolmogorov_max_flow(g, boost::make_iterator_property_map(cap.begin(), edge_index),
+                                    boost::make_iterator_property_map(res.begin(), edge_index),
+                                    boost::make_iterator_property_map(rev.begin(), edge_index),
+                                    boost::make_iterator_property_map(pred.begin(), vertex_index),
+                                    boost::make_iterator_property_map(color.begin(), vertex_index),
+                                    boost::make_iterator_property_map(dist.begin(), vertex_index),
+                                    vertex_index, 0, 1);
+  // u reaches the sink side through a residual edge u -> w (capacity left: an edge not
+  // saturated, or the reverse of one that carries flow); every edge has its reverse, so the edges
+  // into w are the reverses of w's own.
   std::vector<bool> side(num_vertices, false);
-  std::vector<int> stack{1};
+  std::vector<uint32_t> stack{1};
   side[1] = true;
   while (!stack.empty()) {
-    int v = stack.back();
+    uint32_t w = stack.back();
     stack.pop_back();
-    for (int u : into[v])
-      if (!side[u]) {
+    for (auto [e, end] = boost::out_edges(w, g); e != end; ++e) {
+      uint32_t u = static_cast<uint32_t>(boost::target(*e, g));
+      if (!side[u] &&
+          res[boost::get(boost::edge_index, g, rev[boost::get(boost::edge_index, g, *e)])] > 0) {
         side[u] = true;
         stack.push_back(u);
       }
+    }
   }
   return side;
 }
@@ -496,20 +543,22 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   // A path of infinite edges from the source to the sink: a value the backward needs that can be
   // neither saved nor recomputed.
   {
-    std::vector<std::vector<int>> inf_out(num_vertices);
-    for (const FlowEdge& e : edges)
-      if (e.cap >= kInf) inf_out[e.from].push_back(e.to);
+    FlowRows inf_out = flow_rows(
+        num_vertices, edges.size(),
+        [&](size_t k) { return std::pair<uint32_t, uint32_t>(edges[k].from, edges[k].to); },
+        [&](size_t k) { return edges[k].cap >= kInf; });
     std::vector<int> parent(num_vertices, -2);
-    std::deque<int> queue{kSource};
+    std::vector<int> queue{kSource};
     parent[kSource] = -1;
-    while (!queue.empty() && parent[kSink] == -2) {
-      int v = queue.front();
-      queue.pop_front();
-      for (int w : inf_out[v])
+    for (size_t head = 0; head < queue.size() && parent[kSink] == -2; ++head) {
+      int v = queue[head];
+      for (uint32_t k = inf_out.begin[v]; k < inf_out.begin[v + 1]; ++k) {
+        int w = static_cast<int>(inf_out.target[k]);
         if (parent[w] == -2) {
           parent[w] = v;
           queue.push_back(w);
         }
+      }
     }
     if (parent[kSink] != -2) {
       std::vector<std::string> path;
@@ -550,6 +599,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     sol.saved.push_back(c.nodes[i]);
     sol.cut_value += weight[i] < 0 ? 0 : weight[i];
   }
+  sol.weight.reserve(n_nodes);
   for (size_t i = 0; i < n_nodes; ++i) {
     if (banned[i]) sol.banned.push_back({c.nodes[i], ban_reason[i]});
     if (has_weight_edge[i]) sol.weight[c.nodes[i]] = weight[i];

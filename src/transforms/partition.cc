@@ -1,10 +1,8 @@
 // aotgrad: the default partition of a joint graph and subgraph extraction.
 #include "aotgrad/transforms/partition.h"
 
-#include <unordered_map>
-#include <unordered_set>
-
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ir/node_map.h"
 
 namespace aotgrad {
 namespace {
@@ -17,46 +15,47 @@ void flatten(const Arg& a, std::vector<Arg>& out) {
   }
 }
 
-Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map, const Node* user) {
+// The copy of `n` in the subgraph; `user` (nullptr: the output) names the node that uses it.
+Node* copy_of(const Node* n, const NodeMap<Node*>& map, const Node* user) {
+  Node* const* c = map.find(n);
+  AOTGRAD_CHECK(c != nullptr, "partition: ", user ? user->describe() : std::string("output"),
+                " uses '", n->name(),
+                "' which is on the other side of the partition and not saved");
+  return *c;
+}
+
+// Points the nodes of `a` at their copies.
+void remap_into(Arg& a, const NodeMap<Node*>& map, const Node* user) {
   if (a.is_node()) {
-    auto it = map.find(a.node);
-    AOTGRAD_CHECK(it != map.end(), "partition: ", user ? user->describe() : std::string("output"), " uses '",
-                  a.node->name(), "' which is on the other side of the partition and not saved");
-    return Arg(it->second);
+    a.node = copy_of(a.node, map, user);
+  } else if (a.is_list()) {
+    for (auto& e : a.list) remap_into(e, map, user);
   }
-  if (a.is_list()) {
-    Arg out = a;
-    for (auto& e : out.list) e = remap(e, map, user);
-    return out;
-  }
-  return a;
 }
 
 }  // namespace
 
 std::unique_ptr<Graph> extract_subgraph(const Graph& g, const std::vector<const Node*>& nodes,
-                                        const std::vector<const Node*>& inputs, const std::vector<Arg>& outputs,
-                                        bool list_output) {
+                                        const std::vector<const Node*>& inputs,
+                                        const std::vector<Arg>& outputs, bool list_output) {
   auto out = std::make_unique<Graph>();
-  std::unordered_map<const Node*, Node*> map;
-  for (const Node* in : inputs) {
-    ValueMeta m = in->meta();
-    map[in] = out->add_placeholder(in->name(), m);
-  }
+  NodeMap<Node*> map(inputs.size() + nodes.size());
+  for (const Node* in : inputs) map.emplace(in, out->add_placeholder(in->name(), in->meta()));
   for (const Node* n : nodes) {
-    if (map.count(n)) continue;
+    if (map.contains(n)) continue;
     if (n->kind() == NodeKind::GetItem) {
-      map[n] = out->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
+      Node* input = copy_of(n->getitem_input(), map, n);
+      map.emplace(n, out->add_getitem(input, n->getitem_index(), n->name()));
     } else {
-      std::vector<Arg> args;
-      for (auto& a : n->args()) args.push_back(remap(a, map, n));
+      std::vector<Arg> args = n->args();
+      for (auto& a : args) remap_into(a, map, n);
       Node* c = out->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
       c->info() = n->info();
-      map[n] = c;
+      map.emplace(n, c);
     }
   }
-  std::vector<Arg> outs;
-  for (auto& a : outputs) outs.push_back(remap(a, map, nullptr));
+  std::vector<Arg> outs = outputs;
+  for (auto& a : outs) remap_into(a, map, nullptr);
   out->set_output(list_output ? Arg::of_list(std::move(outs)) : Arg::of_tuple(std::move(outs)));
   return out;
 }
@@ -68,44 +67,60 @@ Partition default_partition(const JointGraph& joint) {
   std::vector<Arg> fw_outs(outs.begin(), outs.begin() + joint.num_forward_outputs);
   std::vector<Arg> grads(outs.begin() + joint.num_forward_outputs, outs.end());
 
-  // Forward nodes: the ancestors of the forward outputs (placeholders of primals included).
-  std::unordered_set<const Node*> forward;
-  std::vector<const Node*> stack;
-  for (auto& a : fw_outs) a.for_each_node([&](Node* n) { stack.push_back(n); });
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (!forward.insert(n).second) continue;
-    for (auto& a : n->args()) a.for_each_node([&](Node* m) { stack.push_back(m); });
+  // Nodes by position: the sets below are flags per position.
+  std::vector<const Node*> order;
+  order.reserve(g.size());
+  NodeMap<uint32_t> pos(g.size());
+  for (const Node* n : g.nodes()) {
+    pos.emplace(n, static_cast<uint32_t>(order.size()));
+    order.push_back(n);
+  }
+  auto at = [&](const Node* n) { return pos.at(n, "default partition"); };
+  const size_t n_nodes = order.size();
+
+  // Forward nodes: the ancestors of the forward outputs (placeholders of primals included). Inputs
+  // come before their users, so one backward sweep finds them all.
+  std::vector<bool> forward(n_nodes, false);
+  for (auto& a : fw_outs) a.for_each_node([&](Node* n) { forward[at(n)] = true; });
+  for (size_t i = n_nodes; i-- > 0;) {
+    if (!forward[i]) continue;
+    for (auto& a : order[i]->args()) a.for_each_node([&](Node* m) { forward[at(m)] = true; });
   }
   std::vector<const Node*> placeholders;
   for (const Node* p : g.placeholders()) placeholders.push_back(p);
+  AOTGRAD_CHECK(placeholders.size() >= joint.num_primals, "partition: the joint graph has ",
+                placeholders.size(), " placeholders, fewer than its ", joint.num_primals,
+                " primals");
   std::vector<const Node*> primals(placeholders.begin(), placeholders.begin() + joint.num_primals);
   std::vector<const Node*> tangents(placeholders.begin() + joint.num_primals, placeholders.end());
-  for (const Node* p : primals) forward.insert(p);
+  for (const Node* p : primals) forward[at(p)] = true;
 
   // A getitem of a forward tuple is forward too (so a tuple is saved through its elements).
-  for (const Node* n : g.nodes())
-    if (n->kind() == NodeKind::GetItem && forward.count(n->getitem_input())) forward.insert(n);
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (order[i]->kind() == NodeKind::GetItem && forward[at(order[i]->getitem_input())])
+      forward[i] = true;
   // Saved: forward values (primals included) that a backward node or a gradient output uses.
-  std::unordered_set<const Node*> used_by_bw;
-  for (const Node* n : g.nodes()) {
-    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output || forward.count(n)) continue;
-    for (auto& a : n->args()) a.for_each_node([&](Node* m) { used_by_bw.insert(m); });
+  std::vector<bool> used_by_bw(n_nodes, false);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const Node* n = order[i];
+    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output || forward[i]) continue;
+    for (auto& a : n->args()) a.for_each_node([&](Node* m) { used_by_bw[at(m)] = true; });
   }
-  for (auto& a : grads) a.for_each_node([&](Node* m) { used_by_bw.insert(m); });
+  for (auto& a : grads) a.for_each_node([&](Node* m) { used_by_bw[at(m)] = true; });
   std::vector<const Node*> saved;
-  for (const Node* n : g.nodes())
-    if (forward.count(n) && used_by_bw.count(n)) {
-      AOTGRAD_CHECK(n->meta().kind != ValueMeta::Kind::Tuple, "partition: the backward uses tuple ", n->describe(),
-                    " other than through getitem");
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (forward[i] && used_by_bw[i]) {
+      const Node* n = order[i];
+      AOTGRAD_CHECK(n->meta().kind != ValueMeta::Kind::Tuple, "partition: the backward uses tuple ",
+                    n->describe(), " other than through getitem");
       saved.push_back(n);
     }
   // Keep fw nodes in graph order.
   std::vector<const Node*> fw_ordered, bw_ordered;
-  for (const Node* n : g.nodes()) {
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const Node* n = order[i];
     if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
-    (forward.count(n) ? fw_ordered : bw_ordered).push_back(n);
+    (forward[i] ? fw_ordered : bw_ordered).push_back(n);
   }
 
   Partition p;

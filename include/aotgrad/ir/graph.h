@@ -229,13 +229,18 @@ class Graph {
   Signature signature = Signature::Plain;
 
  private:
-  Node* new_node(NodeKind kind, const std::string& name);
+  Node* new_node(NodeKind kind, std::string name);
   void link_before(Node* n, Node* before);
+  /// The last node of the leading run of placeholders, found by walking from the head.
+  Node* find_last_placeholder() const;
 
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
   Node* output_ = nullptr;
   Node* insert_before_ = nullptr;
+  /// The last of the placeholders that start the list (nullptr: the head is not a placeholder),
+  /// so that add_placeholder does not walk them.
+  Node* last_placeholder_ = nullptr;
   size_t size_ = 0;
   std::unordered_map<std::string, Node*> names_;
   std::unordered_map<std::string, int64_t> name_counters_;

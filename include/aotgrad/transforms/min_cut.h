@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
+#include "aotgrad/ir/node_map.h"
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/op_classes.h"
 #include "aotgrad/transforms/partition.h"
@@ -48,7 +49,7 @@ struct MinCutOptions {
 /// its first backward use. Node sets are indexed by position in the graph (Graph::nodes() order).
 struct JointNodeClasses {
   std::vector<const Node*> nodes;                 // graph order, output included
-  std::unordered_map<const Node*, size_t> index;  // position in `nodes`
+  NodeMap<size_t> index;                          // position in `nodes`
   std::vector<const Node*> primals, tangents;
   std::vector<bool> required_fw;       // ancestors of the forward outputs, and every primal
   std::vector<bool> required_bw;       // tangents_closure and the gradient outputs themselves
@@ -65,7 +66,7 @@ struct JointNodeClasses {
   /// use, the output included) user_index[user_begin[i] .. user_begin[i + 1]).
   std::vector<uint32_t> arg_begin, arg_index, user_begin, user_index;
 
-  size_t at(const Node* n) const { return index.at(n); }
+  size_t at(const Node* n) const { return index.at(n, "min-cut partition: node position"); }
   std::span<const uint32_t> args_of(size_t i) const {
     return {arg_index.data() + arg_begin[i], arg_begin[i + 1] - arg_begin[i]};
   }
