@@ -10,19 +10,23 @@ graph inputs, through torch.nn.utils.stateless.functional_call), and written as
 Placeholders are the parameters, then the buffers, named `p_` + the dotted name with dots as
 underscores (`p_fc1_weight`, `p_bn_running_mean`), then the inputs by their dict keys. Tensor
 metadata (dtype, sizes, strides, device) comes from running the traced graph on copies of the real
-inputs. Written for PyTorch 1.13 (Debian's python3-torch); run it with /usr/bin/python3.
+inputs. A tied parameter (nanoGPT's LM head and token embedding) is one placeholder. Both files go
+to temporary files renamed into place: a failed export leaves no half-written file. Written for
+PyTorch 1.13 (Debian's python3-torch); run it with /usr/bin/python3.
 
-As a library:   from export import export; export(model, {"x": x}, "out/mlp")
-As a command:   /usr/bin/python3 tools/export.py mlp tests/data/models/mlp
+As a library:   from export import export; export(model, {"x": x, "target": t}, "out/model")
+As a command:   /usr/bin/python3 tools/export.py resnet18 out/resnet18   (--help lists the models)
 """
 
 import argparse
 import json
+import keyword
 import math
 import operator
 import os
 import struct
 import sys
+import tempfile
 
 import torch
 import torch.fx
@@ -35,7 +39,8 @@ try:  # PyTorch 2.x
 except ImportError:  # PyTorch 1.13
     from torch.nn.utils.stateless import functional_call
 
-__all__ = ["export", "graph_text", "write_safetensors", "MODELS"]
+__all__ = ["export", "graph_text", "read_safetensors", "safetensors_bytes", "write_safetensors",
+           "MODELS"]
 
 # --- value text ------------------------------------------------------------------------------------
 
@@ -226,36 +231,93 @@ def graph_text(gm, placeholder_names, values):
 # --- safetensors ------------------------------------------------------------------------------------
 
 
-def write_safetensors(path, tensors, metadata=None):
-    """Writes {name: tensor} in the safetensors format: an 8-byte little-endian header length, a
-    JSON header {name: {dtype, shape, data_offsets}} padded with spaces to 8 bytes, then the raw
+def safetensors_bytes(tensors, metadata=None):
+    """{name: tensor} in the safetensors format: an 8-byte little-endian header length, a JSON
+    header {name: {dtype, shape, data_offsets}} padded with spaces to 8 bytes, then the raw
     little-endian row-major data of each tensor in order."""
+    if sys.byteorder != "little":
+        raise RuntimeError("safetensors_bytes assumes a little-endian machine")
     header = {}
     if metadata:
         header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
     chunks = []
     offset = 0
     for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("%s: a %s, not a tensor" % (name, type(t).__name__))
         if t.dtype not in _DTYPE_SAFETENSORS:
             raise ValueError("%s: dtype %s cannot be stored in safetensors" % (name, t.dtype))
         t = t.detach().to("cpu").contiguous()
         flat = t.reshape(-1)
         data = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
-        if sys.byteorder != "little":
-            raise RuntimeError("write_safetensors assumes a little-endian machine")
         header[name] = {"dtype": _DTYPE_SAFETENSORS[t.dtype], "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
         offset += len(data)
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for c in chunks:
-            f.write(c)
-    os.replace(tmp, path)
+    return b"".join([struct.pack("<Q", len(text)), text] + chunks)
+
+
+def _write_files(contents):
+    """Writes {path: bytes} so that no file is ever half-written: each goes to a temporary file in
+    its own directory first, and only when all are complete are they renamed into place. On an
+    error the temporary files are removed and the targets are left as they were."""
+    temps = []
+    mode = 0o666 & ~_umask()
+    try:
+        for path, data in contents.items():
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
+                                       dir=os.path.dirname(path) or ".")
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, mode)
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def read_safetensors(path):
+    """Reads a safetensors file (such as `aotgrad run --outputs`) into ({name: tensor}, metadata)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    if len(blob) < 8:
+        raise ValueError("%s: not a safetensors file (%d bytes)" % (path, len(blob)))
+    n = struct.unpack("<Q", blob[:8])[0]
+    if 8 + n > len(blob):
+        raise ValueError("%s: header of %d bytes runs past the end of the file" % (path, n))
+    header = json.loads(blob[8:8 + n])
+    metadata = header.pop("__metadata__", {})
+    names = {v: k for k, v in _DTYPE_SAFETENSORS.items()}
+    tensors = {}
+    for name, entry in header.items():
+        if entry["dtype"] not in names:
+            raise ValueError("%s: tensor %s has dtype %s" % (path, name, entry["dtype"]))
+        begin, end = entry["data_offsets"]
+        if not 0 <= begin <= end <= len(blob) - 8 - n:
+            raise ValueError("%s: tensor %s lies outside the file" % (path, name))
+        raw = bytearray(blob[8 + n + begin:8 + n + end])
+        dtype = names[entry["dtype"]]
+        flat = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
+        tensors[name] = flat.reshape(entry["shape"]).clone()
+    return tensors, metadata
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """Writes {name: tensor} to `path` in the safetensors format (see safetensors_bytes), through a
+    temporary file renamed into place."""
+    _write_files({os.fspath(path): safetensors_bytes(tensors, metadata)})
 
 
 # --- export ------------------------------------------------------------------------------------------
@@ -271,7 +333,64 @@ def _flatten_outputs(out):
         return tuple(flat)
     if isinstance(out, dict):
         return _flatten_outputs(list(out.values()))
-    raise ValueError("model output of type %s is not a tensor, tuple, list or dict" % type(out).__name__)
+    raise TypeError("the model returned a %s: its forward must return a tensor (the loss) or a "
+                    "tuple, list or dict of tensors" % type(out).__name__)
+
+
+def _check_inputs(inputs):
+    if not isinstance(inputs, dict):
+        raise TypeError("inputs must be a dict of name -> tensor, not a %s" % type(inputs).__name__)
+    for k, v in inputs.items():
+        if not isinstance(k, str) or not k.isidentifier() or keyword.iskeyword(k) or k == "self":
+            raise ValueError("input name %r is not usable as a graph placeholder: it must be a "
+                             "Python identifier (not a keyword, not 'self')" % (k,))
+        if not isinstance(v, torch.Tensor):
+            raise TypeError("input %r is a %s, not a tensor: export() takes tensors only (bake "
+                            "other arguments into the model)" % (k, type(v).__name__))
+
+
+def _output_paths(prefix):
+    """<prefix>.fx and <prefix>.inputs.safetensors; creates the directory and checks that it is
+    writable before anything is traced."""
+    try:
+        prefix = os.fspath(prefix)
+    except TypeError:
+        raise TypeError("prefix must be a path, not a %s" % type(prefix).__name__) from None
+    if not isinstance(prefix, str) or not os.path.basename(prefix):
+        raise ValueError("prefix %r must end in a file name (it names <prefix>.fx and "
+                         "<prefix>.inputs.safetensors)" % (prefix,))
+    out_dir = os.path.dirname(prefix) or "."
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise NotADirectoryError("cannot write %s.fx: %s is not a directory" % (prefix, out_dir))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise OSError("cannot create the output directory %s: %s" % (out_dir, e.strerror or e)) from None
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK | os.X_OK):
+        raise PermissionError("cannot write %s.fx: directory %s is not writable" % (prefix, out_dir))
+    for p in (prefix + ".fx", prefix + ".inputs.safetensors"):
+        if os.path.isdir(p):
+            raise IsADirectoryError("cannot write %s: it is a directory" % p)
+    return prefix + ".fx", prefix + ".inputs.safetensors"
+
+
+def _model_state(model):
+    """The parameters, then the buffers, as (dotted names, tensors), each tensor once; and the
+    other names a tied tensor is reachable by (alias -> index into the first list), which
+    functional_call must be given too or the alias would be traced as a constant."""
+    params = list(model.named_parameters())
+    buffers = list(model.named_buffers())
+    names = [n for n, _ in params] + [n for n, _ in buffers]
+    tensors = [t for _, t in params] + [t for _, t in buffers]
+    index = {id(t): i for i, t in enumerate(tensors)}
+    aliases = {}
+    for mod_name, mod in model.named_modules(remove_duplicate=False):
+        for table in (mod._parameters, mod._buffers):
+            for short, t in table.items():
+                full = mod_name + "." + short if mod_name else short
+                if t is not None and id(t) in index and full not in names:
+                    aliases[full] = index[id(t)]
+    return names, tensors, len(params), aliases
 
 
 def export(model, inputs, prefix, tracing_mode="real", metadata=None):
@@ -279,23 +398,36 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None):
     `<prefix>.inputs.safetensors`. Returns the graph text.
 
     Parameters and buffers become the first placeholders (`p_<dotted_name_with_underscores>`),
-    the inputs follow by their dict keys. The model and the given tensors are not modified: the
-    trace and the metadata run work on copies (batch norm updates its running statistics)."""
-    if not isinstance(inputs, dict) or not all(isinstance(v, torch.Tensor) for v in inputs.values()):
-        raise TypeError("inputs must be a dict of name -> tensor")
-    params = list(model.named_parameters())
-    buffers = list(model.named_buffers())
-    state_names = [n for n, _ in params] + [n for n, _ in buffers]
-    state_values = [t.detach() for _, t in params] + [t.detach() for _, t in buffers]
+    the inputs follow by their dict keys. A tied tensor (one parameter under two names) is one
+    placeholder, named after its first name. The model and the given tensors are not modified: the
+    trace and the metadata run work on copies (batch norm updates its running statistics). Both
+    files are written to temporary files and renamed into place, so a failed export leaves no
+    half-written file. Raises TypeError / ValueError for bad arguments and for graphs the text form
+    cannot hold, OSError when the prefix cannot be written, and whatever make_fx raises when the
+    model cannot be traced."""
+    if not isinstance(model, nn.Module):
+        raise TypeError("model must be a torch.nn.Module, not a %s" % type(model).__name__)
+    _check_inputs(inputs)
+    fx_path, st_path = _output_paths(prefix)
+    state_names, state_tensors, n_params, aliases = _model_state(model)
     input_names = list(inputs)
     placeholder_names = ["p_" + n.replace(".", "_") for n in state_names] + input_names
-    if len(set(placeholder_names)) != len(placeholder_names):
-        raise ValueError("placeholder names collide: %s" % placeholder_names)
-    originals = state_values + [inputs[k].detach() for k in input_names]
-    requires_grad = [p.requires_grad for _, p in params] + [False] * (len(buffers) + len(inputs))
+    def describe(i):
+        return state_names[i] if i < len(state_names) else "input %r" % input_names[i - len(state_names)]
+
+    seen = {}
+    for i, name in enumerate(placeholder_names):
+        if name in seen:
+            raise ValueError("placeholder name %s is taken twice: by %s and by %s"
+                             % (name, describe(seen[name]), describe(i)))
+        seen[name] = i
+    originals = [t.detach() for t in state_tensors] + [inputs[k].detach() for k in input_names]
+    requires_grad = ([t.requires_grad for t in state_tensors[:n_params]]
+                     + [False] * (len(originals) - n_params))
 
     def forward(*flat):
         state = dict(zip(state_names, flat[: len(state_names)]))
+        state.update({alias: flat[i] for alias, i in aliases.items()})
         kwargs = dict(zip(input_names, flat[len(state_names):]))
         return _flatten_outputs(functional_call(model, state, (), kwargs))
 
@@ -304,6 +436,12 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None):
 
     gm = make_fx(forward, tracing_mode=tracing_mode)(*fresh_copies())
     _remove_dead_pure_nodes(gm.graph)
+    for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            raise ValueError(
+                "the model uses a tensor that is not a parameter, a buffer or an input (traced as "
+                "the constant %s, used by %s): register it with register_buffer or pass it as an "
+                "input" % (n.target, ", ".join(u.name for u in n.users) or "nothing"))
     gm.recompile()
     values = _record_values(gm, [t.clone() for t in originals])
     text = graph_text(gm, placeholder_names, values)
@@ -311,19 +449,16 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None):
     outputs = [values[n].tolist() if isinstance(n, torch.fx.Node) else None
                for n in output_node.args[0]]
 
-    out_dir = os.path.dirname(prefix)
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
-    tmp = prefix + ".fx.tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, prefix + ".fx")
-    # The graph's outputs on these inputs (nested lists of numbers), for end-to-end checks.
+    # The graph's outputs on these inputs (nested lists of numbers), for end-to-end checks, and the
+    # placeholders that are trainable parameters (`aotgrad run --train --grad=...`).
     meta = {"exporter": "tools/export.py", "torch": torch.__version__,
-            "outputs": json.dumps(outputs)}
+            "outputs": json.dumps(outputs),
+            "parameters": ",".join(n for n, rg in zip(placeholder_names, requires_grad) if rg)}
     meta.update(metadata or {})
-    write_safetensors(prefix + ".inputs.safetensors", dict(zip(placeholder_names, originals)), meta)
+    data = safetensors_bytes(dict(zip(placeholder_names, originals)), meta)
+    _write_files({st_path: data, fx_path: text.encode("utf-8")})
     return text
+
 
 
 # --- built-in example models ----------------------------------------------------------------------
@@ -417,6 +552,98 @@ class CNNBN(nn.Module):
         return F.cross_entropy(self.fc(x), target)
 
 
+class GPTAttention(nn.Module):
+    """Causal self-attention as nanoGPT writes it: one qkv projection, (b, heads, t, hd) tensors,
+    `@` (matmul) for the scores and the weighted sum, a float lower-triangular buffer as the mask."""
+
+    def __init__(self, d, heads, seq):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.register_buffer("bias", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.c_attn(x).split(d, dim=2)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+        return self.c_proj(y)
+
+
+class GPTLayer(nn.Module):
+    """Pre-norm transformer layer: x + attn(ln(x)), then x + mlp(ln(x)) with a tanh-GELU MLP."""
+
+    def __init__(self, d, heads, seq):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d)
+        self.attn = GPTAttention(d, heads, seq)
+        self.ln_2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """A GPT-2-style language model (nanoGPT's layout): token and position embeddings, `layers`
+    pre-norm transformer layers, a final layer norm and an LM head tied to the token embedding
+    (one parameter under two names), with a cross-entropy loss against the next tokens."""
+
+    def __init__(self, vocab=96, d=32, heads=4, seq=16, layers=2):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(seq, d)
+        self.h = nn.ModuleList(GPTLayer(d, heads, seq) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+        for m in self.modules():  # nanoGPT's initialization: N(0, 0.02) weights, zero biases
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, mean=0.0, std=0.02)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+    def forward(self, idx, targets):
+        b, t = idx.shape
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        x = self.wte(idx) + self.wpe(pos)
+        for layer in self.h:
+            x = layer(x)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def _torchvision():
+    try:
+        import torchvision
+    except ImportError as e:
+        raise RuntimeError("this model needs torchvision (Debian: python3-torchvision): %s" % e) from None
+    return torchvision
+
+
+def resnet18_with_loss(num_classes=10):
+    """torchvision's resnet18 (random init, no weights download) whose forward(x, target) returns
+    the cross-entropy of its logits: a subclass, so the placeholders are named as resnet18's own
+    state_dict (p_conv1_weight, p_bn1_running_mean, p_layer1_0_conv1_weight, ..., p_fc_bias)."""
+    tv = _torchvision()
+
+    class ResNet18WithLoss(tv.models.ResNet):
+        def __init__(self):
+            super().__init__(tv.models.resnet.BasicBlock, [2, 2, 2, 2], num_classes=num_classes)
+
+        def forward(self, x, target):
+            return F.cross_entropy(super().forward(x), target)
+
+    return ResNet18WithLoss()
+
+
 def _mlp():
     m = MLP()
     return m, {"x": torch.randn(4, 8), "y": torch.randn(4, 4)}
@@ -433,36 +660,70 @@ def _cnn_bn():
     return m, {"x": torch.randn(4, 3, 16, 16), "target": torch.randint(0, 10, (4,))}
 
 
+def _gpt_block_wide():
+    m = GPTBlock(vocab=64, d=64, heads=4, seq=64)
+    return m, {"idx": torch.randint(0, 64, (8, 64)), "targets": torch.randint(0, 64, (8, 64))}
+
+
+def _gpt():
+    m = GPT()
+    return m, {"idx": torch.randint(0, 96, (2, 16)), "targets": torch.randint(0, 96, (2, 16))}
+
+
+def _resnet18():
+    m = resnet18_with_loss()
+    m.train()
+    return m, {"x": torch.randn(4, 3, 32, 32), "target": torch.randint(0, 10, (4,))}
+
+
 # name -> (description, factory returning (model, inputs))
 MODELS = {
     "mlp": ("Linear-ReLU-Linear-ReLU-Linear, MSE loss; batch 4, 8 -> 32 -> 32 -> 4", _mlp),
     "gpt_block": ("GPT-style block + LM head, cross-entropy; vocab 64, d 32, 2 heads, seq 8, batch 2",
                   _gpt_block),
+    "gpt_block_wide": ("the GPT-style block with activations well above its parameters (the "
+                       "training-step memory benchmark); vocab 64, d 64, 4 heads, seq 64, batch 8",
+                       _gpt_block_wide),
     "cnn_bn": ("Conv-BN(train)-ReLU_-MaxPool-Conv-BN-ReLU_-AvgPool-Linear, cross-entropy; "
                "batch 4, 3x16x16", _cnn_bn),
+    "gpt": ("GPT-2-style LM (nanoGPT layout, tied LM head, tanh GELU), cross-entropy; vocab 96, "
+            "d 32, 4 heads, 2 layers, seq 16, batch 2", _gpt),
+    "resnet18": ("torchvision resnet18 (random init, BN in training mode, 10 classes), "
+                 "cross-entropy; batch 4, 3x32x32; needs python3-torchvision", _resnet18),
 }
 
 
 def main(argv=None):
     models = "\n".join("  %-10s %s" % (k, v[0]) for k, v in MODELS.items())
     p = argparse.ArgumentParser(
+        prog="export.py",
         description="Export a built-in example model's forward (with its loss) as an aotgrad "
-                    "text-form graph <prefix>.fx plus its inputs <prefix>.inputs.safetensors.",
+                    "text-form graph <prefix>.fx plus its inputs <prefix>.inputs.safetensors. "
+                    "To export your own model, import this file and call "
+                    "export(model, {name: tensor, ...}, prefix).",
         epilog="models:\n" + models, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", choices=sorted(MODELS), help="which example model")
-    p.add_argument("prefix", help="output path prefix, e.g. tests/data/models/mlp")
+    p.add_argument("model", help="which example model (see below)")
+    p.add_argument("prefix", help="output path prefix, e.g. out/resnet18")
     p.add_argument("--seed", type=int, default=0, help="torch.manual_seed before building (default 0)")
     p.add_argument("--tracing-mode", choices=["real", "fake"], default="real",
                    help="make_fx tracing mode (default real)")
+    p.add_argument("--print-grad", action="store_true",
+                   help="print only the trainable parameters' placeholder names, comma-separated "
+                        "(the --grad= of `aotgrad run --train`)")
     args = p.parse_args(argv)
+    if args.model not in MODELS:
+        p.error("unknown model %r (known: %s)" % (args.model, ", ".join(MODELS)))
     torch.manual_seed(args.seed)
-    model, inputs = MODELS[args.model][1]()
     try:
+        model, inputs = MODELS[args.model][1]()
         text = export(model, inputs, args.prefix, tracing_mode=args.tracing_mode,
                       metadata={"model": args.model, "seed": args.seed})
-    except (ValueError, TypeError, RuntimeError, OSError) as e:
+    except Exception as e:  # noqa: BLE001 -- any failure is reported as one line, exit status 1
         print("export.py: error: %s" % e, file=sys.stderr)
         return 1
+    if args.print_grad:
+        print(",".join("p_" + n.replace(".", "_") for n, p in model.named_parameters() if p.requires_grad))
+        return 0
     n_ops = sum(1 for line in text.splitlines() if " = torch.ops." in line)
     print("wrote %s.fx (%d ops) and %s.inputs.safetensors" % (args.prefix, n_ops, args.prefix))
     return 0
