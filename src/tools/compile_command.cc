@@ -92,6 +92,12 @@ nlohmann::ordered_json explain_json(const MinCutExplain& e) {
   j["banned"] = banned;
   j["cut_value"] = e.cut_value;
   j["cse_merged"] = e.cse_merged;
+  nlohmann::ordered_json knapsack = nlohmann::ordered_json::array();
+  for (const auto& n : e.knapsack_recomputable) knapsack.push_back(n);
+  j["memory_budget"] = {{"budget", e.memory_budget},
+                        {"stage", e.budget_stage},
+                        {"memory_ratio", e.memory_ratio},
+                        {"knapsack_recomputable", knapsack}};
   return j;
 }
 
@@ -116,6 +122,10 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     j["kind"] = "autograd";
     j["partition"] = args.get("partition").value_or("min_cut");
     j["decomp"] = args.get("decomp").value_or("core");
+    if (popts.partition == PartitionKind::kMinCut) {
+      j["memory_budget"] = popts.min_cut.activation_memory_budget;
+      j["solver"] = std::string(knapsack_solver_name(popts.min_cut.memory_budget_solver));
+    }
     j["joint_nodes"] = a.joint->size();
     j["fw_nodes"] = a.fw->size();
     j["bw_nodes"] = a.bw->size();
@@ -179,6 +189,10 @@ int run_compile(const Args& args) {
     nlohmann::ordered_json j;
     j["kind"] = "inference";
     j["decomp"] = args.get("decomp").value_or("core");
+    if (popts.partition == PartitionKind::kMinCut) {
+      j["memory_budget"] = popts.min_cut.activation_memory_budget;
+      j["solver"] = std::string(knapsack_solver_name(popts.min_cut.memory_budget_solver));
+    }
     j["fw_nodes"] = fr.graph->size();
     j["meta"] = meta_json(fr.meta, *graph);
     nlohmann::ordered_json phases = nlohmann::ordered_json::object();
@@ -198,6 +212,7 @@ const Command& compile_command() {
   static const Command cmd{
       {"compile",
        "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--decomp=SPEC] [--partition=default|min_cut] "
+       "[--memory-budget=F] [--solver=greedy|dp|ilp] "
        "[--explain] [--keep-inference-input-mutations] [--dump=DIR] [--stats=json]",
        "Compiles GRAPH: decomposes composite ops, functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
        "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an output\n"
@@ -212,7 +227,9 @@ const Command& compile_command() {
          "print why the min_cut partition saves each saved value, which forward ops the backward "
          "recomputes and which ops it may not recompute (in the JSON as \"explain\" with --stats=json)"},
         pipeline_option_specs()[0],
-        pipeline_option_specs()[1]},
+        pipeline_option_specs()[1],
+        pipeline_option_specs()[2],
+        pipeline_option_specs()[3]},
        1,
        1},
       run_compile};

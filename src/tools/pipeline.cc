@@ -68,6 +68,27 @@ PipelineOptions pipeline_options(const Args& args) {
   } else {
     throw UsageError{"--partition: unknown partition '" + partition + "' (known: default, min_cut)"};
   }
+  if (auto b = args.get("memory-budget")) {
+    size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(*b, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != b->size() || !(v >= 0 && v <= 1))
+      throw UsageError{"--memory-budget takes a number in [0, 1], got '" + *b + "'"};
+    o.min_cut.activation_memory_budget = v;
+  }
+  if (auto s = args.get("solver")) {
+    try {
+      o.min_cut.memory_budget_solver = parse_knapsack_solver(*s);
+    } catch (const Error& e) {
+      throw UsageError{"--solver: " + e.message()};
+    }
+  }
+  if (o.partition != PartitionKind::kMinCut && (args.has("memory-budget") || args.has("solver")))
+    throw UsageError{"--memory-budget and --solver apply to the min_cut partition; drop --partition=default"};
   return o;
 }
 
@@ -79,7 +100,14 @@ std::vector<OptionSpec> pipeline_option_specs() {
           {"partition", true,
            "how the joint graph is split: min_cut (default: save what is cheapest, recompute cheap "
            "forward ops in the backward) or default (save every forward value the backward uses)",
-           "default|min_cut"}};
+           "default|min_cut"},
+          {"memory-budget", true,
+           "activation memory budget of the min_cut partition in [0, 1]: 1 (default) saves what is "
+           "fastest, 0 saves only the inputs and recomputes the rest, values in between recompute "
+           "the ops a knapsack picks",
+           "F"},
+          {"solver", true, "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
+           "greedy|dp|ilp"}};
 }
 
 }  // namespace aotgrad::cli

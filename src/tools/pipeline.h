@@ -20,8 +20,8 @@ std::shared_ptr<Graph> load_graph(const std::string& path);
 /// Throws UsageError for an unknown or non-floating name.
 std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 
-/// --decomp=none|core|full|LIST (default core) and --partition=default|min_cut (default min_cut):
-/// the pipeline's options.
+/// --decomp=none|core|full|LIST (default core), --partition=default|min_cut (default min_cut),
+/// --memory-budget=F and --solver=greedy|dp|ilp: the pipeline's options.
 /// Throws UsageError naming what is not understood.
 PipelineOptions pipeline_options(const Args& args);
 

@@ -114,8 +114,9 @@ int run_run(const Args& args) {
     if (*s != "json") throw UsageError{"--stats takes 'json'"};
     json_stats = true;
   }
-  if (args.has("no-compile") && (args.has("decomp") || args.has("partition")))
-    throw UsageError{"--decomp and --partition apply to compilation; drop --no-compile"};
+  if (args.has("no-compile") && (args.has("decomp") || args.has("partition") ||
+                                 args.has("memory-budget") || args.has("solver")))
+    throw UsageError{"--decomp, --partition, --memory-budget and --solver apply to compilation; drop --no-compile"};
   if (!args.has("train") && (args.has("grad") || args.has("tangents")))
     throw UsageError{"--grad and --tangents go with --train"};
 
@@ -209,7 +210,9 @@ const Command& run_command() {
         {"tangents", true, "with --train: 'ones' (default) or a safetensors file of tangent_<k>", "ones|FILE"},
         {"keep-inference-input-mutations", false, "keep input mutations in the compiled graph as copy_"},
         pipeline_option_specs()[0],
-        pipeline_option_specs()[1]},
+        pipeline_option_specs()[1],
+        pipeline_option_specs()[2],
+        pipeline_option_specs()[3]},
        1,
        1},
       run_run};

@@ -20,6 +20,7 @@
 #include "aotgrad/transforms/cse.h"
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/transforms/memory_budget.h"
 
 namespace aotgrad {
 namespace {
@@ -179,6 +180,8 @@ std::vector<bool> sink_side_after_max_flow(int num_vertices, const std::vector<F
 }
 
 }  // namespace
+
+int64_t value_nbytes(const ValueMeta& m) { return size_of(m); }
 
 // --- classify_nodes ------------------------------------------------------------------------------
 
@@ -772,13 +775,21 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
   JointNodeClasses c = classify_joint_nodes(*g, joint, options);
   bool any_bw = std::find(c.required_bw.begin(), c.required_bw.end(), true) != c.required_bw.end();
   if (!any_bw) return default_partition(joint);
-  MinCutSolution sol = solve_min_cut(c, options);
+  BudgetChoice choice = choose_saved_values(c, options);
+  const MinCutSolution& sol = choice.solution;
   Partition p = partition_with_saved_values(*g, c, sol.saved);
   if (explain) {
     *explain = MinCutExplain{};
     explain->cse_merged = merged;
     explain->cut_value = sol.cut_value;
+    explain->memory_budget = options.activation_memory_budget;
+    explain->budget_stage = choice.stage;
+    explain->memory_ratio = choice.memory_ratio;
+    for (const Node* n : choice.knapsack_recomputable)
+      explain->knapsack_recomputable.push_back(n->name());
     fill_explain(*g, c, sol, p, *explain);
+    if (choice.stage == "inputs")
+      for (auto& s : explain->saved) s.why = "memory budget: only inputs are saved";
   }
   return p;
 }
@@ -790,6 +801,11 @@ std::string explain_text(const MinCutExplain& e) {
   for (const auto& s : e.saved)
     os << "  " << s.name << " " << s.annotation << " " << s.bytes << " bytes"
        << (s.is_input ? " (input)" : "") << ": " << s.why << "\n";
+  if (e.memory_budget < 1) {
+    os << "memory budget: " << e.memory_budget << " (" << e.budget_stage << ", memory ratio "
+       << e.memory_ratio << ")\n";
+    for (const auto& n : e.knapsack_recomputable) os << "  knapsack recomputes " << n << "\n";
+  }
   os << "recomputed: " << e.recomputed.size() << " ops\n";
   for (const auto& r : e.recomputed) os << "  " << r.name << " " << r.op << "\n";
   os << "banned: " << e.banned.size() << " nodes\n";

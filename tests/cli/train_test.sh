@@ -70,15 +70,27 @@ check grep -q "decomp.*unknown op 'nosuch'" "$tmp/err"
 check [ $? -eq 2 ]
 "$bin" run "$tmp/lin.fx" --random-inputs --no-compile --decomp=none 2>/dev/null
 check [ $? -eq 2 ]
+for bad in "--memory-budget=1.5" "--memory-budget=abc" "--solver=magic" "--partition=default --memory-budget=0.5"; do
+  # shellcheck disable=SC2086
+  "$bin" compile "$tmp/lin.fx" --grad=all $bad 2>"$tmp/err"
+  check [ $? -eq 2 ]
+  check grep -q "memory-budget\|solver" "$tmp/err"
+done
+"$bin" run "$tmp/lin.fx" --random-inputs --no-compile --memory-budget=0 2>/dev/null
+check [ $? -eq 2 ]
 
 # run --train: forward + backward of each example model; grads and mutated buffers equal eager.
 # Buffers do not require grad (as in PyTorch, where BatchNorm's running stats cannot).
 grads() { grep -m1 'def forward' "$data/models/$1.fx" | grep -o '[a-z_0-9]*: "f[0-9]*\[' | cut -d: -f1 | grep -v 'running_\|num_batches' | paste -sd, -; }
-for run in mlp:min_cut gpt_block:min_cut cnn_bn:min_cut mlp:default gpt_block:default cnn_bn:default; do
+# min_cut:0 and min_cut:0.5 are the min-cut partition under an activation memory budget.
+for run in mlp:min_cut gpt_block:min_cut cnn_bn:min_cut mlp:default gpt_block:default cnn_bn:default \
+  gpt_block:min_cut:0.5 cnn_bn:min_cut:0; do
   m=${run%%:*}
   part=${run#*:}
+  budget=()
+  case "$part" in min_cut:*) budget=(--memory-budget="${part#min_cut:}" --solver=ilp); part=min_cut ;; esac
   "$bin" run "$data/models/$m.fx" --inputs "$data/models/$m.inputs.safetensors" --train --grad="$(grads $m)" \
-    --partition="$part" --outputs "$tmp/$m.out.safetensors" --stats=json >"$tmp/$m.stats.json"
+    --partition="$part" "${budget[@]}" --outputs "$tmp/$m.out.safetensors" --stats=json >"$tmp/$m.stats.json"
   check [ $? -eq 0 ]
   check "$PY" -c "import json; j=json.load(open('$tmp/$m.stats.json')); assert j['bw_us'] > 0 and j['peak_bytes'] > 0, j"
   check "$PY" - "$root" "$m" "$data/models/$m.inputs.safetensors" "$tmp/$m.out.safetensors" <<'P'

@@ -12,6 +12,7 @@
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/ir/node_map.h"
 #include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/knapsack.h"
 #include "aotgrad/transforms/op_classes.h"
 #include "aotgrad/transforms/partition.h"
 
@@ -43,7 +44,18 @@ struct MinCutOptions {
   /// restores the generator state around a recomputation (§13.25): a random op recomputed without
   /// it draws new numbers, so tagged random ops are saved instead (reason "random op").
   bool recompute_random_ops = false;
+  /// activation_memory_budget in [0, 1] (§13.40, config.activation_memory_budget): 1 keeps the
+  /// runtime-optimized cut; 0 saves only the primals and recomputes everything else, compute-
+  /// intensive ops included; in between, a 0/1 knapsack over the banned nodes (memory_budget.h)
+  /// chooses which of them to save.
+  double activation_memory_budget = 1.0;
+  /// How that knapsack is solved (config.activation_memory_budget_solver, default "dp").
+  KnapsackSolver memory_budget_solver = KnapsackSolver::kDp;
 };
+
+/// _size_of: bytes of a value from size hints (4096 elements where a size has none); a symbolic
+/// scalar counts 1; a tuple the sum of its tensors.
+int64_t value_nbytes(const ValueMeta& m);
 
 /// classify_nodes: what the forward and the backward need, and how far each forward value is from
 /// its first backward use. Node sets are indexed by position in the graph (Graph::nodes() order).
@@ -127,6 +139,14 @@ struct MinCutExplain {
   int64_t saved_bytes = 0;             // sum of saved[i].bytes
   int64_t saved_activation_bytes = 0;  // unique storages of the saved values that are not inputs
   int cse_merged = 0;                  // nodes CSE merged before partitioning
+  /// The activation memory budget's decision (memory_budget.h): the budget, which stage gave the
+  /// saved set ("runtime optimized", "more aggressive", "aggressive", "knapsack", "inputs"), that
+  /// set's memory ratio between the primals (0) and the runtime-optimized cut (1), and the banned
+  /// nodes the knapsack let the backward recompute.
+  double memory_budget = 1.0;
+  std::string budget_stage = "runtime optimized";
+  double memory_ratio = 1.0;
+  std::vector<std::string> knapsack_recomputable;
 };
 
 /// The explanation as text: one line per saved value (name, annotation, bytes, why), per

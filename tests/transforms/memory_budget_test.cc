@@ -1,0 +1,204 @@
+// Tests for the activation memory budget: the FLOP estimate, budget 1 and 0, the knapsack stage,
+// and saved activation bytes that never grow as the budget falls (synthetic and exported models).
+#include "aotgrad/transforms/memory_budget.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/verifier.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/aot_pipeline.h"
+
+namespace aotgrad {
+namespace {
+
+std::shared_ptr<Graph> parse(const std::string& text) {
+  std::shared_ptr<Graph> g = parse_graph(text, aten_ops());
+  verify(*g);
+  return g;
+}
+
+const Node& node(const Graph& g, const std::string& name) {
+  const Node* n = g.find(name);
+  EXPECT_NE(n, nullptr) << name;
+  return *n;
+}
+
+TEST(MemoryBudget, EstimateRuntimeCountsFlops) {
+  auto g = parse(R"(
+def forward(self, a: "f32[4, 8]", b: "f32[8, 16]", c: "f32[16]", x: "f32[2, 4, 8]", y: "f32[2, 8, 16]", img: "f32[2, 3, 8, 8]", w: "f32[4, 3, 3, 3]", wg: "f32[6, 1, 3, 3]", img6: "f32[2, 6, 8, 8]"):
+    mm = torch.ops.aten.mm.default(a, b)
+    addmm = torch.ops.aten.addmm.default(c, a, b)
+    bmm = torch.ops.aten.bmm.default(x, y)
+    conv = torch.ops.aten.convolution.default(img, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    grouped = torch.ops.aten.convolution.default(img6, wg, None, [2, 2], [1, 1], [1, 1], False, [0, 0], 6)
+    conv_bw = torch.ops.aten.convolution_backward.default(conv, img, w, [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [False, True, True])
+    getitem = conv_bw[1]
+    relu = torch.ops.aten.relu.default(mm)
+    total = torch.ops.aten.sum.default(relu)
+    return (addmm, bmm, grouped, getitem, total)
+)");
+  EXPECT_DOUBLE_EQ(estimate_runtime(node(*g, "mm")), 2 * 4 * 8 * 16);
+  EXPECT_DOUBLE_EQ(estimate_runtime(node(*g, "addmm")), 2 * 4 * 8 * 16);
+  EXPECT_DOUBLE_EQ(estimate_runtime(node(*g, "bmm")), 2 * 2 * 4 * 8 * 16);
+  // [2, 4, 8, 8] outputs, 3 * 3 * 3 multiply-adds each.
+  EXPECT_DOUBLE_EQ(estimate_runtime(node(*g, "conv")), 2.0 * (2 * 4 * 8 * 8) * 27);
+  // Depthwise, stride 2: [2, 6, 4, 4] outputs, 1 * 3 * 3 each.
+  EXPECT_DOUBLE_EQ(estimate_runtime(node(*g, "grouped")), 2.0 * (2 * 6 * 4 * 4) * 9);
+  // Only grad_weight (grad_input is masked off): one convolution's worth.
+  EXPECT_DOUBLE_EQ(estimate_runtime(node(*g, "conv_bw")), 2.0 * (2 * 4 * 8 * 8) * 27);
+  // Pointwise ops and reductions: their element count.
+  EXPECT_DOUBLE_EQ(estimate_runtime(node(*g, "relu")), 4 * 16);
+  EXPECT_DOUBLE_EQ(estimate_runtime(node(*g, "total")), 4 * 16);
+}
+
+// A stack of MLP layers: mm, bias, a pointwise chain (tanh, sigmoid, mul), a row reduction.
+const char* kMlp = R"(
+def forward(self, x: "f32[32, 64]", w1: "f32[64, 64]", w2: "f32[64, 64]", w3: "f32[64, 64]", b: "f32[64]"):
+    mm = torch.ops.aten.mm.default(x, w1)
+    add = torch.ops.aten.add.Tensor(mm, b)
+    tanh = torch.ops.aten.tanh.default(add)
+    sigmoid = torch.ops.aten.sigmoid.default(tanh)
+    mul = torch.ops.aten.mul.Tensor(tanh, sigmoid)
+    mm_1 = torch.ops.aten.mm.default(mul, w2)
+    tanh_1 = torch.ops.aten.tanh.default(mm_1)
+    exp = torch.ops.aten.exp.default(tanh_1)
+    mul_1 = torch.ops.aten.mul.Tensor(exp, tanh_1)
+    mm_2 = torch.ops.aten.mm.default(mul_1, w3)
+    sin = torch.ops.aten.sin.default(mm_2)
+    amax = torch.ops.aten.amax.default(sin, [1], True)
+    sub = torch.ops.aten.sub.Tensor(sin, amax)
+    sum_1 = torch.ops.aten.sum.default(sub)
+    return (sum_1,)
+)";
+
+TrainingArtifacts compile(const Graph& g, const std::vector<bool>& rg, double budget,
+                          KnapsackSolver solver = KnapsackSolver::kDp) {
+  PipelineOptions o;
+  o.min_cut.activation_memory_budget = budget;
+  o.min_cut.memory_budget_solver = solver;
+  TrainingArtifacts a = compile_for_training(g, rg, o);
+  EXPECT_NE(a.explain, nullptr);
+  return a;
+}
+
+TEST(MemoryBudget, OneIsTheRuntimeOptimizedCut) {
+  auto g = parse(kMlp);
+  std::vector<bool> rg{false, true, true, true, true};
+  TrainingArtifacts plain = compile_for_training(*g, rg);
+  TrainingArtifacts one = compile(*g, rg, 1.0);
+  EXPECT_EQ(one.saved, plain.saved);
+  EXPECT_EQ(one.explain->budget_stage, "runtime optimized");
+  // The runtime-optimized cut recomputes no matmul.
+  for (const auto& r : one.explain->recomputed) EXPECT_NE(r.op, "aten::mm") << r.name;
+  EXPECT_GT(one.explain->saved_activation_bytes, 0);
+}
+
+TEST(MemoryBudget, ZeroSavesOnlyInputsAndRecomputesMatmuls) {
+  auto g = parse(kMlp);
+  std::vector<bool> rg{false, true, true, true, true};
+  TrainingArtifacts a = compile(*g, rg, 0.0);
+  EXPECT_EQ(a.explain->budget_stage, "inputs");
+  EXPECT_EQ(a.explain->saved_activation_bytes, 0);
+  ASSERT_FALSE(a.saved.empty());
+  for (const auto& s : a.explain->saved) {
+    EXPECT_TRUE(s.is_input) << s.name;
+    EXPECT_EQ(s.why, "memory budget: only inputs are saved");
+  }
+  // Every saved value is a placeholder of the forward graph.
+  for (const std::string& name : a.saved)
+    EXPECT_EQ(a.fw->find(name)->kind(), NodeKind::Placeholder) << name;
+  // The forward matmuls run again in the backward.
+  int mms = 0;
+  for (const auto& r : a.explain->recomputed) mms += r.op == "aten::mm";
+  EXPECT_EQ(mms, 3);
+}
+
+TEST(MemoryBudget, RejectsBudgetsOutsideZeroToOne) {
+  auto g = parse(kMlp);
+  std::vector<bool> rg{false, true, true, true, true};
+  for (double b : {-0.1, 1.5}) {
+    PipelineOptions o;
+    o.min_cut.activation_memory_budget = b;
+    try {
+      compile_for_training(*g, rg, o);
+      FAIL() << "budget " << b;
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("must be in [0, 1]"), std::string::npos) << e.message();
+    }
+  }
+}
+
+/// Saved activation bytes for budgets 1, 0.95, ..., 0 never grow as the budget falls, end at 0,
+/// and somewhere strictly between the ends the knapsack decides. Returns the bytes per budget.
+std::vector<int64_t> ExpectMonotone(const Graph& g, const std::vector<bool>& rg,
+                                    KnapsackSolver solver, bool expect_knapsack) {
+  std::vector<int64_t> bytes;
+  int64_t prev = -1;
+  bool knapsack = false;
+  for (int k = 20; k >= 0; --k) {
+    double budget = k / 20.0;
+    TrainingArtifacts a = compile(g, rg, budget, solver);
+    int64_t b = a.explain->saved_activation_bytes;
+    if (prev >= 0) {
+      EXPECT_LE(b, prev) << "budget " << budget << " (" << a.explain->budget_stage << ")";
+    }
+    knapsack = knapsack || a.explain->budget_stage == "knapsack";
+    prev = b;
+    bytes.push_back(b);
+  }
+  EXPECT_EQ(bytes.back(), 0);
+  if (expect_knapsack) EXPECT_TRUE(knapsack);
+  return bytes;
+}
+
+TEST(MemoryBudget, SavedBytesNeverGrowAsTheBudgetFalls) {
+  auto g = parse(kMlp);
+  std::vector<bool> rg{false, true, true, true, true};
+  for (KnapsackSolver s : {KnapsackSolver::kGreedy, KnapsackSolver::kDp, KnapsackSolver::kIlp}) {
+    SCOPED_TRACE(std::string(knapsack_solver_name(s)));
+    std::vector<int64_t> bytes = ExpectMonotone(*g, rg, s, /*expect_knapsack=*/true);
+    // Strictly between: some budget saves less than budget 1 and more than budget 0.
+    bool between = false;
+    for (int64_t b : bytes) between = between || (b > 0 && b < bytes.front());
+    EXPECT_TRUE(between);
+  }
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class MemoryBudgetModel : public testing::TestWithParam<const char*> {};
+
+// The exported models (parameters require grad; buffers and data do not), every solver.
+TEST_P(MemoryBudgetModel, SavedBytesNeverGrowAsTheBudgetFalls) {
+  auto g = parse(read_text(std::string(AOTGRAD_TEST_DATA) + "/models/" + GetParam() + ".fx"));
+  std::vector<bool> rg;
+  for (const Node* p : g->placeholders()) {
+    const std::string& n = p->name();
+    bool buffer = n.find("running_") != std::string::npos ||
+                  n.find("num_batches_tracked") != std::string::npos;
+    rg.push_back(n.rfind("p_", 0) == 0 && !buffer && p->meta().is_tensor() &&
+                 is_floating(p->tensor_meta().dtype));
+  }
+  for (KnapsackSolver s : {KnapsackSolver::kGreedy, KnapsackSolver::kDp, KnapsackSolver::kIlp}) {
+    SCOPED_TRACE(std::string(knapsack_solver_name(s)));
+    ExpectMonotone(*g, rg, s, /*expect_knapsack=*/false);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, MemoryBudgetModel, testing::Values("mlp", "gpt_block", "cnn_bn"),
+                         [](const testing::TestParamInfo<const char*>& i) {
+                           return std::string(i.param);
+                         });
+
+}  // namespace
+}  // namespace aotgrad
