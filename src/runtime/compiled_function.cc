@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/graph_task.h>
 
 #include <mutex>
 #include <unordered_map>
@@ -68,7 +69,20 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
         }
       saved.push_back(t);
     }
-    ctx->save_for_backward(saved);
+    // Saved values are kept as tensor_data() aliases (same storage and version counter, no
+    // autograd metadata, so a saved output does not hold this node alive) in saved_data rather
+    // than save_for_backward's SavedVariables, so that backward can hand them to the backward
+    // graph and let it free each after its last use, as PyTorch's boxed backward does with
+    // ctx.maybe_clear_saved_tensors(); eager autograd also frees a node's saved tensors as
+    // soon as that node has run. Their versions are checked in backward as SavedVariable does.
+    c10::List<at::Tensor> kept;
+    c10::List<int64_t> versions;
+    for (const at::Tensor& t : saved) {
+      kept.push_back(t.defined() ? t.tensor_data() : t);
+      versions.push_back(t.defined() ? static_cast<int64_t>(t._version()) : 0);
+    }
+    ctx->saved_data["saved"] = std::move(kept);
+    ctx->saved_data["versions"] = std::move(versions);
     ctx->saved_data["id"] = id;
     torch::autograd::variable_list result;
     std::vector<at::Tensor> non_diff;
@@ -92,7 +106,35 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     if (!state) throw Error("backward of a compiled function that no longer exists");
     std::vector<c10::IValue> in;
-    for (const at::Tensor& s : ctx->get_saved_variables()) in.push_back(s);
+    {
+      auto it = ctx->saved_data.find("saved");
+      if (it == ctx->saved_data.end())
+        throw Error(
+            "Trying to backward through the graph of a compiled function a second time (or to "
+            "directly access saved tensors after they have already been freed). Saved "
+            "intermediate values of the graph are freed when you call .backward(). Specify "
+            "retain_graph=True if you need to backward through the graph a second time.");
+      c10::List<at::Tensor> saved = it->second.toTensorList();
+      c10::List<int64_t> versions = ctx->saved_data.at("versions").toIntList();
+      for (size_t k = 0; k < saved.size(); ++k) {
+        at::Tensor t = saved.get(k);
+        if (t.defined() && static_cast<int64_t>(t._version()) != versions.get(k))
+          throw Error("one of the variables needed for gradient computation has been modified "
+                      "by an inplace operation: saved value " + std::to_string(k) + " ('" +
+                      state->art.saved.at(k) + "') is at version " +
+                      std::to_string(t._version()) + "; expected version " +
+                      std::to_string(versions.get(k)) + " instead.");
+      }
+      // Without retain_graph the backward graph owns the saved values from here on and frees
+      // each after its last use.
+      bool keep = torch::autograd::get_current_graph_task_keep_graph();
+      if (!keep) {
+        ctx->saved_data.erase("saved");
+        ctx->saved_data.erase("versions");
+      }
+      in.reserve(saved.size() + state->art.joint_info.tangent_of_output.size());
+      for (size_t k = 0; k < saved.size(); ++k) in.emplace_back(keep ? saved.get(k) : saved.extract(k));
+    }
     const auto& tangent_of = state->art.joint_info.tangent_of_output;
     for (size_t k = 0; k < tangent_of.size(); ++k) {
       if (tangent_of[k] < 0) continue;

@@ -141,5 +141,71 @@ def forward(self, x: "f32[4]", buf: "f32[4]"):
   EXPECT_TRUE(at::allclose(x.grad(), before));
 }
 
+// A backend that records, for each call, how many owners each tensor argument has, then runs the
+// interpreter.
+class ProbeCompiler final : public Compiler {
+ public:
+  std::string name() const override { return "probe"; }
+  CompiledFn compile(std::shared_ptr<const Graph> graph) const override {
+    CompiledFn inner = InterpreterCompiler().compile(std::move(graph));
+    return [this, inner](std::vector<c10::IValue> in) {
+      std::vector<long> counts;
+      for (const c10::IValue& v : in) counts.push_back(v.isTensor() ? v.toTensor().use_count() : 0);
+      calls.push_back(std::move(counts));
+      return inner(std::move(in));
+    };
+  }
+  mutable std::vector<std::vector<long>> calls;
+};
+
+// Without retain_graph the backward graph receives the only reference to each saved value, so the
+// interpreter frees it after its last use (as PyTorch's boxed backward with
+// maybe_clear_saved_tensors, and as eager autograd frees a node's saved tensors once it ran);
+// with retain_graph the values stay for a second backward; a backward after the values were
+// freed is an error, as in eager.
+TEST(CompiledFunction, BackwardOwnsSavedValuesUnlessTheGraphIsRetained) {
+  auto probe = std::make_shared<ProbeCompiler>();
+  TrainOptions options;
+  options.bw_compiler = probe;
+  CompiledFunction f(parse_graph(kLinearRelu, aten_ops()), {false, true, true}, options);
+  const size_t n_saved = f.artifacts().saved.size();
+  ASSERT_EQ(n_saved, 2u);  // x and relu's output
+  at::Tensor x = at::randn({4, 8});
+  at::Tensor w = at::randn({16, 8}).requires_grad_(), b = at::randn({16}).requires_grad_();
+
+  auto out = f({x, w, b});
+  out[0].sum().backward({}, /*retain_graph=*/true);
+  ASSERT_EQ(probe->calls.size(), 1u);
+  for (size_t k = 0; k < n_saved; ++k) EXPECT_GT(probe->calls[0][k], 1) << "saved value " << k;
+  at::Tensor first = w.grad().clone();
+  out[0].sum().backward();  // the retained values again: the grads accumulate
+  ASSERT_EQ(probe->calls.size(), 2u);
+  for (size_t k = 0; k < n_saved; ++k) EXPECT_EQ(probe->calls[1][k], 1) << "saved value " << k;
+  EXPECT_TRUE(at::allclose(w.grad(), 2 * first));
+  try {
+    out[0].sum().backward();
+    FAIL() << "a third backward found the freed values";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("a second time"), std::string::npos) << e.what();
+  }
+}
+
+// A saved value modified in place before the backward is an error, as SavedVariable's check.
+TEST(CompiledFunction, SavedValueModifiedInPlaceIsAnError) {
+  CompiledFunction f(parse_graph(kLinearRelu, aten_ops()), {false, true, true});
+  at::Tensor x = at::randn({4, 8});
+  at::Tensor w = at::randn({16, 8}).requires_grad_(), b = at::randn({16}).requires_grad_();
+  auto out = f({x, w, b});
+  x.mul_(2);  // x is saved (primals_1)
+  try {
+    out[0].sum().backward();
+    FAIL() << "expected the version check to fire";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("modified by an inplace operation"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("primals_1"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace aotgrad
