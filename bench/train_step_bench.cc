@@ -1,10 +1,16 @@
 // One training step (gradients reset to undefined, forward with the loss, backward) of the exported
-// GPT block (tests/data/models/gpt_block.fx with its inputs), run by the eager libtorch C++ model
-// (tests/models/eager_models.h) and by CompiledFunction (default partition, interpreter backend).
+// GPT blocks (tests/data/models/gpt_block.fx, and gpt_block_wide.fx whose activations outweigh its
+// parameters, with their inputs), run by the eager libtorch C++ model
+// (tests/models/eager_models.h) and by CompiledFunction (interpreter backend) with the default
+// partition, the min-cut partition, and the min-cut partition under activation memory budgets 0.5
+// and 0.
 // Time per step; as counters, the peak bytes of tensor storage above the level before a step (the
 // tracking allocator is installed before any tensor is made) and the allocations in a step.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+
+#include <map>
+#include <string>
 
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
@@ -16,10 +22,15 @@ namespace {
 
 using aotgrad::models::ModelData;
 
-const ModelData& gpt_block_data() {
-  static const ModelData data =
-      aotgrad::models::load_model_data(std::string(AOTGRAD_TEST_DATA) + "/models", "gpt_block");
-  return data;
+const ModelData& model_data(const std::string& name) {
+  static std::map<std::string, ModelData> cache;
+  auto it = cache.find(name);
+  if (it == cache.end())
+    it = cache
+             .emplace(name, aotgrad::models::load_model_data(
+                                std::string(AOTGRAD_TEST_DATA) + "/models", name))
+             .first;
+  return it->second;
 }
 
 /// Times `reset(); step();` per iteration. Before timing, one warm-up step, then one measured step:
@@ -41,10 +52,9 @@ void run_steps(benchmark::State& state, Step step, Reset reset) {
   state.counters["allocations_per_step"] = static_cast<double>(s.allocations);
 }
 
-void BM_GptBlockTrainStep_Eager(benchmark::State& state) {
-  const ModelData& data = gpt_block_data();
-  std::unique_ptr<aotgrad::models::EagerModel> model =
-      aotgrad::models::make_eager_model("gpt_block");
+void BM_TrainStep_Eager(benchmark::State& state, const std::string& name) {
+  const ModelData& data = model_data(name);
+  std::unique_ptr<aotgrad::models::EagerModel> model = aotgrad::models::make_eager_model(name);
   model->load_state(data.values);
   std::vector<at::Tensor> inputs = aotgrad::models::cloned(data.values, model->input_names());
   run_steps(
@@ -57,10 +67,10 @@ void BM_GptBlockTrainStep_Eager(benchmark::State& state) {
       [&] { model->zero_grad(); });
 }
 
-void BM_GptBlockTrainStep_CompiledFunction(benchmark::State& state) {
-  const ModelData& data = gpt_block_data();
-  std::unique_ptr<aotgrad::models::EagerModel> model =
-      aotgrad::models::make_eager_model("gpt_block");
+void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& name,
+                                   aotgrad::PartitionKind partition, double budget) {
+  const ModelData& data = model_data(name);
+  std::unique_ptr<aotgrad::models::EagerModel> model = aotgrad::models::make_eager_model(name);
   std::vector<std::string> params = model->parameter_names();
   std::vector<at::Tensor> args = aotgrad::models::cloned(data.values, data.names);
   std::vector<bool> requires_grad(args.size(), false);
@@ -68,8 +78,11 @@ void BM_GptBlockTrainStep_CompiledFunction(benchmark::State& state) {
     args[i].requires_grad_(true);
     requires_grad[i] = true;
   }
+  aotgrad::TrainOptions options;
+  options.pipeline.partition = partition;
+  options.pipeline.min_cut.activation_memory_budget = budget;
   aotgrad::CompiledFunction f(aotgrad::parse_graph(data.graph_text, aotgrad::aten_ops()),
-                              requires_grad);
+                              requires_grad, options);
   run_steps(
       state,
       [&] {
@@ -82,14 +95,36 @@ void BM_GptBlockTrainStep_CompiledFunction(benchmark::State& state) {
       });
 }
 
-BENCHMARK(BM_GptBlockTrainStep_Eager)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_GptBlockTrainStep_CompiledFunction)->Unit(benchmark::kMicrosecond);
+void register_benchmarks() {
+  using aotgrad::PartitionKind;
+  struct Variant {
+    const char* name;
+    PartitionKind partition;
+    double budget;
+  };
+  const Variant variants[] = {{"default_partition", PartitionKind::kDefault, 1.0},
+                              {"min_cut", PartitionKind::kMinCut, 1.0},
+                              {"min_cut_budget_0.5", PartitionKind::kMinCut, 0.5},
+                              {"min_cut_budget_0", PartitionKind::kMinCut, 0.0}};
+  for (std::string model : {"gpt_block", "gpt_block_wide"}) {
+    benchmark::RegisterBenchmark(("TrainStep/" + model + "/eager").c_str(),
+                                 [model](benchmark::State& s) { BM_TrainStep_Eager(s, model); })
+        ->Unit(benchmark::kMicrosecond);
+    for (const Variant& v : variants)
+      benchmark::RegisterBenchmark(("TrainStep/" + model + "/aotgrad_" + v.name).c_str(),
+                                   [model, v](benchmark::State& s) {
+                                     BM_TrainStep_CompiledFunction(s, model, v.partition, v.budget);
+                                   })
+          ->Unit(benchmark::kMicrosecond);
+  }
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   // Before any tensor exists, so every step allocation is counted.
   aotgrad::install_tracking_allocator();
+  register_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

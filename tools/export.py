@@ -660,6 +660,11 @@ def _cnn_bn():
     return m, {"x": torch.randn(4, 3, 16, 16), "target": torch.randint(0, 10, (4,))}
 
 
+def _gpt_block_wide():
+    m = GPTBlock(vocab=64, d=64, heads=4, seq=64)
+    return m, {"idx": torch.randint(0, 64, (8, 64)), "targets": torch.randint(0, 64, (8, 64))}
+
+
 def _gpt():
     m = GPT()
     return m, {"idx": torch.randint(0, 96, (2, 16)), "targets": torch.randint(0, 96, (2, 16))}
@@ -676,6 +681,9 @@ MODELS = {
     "mlp": ("Linear-ReLU-Linear-ReLU-Linear, MSE loss; batch 4, 8 -> 32 -> 32 -> 4", _mlp),
     "gpt_block": ("GPT-style block + LM head, cross-entropy; vocab 64, d 32, 2 heads, seq 8, batch 2",
                   _gpt_block),
+    "gpt_block_wide": ("the GPT-style block with activations well above its parameters (the "
+                       "training-step memory benchmark); vocab 64, d 64, 4 heads, seq 64, batch 8",
+                       _gpt_block_wide),
     "cnn_bn": ("Conv-BN(train)-ReLU_-MaxPool-Conv-BN-ReLU_-AvgPool-Linear, cross-entropy; "
                "batch 4, 3x16x16", _cnn_bn),
     "gpt": ("GPT-2-style LM (nanoGPT layout, tied LM head, tanh GELU), cross-entropy; vocab 96, "

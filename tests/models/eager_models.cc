@@ -142,8 +142,10 @@ std::string placeholder_of(const std::string& dotted) {
 template <class M>
 class ModuleModel final : public EagerModel {
  public:
-  ModuleModel(std::string name, std::vector<std::string> inputs)
-      : name_(std::move(name)), inputs_(std::move(inputs)), module_(std::make_shared<M>()) {}
+  /// `ctor` are the module's constructor arguments (its sizes).
+  template <class... Ctor>
+  ModuleModel(std::string name, std::vector<std::string> inputs, Ctor... ctor)
+      : name_(std::move(name)), inputs_(std::move(inputs)), module_(std::make_shared<M>(ctor...)) {}
 
   std::string name() const override { return name_; }
   std::vector<std::string> input_names() const override { return inputs_; }
@@ -252,12 +254,16 @@ std::unique_ptr<EagerModel> make_eager_model(const std::string& name) {
   if (name == "gpt_block")
     return std::make_unique<ModuleModel<GPTBlockImpl>>(name,
                                                        std::vector<std::string>{"idx", "targets"});
+  if (name == "gpt_block_wide")  // tools/export.py's gpt_block_wide: vocab 64, d 64, 4 heads, seq 64
+    return std::make_unique<ModuleModel<GPTBlockImpl>>(
+        name, std::vector<std::string>{"idx", "targets"}, int64_t{64}, int64_t{64}, int64_t{4},
+        int64_t{64});
   if (name == "cnn_bn")
     return std::make_unique<ModuleModel<CNNBNImpl>>(name, std::vector<std::string>{"x", "target"});
-  throw std::invalid_argument("no eager model '" + name + "' (mlp, gpt_block, cnn_bn)");
+  throw std::invalid_argument("no eager model '" + name + "' (mlp, gpt_block, gpt_block_wide, cnn_bn)");
 }
 
-std::vector<std::string> eager_model_names() { return {"mlp", "gpt_block", "cnn_bn"}; }
+std::vector<std::string> eager_model_names() { return {"mlp", "gpt_block", "gpt_block_wide", "cnn_bn"}; }
 
 // --- exported model files
 // -------------------------------------------------------------------------

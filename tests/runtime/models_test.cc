@@ -191,7 +191,8 @@ TEST_P(ModelTest, CompiledGraphMatchesEagerOverSeveralCalls) {
 // (p -= lr * grad under no-grad, grads reset between steps) track the eager model doing the same
 // steps: the loss, every parameter's gradient, every buffer, and the updated parameters. Run with
 // each partition (issue 7: the min-cut partition recomputes forward ops in the backward).
-void ExpectSgdStepsMatchEager(const std::string& name, PartitionKind partition) {
+void ExpectSgdStepsMatchEager(const std::string& name, PartitionKind partition,
+                              double memory_budget = 1.0) {
   Example ex(name);
   std::vector<at::Tensor> state = models::cloned(ex.data.values, ex.state_names);
   std::vector<bool> requires_grad;
@@ -204,6 +205,7 @@ void ExpectSgdStepsMatchEager(const std::string& name, PartitionKind partition) 
   std::unique_ptr<CompiledFunction> compiled;
   TrainOptions options;
   options.pipeline.partition = partition;
+  options.pipeline.min_cut.activation_memory_budget = memory_budget;
   try {
     compiled = std::make_unique<CompiledFunction>(ex.graph, requires_grad, options);
   } catch (const Error& e) {
@@ -267,6 +269,16 @@ TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEager) {
   ExpectSgdStepsMatchEager(GetParam(), PartitionKind::kMinCut);
 }
 
+// Issue 7: every activation memory budget trains to eager's grads -- the knapsack's choice in
+// between and budget 0, which recomputes the whole forward (matmuls, convolutions, batch norm)
+// in the backward from the inputs.
+TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEagerUnderMemoryBudgets) {
+  for (double budget : {0.5, 0.1, 0.0}) {
+    SCOPED_TRACE("memory budget " + std::to_string(budget));
+    ExpectSgdStepsMatchEager(GetParam(), PartitionKind::kMinCut, budget);
+  }
+}
+
 TEST_P(ModelTest, CompiledFunctionSgdStepsMatchEagerWithDefaultPartition) {
   ExpectSgdStepsMatchEager(GetParam(), PartitionKind::kDefault);
 }
@@ -302,7 +314,7 @@ TEST_P(ModelTest, MinCutSavesNoMoreActivationsThanDefault) {
   EXPECT_LE(m.explain->saved_activation_bytes, default_bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ModelTest, testing::Values("mlp", "gpt_block", "cnn_bn"),
+INSTANTIATE_TEST_SUITE_P(Models, ModelTest, testing::Values("mlp", "gpt_block", "gpt_block_wide", "cnn_bn"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
