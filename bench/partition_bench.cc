@@ -1,11 +1,13 @@
 // Partitioning time against joint-graph size: the min-cut partition (CSE, classification, the
 // Boykov-Kolmogorov max-flow, extraction and backward reordering) and its solve alone, against the
 // default partition, on joint graphs of about 1k to 100k nodes built from a stack of MLP-style
-// layers (mm, bias add, gelu-like pointwise chain, a row normalization, a residual add).
+// layers (mm, bias add, gelu-like pointwise chain, a row normalization, a residual add), each with
+// its own weight and bias: a 100k-node joint graph has about 6k inputs and 6k gradients.
 #include <benchmark/benchmark.h>
 
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
@@ -19,14 +21,9 @@ namespace {
 
 using namespace aotgrad;
 
-// Layers cycle through this many weight/bias pairs: the IR's add_placeholder walks the existing
-// placeholders, so a graph with tens of thousands of inputs would time that rather than the
-// partitioner.
-constexpr int kWeightSets = 16;
-
-/// The forward of `layers` layers on x [16, 64], with kWeightSets weight/bias pairs that require
-/// grad, used in turn.
-std::unique_ptr<Graph> forward(int layers, std::vector<bool>& rg) {
+/// The forward of `layers` layers on x [16, 64]; each layer has its own weight and bias that
+/// require grad, or with `weight_sets` > 0 the layers use that many weight/bias pairs in turn.
+std::unique_ptr<Graph> forward(int layers, int weight_sets, std::vector<bool>& rg) {
   const OpTable& ops = aten_ops();
   auto g = std::make_unique<Graph>();
   auto f32 = [](std::vector<int64_t> sizes) {
@@ -39,16 +36,17 @@ std::unique_ptr<Graph> forward(int layers, std::vector<bool>& rg) {
   auto call = [&](const char* op, std::vector<Arg> args) {
     return g->add_call(ops.get(op), std::move(args));
   };
+  const int sets = weight_sets > 0 ? weight_sets : layers;
   std::vector<Node*> ws, bs;
-  for (int k = 0; k < kWeightSets; ++k) {
+  for (int k = 0; k < sets; ++k) {
     ws.push_back(g->add_placeholder("w" + std::to_string(k), f32({64, 64})));
     bs.push_back(g->add_placeholder("b" + std::to_string(k), f32({64})));
     rg.push_back(true);
     rg.push_back(true);
   }
   for (int l = 0; l < layers; ++l) {
-    Node* w = ws[l % kWeightSets];
-    Node* b = bs[l % kWeightSets];
+    Node* w = ws[l % sets];
+    Node* b = bs[l % sets];
     Node* h = call("mm.default", {Arg(x), Arg(w)});
     h = call("add.Tensor", {Arg(h), Arg(b)});
     Node* s = call("sigmoid.default", {Arg(h)});
@@ -63,14 +61,14 @@ std::unique_ptr<Graph> forward(int layers, std::vector<bool>& rg) {
   return g;
 }
 
-/// A joint graph of at least `nodes` nodes (built once per size).
-const JointGraph& joint_of_size(int64_t nodes) {
-  static std::map<int64_t, JointGraph> cache;
-  auto it = cache.find(nodes);
+/// A joint graph of at least `nodes` nodes (built once per size and weight_sets).
+const JointGraph& joint_of_size(int64_t nodes, int weight_sets = 0) {
+  static std::map<std::pair<int64_t, int>, JointGraph> cache;
+  auto it = cache.find({nodes, weight_sets});
   if (it != cache.end()) return it->second;
   std::vector<bool> rg;
   auto joint = [&](int layers) {
-    JointGraph j = build_joint(*forward(layers, rg), rg);
+    JointGraph j = build_joint(*forward(layers, weight_sets, rg), rg);
     decompose(*j.graph, DecompositionTable::core());
     return j;
   };
@@ -81,17 +79,30 @@ const JointGraph& joint_of_size(int64_t nodes) {
       static_cast<int>(std::max<int64_t>(1, (nodes - one + per_layer - 1) / per_layer + 1));
   JointGraph j = joint(layers);
   while (static_cast<int64_t>(j.graph->size()) < nodes) j = joint(++layers);
-  return cache.emplace(nodes, std::move(j)).first->second;
+  return cache.emplace(std::make_pair(nodes, weight_sets), std::move(j)).first->second;
 }
 
 void counters(benchmark::State& state, const JointGraph& j, const Partition& p) {
   state.counters["joint_nodes"] = static_cast<double>(j.graph->size());
+  state.counters["inputs"] = static_cast<double>(j.num_primals + j.num_tangents);
   state.counters["saved"] = static_cast<double>(p.saved.size());
   state.counters["bw_nodes"] = static_cast<double>(p.bw->size());
 }
 
 void BM_MinCutPartition(benchmark::State& state) {
   const JointGraph& j = joint_of_size(state.range(0));
+  Partition p;
+  for (auto _ : state) {
+    p = min_cut_partition(j);
+    benchmark::DoNotOptimize(p.fw.get());
+  }
+  counters(state, j, p);
+}
+
+// As BM_MinCutPartition with 16 weight/bias pairs shared by all layers (few inputs, the benchmark's
+// graphs before add_placeholder was linear).
+void BM_MinCutPartitionSharedWeights(benchmark::State& state) {
+  const JointGraph& j = joint_of_size(state.range(0), /*weight_sets=*/16);
   Partition p;
   for (auto _ : state) {
     p = min_cut_partition(j);
@@ -169,6 +180,7 @@ void BM_DefaultPartition(benchmark::State& state) {
 
 #define SIZES Arg(1000)->Arg(3000)->Arg(10000)->Arg(30000)->Arg(100000)
 BENCHMARK(BM_MinCutPartition)->SIZES->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MinCutPartitionSharedWeights)->SIZES->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MinCutSolve)->SIZES->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StageClone)->SIZES->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StageDceCse)->SIZES->Unit(benchmark::kMillisecond);

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "aotgrad/ir/node_map.h"
 
@@ -356,9 +357,31 @@ Graph::~Graph() {
   Node* n = head_;
   while (n) {
     Node* next = n->next_;
-    delete n;
+    n->~Node();
     n = next;
   }
+}
+
+namespace {
+constexpr size_t kNodeBlock = 128;  // nodes per block
+}  // namespace
+
+void* Graph::allocate_node() {
+  if (!free_nodes_.empty()) {
+    Node* n = free_nodes_.back();
+    free_nodes_.pop_back();
+    return n;
+  }
+  if (node_blocks_.empty() || block_used_ == kNodeBlock) {
+    node_blocks_.emplace_back(new NodeStorage[kNodeBlock]);  // left uninitialized
+    block_used_ = 0;
+  }
+  return &node_blocks_.back()[block_used_++];
+}
+
+void Graph::free_node(Node* n) {
+  n->~Node();
+  free_nodes_.push_back(n);
 }
 
 namespace {
@@ -387,7 +410,7 @@ bool is_illegal_python_name(std::string_view s) {
 
 }  // namespace
 
-bool Graph::has_name(std::string_view name) const { return names_.count(std::string(name)) > 0; }
+bool Graph::has_name(std::string_view name) const { return names_.contains(name); }
 
 std::string Graph::unique_name(std::string_view base_in) {
   std::string candidate;
@@ -408,7 +431,7 @@ std::string Graph::unique_name(std::string_view base_in) {
   }
   candidate = has_num ? base + "_" + std::to_string(num) : base;
   if (!num) num = name_counters_[base];
-  while (names_.count(candidate) || is_illegal_python_name(candidate)) {
+  while (names_.contains(candidate) || is_illegal_python_name(candidate)) {
     ++num;
     candidate = base + "_" + std::to_string(num);
   }
@@ -417,24 +440,28 @@ std::string Graph::unique_name(std::string_view base_in) {
 }
 
 void Graph::claim_name(const std::string& name) {
-  AOTGRAD_CHECK(!names_.count(name), "name '", name, "' is defined twice");
-  names_[name] = nullptr;
+  AOTGRAD_CHECK(!names_.contains(name), "name '", name, "' is defined twice");
+  claimed_.push_back(name);
+  names_.insert(claimed_.back(), nullptr);
 }
 
 Node* Graph::find(std::string_view name) const {
-  auto it = names_.find(std::string(name));
-  return it == names_.end() ? nullptr : it->second;
+  Node* const* n = names_.find(name);
+  return n ? *n : nullptr;
 }
 
 Node* Graph::new_node(NodeKind kind, std::string name) {
   AOTGRAD_CHECK(!name.empty(), "node name must not be empty");
-  auto [it, inserted] = names_.try_emplace(name, nullptr);
-  AOTGRAD_CHECK(inserted || it->second == nullptr, "name '", name, "' is defined twice");
-  Node* n = new Node();
+  Node** claimed = names_.find(name);
+  AOTGRAD_CHECK(!claimed || *claimed == nullptr, "name '", name, "' is defined twice");
+  Node* n = new (allocate_node()) Node();
   n->kind_ = kind;
   n->name_ = std::move(name);
   n->graph_ = this;
-  it->second = n;
+  if (claimed)
+    *claimed = n;
+  else
+    names_.insert(n->name_, n);  // the view of the name points into the node
   ++size_;
   return n;
 }
@@ -535,7 +562,7 @@ void Graph::erase(Node* n) {
   if (output_ == n) output_ = nullptr;
   names_.erase(n->name_);
   --size_;
-  delete n;
+  free_node(n);
 }
 
 namespace {
@@ -597,6 +624,7 @@ std::unique_ptr<Graph> Graph::clone() const {
       }
     }
     c->info() = n->info();
+    c->users_.reserve(n->users_.size());
     map.emplace(n, c);
   }
   g->name_counters_ = name_counters_;

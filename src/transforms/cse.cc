@@ -1,12 +1,15 @@
 // aotgrad: common subexpression elimination.
 #include "aotgrad/transforms/cse.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
+#include "aotgrad/ir/name_table.h"
 #include "aotgrad/transforms/dce.h"
 #include "graph_facts.h"
 
@@ -50,6 +53,26 @@ void append_key(std::string& key, const Arg& a) {
   }
 }
 
+// The keys of the calls seen so far, copied into blocks that never move (the table keeps views).
+class KeyArena {
+ public:
+  std::string_view store(std::string_view key) {
+    if (blocks_.empty() || used_ + key.size() > kBlock) {
+      blocks_.push_back(std::make_unique<char[]>(std::max(kBlock, key.size())));
+      used_ = 0;
+    }
+    char* at = blocks_.back().get() + used_;
+    std::memcpy(at, key.data(), key.size());
+    used_ += key.size();
+    return {at, key.size()};
+  }
+
+ private:
+  static constexpr size_t kBlock = 1 << 16;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t used_ = 0;
+};
+
 }  // namespace
 
 bool CommonSubexpressionElimination::run(Graph& g) {
@@ -57,7 +80,12 @@ bool CommonSubexpressionElimination::run(Graph& g) {
   GraphFacts facts(g);
   std::vector<Node*> order;
   for (Node* n : g.nodes()) order.push_back(n);
-  std::unordered_map<std::string, Node*> seen;
+  // Key -> the first node with it; the key text is built in one reused buffer and copied into the
+  // arena only when new.
+  NameTable seen;
+  seen.reserve(order.size());
+  KeyArena arena;
+  std::string key;
   int64_t region = 0;
   for (Node* n : order) {
     if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
@@ -67,20 +95,24 @@ bool CommonSubexpressionElimination::run(Graph& g) {
     }
     if (n->kind() == NodeKind::Call && is_random(*n->op())) continue;
     if (facts.written(n)) continue;
-    std::string key;
+    key.clear();
     if (n->kind() == NodeKind::GetItem) {
       key = "getitem:";
       append_key(key, n->arg(0));
       append_key(key, n->arg(1));
     } else {
-      key = std::to_string(region) + ":";
+      key += std::to_string(region);
+      key += ':';
       const OpDef* op = n->op();
       append_raw(key, &op, sizeof op);
       for (const Arg& a : n->args()) append_key(key, a);
     }
-    auto [it, inserted] = seen.emplace(std::move(key), n);
-    if (inserted) continue;
-    Node* keep = it->second;
+    Node* const* found = seen.find(key);
+    if (!found) {
+      seen.insert(arena.store(key), n);
+      continue;
+    }
+    Node* keep = *found;
     if (!keep->meta().same_as(n->meta()) || !facts.can_merge(n, keep)) continue;
     facts.replace(g, n, keep);
     ++changes_;

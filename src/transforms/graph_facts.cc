@@ -41,10 +41,10 @@ bool may_copy(const Node& n) {
 
 }  // namespace
 
-GraphFacts::GraphFacts(const Graph& g) {
+GraphFacts::GraphFacts(const Graph& g) : position_(g.size()) {
   std::map<std::pair<const Node*, int64_t>, const Node*> getitems;
   for (const Node* n : g.nodes()) {
-    position_[n] = position_.size();
+    position_.emplace(n, position_.size());
     switch (n->kind()) {
       case NodeKind::Placeholder:
         inputs_.insert(n);
@@ -59,7 +59,7 @@ GraphFacts::GraphFacts(const Graph& g) {
             written_.insert(s);
             input = input || inputs_.count(s) > 0;
           });
-          if (input) input_writes_.push_back(position_[n]);
+          if (input) input_writes_.push_back(position_.at(n));
         }
         break;
       }
@@ -87,11 +87,8 @@ GraphFacts::GraphFacts(const Graph& g) {
 }
 
 const Node* GraphFacts::find(const Node* n) const {
-  auto it = base_.find(n);
-  while (it != base_.end()) {
-    n = it->second;
-    it = base_.find(n);
-  }
+  if (base_.empty()) return n;
+  for (const Node* const* b = base_.find(n); b; b = base_.find(n)) n = *b;
   return n;
 }
 
@@ -114,8 +111,8 @@ bool GraphFacts::escapes(const Node* n) const {
 }
 
 const Node* GraphFacts::tensor(const Node* n) const {
-  auto it = same_tensor_.find(n);
-  return it == same_tensor_.end() ? n : it->second;
+  const Node* const* first = same_tensor_.find(n);
+  return first ? *first : n;
 }
 
 bool GraphFacts::is_output_leaf(const Node* n) const {
@@ -127,17 +124,16 @@ size_t GraphFacts::last_use(const Node* n) const {
   // Uses of n's views and getitems read n's storage too.
   size_t last = 0;
   for (const Node* u : n->users()) {
-    last = std::max(last, position_.at(u));
-    auto b = base_.find(u);
-    if (u->kind() == NodeKind::GetItem || (b != base_.end() && b->second == n))
-      last = std::max(last, last_use(u));
+    last = std::max(last, position_.at(u, "graph facts: position"));
+    const Node* const* b = base_.find(u);
+    if (u->kind() == NodeKind::GetItem || (b && *b == n)) last = std::max(last, last_use(u));
   }
   return last;
 }
 
 bool GraphFacts::input_written_before_use(const Node* n) const {
   if (input_writes_.empty()) return false;
-  size_t from = position_.at(n), to = last_use(n);
+  size_t from = position_.at(n, "graph facts: position"), to = last_use(n);
   for (size_t w : input_writes_)
     if (w > from && w < to) return true;
   return false;

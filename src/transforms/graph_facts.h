@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
+#include "aotgrad/ir/node_map.h"
 
 namespace aotgrad {
 
@@ -61,13 +62,13 @@ class GraphFacts {
   bool any_getitem(const Node* n, const std::function<bool(const Node*)>& f) const;
   size_t last_use(const Node* n) const;
 
-  std::unordered_map<const Node*, const Node*> base_;  // union-find parent towards the storage
+  NodeMap<const Node*> base_;                          // union-find parent towards the storage
   std::unordered_set<const Node*> written_;            // storages
   std::unordered_set<const Node*> escaping_;           // storages
   std::unordered_set<const Node*> inputs_;             // storages
   std::unordered_set<const Node*> output_leaves_;      // tensor() of each output leaf
-  std::unordered_map<const Node*, const Node*> same_tensor_;  // repeated getitem -> first one
-  std::unordered_map<const Node*, size_t> position_;          // index in the graph
+  NodeMap<const Node*> same_tensor_;                   // repeated getitem -> first one
+  NodeMap<size_t> position_;                           // index in the graph
   std::vector<size_t> input_writes_;                          // positions of calls writing an input
 };
 

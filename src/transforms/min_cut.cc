@@ -190,18 +190,21 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
   JointNodeClasses c;
   c.index.reserve(joint.size());
   c.nodes.reserve(joint.size());
+  c.arg_begin.reserve(joint.size() + 1);
+  c.arg_begin.push_back(0);
+  // One walk over the nodes: positions, kinds, and the edges by position, arguments first (one
+  // map lookup per use; arguments come before their users), users as their reverse.
+  std::vector<NodeKind> kind;
+  kind.reserve(joint.size());
   for (Node* n : joint.nodes()) {
     c.index.emplace(n, c.nodes.size());
     c.nodes.push_back(n);
+    kind.push_back(n->kind());
+    for (const Arg& a : n->args())
+      a.for_each_node([&](Node* m) { c.arg_index.push_back(static_cast<uint32_t>(c.at(m))); });
+    c.arg_begin.push_back(static_cast<uint32_t>(c.arg_index.size()));
   }
   const size_t n_nodes = c.nodes.size();
-  // Edges by position: arguments first (one map lookup per use), users as their reverse.
-  c.arg_begin.assign(n_nodes + 1, 0);
-  for (size_t i = 0; i < n_nodes; ++i) {
-    for (const Arg& a : c.nodes[i]->args())
-      a.for_each_node([&](Node* m) { c.arg_index.push_back(static_cast<uint32_t>(c.at(m))); });
-    c.arg_begin[i + 1] = static_cast<uint32_t>(c.arg_index.size());
-  }
   c.user_begin.assign(n_nodes + 1, 0);
   for (uint32_t a : c.arg_index) ++c.user_begin[a + 1];
   for (size_t i = 0; i < n_nodes; ++i) c.user_begin[i + 1] += c.user_begin[i];
@@ -225,7 +228,7 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
   AOTGRAD_CHECK(outs.size() >= info.num_forward_outputs,
                 "min-cut partition: the joint graph returns ", outs.size(),
                 " values, fewer than its ", info.num_forward_outputs, " forward outputs");
-  auto is_output = [&](size_t i) { return c.nodes[i]->kind() == NodeKind::Output; };
+  auto is_output = [&](size_t i) { return kind[i] == NodeKind::Output; };
 
   c.tangents_closure.assign(n_nodes, false);
   c.required_bw.assign(n_nodes, false);
@@ -250,7 +253,7 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
   std::vector<bool> from_primals(n_nodes, false);
   for (const Node* p : c.primals) from_primals[c.at(p)] = true;
   for (size_t i = 0; i < n_nodes; ++i) {
-    NodeKind k = c.nodes[i]->kind();
+    NodeKind k = kind[i];
     if (k != NodeKind::Call && k != NodeKind::GetItem) continue;
     bool ok = true;
     for (uint32_t a : c.args_of(i)) ok = ok && from_primals[a];
@@ -263,7 +266,7 @@ JointNodeClasses classify_joint_nodes(const Graph& joint, const JointGraph& info
       c.required_fw[c.at(m)] = true;
     });
   for (size_t i = 0; i < n_nodes; ++i)
-    if (from_primals[i] && c.nodes[i]->kind() == NodeKind::Call && is_impure(*c.nodes[i]))
+    if (from_primals[i] && kind[i] == NodeKind::Call && is_impure(*c.nodes[i]))
       c.required_fw[i] = true;
   for (size_t i = n_nodes; i-- > 0;) {
     if (!c.required_fw[i]) continue;

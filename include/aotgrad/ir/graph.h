@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ir/name_table.h"
 #include "aotgrad/ir/op.h"
 #include "aotgrad/ir/tensor_meta.h"
 
@@ -230,6 +232,10 @@ class Graph {
 
  private:
   Node* new_node(NodeKind kind, std::string name);
+  /// Storage for one node from the graph's blocks (nodes lie in memory in the order they were
+  /// made, and a graph frees its nodes' storage a block at a time).
+  void* allocate_node();
+  void free_node(Node* n);
   void link_before(Node* n, Node* before);
   /// The last node of the leading run of placeholders, found by walking from the head.
   Node* find_last_placeholder() const;
@@ -242,8 +248,15 @@ class Graph {
   /// so that add_placeholder does not walk them.
   Node* last_placeholder_ = nullptr;
   size_t size_ = 0;
-  std::unordered_map<std::string, Node*> names_;
+  NameTable names_;
+  std::deque<std::string> claimed_;  // names claimed without a node (NameTable keeps views)
   std::unordered_map<std::string, int64_t> name_counters_;
+  struct alignas(Node) NodeStorage {
+    unsigned char bytes[sizeof(Node)];
+  };
+  std::vector<std::unique_ptr<NodeStorage[]>> node_blocks_;
+  size_t block_used_ = 0;          // nodes taken from the last block
+  std::vector<Node*> free_nodes_;  // storage of erased nodes, reused first
 };
 
 /// Binds positional and keyword arguments to `op`'s schema: returns one Arg per schema argument
