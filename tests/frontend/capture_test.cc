@@ -1,0 +1,262 @@
+// Tests for libtorch capture: C++ functions traced into graphs with in-place ops and views as
+// written, run by the Interpreter and by CompiledGraph against the same function run eagerly.
+#include "aotgrad/frontend/capture.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "aotgrad/ir/printer.h"
+#include "aotgrad/ir/verifier.h"
+#include "aotgrad/runtime/compiled_graph.h"
+#include "aotgrad/runtime/interpreter.h"
+
+namespace aotgrad {
+namespace {
+
+/// The graph's body without annotations, release statements or indentation.
+std::string body(const Graph& g) {
+  PrintOptions p;
+  p.class_header = false;
+  p.annotations = false;
+  p.release_statements = false;
+  std::istringstream in(print_graph(g, p));
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t a = line.find_first_not_of(' ');
+    if (a == std::string::npos || line[a] == '#') continue;
+    out += line.substr(a) + "\n";
+  }
+  return out;
+}
+
+std::vector<c10::IValue> ivalues(const std::vector<at::Tensor>& ts) {
+  return std::vector<c10::IValue>(ts.begin(), ts.end());
+}
+
+void expect_same(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.scalar_type(), want.scalar_type()) << what;
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-6)) << what << "\n" << got << "\n" << want;
+}
+
+/// Runs `fn` eagerly, the captured graph with the Interpreter and with CompiledGraph, each on its
+/// own copy of `inputs`, and compares the results and the inputs afterwards (mutations).
+void check_against_eager(const TensorFunction& fn, const std::vector<at::Tensor>& inputs,
+                         const Graph& captured) {
+  std::shared_ptr<const Graph> graph = captured.clone();
+  std::vector<at::Tensor> eager_in = copy_example_inputs(inputs);
+  std::vector<at::Tensor> want;
+  {
+    at::NoGradGuard no_grad;
+    want = fn(eager_in);
+  }
+  std::vector<at::Tensor> interp_in = copy_example_inputs(inputs);
+  std::vector<c10::IValue> interp_out = Interpreter(graph).run(ivalues(interp_in));
+  std::vector<at::Tensor> compiled_in = copy_example_inputs(inputs);
+  CompiledGraph compiled(graph);
+  std::vector<c10::IValue> compiled_out = compiled(ivalues(compiled_in));
+  ASSERT_EQ(interp_out.size(), want.size());
+  ASSERT_EQ(compiled_out.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    expect_same(interp_out[i].toTensor(), want[i], "interpreter output " + std::to_string(i));
+    expect_same(compiled_out[i].toTensor(), want[i], "compiled output " + std::to_string(i));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    expect_same(interp_in[i], eager_in[i], "interpreter input " + std::to_string(i));
+    expect_same(compiled_in[i], eager_in[i], "compiled input " + std::to_string(i));
+  }
+}
+
+TEST(Capture, MlpWithLinearAndRelu) {
+  TensorFunction mlp = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor h = at::relu(at::linear(a[0], a[1], a[2]));
+    return {at::linear(h, a[3], a[4])};
+  };
+  std::vector<at::Tensor> in = {at::randn({4, 8}), at::randn({16, 8}), at::randn({16}),
+                                at::randn({3, 16}), at::randn({3})};
+  auto g = capture(mlp, copy_example_inputs(in));
+  verify(*g);
+  EXPECT_EQ(body(*g),
+            "def forward(self, arg0_1, arg1_1, arg2_1, arg3_1, arg4_1):\n"
+            "linear = torch.ops.aten.linear.default(arg0_1, arg1_1, arg2_1)\n"
+            "relu = torch.ops.aten.relu.default(linear)\n"
+            "linear_1 = torch.ops.aten.linear.default(relu, arg3_1, arg4_1)\n"
+            "return (linear_1,)\n");
+  EXPECT_EQ(g->find("linear_1")->tensor_meta().annotation(), "f32[4, 3][3, 1]cpu");
+  check_against_eager(mlp, in, *g);
+}
+
+TEST(Capture, InputNamesAndRequiresGrad) {
+  TensorFunction f = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    return {a[0].mul(a[1])};
+  };
+  CaptureOptions opts;
+  opts.input_names = {"x", "w"};
+  std::vector<at::Tensor> in = {at::randn({2, 3}), at::randn({3}).requires_grad_()};
+  auto g = capture(f, in, opts);
+  EXPECT_EQ(body(*g),
+            "def forward(self, x, w):\n"
+            "mul = torch.ops.aten.mul.Tensor(x, w)\n"
+            "return (mul,)\n");
+  EXPECT_FALSE(g->find("x")->tensor_meta().requires_grad);
+  EXPECT_TRUE(g->find("w")->tensor_meta().requires_grad);
+  opts.input_names = {"x"};
+  EXPECT_THROW(capture(f, in, opts), Error);
+}
+
+TEST(Capture, AttentionWithMatmulSoftmaxTransposeView) {
+  TensorFunction attn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor scores = at::matmul(a[0], a[1].transpose(-2, -1)) / std::sqrt(8.0);
+    at::Tensor p = at::softmax(scores, -1);
+    return {at::matmul(p, a[2]).view({2, 32})};
+  };
+  std::vector<at::Tensor> in = {at::randn({2, 4, 8}), at::randn({2, 4, 8}), at::randn({2, 4, 8})};
+  auto g = capture(attn, copy_example_inputs(in));
+  verify(*g);
+  EXPECT_EQ(body(*g),
+            "def forward(self, arg0_1, arg1_1, arg2_1):\n"
+            "transpose = torch.ops.aten.transpose.int(arg1_1, -2, -1)\n"
+            "matmul = torch.ops.aten.matmul.default(arg0_1, transpose)\n"
+            "div = torch.ops.aten.div.Scalar(matmul, 2.8284271247461903)\n"
+            "softmax = torch.ops.aten.softmax.int(div, -1)\n"
+            "matmul_1 = torch.ops.aten.matmul.default(softmax, arg2_1)\n"
+            "view = torch.ops.aten.view.default(matmul_1, [2, 32])\n"
+            "return (view,)\n");
+  check_against_eager(attn, in, *g);
+}
+
+TEST(Capture, InPlaceOpsAndViewsStayAsWritten) {
+  TensorFunction f = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor x = a[0];
+    x.add_(1);
+    at::Tensor y = x.view({4, 2});
+    y.mul_(2);
+    return {x.sum(), y};
+  };
+  std::vector<at::Tensor> in = {at::randn({2, 4})};
+  std::vector<at::Tensor> example = copy_example_inputs(in);
+  auto g = capture(f, example);
+  verify(*g);
+  EXPECT_EQ(body(*g),
+            "def forward(self, arg0_1):\n"
+            "add_ = torch.ops.aten.add_.Scalar(arg0_1, 1)\n"
+            "view = torch.ops.aten.view.default(add_, [4, 2])\n"
+            "mul_ = torch.ops.aten.mul_.Scalar(view, 2)\n"
+            "sum_1 = torch.ops.aten.sum.default(add_)\n"
+            "return (sum_1, mul_)\n");
+  // The capture ran the function on its example inputs.
+  EXPECT_TRUE(at::allclose(example[0], (in[0] + 1) * 2));
+  check_against_eager(f, in, *g);
+}
+
+TEST(Capture, BatchNormInTrainingUpdatesRunningStats) {
+  TensorFunction bn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    return {at::relu(at::batch_norm(a[0], a[1], a[2], a[3], a[4], /*training=*/true,
+                                    /*momentum=*/0.1, /*eps=*/1e-5, /*cudnn_enabled=*/false))};
+  };
+  std::vector<at::Tensor> in = {at::randn({4, 3, 5, 5}), at::randn({3}), at::randn({3}),
+                                at::randn({3}), at::rand({3}) + 0.5};
+  auto g = capture(bn, copy_example_inputs(in),
+                   {{"x", "weight", "bias", "running_mean", "running_var"}});
+  verify(*g);
+  EXPECT_EQ(body(*g),
+            "def forward(self, x, weight, bias, running_mean, running_var):\n"
+            "batch_norm = torch.ops.aten.batch_norm.default(x, weight, bias, running_mean, "
+            "running_var, True, 0.1, 1e-05, False)\n"
+            "relu = torch.ops.aten.relu.default(batch_norm)\n"
+            "return (relu,)\n");
+  check_against_eager(bn, in, *g);
+}
+
+TEST(Capture, MultiResultOpsBecomeGetitems) {
+  TensorFunction f = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    auto [values, indices] = a[0].max(1);
+    std::vector<at::Tensor> parts = a[0].split(2, 0);
+    return {values, indices, parts[1]};
+  };
+  std::vector<at::Tensor> in = {at::randn({4, 5})};
+  auto g = capture(f, copy_example_inputs(in));
+  verify(*g);
+  EXPECT_EQ(body(*g),
+            "def forward(self, arg0_1):\n"
+            "max_1 = torch.ops.aten.max.dim(arg0_1, 1)\n"
+            "getitem = max_1[0]\n"
+            "getitem_1 = max_1[1]\n"
+            "split = torch.ops.aten.split.Tensor(arg0_1, 2)\n"
+            "getitem_2 = split[0]\n"
+            "getitem_3 = split[1]\n"
+            "return (getitem, getitem_1, getitem_3)\n");
+  check_against_eager(f, in, *g);
+}
+
+TEST(Capture, SameTensorTwiceAndAliasedInputs) {
+  TensorFunction f = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    a[0].mul_(3);
+    return {a[0] + a[1]};
+  };
+  at::Tensor x = at::randn({6});
+  // Same tensor twice: the trace maps both inputs to the last placeholder, and CompiledGraph
+  // dedupes them, as eager sees one tensor.
+  auto g = capture(f, copy_example_inputs({x, x}));
+  check_against_eager(f, {x, x}, *g);
+  // Overlapping views of one base.
+  at::Tensor base = at::randn({8});
+  std::vector<at::Tensor> views = {base.slice(0, 0, 6), base.slice(0, 2, 8)};
+  std::vector<at::Tensor> copies = copy_example_inputs(views);
+  EXPECT_TRUE(copies[0].storage().is_alias_of(copies[1].storage()));
+  EXPECT_FALSE(copies[0].storage().is_alias_of(base.storage()));
+  EXPECT_EQ(copies[1].storage_offset() - copies[0].storage_offset(), 2);
+  auto g2 = capture(f, copy_example_inputs(views));
+  check_against_eager(f, views, *g2);
+}
+
+TEST(Capture, ErrorsNameTheCause) {
+  auto message = [](const TensorFunction& f, const std::vector<at::Tensor>& in) -> std::string {
+    try {
+      capture(f, in);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return "no error";
+  };
+  std::string unknown = message(
+      [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+        return {at::cumsum(a[0], 0)};
+      },
+      {at::randn({3})});
+  EXPECT_NE(unknown.find("aten::cumsum"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("registry does not declare"), std::string::npos) << unknown;
+
+  at::Tensor captured = at::randn({3});
+  std::string constant = message(
+      [&](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+        return {a[0] + captured};
+      },
+      {at::randn({3})});
+  EXPECT_NE(constant.find("not one of the function's inputs"), std::string::npos) << constant;
+
+  std::string failing = message(
+      [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+        return {at::mm(a[0], a[0])};
+      },
+      {at::randn({2, 3})});
+  EXPECT_NE(failing.find("tracer failed"), std::string::npos) << failing;
+  EXPECT_NE(failing.find("mat1 and mat2 shapes cannot be multiplied"), std::string::npos)
+      << failing;
+
+  std::string undefined = message(
+      [](const std::vector<at::Tensor>&) -> std::vector<at::Tensor> { return {at::Tensor()}; },
+      {at::randn({2})});
+  EXPECT_NE(undefined.find("undefined tensor"), std::string::npos) << undefined;
+  // The tracer is left in a clean state after a failure.
+  auto g = capture(
+      [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> { return {a[0].neg()}; },
+      {at::randn({2})});
+  EXPECT_EQ(g->size(), 3u);
+}
+
+}  // namespace
+}  // namespace aotgrad
