@@ -38,6 +38,7 @@ bool Arg::operator==(const Arg& o) const {
     case Kind::Device: return device == o.device;
     case Kind::List:
     case Kind::Tuple: return list == o.list;
+    case Kind::Op: return op == o.op;
     default: return i == o.i;
   }
 }
@@ -103,6 +104,18 @@ void append_python_str(std::string& out, const std::string& s) {
 }
 }  // namespace
 
+void append_op_ref(std::string& out, const OpDef& op) {
+  const std::string& qualified = op.schema.name;  // "aten::add"
+  size_t colons = qualified.find("::");
+  out += "torch.ops.";
+  if (colons == std::string::npos)
+    out += "aten";
+  else
+    out.append(qualified, 0, colons);
+  out += '.';
+  out += op.short_name;
+}
+
 void append_arg(std::string& out, const Arg& a) {
   switch (a.kind) {
     case Arg::Kind::None: out += "None"; return;
@@ -140,6 +153,7 @@ void append_arg(std::string& out, const Arg& a) {
       out += a.kind == Arg::Kind::List ? ']' : ')';
       return;
     }
+    case Arg::Kind::Op: append_op_ref(out, *a.op); return;
   }
 }
 
@@ -168,6 +182,7 @@ std::string describe_arg(const Arg& a) {
     case Arg::Kind::Str: return "str " + arg_to_string(a);
     case Arg::Kind::List: return "list " + arg_to_string(a);
     case Arg::Kind::Tuple: return "tuple " + arg_to_string(a);
+    case Arg::Kind::Op: return "op " + arg_to_string(a);
     default: return arg_to_string(a);
   }
 }

@@ -123,6 +123,109 @@ void OpTable::finalize() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Higher-order ops
+
+namespace {
+
+std::string hop_name(std::string_view name) {
+  std::string s(name);
+  if (s.rfind("torch.ops.", 0) == 0) s = s.substr(10);
+  if (s.rfind("higher_order.", 0) == 0) s = "higher_order::" + s.substr(13);
+  return s;
+}
+
+std::string schema_arg_text(const SchemaArg& a) {
+  std::string s = a.type.to_string();
+  if (!a.alias.set.empty()) {
+    // "Tensor(a!)": the alias set goes between the base type and any list/optional suffix.
+    size_t base = s.find_first_of("[?");
+    std::string alias = "(" + a.alias.set + (a.alias.is_write ? "!" : "") + ")";
+    s.insert(base == std::string::npos ? s.size() : base, alias);
+  }
+  if (!a.name.empty()) s += " " + a.name;
+  if (a.has_default) s += "=" + a.default_text;
+  return s;
+}
+
+std::string schema_text(const FunctionSchema& f) {
+  std::string s = f.qualified_name() + "(";
+  bool kw = false;
+  for (size_t i = 0; i < f.args.size(); ++i) {
+    if (i) s += ", ";
+    if (f.args[i].kwarg_only && !kw) {
+      s += "*, ";
+      kw = true;
+    }
+    s += schema_arg_text(f.args[i]);
+  }
+  s += ") -> ";
+  if (f.returns.size() == 1) return s + schema_arg_text(f.returns[0]);
+  s += "(";
+  for (size_t i = 0; i < f.returns.size(); ++i)
+    s += (i ? ", " : "") + schema_arg_text(f.returns[i]);
+  return s + ")";
+}
+
+}  // namespace
+
+void OpTable::def_higher_order(HigherOrderOpDef family) {
+  AOTGRAD_CHECK(family.name.rfind("higher_order::", 0) == 0, "higher-order op '", family.name,
+                "' must be named higher_order::<name>");
+  AOTGRAD_CHECK(family.derive, "higher-order op '", family.name, "' has no derive function");
+  AOTGRAD_CHECK(!families_.count(family.name), "higher-order op '", family.name,
+                "' is declared twice");
+  std::string name = family.name;
+  families_.emplace(std::move(name), std::move(family));
+}
+
+const HigherOrderOpDef* OpTable::find_higher_order(std::string_view name) const {
+  auto it = families_.find(hop_name(name));
+  return it == families_.end() ? nullptr : &it->second;
+}
+
+const OpDef& OpTable::higher_order(std::string_view family_name, const OpDef& wrapped) const {
+  const HigherOrderOpDef* family = find_higher_order(family_name);
+  if (!family) throw Error("unknown higher-order op '" + std::string(family_name) + "'");
+  const std::string& fname = family->name;
+  if (wrapped.wrapped)
+    throw Error(fname + " cannot wrap " + wrapped.name + ", itself a higher-order op");
+  if (find(wrapped.name) != &wrapped)
+    throw Error(fname + " cannot wrap " + wrapped.name + ": it is not an op of this op table");
+  if (!wrapped.meta)
+    throw Error(fname + " cannot wrap " + wrapped.name + ": it has no meta function");
+  std::string key = fname + "\n" + wrapped.name;
+  std::lock_guard<std::mutex> lock(derived_mu_);
+  if (auto it = derived_.find(key); it != derived_.end()) return *it->second;
+  auto op = std::make_unique<OpDef>();
+  FunctionSchema& s = op->schema;
+  s.name = fname;
+  s.args = family->leading;
+  SchemaArg ref;
+  ref.name = "op";
+  ref.type.base = BaseType::Any;
+  s.args.push_back(ref);
+  for (const SchemaArg& a : wrapped.schema.args) {
+    for (const SchemaArg& b : s.args)
+      if (b.name == a.name)
+        throw Error(fname + " cannot wrap " + wrapped.name + ": its argument '" + a.name +
+                    "' has the name of one of " + fname + "'s own");
+    s.args.push_back(a);
+  }
+  if (s.args.size() > 64)
+    throw Error(fname + " cannot wrap " + wrapped.name + ": too many arguments");
+  op->name = fname;
+  op->base_name = op->short_name = fname.substr(fname.find("::") + 2);
+  op->non_differentiable = true;
+  op->wrapped = &wrapped;
+  op->wrapped_arg = static_cast<int>(family->leading.size());
+  family->derive(*op, wrapped);
+  s.text = schema_text(s);
+  const OpDef& out = *op;
+  derived_.emplace(std::move(key), std::move(op));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // MetaArgs
 
 const Arg& MetaArgs::checked(size_t i) const {

@@ -332,8 +332,12 @@ class Parser {
       } else {
         const char* b = callee_start.text.data();
         std::string_view span(b, last->text.data() + last->text.size() - b);
-        const OpEntry& op = resolve_op(span, segments, callee_start);
-        node = parse_call(op, name, callee_start, ann ? &*ann : nullptr);
+        if (const HigherOrderOpDef* hop = higher_order_family(span, segments, callee_start)) {
+          node = parse_higher_order_call(*hop, name, callee_start, ann ? &*ann : nullptr);
+        } else {
+          const OpEntry& op = resolve_op(span, segments, callee_start);
+          node = parse_call(op, name, callee_start, ann ? &*ann : nullptr);
+        }
       }
     }
     node->info().loc = name.loc;
@@ -383,9 +387,52 @@ class Parser {
   // added to the graph with the annotated metadata `ann`, or (none given) the inferred one. Each
   // argument is type-checked where it was written, so that errors point at it.
   Node* parse_call(const OpEntry& e, const Token& name, const Token& callee, ValueMeta* ann) {
+    expect_punct('(', "'(' after the op name");
+    return parse_call_args(e, name, callee, ann, {}, {});
+  }
+
+  // torch.ops.higher_order.run_with_rng_state(rng_state, torch.ops.aten.native_dropout.default,
+  // x, 0.5, True): the family's leading arguments, the wrapped op, then that op's arguments, bound
+  // to the OpDef the family derives for the wrapped op.
+  Node* parse_higher_order_call(const HigherOrderOpDef& hop, const Token& name, const Token& callee,
+                                ValueMeta* ann) {
+    expect_punct('(', "'(' after the op name");
+    std::vector<Arg> prefix;
+    std::vector<SourceLoc> locs;
+    for (const SchemaArg& lead : hop.leading) {
+      if (peek().is(')') || peek().at_line_end())
+        expected(peek(), "argument '" + lead.name + "' of " + hop.name);
+      locs.push_back(peek().loc);
+      prefix.push_back(parse_value(0));
+      expect_punct(',', "',' after argument '" + lead.name + "' of " + hop.name);
+    }
+    const std::string what =
+        "the op " + hop.name + " wraps, such as torch.ops.aten.native_dropout.default";
+    if (peek().is(')') || peek().at_line_end()) expected(peek(), what);
+    SourceLoc ref_loc = peek().loc;
+    Arg ref = parse_value(0);
+    if (ref.kind != Arg::Kind::Op)
+      fail(ref_loc, "expected " + what + ", got " + arg_to_string(ref));
+    const OpDef* derived = nullptr;
+    try {
+      derived = &ops_.higher_order(hop.name, *ref.op);
+    } catch (const Error& err) {
+      fail(ref_loc, err.message());
+    }
+    prefix.push_back(std::move(ref));
+    locs.push_back(ref_loc);
+    if (peek().is(','))
+      take();
+    else if (!peek().is(')'))
+      expected(peek(), "',' or ')' after the wrapped op");
+    return parse_call_args(entry(*derived), name, callee, ann, std::move(prefix), locs);
+  }
+
+  // The arguments after '(' (the first `prefix.size()` already parsed, at `prefix_locs`).
+  Node* parse_call_args(const OpEntry& e, const Token& name, const Token& callee, ValueMeta* ann,
+                        std::vector<Arg> prefix, const std::vector<SourceLoc>& prefix_locs) {
     const OpDef& op = *e.op;
     const auto& sargs = op.schema.args;
-    expect_punct('(', "'(' after the op name");
     std::vector<Arg> bound(sargs.size());
     uint64_t given = 0;
     size_t n_args = 0;
@@ -395,6 +442,11 @@ class Parser {
       std::string err = check_arg_type(sargs[i].type, bound[i]);
       if (!err.empty()) fail(loc, op.name + " argument '" + sargs[i].name + "': " + err);
     };
+    for (; n_args < prefix.size() && n_args < e.n_positional; ++n_args) {
+      bound[n_args] = std::move(prefix[n_args]);
+      given |= 1ull << n_args;
+      check_type(n_args, prefix_locs[n_args]);
+    }
     while (!peek().is(')')) {
       if (peek().kind == TokKind::Name && peek(1).is('=')) {
         std::string_view key = take().text;
@@ -568,7 +620,7 @@ class Parser {
         if (s == "nan") return Arg::of_float(std::numeric_limits<double>::quiet_NaN());
         break;
       case 't':
-        if (s == "torch" && peek().is('.')) return parse_torch_attr();
+        if (s == "torch" && peek().is('.')) return parse_torch_attr(t);
         break;
       case 'd':
         if (s == "device" && peek().is('(')) return parse_device();
@@ -577,17 +629,39 @@ class Parser {
     return Arg(lookup(t));
   }
 
-  // torch.float32, torch.long, torch.strided, torch.contiguous_format, torch.device(...)
-  Arg parse_torch_attr() {
+  // torch.float32, torch.long, torch.strided, torch.contiguous_format, torch.device(...),
+  // torch.ops.aten.native_dropout.default (an op reference)
+  Arg parse_torch_attr(const Token& torch) {
     take();  // '.'
     const Token& a = expect_name("a name after 'torch.'");
     if (a.text == "device" && peek().is('(')) return parse_device();
+    if (a.text == "ops" && peek().is('.')) return parse_op_ref(torch);
     if (auto dt = scalar_type_from_torch_name(a.text)) return Arg::of_dtype(*dt);
     if (auto l = layout_from_torch_name(a.text)) return Arg::of_layout(*l);
     if (auto m = memory_format_from_torch_name(a.text)) return Arg::of_memory_format(*m);
     fail(a.loc, "unknown value 'torch." + std::string(a.text) +
                     "' (expected a dtype such as torch.float32, a layout such as torch.strided, "
                     "a memory format such as torch.contiguous_format, or torch.device(...))");
+  }
+
+  // torch.ops.<namespace>.<name>.<overload> as a value (after "torch.ops").
+  Arg parse_op_ref(const Token& torch) {
+    std::vector<std::string_view> segs{"torch", "ops"};
+    while (peek().is('.')) {
+      take();
+      segs.push_back(expect_name("a name after '.'").text);
+    }
+    std::string text;
+    for (std::string_view seg : segs) text += (text.empty() ? "" : ".") + std::string(seg);
+    if (segs.size() == 4 && segs[2] == "higher_order")
+      fail(torch.loc, "the higher-order op " + q(text) + " cannot be an argument");
+    if (segs.size() < 4 || segs.size() > 5)
+      fail(torch.loc, "expected an op such as torch.ops.aten.add.Tensor, got " + q(text));
+    std::string name = std::string(segs[2]) + "::" + std::string(segs[3]);
+    std::string overload = segs.size() == 5 ? std::string(segs[4]) : "default";
+    const OpDef* op = ops_.find(overload == "default" ? name : name + "." + overload);
+    if (!op) fail(torch.loc, "unknown op '" + name + "." + overload + "'");
+    return Arg::of_op(*op);
   }
 
   // device(type='cuda', index=0) | device('cuda:0') | device('cuda', 0)
@@ -678,6 +752,18 @@ class Parser {
     Node* n = g_->add_placeholder(std::string(name.text), std::move(meta));
     n->info().loc = name.loc;
     values_.insert(name.text, n);
+  }
+
+  // The higher-order op family a callee names (torch.ops.higher_order.<name>), or nullptr.
+  const HigherOrderOpDef* higher_order_family(std::string_view span,
+                                              const std::vector<std::string_view>& segs,
+                                              const Token& at) {
+    size_t first = segs.size() >= 2 && segs[0] == "torch" && segs[1] == "ops" ? 2 : 0;
+    if (segs.size() != first + 2 || segs[first] != "higher_order") return nullptr;
+    const HigherOrderOpDef* hop =
+        ops_.find_higher_order("higher_order::" + std::string(segs[first + 1]));
+    if (!hop) fail(at.loc, "unknown higher-order op " + q(span));
+    return hop;
   }
 
   const OpEntry& resolve_op(std::string_view span, const std::vector<std::string_view>& segs,

@@ -93,16 +93,7 @@ void append_annotation(std::string& out, const ValueMeta& m, AnnotationCache& ca
 // given (defaults in between printed), then the given keyword-only ones as FX prints kwargs.
 void append_call(std::string& out, const Node& n) {
   const OpDef& op = *n.op();
-  const std::string& qualified = op.schema.name;  // "aten::add"
-  size_t colons = qualified.find("::");
-  out += "torch.ops.";
-  if (colons == std::string::npos) {
-    out += "aten";
-  } else {
-    out.append(qualified, 0, colons);
-  }
-  out += '.';
-  out += op.short_name;
+  append_op_ref(out, op);
   out += '(';
   const auto& sargs = op.schema.args;
   const auto& args = n.args();

@@ -193,6 +193,12 @@ class Verifier {
       std::string err = check_arg_type(sargs[i].type, n.args()[i]);
       if (!err.empty()) fail(n, "argument '" + sargs[i].name + "': " + err);
     }
+    if (op->wrapped) {  // a higher-order op: its op argument is the op it was derived for
+      const Arg& ref = n.args()[op->wrapped_arg];
+      if (ref.kind != Arg::Kind::Op || ref.op != op->wrapped)
+        fail(n, "argument 'op' must be " + arg_to_string(Arg::of_op(*op->wrapped)) + ", got " +
+                    arg_to_string(ref));
+    }
     ValueMeta inferred;
     try {
       inferred = infer_meta(*op, n.args());

@@ -15,6 +15,7 @@ const OpTable& aten_ops() {
     register_factory_ops(*t);
     register_misc_ops(*t);
     register_loss_ops(*t);
+    register_higher_order_ops(*t);
     t->finalize();
     return t;
   }();

@@ -2,6 +2,7 @@
 #include "aotgrad/runtime/aten_call.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
 
@@ -142,6 +144,8 @@ const char* kind_name(const Arg& a) {
       return "a list";
     case Arg::Kind::Tuple:
       return "a tuple";
+    case Arg::Kind::Op:
+      return "an op";
   }
   return "?";
 }
@@ -441,10 +445,90 @@ const AtenOp& aten_op(const OpDef& op) {
   return *e.op;
 }
 
+// ---------------------------------------------------------------------------------------------
+// RNG state higher-order ops
+
+namespace {
+
+at::Tensor get_cpu_rng_state() {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void set_cpu_rng_state(const at::Tensor& state) {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  try {
+    gen.set_state(state);
+  } catch (const std::exception& e) {
+    throw Error("cannot set the CPU generator's state: " + libtorch_message(e));
+  }
+}
+
+// Puts the generator back to the state it had when made.
+class RestoreCpuRngState {
+ public:
+  RestoreCpuRngState() : saved_(get_cpu_rng_state()) {}
+  ~RestoreCpuRngState() {
+    try {
+      set_cpu_rng_state(saved_);
+    } catch (...) {  // a state libtorch gave us back: cannot fail; never throw from a destructor
+    }
+  }
+  RestoreCpuRngState(const RestoreCpuRngState&) = delete;
+  RestoreCpuRngState& operator=(const RestoreCpuRngState&) = delete;
+
+ private:
+  at::Tensor saved_;
+};
+
+}  // namespace
+
+std::vector<c10::IValue> run_and_save_rng_state(const AtenOp& op, std::vector<c10::IValue> stack) {
+  std::vector<c10::IValue> out{c10::IValue(get_cpu_rng_state())};
+  for (c10::IValue& r : op.call_boxed(std::move(stack))) out.push_back(std::move(r));
+  return out;
+}
+
+std::vector<c10::IValue> run_with_rng_state(const at::Tensor& state, const AtenOp& op,
+                                            std::vector<c10::IValue> stack) {
+  RestoreCpuRngState restore;
+  set_cpu_rng_state(state);
+  return op.call_boxed(std::move(stack));
+}
+
 std::vector<c10::IValue> call_node(const Node& node, const NodeValueFn& lookup) {
   AOTGRAD_CHECK(node.kind() == NodeKind::Call && node.op(), node.describe(), " is not an op call");
   try {
-    return aten_op(*node.op()).call(node.args(), lookup);
+    const OpDef& op = *node.op();
+    if (!op.wrapped) return aten_op(op).call(node.args(), lookup);
+    // A higher-order op: the wrapped op's arguments follow the op reference.
+    const AtenOp& inner = aten_op(*op.wrapped);
+    const auto& sargs = op.schema.args;
+    std::vector<c10::IValue> stack;
+    for (size_t i = static_cast<size_t>(op.wrapped_arg) + 1; i < sargs.size(); ++i) {
+      try {
+        stack.push_back(to_ivalue(sargs[i].type, node.args().at(i), lookup));
+      } catch (const Error& e) {
+        throw Error(op.wrapped->name + " argument '" + sargs[i].name + "': " + e.message());
+      }
+    }
+    auto tuple = [&](std::vector<c10::IValue> results) {
+      return results.size() == 1 ? std::move(results[0])
+                                 : c10::IValue(c10::ivalue::Tuple::create(std::move(results)));
+    };
+    if (op.name == kRunAndSaveRngState) {
+      std::vector<c10::IValue> r = run_and_save_rng_state(inner, std::move(stack));
+      c10::IValue state = r[0];
+      r.erase(r.begin());
+      return {state, tuple(std::move(r))};
+    }
+    if (op.name == kRunWithRngState) {
+      c10::IValue state = to_ivalue(sargs[0].type, node.args().at(0), lookup);
+      return run_with_rng_state(state.toTensor(), inner, std::move(stack));
+    }
+    throw Error("the runtime has no implementation of higher-order op " + op.name);
   } catch (const Error& e) {
     throw Error(node.describe() + ": " + e.message(), node.info().loc);
   }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiler.h"
 
@@ -25,6 +26,8 @@ struct ArgPlan {
 struct Instr {
   const Node* node = nullptr;
   enum class Kind : uint8_t { Call, GetItem } kind = Kind::Call;
+  // A higher-order op's call: `op` is the wrapped op, the state is the first argument slot.
+  enum class Rng : uint8_t { None, RunAndSave, RunWith } rng = Rng::None;
   const AtenOp* op = nullptr;
   std::vector<ArgPlan> args;
   int getitem_src = -1;
@@ -118,14 +121,25 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph) : graph_(std::move(
       in.getitem_src = p.slot_of.at(n->getitem_input());
       in.getitem_index = n->getitem_index();
     } else {
+      const OpDef& op = *n->op();
+      const OpDef& target = op.wrapped ? *op.wrapped : op;
       try {
-        in.op = &aten_op(*n->op());
+        if (op.wrapped) {
+          if (op.name == kRunAndSaveRngState)
+            in.rng = Instr::Rng::RunAndSave;
+          else if (op.name == kRunWithRngState)
+            in.rng = Instr::Rng::RunWith;
+          else
+            throw Error("the interpreter has no implementation of higher-order op " + op.name);
+        }
+        in.op = &aten_op(target);
       } catch (const Error& e) {
         throw Error(n->describe() + ": " + e.message(), n->info().loc);
       }
-      in.multi_return = n->op()->schema.returns.size() != 1;
-      const auto& sargs = n->op()->schema.args;
+      in.multi_return = target.schema.returns.size() != 1;
+      const auto& sargs = op.schema.args;
       for (size_t i = 0; i < n->args().size(); ++i) {
+        if (static_cast<int>(i) == op.wrapped_arg) continue;  // the op reference
         const Arg& a = n->args()[i];
         ArgPlan ap;
         if (a.is_node()) {
@@ -233,13 +247,34 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
         }
       }
       std::vector<c10::IValue> results;
+      c10::IValue state;
       try {
-        results = in.op->call_boxed(std::move(stack));
+        switch (in.rng) {
+          case Instr::Rng::None:
+            results = in.op->call_boxed(std::move(stack));
+            break;
+          case Instr::Rng::RunAndSave:
+            results = run_and_save_rng_state(*in.op, std::move(stack));
+            state = std::move(results[0]);
+            results.erase(results.begin());
+            break;
+          case Instr::Rng::RunWith: {
+            if (!stack[0].isTensor()) throw Error("argument 'rng_state' is not a tensor");
+            at::Tensor s = stack[0].toTensor();
+            stack.erase(stack.begin());
+            results = run_with_rng_state(s, *in.op, std::move(stack));
+            break;
+          }
+        }
       } catch (const Error& e) {
         throw Error(in.node->describe() + ": " + e.message(), in.node->info().loc);
       }
-      if (in.multi_return) slots[in.out_slot] = c10::ivalue::Tuple::create(std::move(results));
-      else slots[in.out_slot] = std::move(results.at(0));
+      c10::IValue value = in.multi_return
+                              ? c10::IValue(c10::ivalue::Tuple::create(std::move(results)))
+                              : std::move(results.at(0));
+      if (in.rng == Instr::Rng::RunAndSave)
+        value = c10::ivalue::Tuple::create({std::move(state), std::move(value)});
+      slots[in.out_slot] = std::move(value);
     }
     for (int s : in.release) slots[s] = c10::IValue();
   }

@@ -47,6 +47,9 @@ void append_key(std::string& key, const Arg& a) {
       for (const Arg& e : a.list) append_key(key, e);
       key += "]";
       break;
+    case Arg::Kind::Op:
+      append_raw(key, &a.op, sizeof a.op);
+      break;
     default:  // Int, Bool, Dtype, Layout, MemoryFormat
       append_raw(key, &a.i, sizeof a.i);
       break;

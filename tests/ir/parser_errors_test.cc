@@ -264,5 +264,37 @@ TEST(ParserErrors, AllErrorsAreAotgradErrors) {
   EXPECT_GT(errors, static_cast<int>(text.size()) - 10);
 }
 
+TEST(ParserErrors, HigherOrderOpsAndOpReferences) {
+  const std::string save = "    a = torch.ops.higher_order.run_and_save_rng_state(";
+  const int arg_col = static_cast<int>(save.size()) + 1;
+  for (const auto& c : std::vector<ErrorCase>{
+           {"value for the op", body(save + "x, 0.5)\n    return a\n"), 2, arg_col,
+            "expected the op higher_order::run_and_save_rng_state wraps, such as "
+            "torch.ops.aten.native_dropout.default, got x"},
+           {"unknown op reference", body(save + "torch.ops.aten.nope.default, x)\n    return a\n"),
+            2, arg_col, "unknown op 'aten::nope.default'"},
+           {"higher-order op as an argument",
+            body(save + "torch.ops.higher_order.run_with_rng_state, x)\n    return a\n"), 2,
+            arg_col,
+            "the higher-order op 'torch.ops.higher_order.run_with_rng_state' cannot be an "
+            "argument"},
+           {"too many arguments for the wrapped op",
+            body(save + "torch.ops.aten.relu.default, x, y)\n    return a\n"), 2, arg_col + 32,
+            "higher_order::run_and_save_rng_state takes at most 2 positional arguments, got 3"},
+           {"unknown higher-order op",
+            body("    a = torch.ops.higher_order.nope(x)\n    return a\n"), 2, 9,
+            "unknown higher-order op 'torch.ops.higher_order.nope'"},
+           {"no state", body("    a = torch.ops.higher_order.run_with_rng_state()\n    return a\n"),
+            2, 51, "expected argument 'rng_state' of higher_order::run_with_rng_state, got ')'"},
+           {"op reference for a tensor",
+            body("    a = torch.ops.aten.add.Tensor(x, torch.ops.aten.relu.default)\n    return "
+                 "a\n"),
+            2, 38,
+            "aten::add.Tensor argument 'other': expected Tensor, got op "
+            "torch.ops.aten.relu.default"},
+       })
+    expect_error(c);
+}
+
 }  // namespace
 }  // namespace aotgrad

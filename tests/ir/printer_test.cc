@@ -373,5 +373,37 @@ TEST(Printer, MultiResultOpsAndPositionalKeywords) {
   EXPECT_EQ(print_graph(*parse_graph(s, aten_ops())), s);
 }
 
+// Higher-order ops take the op they wrap as an argument, printed as FX prints an op (§13.25):
+// the text PyTorch prints for a partition with a recomputed random op parses and prints back.
+TEST(Printer, HigherOrderOpsAndOpReferencesRoundTrip) {
+  const std::string text = R"fx(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[4, 8][8, 1]cpu"):
+        run_and_save_rng_state = torch.ops.higher_order.run_and_save_rng_state(torch.ops.aten.native_dropout.default, primals_1, 0.5, True)
+        getitem: "u8[5056][1]cpu" = run_and_save_rng_state[0]
+        getitem_1 = run_and_save_rng_state[1];  run_and_save_rng_state = None
+        getitem_2: "f32[4, 8][8, 1]cpu" = getitem_1[0];  getitem_1 = None
+        run_with_rng_state: "f32[4, 8][8, 1]cpu" = torch.ops.higher_order.run_with_rng_state(getitem, torch.ops.aten.bernoulli.p, primals_1, 0.5, generator = None);  primals_1 = None
+        return (getitem_2, getitem, run_with_rng_state)
+)fx";
+  EXPECT_EQ(reprint(text), text);
+  auto g = parse_graph(text, aten_ops());
+  const Node* save = g->find("run_and_save_rng_state");
+  EXPECT_EQ(save->op()->name, "higher_order::run_and_save_rng_state");
+  EXPECT_EQ(save->op()->wrapped, &aten_ops().get("native_dropout"));
+  EXPECT_EQ(save->arg(0).kind, Arg::Kind::Op);
+  EXPECT_EQ(save->arg(0).op, &aten_ops().get("native_dropout"));
+  EXPECT_EQ(save->given_mask(), 0b1111u);
+  const Node* with = g->find("run_with_rng_state");
+  EXPECT_EQ(with->op()->wrapped, &aten_ops().get("bernoulli.p"));
+  EXPECT_EQ(with->arg(0).node, g->find("getitem"));
+  EXPECT_EQ(with->given_mask(), 0b11111u);
+  // One OpDef per wrapped op: a second parse binds the same one.
+  EXPECT_EQ(parse_graph(text, aten_ops())->find("run_with_rng_state")->op(), with->op());
+  EXPECT_EQ(arg_to_string(Arg::of_op(aten_ops().get("add.Tensor"))), "torch.ops.aten.add.Tensor");
+  EXPECT_EQ(arg_to_string(Arg::of_op(*with->op())), "torch.ops.higher_order.run_with_rng_state");
+  EXPECT_TRUE(Arg::of_op(aten_ops().get("t")) == Arg::of_op(aten_ops().get("t.default")));
+  EXPECT_FALSE(Arg::of_op(aten_ops().get("t")) == Arg::of_op(aten_ops().get("relu")));
+}
+
 }  // namespace
 }  // namespace aotgrad

@@ -226,5 +226,21 @@ TEST(Verifier, ErrorsNameTheNodeAndOp) {
   EXPECT_EQ(err.rfind("node 'relu' (aten::relu): recorded metadata f32[5][1]cpu", 0), 0u) << err;
 }
 
+TEST(Verifier, HigherOrderOpsReferenceTheOpTheyWrap) {
+  Graph g;
+  Node* x = g.add_placeholder("x", f32({4}));
+  const OpDef& save =
+      aten_ops().higher_order("higher_order::run_and_save_rng_state", op("aten::rand_like"));
+  Node* ok = g.add_call(save, {Arg::of_op(op("aten::rand_like")), Arg(x)});
+  EXPECT_EQ(ok->meta().elems.at(0).annotation(), "u8[5056][1]cpu");
+  Node* bad = g.add_call_raw(
+      save, {Arg::of_op(op("aten::randn_like")), Arg(x), Arg(), Arg(), Arg(), Arg(), Arg()}, 0b11,
+      ok->meta(), "bad");
+  g.set_output(Arg::of_tuple({Arg(ok), Arg(bad)}));
+  EXPECT_EQ(verify_error(g),
+            "node 'bad' (higher_order::run_and_save_rng_state): argument 'op' must be "
+            "torch.ops.aten.rand_like.default, got torch.ops.aten.randn_like.default");
+}
+
 }  // namespace
 }  // namespace aotgrad

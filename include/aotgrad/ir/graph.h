@@ -36,11 +36,13 @@ struct Arg {
     MemoryFormat,
     List,
     Tuple,
+    Op,  // a reference to an op overload (a higher-order op's argument): torch.ops.aten.t.default
   };
   Kind kind = Kind::None;
   int64_t i = 0;  // Int, Bool (0/1), Dtype/Layout/MemoryFormat (enum value)
   double f = 0;
   Node* node = nullptr;
+  const OpDef* op = nullptr;  // Op
   Device device;
   std::string str;
   std::vector<Arg> list;  // List, Tuple
@@ -58,6 +60,7 @@ struct Arg {
   static Arg of_memory_format(MemoryFormat m) { Arg a; a.kind = Kind::MemoryFormat; a.i = static_cast<int64_t>(m); return a; }
   static Arg of_list(std::vector<Arg> v) { Arg a; a.kind = Kind::List; a.list = std::move(v); return a; }
   static Arg of_tuple(std::vector<Arg> v) { Arg a; a.kind = Kind::Tuple; a.list = std::move(v); return a; }
+  static Arg of_op(const OpDef& o) { Arg a; a.kind = Kind::Op; a.op = &o; return a; }
   static Arg of_ints(const std::vector<int64_t>& v);
   /// Concrete SymInts become Int; symbolic ones need a node and cannot be made here.
   static Arg of_symints(const SymIntVector& v);
@@ -76,9 +79,12 @@ struct Arg {
   }
 };
 
-/// Python-repr text of an argument: "x", "[1, 2]", "1e-05", "torch.float32", "'tanh'".
+/// Python-repr text of an argument: "x", "[1, 2]", "1e-05", "torch.float32", "'tanh'",
+/// "torch.ops.aten.native_dropout.default".
 std::string arg_to_string(const Arg& a);
 void append_arg(std::string& out, const Arg& a);
+/// How FX prints an op: "torch.ops.aten.add.Tensor", "torch.ops.higher_order.run_with_rng_state".
+void append_op_ref(std::string& out, const OpDef& op);
 /// Python's repr() of a float: "0.1", "1e-05", "2.0", "inf", "nan".
 void append_python_float(std::string& out, double v);
 

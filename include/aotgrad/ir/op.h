@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,6 +124,11 @@ struct OpDef {
   std::vector<int> undeclared_mutations;
   int undeclared_mutation_if = -1;
 
+  /// A higher-order op (OpTable::higher_order): the op it wraps and the position of the argument
+  /// that references it; the wrapped op's arguments follow that one. nullptr / -1 for other ops.
+  const OpDef* wrapped = nullptr;
+  int wrapped_arg = -1;
+
   bool has_tag(uint32_t t) const { return (tags & t) != 0; }
   bool output_differentiable(size_t ret) const {
     return ret >= output_differentiability.size() || output_differentiability[ret];
@@ -181,6 +187,18 @@ class OpDefBuilder {
   class OpTable* table_ = nullptr;
 };
 
+/// A family of higher-order ops (torch.ops.higher_order.<name>, as torch/_prims/rng_prims.py's
+/// run_with_rng_state): a call takes the family's leading arguments, a reference to the op it wraps
+/// (`torch.ops.aten.native_dropout.default`), then that op's arguments. Each wrapped op gets its
+/// own OpDef, derived on first use: schema = leading arguments + `Any op` + the wrapped op's
+/// arguments, so binding, printing and parsing work as for any op; `derive` sets its returns, tags
+/// and meta.
+struct HigherOrderOpDef {
+  std::string name;                // "higher_order::run_with_rng_state"
+  std::vector<SchemaArg> leading;  // the arguments before the op reference
+  void (*derive)(OpDef& derived, const OpDef& wrapped) = nullptr;
+};
+
 /// A set of OpDefs looked up by name. Links between ops are resolved by name at lookup time.
 class OpTable {
  public:
@@ -202,11 +220,24 @@ class OpTable {
   /// all ops are declared; throws if a link names an op that does not exist.
   void finalize();
 
+  /// Declares a higher-order op family; a second declaration of the same name throws.
+  void def_higher_order(HigherOrderOpDef family);
+  /// The family named "higher_order::run_with_rng_state" (or "higher_order.run_with_rng_state"),
+  /// or nullptr.
+  const HigherOrderOpDef* find_higher_order(std::string_view name) const;
+  /// The OpDef of `family` wrapping `wrapped`, an op of this table: made on first use, then the
+  /// same object (owned by the table; thread-safe). Throws Error naming both for an unknown family,
+  /// an op of another table, a higher-order op, or argument names that clash.
+  const OpDef& higher_order(std::string_view family, const OpDef& wrapped) const;
+
  private:
   friend class OpDefBuilder;
   std::vector<std::unique_ptr<OpDef>> ops_;
   std::vector<const OpDef*> order_;
   std::unordered_map<std::string, OpDef*> by_name_;
+  std::unordered_map<std::string, HigherOrderOpDef> families_;
+  mutable std::mutex derived_mu_;
+  mutable std::unordered_map<std::string, std::unique_ptr<OpDef>> derived_;  // family + '\n' + op
 };
 
 }  // namespace aotgrad

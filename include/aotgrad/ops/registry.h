@@ -18,5 +18,17 @@ void register_nn_ops(OpTable& t);
 void register_factory_ops(OpTable& t);
 void register_misc_ops(OpTable& t);
 void register_loss_ops(OpTable& t);
+void register_higher_order_ops(OpTable& t);
+
+/// torch.ops.higher_order.run_and_save_rng_state(op, *args): (the CPU generator's state,
+/// op(*args)), and run_with_rng_state(rng_state, op, *args): op(*args) drawn from that state, the
+/// generator left as it was (torch/_prims/rng_prims.py). See OpTable::higher_order.
+inline constexpr const char* kRunAndSaveRngState = "higher_order::run_and_save_rng_state";
+inline constexpr const char* kRunWithRngState = "higher_order::run_with_rng_state";
+/// Bytes of libtorch 1.13's CPU generator state (CPUGeneratorImpl::get_state(): a u8 tensor; a
+/// runtime test checks it against libtorch).
+inline constexpr int64_t kCpuRngStateBytes = 5056;
+/// Its metadata: u8[5056][1]cpu.
+TensorMeta cpu_rng_state_meta();
 
 }  // namespace aotgrad

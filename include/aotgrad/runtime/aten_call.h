@@ -82,8 +82,21 @@ class AtenOp {
 /// op libtorch lacks.
 const AtenOp& aten_op(const OpDef& op);
 
-/// Calls a Call node's op on its arguments: aten_op(*node.op()).call(node.args(), lookup).
-/// Errors are prefixed with the node's description.
+/// torch.ops.higher_order.run_and_save_rng_state on CPU (torch/_prims/rng_prims.py): the default
+/// CPU generator's state (a u8 tensor, taken under the generator's mutex as torch.get_rng_state
+/// takes it), then `op` called on `stack`. Returns {state, op's results...}.
+std::vector<c10::IValue> run_and_save_rng_state(const AtenOp& op, std::vector<c10::IValue> stack);
+/// run_with_rng_state on CPU: sets the default CPU generator to `state`, calls `op` on `stack`, and
+/// sets the generator back to the state it had before (also when the op throws), each under the
+/// generator's mutex. Returns the op's results. Throws Error when `state` is not a state libtorch
+/// accepts.
+std::vector<c10::IValue> run_with_rng_state(const at::Tensor& state, const AtenOp& op,
+                                            std::vector<c10::IValue> stack);
+
+/// Calls a Call node's op on its arguments: aten_op(*node.op()).call(node.args(), lookup); a
+/// higher-order op (run_and_save_rng_state, run_with_rng_state) runs its wrapped op as above, its
+/// result a tuple (state, result) or the wrapped op's results. Errors are prefixed with the node's
+/// description.
 std::vector<c10::IValue> call_node(const Node& node, const NodeValueFn& lookup);
 
 }  // namespace aotgrad

@@ -1,0 +1,73 @@
+// aotgrad: the higher-order ops of torch/_prims/rng_prims.py that save and replay the generator.
+#include "aotgrad/ir/graph.h"
+#include "aotgrad/ops/registry.h"
+
+namespace aotgrad {
+
+TensorMeta cpu_rng_state_meta() {
+  return make_tensor_meta(ScalarType::UInt8, {SymInt(kCpuRngStateBytes)});
+}
+
+namespace {
+
+// The wrapped op's result for a call of a higher-order op: its meta function on the arguments
+// after the op reference, which must name the op the OpDef was derived for.
+ValueMeta wrapped_meta(const MetaArgs& a) {
+  const OpDef& op = a.op();
+  const Arg& ref = a.arg(static_cast<size_t>(op.wrapped_arg));
+  if (ref.kind != Arg::Kind::Op || ref.op != op.wrapped)
+    throw Error("argument 'op' must be " + arg_to_string(Arg::of_op(*op.wrapped)) + ", got " +
+                arg_to_string(ref));
+  std::vector<Arg> args;
+  args.reserve(a.size() - op.wrapped_arg - 1);
+  for (size_t i = static_cast<size_t>(op.wrapped_arg) + 1; i < a.size(); ++i)
+    args.push_back(a.arg(i));
+  return infer_meta(*op.wrapped, args);
+}
+
+// run_and_save_rng_state(op, *args) -> (the generator's state before the call, op(*args)).
+ValueMeta run_and_save_rng_state_meta(const MetaArgs& a) {
+  return ValueMeta::tuple({ValueMeta::of(cpu_rng_state_meta()), wrapped_meta(a)});
+}
+
+// run_with_rng_state(rng_state, op, *args) -> op(*args), drawn from `rng_state`.
+ValueMeta run_with_rng_state_meta(const MetaArgs& a) {
+  const TensorMeta& state = a.tensor(0);
+  if (state.dtype != ScalarType::UInt8 || state.dim() != 1 || state.device.type != DeviceType::CPU)
+    throw Error("argument 'rng_state' must be a CPU generator state (u8[N]cpu), got " +
+                state.annotation());
+  return wrapped_meta(a);
+}
+
+SchemaArg unnamed_return(BaseType base) {
+  SchemaArg r;
+  r.type.base = base;
+  return r;
+}
+
+void derive_run_and_save_rng_state(OpDef& op, const OpDef&) {
+  op.schema.returns = {unnamed_return(BaseType::Tensor), unnamed_return(BaseType::Any)};
+  // It advances the generator as the op does: never dropped unused, never merged with another.
+  op.tags = kRandom | kNondeterministicSeeded;
+  op.meta = run_and_save_rng_state_meta;
+}
+
+void derive_run_with_rng_state(OpDef& op, const OpDef& wrapped) {
+  op.schema.returns = wrapped.schema.returns;
+  for (SchemaArg& r : op.schema.returns) r.alias = {};
+  // The generator is left as it was: a pure function of the state and the arguments.
+  op.tags = 0;
+  op.meta = run_with_rng_state_meta;
+}
+
+}  // namespace
+
+void register_higher_order_ops(OpTable& t) {
+  t.def_higher_order({kRunAndSaveRngState, {}, derive_run_and_save_rng_state});
+  SchemaArg state;
+  state.name = "rng_state";
+  state.type.base = BaseType::Tensor;
+  t.def_higher_order({kRunWithRngState, {state}, derive_run_with_rng_state});
+}
+
+}  // namespace aotgrad
