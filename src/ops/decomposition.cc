@@ -34,6 +34,8 @@ Node* DecompBuilder::call(std::string_view op_name, std::vector<Arg> args,
   try {
     Node* n = append_call(g_, op_name, std::move(args), std::move(kwargs));
     n->info().origin = node_.name();
+    // What a checkpointed node decomposes to is in the same checkpointed region (§13.25).
+    n->info().recompute = node_.info().recompute;
     return n;
   } catch (const Error& e) {
     throw Error("decomposition of " + node_.describe() + ": " + e.message());

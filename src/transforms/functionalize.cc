@@ -81,6 +81,7 @@ class Functionalizer {
         if (n->kind() == NodeKind::Output || e.message().rfind("node '", 0) == 0) throw;
         throw Error(n->describe() + ": " + e.message(), n->info().loc);
       }
+      inherit_recompute(n);
     }
     eliminate_dead_code(*out_);
     views_->set_output(Arg::of_tuple(std::move(view_outputs_)));
@@ -93,6 +94,17 @@ class Functionalizer {
   }
 
  private:
+  // The nodes made for `n` (appended since the last call) carry its recompute policy: what a
+  // checkpointed node becomes is in the same checkpointed region (§13.25).
+  void inherit_recompute(const Node* n) {
+    Node* next = last_made_ ? last_made_->next() : *out_->nodes().begin();
+    for (; next; next = next->next()) {
+      if (n->info().recompute != RecomputePolicy::None)
+        next->info().recompute = n->info().recompute;
+      last_made_ = next;
+    }
+  }
+
   // --- values -------------------------------------------------------------------------------------
 
   // The current functional node of a value, replaying its views if its storage was written.
@@ -538,6 +550,7 @@ class Functionalizer {
   std::unordered_map<const Node*, std::shared_ptr<ViewList>> lists_;
   std::map<std::pair<const Node*, int64_t>, FValuePtr> items_;  // tensors taken by getitem
   std::vector<FValuePtr> input_values_;
+  Node* last_made_ = nullptr;  // the last node of out_ inherit_recompute has seen
 };
 
 }  // namespace

@@ -269,5 +269,33 @@ def forward(self, x: "f32[4, 5]"):
             "return (mul_1, bernoulli)\n");
 }
 
+// What a node tagged for recomputation decomposes to carries its tag (a checkpointed region's ops,
+// §13.25); untagged nodes' decompositions stay untagged.
+TEST(Decompose, DecompositionsInheritTheRecomputePolicy) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[4, 8]"):
+    native_dropout = torch.ops.aten.native_dropout.default(x, 0.5, True)
+    getitem = native_dropout[0]
+    gelu = torch.ops.aten.gelu.default(getitem)
+    return (gelu,)
+)",
+                       aten_ops());
+  g->find("native_dropout")->info().recompute = RecomputePolicy::MustRecompute;
+  decompose(*g, DecompositionTable::full());
+  verify(*g);
+  int tagged = 0, bernoulli = 0;
+  for (const Node* n : g->nodes()) {
+    if (n->kind() != NodeKind::Call) continue;
+    bool from_dropout = n->info().origin == "native_dropout";
+    EXPECT_EQ(n->info().recompute,
+              from_dropout ? RecomputePolicy::MustRecompute : RecomputePolicy::None)
+        << n->name();
+    tagged += from_dropout;
+    bernoulli += n->op()->name == "aten::bernoulli.p" && from_dropout;
+  }
+  EXPECT_GE(tagged, 3);  // empty_like, bernoulli.p, mul, mul
+  EXPECT_EQ(bernoulli, 1);
+}
+
 }  // namespace
 }  // namespace aotgrad

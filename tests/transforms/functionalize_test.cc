@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include "aotgrad/ir/parser.h"
@@ -338,6 +339,32 @@ def forward(self, arg0_1, arg1_1):
   EXPECT_EQ(r.meta.inputs[1].view, 0);
   EXPECT_EQ(r.meta.outputs[0].view, 1);
   EXPECT_EQ(r.meta.outputs[1].view, -1);  // y itself
+}
+
+// The functional nodes made for a node tagged for recomputation carry its tag (§13.25).
+TEST(Functionalize, FunctionalNodesInheritTheRecomputePolicy) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[4]"):
+    native_dropout = torch.ops.aten.native_dropout.default(x, 0.5, True)
+    getitem = native_dropout[0]
+    clone = torch.ops.aten.clone.default(getitem)
+    mul_ = torch.ops.aten.mul_.Tensor(clone, 2)
+    relu = torch.ops.aten.relu.default(mul_)
+    return (relu,)
+)",
+                       aten_ops());
+  g->find("native_dropout")->info().recompute = RecomputePolicy::MustRecompute;
+  g->find("mul_")->info().recompute = RecomputePolicy::PreferRecompute;
+  FunctionalizeResult r = functionalize(*g);
+  verify(*r.graph);
+  std::map<std::string, RecomputePolicy> by_op;
+  for (const Node* n : r.graph->nodes())
+    if (n->kind() == NodeKind::Call) by_op[n->op()->name] = n->info().recompute;
+  EXPECT_EQ(by_op.at("aten::native_dropout"), RecomputePolicy::MustRecompute);
+  EXPECT_EQ(by_op.at("aten::clone"), RecomputePolicy::None);
+  EXPECT_EQ(by_op.at("aten::mul.Tensor"),
+            RecomputePolicy::PreferRecompute);  // mul_'s functional form
+  EXPECT_EQ(by_op.at("aten::relu"), RecomputePolicy::None);
 }
 
 }  // namespace
