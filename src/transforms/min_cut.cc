@@ -17,9 +17,11 @@
 #pragma GCC diagnostic pop
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/cse.h"
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/transforms/rng_functionalize.h"
 #include "aotgrad/transforms/memory_budget.h"
 
 namespace aotgrad {
@@ -763,6 +765,31 @@ void fill_explain(const Graph& joint, const JointNodeClasses& c, const MinCutSol
       e.recomputed.push_back({n->name(), n->op()->name});
 }
 
+// The generator states functionalize_rng_ops added to the saved values, in their place.
+void explain_rng_states(const std::vector<RngStateSave>& rng, const Partition& p,
+                        MinCutExplain& e) {
+  std::unordered_map<std::string, MinCutExplain::Saved> by_name;
+  for (MinCutExplain::Saved& s : e.saved) by_name.emplace(s.name, std::move(s));
+  std::unordered_map<std::string, const RngStateSave*> states;
+  for (const RngStateSave& r : rng) states.emplace(r.fw_state, &r);
+  e.saved.clear();
+  for (const std::string& name : p.saved) {
+    auto st = states.find(name);
+    if (st == states.end()) {
+      e.saved.push_back(std::move(by_name.at(name)));
+      continue;
+    }
+    MinCutExplain::Saved s;
+    s.name = name;
+    s.annotation = cpu_rng_state_meta().annotation();
+    s.bytes = cpu_rng_state_meta().nbytes_hint();
+    s.why = "rng state for recomputed " + st->second->name;
+    e.saved_bytes += s.bytes;
+    e.saved_activation_bytes += s.bytes;
+    e.saved.push_back(std::move(s));
+  }
+}
+
 }  // namespace
 
 Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& options,
@@ -794,6 +821,9 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
     if (choice.stage == "inputs")
       for (auto& s : explain->saved) s.why = "memory budget: only inputs are saved";
   }
+  // Random ops the backward recomputes replay the forward's generator state (§13.25).
+  std::vector<RngStateSave> rng = functionalize_rng_ops(p);
+  if (explain) explain_rng_states(rng, p, *explain);
   return p;
 }
 

@@ -180,15 +180,25 @@ def forward(self, x: "f32[64]", w: "f32[64]"):
 )";
   JointGraph j = joint_graph(fw, {false, true});
   find(j, "sin")->info().recompute = RecomputePolicy::MustSave;
-  // A random op tagged for recomputation is still saved until the runtime can replay its RNG state.
+  // With recompute_random_ops off, a random op tagged for recomputation is saved.
   find(j, "native_dropout")->info().recompute = RecomputePolicy::MustRecompute;
-  PartRun r = partition(j);
+  MinCutOptions off;
+  off.recompute_random_ops = false;
+  PartRun r = partition(j, off);
   EXPECT_EQ(reason(r.e, "sin"), "marked MUST_SAVE");
   EXPECT_EQ(reason(r.e, "native_dropout"), "random op");
   EXPECT_TRUE(recomputed(r.e).empty());
   for (const Node* n : r.p.bw->nodes())
     EXPECT_FALSE(n->kind() == NodeKind::Call && n->op()->schema.name == "aten::native_dropout")
         << n->name();
+  // By default the tag is honoured: the backward recomputes it from the saved sin, replaying the
+  // forward's generator state (rng_functionalize_test.cc).
+  PartRun d = partition(j);
+  EXPECT_EQ(reason(d.e, "native_dropout"), "");
+  EXPECT_EQ(recomputed(d.e), (std::vector<std::string>{"native_dropout"}));
+  ASSERT_EQ(d.p.saved.size(), 2u);  // sin and the generator state
+  EXPECT_EQ(d.p.saved[0], "sin");
+  EXPECT_EQ(d.e.saved.back().why, "rng state for recomputed native_dropout");
 }
 
 // MUST_RECOMPUTE / PREFER_RECOMPUTE force recomputation even of a node banned otherwise.

@@ -40,10 +40,10 @@ struct MinCutOptions {
   bool treat_parameters_as_free_to_save = true;
   /// Run common subexpression elimination on the joint graph first (config.cse).
   bool cse = true;
-  /// Honour MUST_RECOMPUTE / PREFER_RECOMPUTE tags on random ops. Off until the runtime saves and
-  /// restores the generator state around a recomputation (§13.25): a random op recomputed without
-  /// it draws new numbers, so tagged random ops are saved instead (reason "random op").
-  bool recompute_random_ops = false;
+  /// Honour MUST_RECOMPUTE / PREFER_RECOMPUTE tags on random ops: a recomputed random op replays
+  /// the forward's generator state (functionalize_rng_ops, §13.25), so the backward sees the same
+  /// numbers. Off: tagged random ops are saved instead (ban reason "random op").
+  bool recompute_random_ops = true;
   /// activation_memory_budget in [0, 1] (§13.40, config.activation_memory_budget): 1 keeps the
   /// runtime-optimized cut; 0 saves only the primals and recomputes everything else, compute-
   /// intensive ops included; in between, a 0/1 knapsack over the banned nodes (memory_budget.h)
