@@ -14,6 +14,7 @@
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/transforms/logging.h"
 
 namespace aotgrad {
 namespace {
@@ -146,6 +147,7 @@ std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Gra
   FunctionalizeResult r = functionalize(*source, fopts);
   verify(*r.graph);
   if (decompose(*r.graph, options_.decompositions) > 0) verify(*r.graph);
+  if (log_settings().graphs) log_graph("Forward graph " + std::to_string(next_aot_id()), *r.graph);
   spec->fw = std::shared_ptr<const Graph>(std::move(r.graph));
   spec->meta = std::move(r.meta);
   spec->fn = options_.compiler->compile(spec->fw);

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/transforms/logging.h"
 #include "commands.h"
 
 namespace {
@@ -44,6 +45,13 @@ int main(int argc, char** argv) {
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage(std::cout);
     return cli::kOk;
+  }
+  // AOTGRAD_LOGS is parsed once, before any work: an unknown name is a usage error.
+  try {
+    aotgrad::log_settings();
+  } catch (const aotgrad::Error& e) {
+    std::cerr << "aotgrad: " << e.formatted() << "\n";
+    return cli::kBadUsage;
   }
   const Command* cmd = nullptr;
   for (const Command* c : commands())

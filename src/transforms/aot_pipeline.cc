@@ -2,8 +2,10 @@
 #include "aotgrad/transforms/aot_pipeline.h"
 
 #include <chrono>
+#include <unordered_set>
 
 #include "aotgrad/ir/verifier.h"
+#include "aotgrad/transforms/logging.h"
 #include "aotgrad/transforms/min_cut.h"
 #include "aotgrad/transforms/partition.h"
 
@@ -25,10 +27,42 @@ class StageTimer {
   std::chrono::steady_clock::time_point last_;
 };
 
+// The partitioner log: the min-cut explanation, with PyTorch's "materialized backwards: NODE
+// (USERS)" line for each node banned for that reason; or the default partition's saved values.
+std::string partitioner_log(int aot_id, const Graph& joint, const MinCutExplain* explain,
+                            const std::vector<std::string>& saved) {
+  std::string out = "partitioner (graph " + std::to_string(aot_id) + "): ";
+  if (!explain) {
+    out += "default_partition saves every forward value the backward uses: " +
+           std::to_string(saved.size()) + " values";
+    for (size_t i = 0; i < saved.size(); ++i) out += (i ? ", " : ": ") + saved[i];
+    return out + "\n";
+  }
+  out += "min_cut_rematerialization_partition\n";
+  for (const auto& b : explain->banned) {
+    if (b.reason != "materialized in backward") continue;
+    const Node* n = joint.find(b.name);
+    if (!n) continue;
+    std::unordered_set<const Node*> seen(n->users().begin(), n->users().end());
+    // Graph order, as FX keeps node.users.
+    std::vector<const Node*> order;
+    for (const Node* m : joint.nodes())
+      if (seen.count(m)) order.push_back(m);
+    out += "materialized backwards: " + b.name + " (";
+    for (size_t i = 0; i < order.size(); ++i)
+      out += (i ? ", " : "") +
+             (order[i]->kind() == NodeKind::Output ? std::string("output") : order[i]->name());
+    out += ")\n";
+  }
+  return out + explain_text(*explain);
+}
+
 }  // namespace
 
 TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<bool>& requires_grad,
                                        const PipelineOptions& options) {
+  const LogSettings& logs = log_settings();
+  int aot_id = logs.any() ? next_aot_id() : 0;
   TrainingArtifacts a;
   StageTimer timer(a.phases_us);
   // Composite ops (linear, softmax, ...) decompose first, as PyTorch's tracing does: autograd and
@@ -48,6 +82,7 @@ TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<boo
   decompose(*jg.graph, options.decompositions);
   if (options.verify) verify(*jg.graph);
   timer.mark("decompose");
+  if (logs.joint_graph) log_graph("Joint graph " + std::to_string(aot_id), *jg.graph);
   Partition p;
   if (options.partition == PartitionKind::kMinCut) {
     auto explain = std::make_shared<MinCutExplain>();
@@ -61,6 +96,11 @@ TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<boo
     verify(*p.bw);
   }
   timer.mark("partition");
+  if (logs.graphs) {
+    log_graph("Forward graph " + std::to_string(aot_id), *p.fw);
+    log_graph("Backward graph " + std::to_string(aot_id), *p.bw);
+  }
+  if (logs.partitioner) log_text(partitioner_log(aot_id, *jg.graph, a.explain.get(), p.saved));
   a.functional = std::shared_ptr<const Graph>(std::move(fr.graph));
   a.joint = std::shared_ptr<const Graph>(std::move(jg.graph));
   a.joint_info = std::move(jg);
