@@ -15,6 +15,10 @@
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/logging.h"
+#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/partition_dot.h"
 #include "aotgrad/transforms/requires_grad.h"
 #include "commands.h"
 #include "pipeline.h"
@@ -101,6 +105,23 @@ nlohmann::ordered_json explain_json(const MinCutExplain& e) {
   return j;
 }
 
+// --timeline: live activation bytes of the chosen partition against default_partition on the same
+// joint graph.
+std::string timeline_picture(const TrainingArtifacts& a, const std::string& partition) {
+  JointGraph jg;
+  jg.graph = a.joint->clone();
+  jg.num_primals = a.joint_info.num_primals;
+  jg.num_tangents = a.joint_info.num_tangents;
+  jg.num_forward_outputs = a.joint_info.num_forward_outputs;
+  jg.tangent_of_output = a.joint_info.tangent_of_output;
+  jg.primal_requires_grad = a.joint_info.primal_requires_grad;
+  Partition d = default_partition(jg);
+  std::vector<std::pair<std::string, MemoryTimeline>> series;
+  series.push_back({partition + " (chosen)", activation_timeline(*a.fw, *a.bw, a.saved)});
+  series.push_back({"default_partition", activation_timeline(*d.fw, *d.bw, d.saved)});
+  return timeline_svg(series, "live activation bytes: " + partition + " vs default_partition");
+}
+
 int compile_training(const Args& args, const Graph& graph, const std::vector<bool>& rg, PhaseTimer& timer,
                      const std::optional<std::string>& dump, bool json_stats) {
   if (args.has("keep-inference-input-mutations"))
@@ -116,6 +137,10 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     write_file_atomic(*dump + "/fw.fx", print_graph(*a.fw));
     write_file_atomic(*dump + "/bw.fx", print_graph(*a.bw));
   }
+  if (auto dot = args.get("dot"))
+    write_file_atomic(*dot, joint_graph_dot(*a.joint, *a.fw, *a.bw, a.saved));
+  if (auto svg = args.get("timeline"))
+    write_file_atomic(*svg, timeline_picture(a, args.get("partition").value_or("min_cut")));
   timer.mark("dump");
   if (json_stats) {
     nlohmann::ordered_json j;
@@ -165,6 +190,10 @@ int run_compile(const Args& args) {
   bool autograd = needs_autograd(*graph, rg);
   if (autograd) return compile_training(args, *graph, rg, timer, dump, json_stats);
   if (args.has("explain")) throw UsageError{"--explain describes the partition of a training compilation: give --grad"};
+  for (const char* opt : {"dot", "timeline"})
+    if (args.has(opt))
+      throw UsageError{std::string("--") + opt +
+                       " draws the partition of a training compilation: give --grad"};
   // Inputs carry their requires_grad into the metadata.
   std::vector<Node*> phs = graph->placeholders();
   for (size_t i = 0; i < phs.size(); ++i)
@@ -182,6 +211,7 @@ int run_compile(const Args& args) {
   decompose(*fr.graph, popts.decompositions);
   verify(*fr.graph);
   timer.mark("decompose");
+  if (log_settings().graphs) log_graph("Forward graph " + std::to_string(next_aot_id()), *fr.graph);
   std::string fw_text = print_graph(*fr.graph);
   if (dump) write_file_atomic(*dump + "/fw.fx", fw_text);
   timer.mark("dump");
@@ -213,16 +243,27 @@ const Command& compile_command() {
       {"compile",
        "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--decomp=SPEC] [--partition=default|min_cut] "
        "[--memory-budget=F] [--solver=greedy|dp|ilp] "
-       "[--explain] [--keep-inference-input-mutations] [--dump=DIR] [--stats=json]",
+       "[--explain] [--keep-inference-input-mutations] [--dump=DIR] [--dot=FILE.dot] [--timeline=FILE.svg] "
+       "[--stats=json]",
        "Compiles GRAPH: decomposes composite ops, functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
        "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an output\n"
        "depends on them, builds the joint forward+backward graph, decomposes it (--decomp) and\n"
        "partitions it (--partition). Prints the graph (fw for inference, joint for training), or writes fw.fx (and\n"
-       "joint.fx, bw.fx) into DIR.",
+       "joint.fx, bw.fx) into DIR.\n"
+       "AOTGRAD_LOGS=aot_joint_graph,aot_graphs,partitioner,cache (or +all), comma-separated, prints the\n"
+       "joint graph, the forward and backward graphs and the partitioner's decisions to stderr.",
        {{"grad", true, "inputs that require grad: all (floating-point), none (default), or names", "SPEC"},
         {"keep-inference-input-mutations", false, "keep input mutations in the graph as a trailing copy_"},
         {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)", "DIR"},
         {"stats", true, "print statistics and metadata as one JSON object", "json"},
+        {"dot", true,
+         "write the joint graph as partitioned as a Graphviz file: inputs, tangents, forward, saved, "
+         "recomputed and backward nodes in distinct colours, with a legend (render: dot -Tsvg)",
+         "FILE"},
+        {"timeline", true,
+         "write an SVG plot of live activation bytes over the forward then backward schedule of the "
+         "chosen partition against default_partition, with each peak in the legend",
+         "FILE"},
         {"explain", false,
          "print why the min_cut partition saves each saved value, which forward ops the backward "
          "recomputes and which ops it may not recompute (in the JSON as \"explain\" with --stats=json)"},

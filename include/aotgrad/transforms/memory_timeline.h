@@ -1,0 +1,41 @@
+// aotgrad: live activation bytes over the forward + backward schedule of a partition
+// (`aotgrad compile --timeline`), from metadata sizes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+/// One step of the schedule: a call or getitem of fw, then of bw, in graph order.
+struct TimelineStep {
+  std::string node;
+  bool backward = false;
+  int64_t live_bytes = 0;  // activation bytes live while the node runs, its own result included
+};
+
+struct MemoryTimeline {
+  std::vector<TimelineStep> steps;
+  int64_t peak_bytes = 0;
+  size_t num_forward_steps = 0;
+};
+
+/// Live activation bytes at each step of `fw` then `bw` (the partition's graphs; `saved` are the
+/// values fw returns for bw, matched to bw's placeholders by name). A storage (a fresh value and
+/// its views; bytes from size hints, value_nbytes) is live from the step that creates it to its
+/// last use; a saved value's storage stays live into the backward until bw's last use of it. Inputs
+/// (primals, tangents and their views) are not activations and count nothing; tuple values count
+/// through their getitems; outputs that are not saved count only at their own step.
+MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
+                                   const std::vector<std::string>& saved);
+
+/// A self-contained SVG plot of one or more timelines (label, timeline) as polylines over the step
+/// index, with axes, the forward/backward boundary, a legend naming each curve with its peak.
+std::string timeline_svg(const std::vector<std::pair<std::string, MemoryTimeline>>& series,
+                         const std::string& title);
+
+}  // namespace aotgrad

@@ -1,0 +1,104 @@
+// Tests for the activation timeline: a small joint graph partitioned in, live bytes per step out;
+// and the SVG plot's structure.
+#include "aotgrad/transforms/memory_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/partition.h"
+#include "joint_text.h"
+
+namespace aotgrad {
+namespace {
+
+// x: f32[4] (16 bytes); sin and cos are fresh f32[4] values, v a view of sin.
+const char* kSinCos = R"(
+def forward(self, x: "f32[4]"):
+    sin = torch.ops.aten.sin.default(x)
+    v = torch.ops.aten.view.default(sin, [2, 2])
+    cos = torch.ops.aten.cos.default(v)
+    return (cos,)
+)";
+
+std::string steps_text(const MemoryTimeline& t) {
+  std::string out;
+  for (const TimelineStep& s : t.steps)
+    out += (s.backward ? "bw " : "fw ") + s.node + " " + std::to_string(s.live_bytes) + "\n";
+  return out;
+}
+
+// default_partition saves primals_1 and v (a view of sin): sin's storage stays live until the
+// backward's sin_1 reads v; cos (an output, not saved) counts at its own step; bw's view shares
+// mul's storage, which lives until mul_1 reads the view; tangents count nothing.
+TEST(MemoryTimeline, DefaultPartitionKeepsSavedValuesIntoTheBackward) {
+  JointGraph j = joint_graph(kSinCos);
+  Partition p = default_partition(j);
+  ASSERT_EQ(p.saved, (std::vector<std::string>{"primals_1", "v"}));
+  MemoryTimeline t = activation_timeline(*p.fw, *p.bw, p.saved);
+  EXPECT_EQ(steps_text(t),
+            "fw sin 16\n"
+            "fw v 16\n"
+            "fw cos 32\n"
+            "bw sin_1 32\n"
+            "bw neg 32\n"
+            "bw mul 32\n"
+            "bw view 16\n"
+            "bw cos_1 32\n"
+            "bw mul_1 48\n");
+  EXPECT_EQ(t.num_forward_steps, 3u);
+  EXPECT_EQ(t.peak_bytes, 48);
+}
+
+// min_cut saves only primals_1: sin's storage dies after cos in the forward and the backward
+// recomputes sin and v before sin_1.
+TEST(MemoryTimeline, MinCutRecomputesAndSavesOnlyTheInput) {
+  JointGraph j = joint_graph(kSinCos);
+  Partition p = min_cut_partition(j);
+  ASSERT_EQ(p.saved, (std::vector<std::string>{"primals_1"}));
+  MemoryTimeline t = activation_timeline(*p.fw, *p.bw, p.saved);
+  EXPECT_EQ(steps_text(t),
+            "fw sin 16\n"
+            "fw v 16\n"
+            "fw cos 32\n"
+            "bw sin 16\n"
+            "bw v 16\n"
+            "bw sin_1 32\n"
+            "bw neg 32\n"
+            "bw mul 32\n"
+            "bw view 16\n"
+            "bw cos_1 32\n"
+            "bw mul_1 48\n");
+  EXPECT_EQ(t.num_forward_steps, 3u);
+}
+
+TEST(MemoryTimeline, SavedValueMissingFromTheForwardIsAnError) {
+  JointGraph j = joint_graph(kSinCos);
+  Partition p = default_partition(j);
+  // tangents_1 is a placeholder of bw but no value of fw.
+  std::vector<std::string> saved = {"v", "tangents_1"};
+  EXPECT_THROW(activation_timeline(*p.fw, *p.bw, saved), Error);
+}
+
+TEST(MemoryTimeline, SvgHasTwoCurvesWithTheirPeaks) {
+  JointGraph j = joint_graph(kSinCos);
+  Partition d = default_partition(j);
+  Partition m = min_cut_partition(j);
+  std::string svg =
+      timeline_svg({{"min_cut", activation_timeline(*m.fw, *m.bw, m.saved)},
+                    {"default_partition", activation_timeline(*d.fw, *d.bw, d.saved)}},
+                   "a <title>");
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(svg.find("a &lt;title&gt;"), std::string::npos);
+  size_t lines = 0;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 2u);
+  EXPECT_NE(svg.find("default_partition: peak 48 B (48 bytes)"), std::string::npos);
+  EXPECT_NE(svg.find("live activation bytes"), std::string::npos);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+}  // namespace
+}  // namespace aotgrad
