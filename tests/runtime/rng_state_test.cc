@@ -189,6 +189,21 @@ TEST(RngState, SavedDropoutGivesTheSameNumbers) {
   expect_matches_eager(*f, "saved");
 }
 
+// The activation memory budget may recompute an untagged dropout: at budget 0 only the inputs are
+// saved, and the state.
+TEST(RngState, DropoutTheMemoryBudgetRecomputesDrawsTheForwardsMask) {
+  PipelineOptions o;
+  o.min_cut.activation_memory_budget = 0;
+  auto f = compile(RecomputePolicy::None, o);
+  const TrainingArtifacts& a = f->artifacts();
+  EXPECT_TRUE(has(ops_of(*a.bw), "run_with_rng_state(aten::native_dropout)")) << print_graph(*a.bw);
+  ASSERT_NE(a.explain, nullptr);
+  ASSERT_EQ(a.explain->saved.size(), 2u) << explain_text(*a.explain);
+  EXPECT_TRUE(a.explain->saved[0].is_input);
+  EXPECT_EQ(a.explain->saved[1].why, "rng state for recomputed native_dropout");
+  expect_matches_eager(*f, "memory budget 0");
+}
+
 // Through the full decomposition table native_dropout is bernoulli.p on a bool empty_like: the
 // tag reaches what it decomposes to, and the backward replays the bernoulli draw.
 TEST(RngState, RecomputedBernoulliOfTheFullDecompositionDrawsTheForwardsMask) {
