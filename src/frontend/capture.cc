@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
@@ -37,6 +38,10 @@ struct Entry {
 class Converter {
  public:
   explicit Converter(Graph& g) : g_(g) {}
+
+  /// Marks a value the function returns (a result of a multi-result op gets its getitem even
+  /// when nothing else uses it).
+  void mark_returned(const jit::Value* v) { returned_.insert(v); }
 
   void add_input(const jit::Value* v, const at::Tensor& t, const std::string& name) {
     AOTGRAD_CHECK(t.defined(), "capture: input '", name, "' is an undefined tensor");
@@ -252,12 +257,9 @@ class Converter {
     }
   }
 
- public:
-  std::unordered_map<const jit::Value*, bool> returned_;
-
- private:
   Graph& g_;
   std::unordered_map<const jit::Value*, Entry> env_;
+  std::unordered_set<const jit::Value*> returned_;  // the trace's outputs
 };
 
 }  // namespace
@@ -319,7 +321,7 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
         options.input_names.empty() ? "arg" + std::to_string(i) + "_1" : options.input_names[i];
     conv.add_input(traced.inputs()[i], example_inputs[i], name);
   }
-  for (const jit::Value* v : traced.outputs()) conv.returned_[v] = true;
+  for (const jit::Value* v : traced.outputs()) conv.mark_returned(v);
   for (const jit::Node* n : traced.nodes()) conv.convert(n);
   std::vector<Arg> outs;
   for (const jit::Value* v : traced.outputs()) outs.push_back(conv.output_arg(v));

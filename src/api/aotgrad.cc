@@ -1,0 +1,174 @@
+// aotgrad: aot_function -- capture on first call per input signature, compile, cache.
+#include "aotgrad/aotgrad.h"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <mutex>
+
+#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/compiled_function.h"
+#include "aotgrad/runtime/compiled_graph.h"
+
+namespace aotgrad {
+namespace {
+
+bool is_training_call(const std::vector<at::Tensor>& args) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const at::Tensor& t : args)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+/// One compilation: the captured graph over the distinct arguments and its compiled form.
+struct Compilation {
+  std::vector<size_t> unique;  // argument positions passed to the graph (first occurrences)
+  std::shared_ptr<const Graph> graph;
+  std::unique_ptr<CompiledFunction> train;
+  std::unique_ptr<CompiledGraph> infer;
+};
+
+}  // namespace
+
+struct AOTFunction::State {
+  TensorFunction fn;
+  AOTConfig config;
+  mutable std::mutex mu;
+  std::map<std::string, std::shared_ptr<Compilation>> cache;
+
+  std::shared_ptr<Compilation> compile(const std::vector<at::Tensor>& args, bool training) const;
+};
+
+std::string input_signature(const std::vector<at::Tensor>& args) {
+  std::string key = is_training_call(args) ? "train" : "inference";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const at::Tensor& t = args[i];
+    key += "\n" + std::to_string(i) + ": ";
+    AOTGRAD_CHECK(t.defined(), "aot_function: argument ", i, " is an undefined tensor");
+    key += tensor_meta_of(t).annotation();
+    if (t.requires_grad()) key += " requires_grad";
+    for (size_t j = 0; j < i; ++j) {
+      const at::Tensor& u = args[j];
+      if (u.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
+        key += " is " + std::to_string(j);
+        break;
+      }
+      if (u.has_storage() && t.has_storage() && u.storage().is_alias_of(t.storage())) {
+        key += " shares storage with " + std::to_string(j) + " at offsets " +
+               std::to_string(u.storage_offset()) + ", " + std::to_string(t.storage_offset());
+        break;
+      }
+    }
+  }
+  return key;
+}
+
+std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::Tensor>& args,
+                                                         bool training) const {
+  auto c = std::make_shared<Compilation>();
+  std::vector<int> position(args.size());  // argument -> index among the distinct ones
+  for (size_t i = 0; i < args.size(); ++i) {
+    position[i] = static_cast<int>(c->unique.size());
+    for (size_t k = 0; k < c->unique.size(); ++k)
+      if (args[c->unique[k]].unsafeGetTensorImpl() == args[i].unsafeGetTensorImpl())
+        position[i] = static_cast<int>(k);
+    if (position[i] == static_cast<int>(c->unique.size())) c->unique.push_back(i);
+  }
+  std::vector<at::Tensor> distinct;
+  for (size_t i : c->unique) distinct.push_back(args[i]);
+  if (training) {
+    for (size_t a = 0; a < distinct.size(); ++a)
+      for (size_t b = 0; b < a; ++b)
+        AOTGRAD_CHECK(
+            !distinct[a].storage().is_alias_of(distinct[b].storage()), "aot_function: arguments ",
+            c->unique[b], " and ", c->unique[a],
+            " are different tensors on one storage (views of one base), which training "
+            "compilation does not support yet; pass the base instead, or call under no_grad");
+  }
+  CaptureOptions capture_options;
+  if (!config.input_names.empty()) {
+    AOTGRAD_CHECK(config.input_names.size() == args.size(),
+                  "aot_function: ", config.input_names.size(), " input names for ", args.size(),
+                  " arguments");
+    for (size_t i : c->unique) capture_options.input_names.push_back(config.input_names[i]);
+  }
+  // The function sees every argument, the same tensor where the caller passed one twice.
+  TensorFunction on_distinct = [this, &position](const std::vector<at::Tensor>& d) {
+    std::vector<at::Tensor> full;
+    full.reserve(position.size());
+    for (int p : position) full.push_back(d[p]);
+    return fn(full);
+  };
+  c->graph = capture(on_distinct, copy_example_inputs(distinct), capture_options);
+
+  if (training) {
+    std::vector<bool> requires_grad;
+    for (const at::Tensor& t : distinct) requires_grad.push_back(t.requires_grad());
+    TrainOptions options;
+    options.fw_compiler = config.fw_compiler;
+    options.bw_compiler = config.bw_compiler;
+    options.pipeline.decompositions = config.decompositions;
+    options.pipeline.partition = config.partition;
+    options.pipeline.min_cut.activation_memory_budget = config.activation_memory_budget;
+    options.pipeline.min_cut.memory_budget_solver = config.solver;
+    c->train =
+        std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));
+  } else {
+    CompileOptions options;
+    options.keep_inference_input_mutations = config.keep_inference_input_mutations;
+    options.compiler = config.inference_compiler;
+    options.decompositions = config.decompositions;
+    c->infer = std::make_unique<CompiledGraph>(c->graph, std::move(options));
+  }
+  return c;
+}
+
+AOTFunction::AOTFunction(TensorFunction fn, AOTConfig config) : state_(std::make_shared<State>()) {
+  AOTGRAD_CHECK(fn, "aot_function: the function is empty");
+  AOTGRAD_CHECK(config.activation_memory_budget >= 0 && config.activation_memory_budget <= 1,
+                "aot_function: activation_memory_budget must be in [0, 1], got ",
+                config.activation_memory_budget);
+  state_->fn = std::move(fn);
+  state_->config = std::move(config);
+}
+
+std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& args) const {
+  const std::string key = input_signature(args);
+  const bool training = is_training_call(args);
+  std::shared_ptr<Compilation> c;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    auto it = state_->cache.find(key);
+    if (it == state_->cache.end())
+      it = state_->cache.emplace(key, state_->compile(args, training)).first;
+    c = it->second;
+  }
+  std::vector<at::Tensor> distinct;
+  for (size_t i : c->unique) distinct.push_back(args[i]);
+  if (c->train) return (*c->train)(distinct);
+  std::vector<c10::IValue> outs =
+      (*c->infer)(std::vector<c10::IValue>(distinct.begin(), distinct.end()));
+  std::vector<at::Tensor> result;
+  result.reserve(outs.size());
+  for (const c10::IValue& v : outs) result.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
+  return result;
+}
+
+size_t AOTFunction::num_compilations() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->cache.size();
+}
+
+std::shared_ptr<const Graph> AOTFunction::captured_graph(
+    const std::vector<at::Tensor>& args) const {
+  const std::string key = input_signature(args);
+  std::lock_guard<std::mutex> lock(state_->mu);
+  auto it = state_->cache.find(key);
+  return it == state_->cache.end() ? nullptr : it->second->graph;
+}
+
+AOTFunction aot_function(TensorFunction fn, AOTConfig config) {
+  return AOTFunction(std::move(fn), std::move(config));
+}
+
+}  // namespace aotgrad

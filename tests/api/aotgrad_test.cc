@@ -1,0 +1,217 @@
+// Tests for aot_function: outputs, grads and mutated arguments equal eager's; compilations are
+// cached by input signature.
+#include "aotgrad/aotgrad.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <atomic>
+
+namespace aotgrad {
+namespace {
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
+  ASSERT_TRUE(got.defined()) << what;
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-6)) << what << "\n" << got << "\n" << want;
+}
+
+std::vector<at::Tensor> mlp(const std::vector<at::Tensor>& a) {
+  at::Tensor h = at::relu(at::linear(a[0], a[1], a[2]));
+  return {at::linear(h, a[3], a[4]).sum()};
+}
+
+std::vector<at::Tensor> mlp_params() {
+  return {at::randn({16, 8}).requires_grad_(), at::randn({16}).requires_grad_(),
+          at::randn({3, 16}).requires_grad_(), at::randn({3}).requires_grad_()};
+}
+
+/// A backend that counts its compilations and interprets.
+class CountingCompiler final : public Compiler {
+ public:
+  explicit CountingCompiler(std::atomic<int>* count) : count_(count) {}
+  std::string name() const override { return "counting"; }
+  CompiledFn compile(std::shared_ptr<const Graph> graph) const override {
+    ++*count_;
+    return InterpreterCompiler().compile(std::move(graph));
+  }
+
+ private:
+  std::atomic<int>* count_;
+};
+
+TEST(AotFunction, TrainingMatchesEagerAndCachesBySignature) {
+  std::atomic<int> fw = 0, bw = 0;
+  AOTConfig cfg;
+  cfg.fw_compiler = std::make_shared<CountingCompiler>(&fw);
+  cfg.bw_compiler = std::make_shared<CountingCompiler>(&bw);
+  AOTFunction f = aot_function(mlp, cfg);
+  std::vector<at::Tensor> params = mlp_params();
+  for (int64_t batch : {4, 4, 6, 4}) {
+    at::Tensor x = at::randn({batch, 8});
+    std::vector<at::Tensor> eager_params;
+    for (const at::Tensor& p : params) eager_params.push_back(p.detach().clone().requires_grad_());
+    std::vector<at::Tensor> args = {x}, eager_args = {x};
+    args.insert(args.end(), params.begin(), params.end());
+    eager_args.insert(eager_args.end(), eager_params.begin(), eager_params.end());
+    at::Tensor loss = f(args)[0];
+    at::Tensor want = mlp(eager_args)[0];
+    expect_close(loss, want, "loss");
+    loss.backward();
+    want.backward();
+    for (size_t i = 0; i < params.size(); ++i) {
+      expect_close(params[i].grad(), eager_params[i].grad(), "grad of param " + std::to_string(i));
+      params[i].mutable_grad().reset();
+    }
+  }
+  // Batch 4 compiled once, batch 6 once more.
+  EXPECT_EQ(f.num_compilations(), 2u);
+  EXPECT_EQ(fw.load(), 2);
+  EXPECT_EQ(bw.load(), 2);
+  {
+    at::NoGradGuard no_grad;  // inference: a new compilation
+    std::vector<at::Tensor> args = {at::randn({4, 8})};
+    args.insert(args.end(), params.begin(), params.end());
+    expect_close(f(args)[0], mlp(args)[0], "inference loss");
+    EXPECT_EQ(f.num_compilations(), 3u);
+    EXPECT_EQ(fw.load(), 2);
+  }
+}
+
+TEST(AotFunction, CapturedGraphAndSignature) {
+  AOTFunction f = aot_function(mlp, AOTConfig{});
+  std::vector<at::Tensor> args = {at::randn({4, 8})};
+  std::vector<at::Tensor> params = mlp_params();
+  args.insert(args.end(), params.begin(), params.end());
+  EXPECT_EQ(f.captured_graph(args), nullptr);
+  f(args);
+  std::shared_ptr<const Graph> g = f.captured_graph(args);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->placeholders().size(), 5u);
+  EXPECT_TRUE(g->find("arg1_1")->tensor_meta().requires_grad);
+  EXPECT_FALSE(g->find("arg0_1")->tensor_meta().requires_grad);
+  std::string sig = input_signature(args);
+  EXPECT_NE(sig.find("train"), std::string::npos) << sig;
+  EXPECT_NE(sig.find("f32[4, 8][8, 1]cpu"), std::string::npos) << sig;
+  // Strides are part of the signature.
+  std::vector<at::Tensor> transposed = args;
+  transposed[0] = at::randn({8, 4}).t();
+  EXPECT_NE(input_signature(transposed), sig);
+  EXPECT_EQ(f.captured_graph(transposed), nullptr);
+  expect_close(f(transposed)[0], mlp(transposed)[0], "transposed input");
+  EXPECT_EQ(f.num_compilations(), 2u);
+}
+
+TEST(AotFunction, BatchNormTrainingWritesRunningStatsBack) {
+  auto bn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor y = at::batch_norm(a[0], a[1], a[2], a[3], a[4], /*training=*/true, /*momentum=*/0.1,
+                                  /*eps=*/1e-5, /*cudnn_enabled=*/false);
+    return {(y * y).mean()};
+  };
+  AOTFunction f = aot_function(bn, AOTConfig{});
+  at::Tensor w = at::randn({3}).requires_grad_(), b = at::randn({3}).requires_grad_();
+  at::Tensor rm = at::zeros({3}), rv = at::ones({3});
+  at::Tensor ew = w.detach().clone().requires_grad_(), eb = b.detach().clone().requires_grad_();
+  at::Tensor erm = rm.clone(), erv = rv.clone();
+  for (int step = 0; step < 2; ++step) {
+    at::Tensor x = at::randn({4, 3, 5, 5});
+    at::Tensor loss = f({x, w, b, rm, rv})[0];
+    at::Tensor want = bn({x, ew, eb, erm, erv})[0];
+    expect_close(loss, want, "loss");
+    loss.backward();
+    want.backward();
+    expect_close(w.grad(), ew.grad(), "weight grad");
+    expect_close(b.grad(), eb.grad(), "bias grad");
+    expect_close(rm, erm, "running_mean");
+    expect_close(rv, erv, "running_var");
+  }
+  EXPECT_EQ(f.num_compilations(), 1u);
+}
+
+TEST(AotFunction, SameTensorTwiceIsDeduped) {
+  auto f2 = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    return {(a[0] * a[1] + a[0]).sum()};
+  };
+  AOTFunction f = aot_function(f2, AOTConfig{});
+  at::Tensor x = at::randn({5}).requires_grad_();
+  at::Tensor ex = x.detach().clone().requires_grad_();
+  at::Tensor loss = f({x, x})[0];
+  at::Tensor want = f2({ex, ex})[0];
+  expect_close(loss, want, "loss");
+  EXPECT_EQ(f.captured_graph({x, x})->placeholders().size(), 1u);
+  loss.backward();
+  want.backward();
+  expect_close(x.grad(), ex.grad(), "grad");  // 2x + 1, both uses
+  // Two different tensors: another signature.
+  at::Tensor y = x.detach().clone().requires_grad_();
+  expect_close(f({x, y})[0], want, "two tensors");
+  EXPECT_EQ(f.num_compilations(), 2u);
+}
+
+TEST(AotFunction, InferenceInputMutationsAndViews) {
+  auto step = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    a[0].add_(a[1], 0.5);
+    at::Tensor v = a[0].view({2, 3});
+    v.mul_(2);
+    return {v.sum(1)};
+  };
+  for (bool keep : {false, true}) {
+    AOTConfig cfg;
+    cfg.keep_inference_input_mutations = keep;
+    AOTFunction f = aot_function(step, cfg);
+    at::Tensor p = at::randn({6}), g = at::randn({6});
+    at::Tensor ep = p.clone();
+    for (int i = 0; i < 2; ++i) {
+      at::Tensor out = f({p, g})[0];
+      at::Tensor want = step({ep, g})[0];
+      expect_close(out, want, "output");
+      expect_close(p, ep, "mutated argument");
+    }
+    EXPECT_EQ(f.num_compilations(), 1u);
+  }
+}
+
+TEST(AotFunction, InferenceWithOverlappingViews) {
+  // The write through one view is seen through the other, as eagerly (CompiledGraph's synthetic
+  // bases, §13.23).
+  auto fn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    a[0].mul_(2);
+    return {a[1] + 1};
+  };
+  AOTFunction f = aot_function(fn, AOTConfig{});
+  at::Tensor base = at::randn({9}), ebase = base.clone();
+  at::Tensor out = f({base.slice(0, 0, 6), base.slice(0, 3, 9)})[0];
+  at::Tensor want = fn({ebase.slice(0, 0, 6), ebase.slice(0, 3, 9)})[0];
+  expect_close(out, want, "output");
+  expect_close(base, ebase, "base");
+  // Without the overlap: another compilation.
+  at::Tensor x = at::randn({6}), y = at::randn({6}), ex = x.clone();
+  expect_close(f({x, y})[0], fn({ex, y})[0], "separate tensors");
+  expect_close(x, ex, "mutated argument");
+  EXPECT_EQ(f.num_compilations(), 2u);
+}
+
+TEST(AotFunction, Errors) {
+  EXPECT_THROW(aot_function(TensorFunction(), AOTConfig{}), Error);
+  AOTConfig bad;
+  bad.activation_memory_budget = 2;
+  EXPECT_THROW(aot_function(mlp, bad), Error);
+  auto f = aot_function(
+      [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+        return {(a[0] + a[1]).sum()};
+      },
+      AOTConfig{});
+  EXPECT_THROW(f({at::randn({2}), at::Tensor()}), Error);
+  at::Tensor base = at::randn({4}).requires_grad_();
+  try {
+    f({base.slice(0, 0, 2), base.slice(0, 2, 4)});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("arguments 0 and 1"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(f.num_compilations(), 0u);
+}
+
+}  // namespace
+}  // namespace aotgrad
