@@ -610,7 +610,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   sol.weight.reserve(n_nodes);
   for (size_t i = 0; i < n_nodes; ++i) {
     if (banned[i]) sol.banned.push_back({c.nodes[i], ban_reason[i]});
-    if (has_weight_edge[i]) sol.weight[c.nodes[i]] = weight[i];
+    if (has_weight_edge[i]) sol.weight.emplace(c.nodes[i], weight[i]);
   }
   return sol;
 }
@@ -742,8 +742,8 @@ void fill_explain(const Graph& joint, const JointNodeClasses& c, const MinCutSol
     s.name = name;
     s.annotation = n->meta().annotation();
     s.bytes = size_of(n->meta());
-    auto w = sol.weight.find(n);
-    s.weight = w == sol.weight.end() ? 0 : w->second;
+    const int64_t* w = sol.weight.find(n);
+    s.weight = w ? *w : 0;
     s.is_input = input_roots[i] >= 0;
     auto b = banned.find(n);
     if (b != banned.end())

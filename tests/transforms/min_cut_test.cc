@@ -398,8 +398,8 @@ TEST(MinCut, CutIsOptimalOnRandomJointGraphs) {
     // Candidates: every node with a finite in->out capacity.
     std::vector<size_t> cand;
     for (size_t i = 0; i < c.nodes.size(); ++i) {
-      auto w = sol.weight.find(c.nodes[i]);
-      if (w != sol.weight.end() && w->second >= 0) cand.push_back(i);
+      const int64_t* w = sol.weight.find(c.nodes[i]);
+      if (w && *w >= 0) cand.push_back(i);
     }
     if (cand.size() > 16) continue;
     int64_t best = -1;

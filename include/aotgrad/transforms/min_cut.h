@@ -98,7 +98,7 @@ struct MinCutSolution {
   /// Nodes the flow network forbids recomputing, with the reason, in graph order.
   std::vector<std::pair<const Node*, std::string>> banned;
   /// Capacity of each node's in->out edge (bytes scaled as in get_node_weight); -1 = infinite.
-  std::unordered_map<const Node*, int64_t> weight;
+  NodeMap<int64_t> weight;
   int64_t cut_value = 0;  // sum of the saved nodes' weights
 };
 
