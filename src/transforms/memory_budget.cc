@@ -11,8 +11,6 @@
 namespace aotgrad {
 namespace {
 
-constexpr int64_t kDistInf = 1000000000;  // dist_from_bw of values the backward never reaches
-
 const TensorMeta* tensor_arg(const Node& n, size_t i) {
   if (i >= n.args().size() || !n.args()[i].is_node()) return nullptr;
   const ValueMeta& m = n.args()[i].node->meta();
@@ -158,7 +156,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
     size_t i = c.at(n);
     const Node* root = roots[i];
     bool in_input = root->kind() == NodeKind::Placeholder;
-    if (c.dist_from_bw[i] < kDistInf && !in_input) items.push_back(n);
+    if (c.dist_from_bw[i] < JointNodeClasses::kDistNever && !in_input) items.push_back(n);
   }
   std::sort(items.begin(), items.end(),
             [](const Node* a, const Node* b) { return a->name() < b->name(); });

@@ -27,7 +27,7 @@
 namespace aotgrad {
 namespace {
 
-constexpr int64_t kDistInf = 1000000000;  // PyTorch's int(1e9)
+constexpr int64_t kDistInf = JointNodeClasses::kDistNever;
 // Capacities are int64; "infinite" is far above any sum of finite capacities (which are scaled
 // down if they ever come near it), so a max flow never overflows.
 constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;

@@ -71,6 +71,8 @@ struct JointNodeClasses {
   /// Uses from a forward node to the nearest value outside the forward (0 for non-forward nodes;
   /// 1e9 for the output and for forward values only the forward outputs use).
   std::vector<int64_t> dist_from_bw;
+  /// dist_from_bw of values the backward never reaches (PyTorch's int(1e9)).
+  static constexpr int64_t kDistNever = 1000000000;
   std::vector<int64_t> fw_order;  // rank among the required_fw nodes, -1 for the others
   size_t num_forward_outputs = 0;
   /// The graph's edges by position, as offsets into flat arrays: node i's node arguments (once per
