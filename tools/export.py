@@ -393,9 +393,11 @@ def _model_state(model):
     return names, tensors, len(params), aliases
 
 
-def export(model, inputs, prefix, tracing_mode="real", metadata=None):
+def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inputs=True):
     """Traces `model(**inputs)` at the ATen level and writes `<prefix>.fx` and
-    `<prefix>.inputs.safetensors`. Returns the graph text.
+    `<prefix>.inputs.safetensors` (only `<prefix>.fx` with `write_inputs=False`, for models whose
+    parameters are too big to be worth a file when only the graph is wanted). Returns the graph
+    text.
 
     Parameters and buffers become the first placeholders (`p_<dotted_name_with_underscores>`),
     the inputs follow by their dict keys. A tied tensor (one parameter under two names) is one
@@ -455,8 +457,11 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None):
             "outputs": json.dumps(outputs),
             "parameters": ",".join(n for n, rg in zip(placeholder_names, requires_grad) if rg)}
     meta.update(metadata or {})
-    data = safetensors_bytes(dict(zip(placeholder_names, originals)), meta)
-    _write_files({st_path: data, fx_path: text.encode("utf-8")})
+    files = {}  # the inputs are renamed into place first, the graph last
+    if write_inputs:
+        files[st_path] = safetensors_bytes(dict(zip(placeholder_names, originals)), meta)
+    files[fx_path] = text.encode("utf-8")
+    _write_files(files)
     return text
 
 
@@ -710,6 +715,8 @@ def main(argv=None):
     p.add_argument("--print-grad", action="store_true",
                    help="print only the trainable parameters' placeholder names, comma-separated "
                         "(the --grad= of `aotgrad run --train`)")
+    p.add_argument("--no-inputs", action="store_true",
+                   help="write only <prefix>.fx, not <prefix>.inputs.safetensors")
     args = p.parse_args(argv)
     if args.model not in MODELS:
         p.error("unknown model %r (known: %s)" % (args.model, ", ".join(MODELS)))
@@ -717,7 +724,8 @@ def main(argv=None):
     try:
         model, inputs = MODELS[args.model][1]()
         text = export(model, inputs, args.prefix, tracing_mode=args.tracing_mode,
-                      metadata={"model": args.model, "seed": args.seed})
+                      metadata={"model": args.model, "seed": args.seed},
+                      write_inputs=not args.no_inputs)
     except Exception as e:  # noqa: BLE001 -- any failure is reported as one line, exit status 1
         print("export.py: error: %s" % e, file=sys.stderr)
         return 1
@@ -725,7 +733,10 @@ def main(argv=None):
         print(",".join("p_" + n.replace(".", "_") for n, p in model.named_parameters() if p.requires_grad))
         return 0
     n_ops = sum(1 for line in text.splitlines() if " = torch.ops." in line)
-    print("wrote %s.fx (%d ops) and %s.inputs.safetensors" % (args.prefix, n_ops, args.prefix))
+    if args.no_inputs:
+        print("wrote %s.fx (%d ops)" % (args.prefix, n_ops))
+    else:
+        print("wrote %s.fx (%d ops) and %s.inputs.safetensors" % (args.prefix, n_ops, args.prefix))
     return 0
 
 

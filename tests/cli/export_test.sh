@@ -39,6 +39,14 @@ check [ $? -eq 1 ]
 check grep -q "must end in a file name" "$tmp/err"
 check [ ! -e "$tmp/x.fx" ] && check [ ! -e "$tmp/file/mlp.fx" ] && check [ ! -e "$tmp/.fx" ]
 check [ -z "$(find "$tmp" -name '*.tmp' -o -name '*.safetensors')" ]
+# --no-inputs writes the graph only, the same graph as with the inputs.
+"$PY" "$exporter" mlp "$tmp/noin/mlp" --no-inputs >"$tmp/noin.out"
+check [ $? -eq 0 ]
+check grep -q "^wrote $tmp/noin/mlp.fx ([0-9]* ops)\$" "$tmp/noin.out"
+check [ -s "$tmp/noin/mlp.fx" ] && check [ ! -e "$tmp/noin/mlp.inputs.safetensors" ]
+"$PY" "$exporter" mlp "$tmp/noin/mlp2" >/dev/null
+check cmp -s "$tmp/noin/mlp.fx" "$tmp/noin/mlp2.fx"
+check [ -s "$tmp/noin/mlp2.inputs.safetensors" ]
 
 # The library: naming (parameters, buffers, inputs by dict key; a tied parameter once), bad input,
 # and no half-written files when a write fails.
