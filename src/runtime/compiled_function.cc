@@ -11,6 +11,8 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/runtime/interpreter.h"
+#include "aotgrad/runtime/version.h"
+#include "aotgrad/transforms/compile_cache.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
@@ -23,6 +25,7 @@ struct CompiledFunction::State {
   std::vector<bool> requires_grad;
   std::vector<TensorMeta> output_metas;  // forward outputs' metadata, for zero tangents
   int64_t id = 0;                        // key of this state in the registry backward reads
+  bool cache_hit = false;                // the artifacts came from the compile cache
 };
 
 namespace {
@@ -170,7 +173,9 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph, std::vect
     state_->id = g_next_id++;
     registry()[state_->id] = state_;
   }
-  state_->art = compile_for_training(*graph, requires_grad, options.pipeline);
+  state_->art = compile_for_training_cached(*graph, requires_grad, options.pipeline,
+                                            resolve_compile_cache_dir(options.cache_dir), version(),
+                                            &state_->cache_hit);
   state_->fw = options.fw_compiler->compile(state_->art.fw);
   state_->bw = options.bw_compiler->compile(state_->art.bw);
   state_->output_is_arg = outputs_that_are_args(*graph);
@@ -190,6 +195,8 @@ CompiledFunction::~CompiledFunction() {
 }
 
 const TrainingArtifacts& CompiledFunction::artifacts() const { return state_->art; }
+
+bool CompiledFunction::cache_hit() const { return state_->cache_hit; }
 
 std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tensor>& args) {
   const auto& rg = state_->requires_grad;

@@ -12,6 +12,8 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/interpreter.h"
+#include "aotgrad/runtime/version.h"
+#include "aotgrad/transforms/compile_cache.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/logging.h"
@@ -141,18 +143,14 @@ std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Gra
   auto spec = std::make_shared<Specialization>();
   spec->key = std::move(key);
   spec->source = source;
-  FunctionalizeOptions fopts;
-  fopts.keep_input_mutations = options_.keep_inference_input_mutations;
-  fopts.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
-  FunctionalizeResult r = functionalize(*source, fopts);
-  verify(*r.graph);
-  if (decompose(*r.graph, options_.decompositions) > 0) verify(*r.graph);
-  if (log_settings().graphs) log_graph("Forward graph " + std::to_string(next_aot_id()), *r.graph);
-  spec->fw = std::shared_ptr<const Graph>(std::move(r.graph));
+  InferenceArtifacts r = compile_for_inference_cached(
+      *source, options_.keep_inference_input_mutations, options_.decompositions,
+      resolve_compile_cache_dir(options_.cache_dir), version());
+  spec->fw = std::move(r.fw);
   spec->meta = std::move(r.meta);
   spec->fn = options_.compiler->compile(spec->fw);
   if (!r.input_views->output()->args()[0].list.empty()) {
-    auto views = std::make_shared<Interpreter>(std::shared_ptr<const Graph>(std::move(r.input_views)));
+    auto views = std::make_shared<Interpreter>(std::move(r.input_views));
     spec->input_views = [views](std::vector<c10::IValue> args) { return views->run(std::move(args)); };
   }
   return spec;

@@ -5,8 +5,14 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/compile_cache.h"
 
 namespace aotgrad {
 namespace {
@@ -205,6 +211,167 @@ TEST(CompiledFunction, SavedValueModifiedInPlaceIsAnError) {
         << e.what();
     EXPECT_NE(std::string(e.what()).find("primals_1"), std::string::npos) << e.what();
   }
+}
+
+// A fresh temporary directory for one test's compile cache, removed afterwards.
+struct CacheDir {
+  std::filesystem::path path;
+  CacheDir() {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "aotgrad-cf-cache-XXXXXX").string();
+    AOTGRAD_CHECK(::mkdtemp(tmpl.data()), "mkdtemp failed");
+    path = tmpl;
+  }
+  ~CacheDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// Records the graphs a backend receives, as text, and runs them on the interpreter.
+class RecordingCompiler final : public Compiler {
+ public:
+  std::string name() const override { return "recording"; }
+  CompiledFn compile(std::shared_ptr<const Graph> graph) const override {
+    texts.push_back(print_graph(*graph));
+    return default_compiler()->compile(graph);
+  }
+  mutable std::vector<std::string> texts;
+};
+
+// Linear + relu with a counter buffer written in place and a MUST_RECOMPUTE dropout, whose mask
+// the backward replays from the saved generator state.
+const char* kCachedStep = R"(
+def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]", counter: "i64[]"):
+    add_ = torch.ops.aten.add_.Tensor(counter, 1)
+    t = torch.ops.aten.t.default(w)
+    addmm = torch.ops.aten.addmm.default(b, x, t)
+    relu = torch.ops.aten.relu.default(addmm)
+    native_dropout = torch.ops.aten.native_dropout.default(relu, 0.5, True)
+    getitem = native_dropout[0]
+    sum_1 = torch.ops.aten.sum.default(getitem)
+    return (sum_1,)
+)";
+
+std::shared_ptr<Graph> cached_step_graph() {
+  auto g = parse_graph(kCachedStep, aten_ops());
+  g->find("native_dropout")->info().recompute = RecomputePolicy::MustRecompute;
+  return g;
+}
+
+struct StepResult {
+  at::Tensor loss, w_grad, b_grad, counter;
+};
+
+StepResult compiled_step(CompiledFunction& f, const at::Tensor& x, const at::Tensor& w0,
+                         const at::Tensor& b0, uint64_t seed) {
+  at::Tensor w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+  at::Tensor counter = at::zeros({}, at::kLong);
+  at::manual_seed(seed);
+  auto out = f({x, w, b, counter});
+  out[0].backward();
+  return {out[0].detach(), w.grad(), b.grad(), counter};
+}
+
+StepResult eager_step(const at::Tensor& x, const at::Tensor& w0, const at::Tensor& b0,
+                      uint64_t seed) {
+  at::Tensor w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+  at::Tensor counter = at::zeros({}, at::kLong);
+  at::manual_seed(seed);
+  counter.add_(1);
+  at::Tensor relu = at::relu(at::addmm(b, x, w.t()));
+  at::Tensor loss = std::get<0>(at::native_dropout(relu, 0.5, true)).sum();
+  loss.backward();
+  return {loss.detach(), w.grad(), b.grad(), counter};
+}
+
+// The compile cache: a second CompiledFunction of the same graph and options loads the first one's
+// entry (the pipeline does not run), its backends receive text-identical graphs, and a training
+// step with it matches eager autograd -- loss, grads, the written-back buffer, the dropout mask.
+TEST(CompiledFunction, CacheHitTrainsAsEager) {
+  CacheDir dir;
+  reset_compile_cache_stats();
+  auto fw1 = std::make_shared<RecordingCompiler>(), bw1 = std::make_shared<RecordingCompiler>();
+  TrainOptions o1;
+  o1.cache_dir = dir.path.string();
+  o1.fw_compiler = fw1;
+  o1.bw_compiler = bw1;
+  CompiledFunction first(cached_step_graph(), {false, true, true, false}, o1);
+  EXPECT_FALSE(first.cache_hit());
+  ASSERT_NE(first.artifacts().joint, nullptr);
+  auto fw2 = std::make_shared<RecordingCompiler>(), bw2 = std::make_shared<RecordingCompiler>();
+  TrainOptions o2 = o1;
+  o2.fw_compiler = fw2;
+  o2.bw_compiler = bw2;
+  CompiledFunction second(cached_step_graph(), {false, true, true, false}, o2);
+  EXPECT_TRUE(second.cache_hit());
+  EXPECT_EQ(second.artifacts().joint, nullptr);
+  EXPECT_EQ(second.artifacts().explain, nullptr);
+  CompileCacheStats s = compile_cache_stats();
+  EXPECT_EQ(s.misses, 1);
+  EXPECT_EQ(s.hits, 1);
+  EXPECT_EQ(fw1->texts, fw2->texts);
+  EXPECT_EQ(bw1->texts, bw2->texts);
+  ASSERT_EQ(fw2->texts.size(), 1u);
+  EXPECT_NE(fw2->texts[0].find("run_and_save_rng_state"), std::string::npos);
+
+  at::Tensor x = at::randn({4, 8}), w = at::randn({16, 8}), b = at::randn({16});
+  for (uint64_t seed : {7u, 8u}) {
+    StepResult e = eager_step(x, w, b, seed);
+    for (CompiledFunction* f : {&first, &second}) {
+      StepResult r = compiled_step(*f, x, w, b, seed);
+      EXPECT_TRUE(at::allclose(r.loss, e.loss, 1e-5, 1e-5)) << seed;
+      EXPECT_TRUE(at::allclose(r.w_grad, e.w_grad, 1e-5, 1e-6)) << seed;
+      EXPECT_TRUE(at::allclose(r.b_grad, e.b_grad, 1e-5, 1e-6)) << seed;
+      EXPECT_EQ(r.counter.item<int64_t>(), 1);
+    }
+  }
+}
+
+// A corrupted entry: one warning, the graph compiles again, trains as eager, and the rewritten
+// entry serves the next compilation.
+TEST(CompiledFunction, CorruptCacheEntryRecovers) {
+  CacheDir dir;
+  TrainOptions o;
+  o.cache_dir = dir.path.string();
+  { CompiledFunction f(cached_step_graph(), {false, true, true, false}, o); }
+  std::filesystem::path entry;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path)) entry = e.path();
+  ASSERT_EQ(entry.extension(), ".entry");
+  std::filesystem::resize_file(entry, std::filesystem::file_size(entry) / 3);
+  reset_compile_cache_stats();
+  testing::internal::CaptureStderr();
+  CompiledFunction f(cached_step_graph(), {false, true, true, false}, o);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(f.cache_hit());
+  EXPECT_NE(err.find(entry.string()), std::string::npos) << err;
+  EXPECT_NE(err.find("truncated"), std::string::npos) << err;
+  EXPECT_EQ(compile_cache_stats().corrupt, 1);
+  at::Tensor x = at::randn({4, 8}), w = at::randn({16, 8}), b = at::randn({16});
+  StepResult e = eager_step(x, w, b, 3), r = compiled_step(f, x, w, b, 3);
+  EXPECT_TRUE(at::allclose(r.loss, e.loss, 1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(r.w_grad, e.w_grad, 1e-5, 1e-6));
+  CompiledFunction again(cached_step_graph(), {false, true, true, false}, o);
+  EXPECT_TRUE(again.cache_hit());
+}
+
+// Other options are another entry; "off" and "" use no cache at all.
+TEST(CompiledFunction, CacheKeyFollowsOptionsAndOffDisables) {
+  CacheDir dir;
+  TrainOptions o;
+  o.cache_dir = dir.path.string();
+  { CompiledFunction f(cached_step_graph(), {false, true, true, false}, o); }
+  o.pipeline.partition = PartitionKind::kDefault;
+  CompiledFunction d(cached_step_graph(), {false, true, true, false}, o);
+  EXPECT_FALSE(d.cache_hit());
+  reset_compile_cache_stats();
+  for (const char* off : {"off", ""}) {
+    o.cache_dir = off;
+    CompiledFunction f(cached_step_graph(), {false, true, true, false}, o);
+    EXPECT_FALSE(f.cache_hit());
+  }
+  CompileCacheStats s = compile_cache_stats();
+  EXPECT_EQ(s.hits + s.misses + s.saved + s.bypasses, 0);
 }
 
 }  // namespace

@@ -6,11 +6,14 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/compile_cache.h"
 
 namespace aotgrad {
 namespace {
@@ -347,6 +350,47 @@ def forward(self, x: "f32[2, 3]", y: "f32[2, 3]"):
   EXPECT_EQ(y.strides(), ey.strides());
   EXPECT_TRUE(at::allclose(wide_x, expected_x));
   EXPECT_TRUE(at::allclose(wide_y, expected_y));
+}
+
+// The compile cache for inference: a second CompiledGraph loads the functional graph and metadata
+// (text-identical), writes the mutated argument back and returns what eager returns; the
+// deduplicated specialization is an entry of its own.
+TEST(CompiledGraph, CacheHitRunsAsEager) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "aotgrad-cg-cache-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  CompileOptions opts;
+  opts.cache_dir = tmpl;
+  reset_compile_cache_stats();
+  CompiledGraph first(parse(kSgd), opts);
+  CompiledGraph second(parse(kSgd), opts);
+  CompileCacheStats s = compile_cache_stats();
+  EXPECT_EQ(s.misses, 1);
+  EXPECT_EQ(s.hits, 1);
+  EXPECT_EQ(printed(*first.plain().fw), printed(*second.plain().fw));
+  at::Tensor p = at::randn({4}), g = at::randn({4});
+  at::Tensor expected_p = p - 0.1 * g;
+  auto out = second({p, g});
+  EXPECT_TRUE(at::allclose(p, expected_p));
+  EXPECT_TRUE(at::allclose(out[0].toTensor(), (expected_p * 2).sum()));
+  // The same tensor twice, mutated: a deduplicated specialization, cached under its own key.
+  const char* dup = R"(
+def forward(self, x: "f32[4]", y: "f32[4]"):
+    add_ = torch.ops.aten.add_.Tensor(x, 1)
+    add = torch.ops.aten.add.Tensor(x, y)
+    return (add,)
+)";
+  for (int round = 0; round < 2; ++round) {
+    CompiledGraph f(parse(dup), opts);
+    at::Tensor t = at::randn({4});
+    at::Tensor e = t + 1;
+    auto o = f({t, t});
+    EXPECT_TRUE(at::allclose(o[0].toTensor(), e + e));
+    EXPECT_TRUE(at::allclose(t, e));
+  }
+  s = compile_cache_stats();
+  EXPECT_EQ(s.misses, 3);  // kSgd, dup's plain and dup's deduplicated specialization
+  EXPECT_EQ(s.hits, 3);
+  std::filesystem::remove_all(tmpl);
 }
 
 }  // namespace

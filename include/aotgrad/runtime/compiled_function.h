@@ -4,6 +4,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
@@ -16,6 +18,11 @@ struct TrainOptions {
   std::shared_ptr<const Compiler> fw_compiler;  // nullptr: the interpreter
   std::shared_ptr<const Compiler> bw_compiler;  // nullptr: the interpreter
   PipelineOptions pipeline;                     // decompositions, partition
+  /// The on-disk compile cache (transforms/compile_cache.h): unset, the default directory
+  /// ($AOTGRAD_CACHE_DIR, else the user's cache directory; AOTGRAD_CACHE_DIR=off: none); "" or
+  /// "off", no cache; else that directory. On a hit the pipeline does not run and artifacts()
+  /// has no joint graph, functional graph or explanation.
+  std::optional<std::string> cache_dir;
 };
 
 /// A graph compiled for training (§13.6, §13.7): calling it runs the forward graph and returns the
@@ -33,6 +40,8 @@ class CompiledFunction {
   std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& args);
 
   const TrainingArtifacts& artifacts() const;
+  /// Whether the artifacts came from the compile cache (the pipeline did not run).
+  bool cache_hit() const;
 
   struct State;  // shared with the autograd node
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct CompileOptions {
   std::shared_ptr<const Compiler> compiler;  // nullptr: the interpreter
   /// Applied to the functional graph (§13.10). Composite ops always decompose first.
   DecompositionTable decompositions = DecompositionTable::core();
+  /// The on-disk compile cache, as TrainOptions::cache_dir: unset, the default directory; "" or
+  /// "off", none; else that directory. Each specialization is cached under its own key.
+  std::optional<std::string> cache_dir;
 };
 
 /// One compiled form of the graph, for one way the caller's arguments alias each other.
