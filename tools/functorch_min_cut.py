@@ -50,7 +50,17 @@ def measure(name, partition_fn):
 
     names = record["saved_names"]
     saved = record["fw_outs"][len(record["fw_outs"]) - len(names):]
-    input_storages = {a.storage().data_ptr() for a in record["args"] if isinstance(a, torch.Tensor)}
+    listing, activation_bytes = saved_summary(names, saved, record["args"])
+    return {"model": name, "torch": torch.__version__, "saved": listing,
+            "saved_bytes": sum(s.get("bytes", 0) for s in listing),
+            "saved_activation_bytes": activation_bytes}
+
+
+def saved_summary(names, saved, inputs):
+    """The saved values `saved` (named `names`) of a forward run on `inputs` as a listing (name,
+    dtype, shape, bytes, whether it shares storage with an input), and their activation bytes: the
+    unique storage bytes of the saved tensors that share no storage with an input."""
+    input_storages = {a.storage().data_ptr() for a in inputs if isinstance(a, torch.Tensor)}
     seen = set()
     activation_bytes = 0
     listing = []
@@ -65,9 +75,7 @@ def measure(name, partition_fn):
         if not is_input and ptr not in seen:
             seen.add(ptr)
             activation_bytes += t.storage().nbytes()
-    return {"model": name, "torch": torch.__version__, "saved": listing,
-            "saved_bytes": sum(s.get("bytes", 0) for s in listing),
-            "saved_activation_bytes": activation_bytes}
+    return listing, activation_bytes
 
 
 def main(argv=None):

@@ -1,0 +1,309 @@
+#!/usr/bin/python3
+"""aotgrad against PyTorch's own AOTAutograd (functorch 1.13): compile time per phase and saved
+activation bytes, on the same model definitions.
+
+Models: GPT-2-small-width language models (tools/export.py's nanoGPT-style GPT at d 768, 12
+heads) of 1, 2, 4, 12, 24 and 48 layers, at a small vocabulary, sequence and batch so that the
+graphs are GPT-2's but the tensors are cheap; and torchvision's resnet18 (tools/export.py's).
+
+For each model this driver
+  - exports the forward with its loss to <dir>/<model>.fx (tools/export.py, graph only, timed once:
+    aotgrad's input is that text, so the export is PyTorch's capture, not part of aotgrad's time);
+  - runs `aotgrad compile <model>.fx --grad=<parameters> --stats=json` N times with the min-cut
+    partition and once with the default partition, in fresh processes, and keeps the median of
+    every phase and of the total (the CLI's own timers: process start-up is not included);
+  - in a fresh Python process per model, after an untimed warm-up compilation of a small model,
+    compiles the model R times with functorch.compile.aot_module, min_cut_rematerialization_partition
+    and no-op compilers, timing (median over the repetitions) the eager forward aot_function runs
+    first, the joint trace (make_fx of forward + backward), the second trace that functionalizes and
+    decomposes, the partition, and the total up to the forward compiler; a model whose first
+    compilation takes longer than --slow-seconds is measured once;
+  - measures saved activation bytes (unique storage bytes of saved values that are not parameters,
+    buffers or inputs) for aotgrad default and min-cut (the CLI's saved_activation_bytes) and for
+    functorch default and min-cut (tools/functorch_min_cut.py's saved_summary on the tensors the
+    compiled forward returns; default_partition runs on the same joint graph).
+
+Writes one JSON document (--out). usage:
+  /usr/bin/python3 bench/compile_compare.py --aotgrad=BUILD/aotgrad --dir=OUT [--models=...]
+      [--aotgrad-reps=9] [--functorch-reps=3] [--slow-seconds=40] --out=OUT/compile.json
+"""
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import torch  # noqa: E402
+
+import export  # noqa: E402  the model definitions
+import functorch_min_cut  # noqa: E402  saved_summary
+
+GPT_LAYERS = (1, 2, 4, 12, 24, 48)
+GPT_WIDTH = {"vocab": 512, "d": 768, "heads": 12, "seq": 32}
+GPT_BATCH = 2
+RESNET_BATCH = 4
+
+
+def gpt(layers):
+    torch.manual_seed(0)
+    m = export.GPT(vocab=GPT_WIDTH["vocab"], d=GPT_WIDTH["d"], heads=GPT_WIDTH["heads"],
+                   seq=GPT_WIDTH["seq"], layers=layers)
+    shape = (GPT_BATCH, GPT_WIDTH["seq"])
+    return m, {"idx": torch.randint(0, GPT_WIDTH["vocab"], shape),
+               "targets": torch.randint(0, GPT_WIDTH["vocab"], shape)}
+
+
+def resnet18():
+    torch.manual_seed(0)
+    m = export.resnet18_with_loss()
+    m.train()
+    return m, {"x": torch.randn(RESNET_BATCH, 3, 32, 32), "target": torch.randint(0, 10, (RESNET_BATCH,))}
+
+
+def _models():
+    models = {}
+    for n in GPT_LAYERS:
+        desc = ("GPT, %d layer%s, d %d, %d heads, vocab %d, seq %d, batch %d"
+                % (n, "" if n == 1 else "s", GPT_WIDTH["d"], GPT_WIDTH["heads"], GPT_WIDTH["vocab"],
+                   GPT_WIDTH["seq"], GPT_BATCH))
+        models["gpt_%dl" % n] = (desc, lambda n=n: gpt(n))
+    models["resnet18"] = ("torchvision resnet18, BN in training mode, batch %d, 3x32x32" % RESNET_BATCH,
+                          resnet18)
+    return models
+
+
+MODELS = _models()
+
+
+def grad_spec(model):
+    """The trainable parameters' placeholder names, as tools/export.py --print-grad prints them."""
+    return ",".join("p_" + n.replace(".", "_") for n, p in model.named_parameters() if p.requires_grad)
+
+
+def median_phases(runs):
+    """{phase: median} over a list of {phase: seconds} dicts with the same keys."""
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+# --- aotgrad ------------------------------------------------------------------------------------
+
+
+def aotgrad_compile(binary, fx, grad, partition):
+    cmd = [binary, "compile", fx, "--grad=" + grad, "--stats=json", "--partition=" + partition]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (exit %d): %s" % (" ".join(cmd[:3]), p.returncode, p.stderr.strip()))
+    return json.loads(p.stdout)
+
+
+def measure_aotgrad(binary, fx, grad, reps):
+    runs, last = [], None
+    for _ in range(reps):
+        last = aotgrad_compile(binary, fx, grad, "min_cut")
+        phases = {k: v / 1e6 for k, v in last["phases_us"].items()}
+        phases["total"] = last["total_us"] / 1e6
+        runs.append(phases)
+    default = aotgrad_compile(binary, fx, grad, "default")
+    return {"reps": reps, "phases_s": median_phases(runs),
+            "totals_s": [r["total"] for r in runs],
+            "joint_nodes": last["joint_nodes"], "fw_nodes": last["fw_nodes"], "bw_nodes": last["bw_nodes"],
+            "saved_activation_bytes": {"min_cut": last["saved_activation_bytes"],
+                                       "default": default["saved_activation_bytes"]},
+            "saved_values": {"min_cut": len(last["saved"]), "default": len(default["saved"])},
+            "default_total_s": default["total_us"] / 1e6}
+
+
+# --- functorch ----------------------------------------------------------------------------------
+
+
+class FunctorchTimer:
+    """Times functorch 1.13's aot_dispatch_autograd from the outside: its two make_fx traces (the
+    module's make_fx is wrapped), the partition function and the forward compiler's start."""
+
+    def __init__(self):
+        import functorch._src.aot_autograd as aot_autograd
+        self.traces = []
+        real = aot_autograd.make_fx
+
+        def timed_make_fx(fn, *args, **kwargs):
+            traced = real(fn, *args, **kwargs)
+
+            def run(*a, **k):
+                start = time.perf_counter()
+                try:
+                    return traced(*a, **k)
+                finally:
+                    self.traces.append((start, time.perf_counter()))
+            return run
+
+        aot_autograd.make_fx = timed_make_fx
+
+    def compile_once(self, name, record_saved):
+        from functorch.compile import (aot_module, default_partition, make_boxed_func,
+                                       min_cut_rematerialization_partition)
+        model, inputs = MODELS[name][1]()
+        model.train()
+        rec = {}
+
+        def partition(joint, joint_inputs):
+            rec["partition_start"] = time.perf_counter()
+            fw, bw = min_cut_rematerialization_partition(joint, joint_inputs)
+            rec["partition_end"] = time.perf_counter()
+            rec["joint_nodes"] = len(joint.graph.nodes)
+            rec["saved_names"] = [n.name for n in bw.graph.nodes
+                                  if n.op == "placeholder" and "tangents" not in n.name]
+            if record_saved:
+                rec["joint"], rec["joint_inputs"] = joint, joint_inputs
+            return fw, bw
+
+        def fw_compiler(gm, example_inputs):
+            rec["compiled"] = time.perf_counter()
+            if not record_saved:
+                return make_boxed_func(gm)
+
+            def run(*args):
+                outs = gm(*args)
+                rec["fw_args"], rec["fw_outs"] = list(args), list(outs)
+                return outs
+            return make_boxed_func(run)
+
+        compiled = aot_module(model, fw_compiler=fw_compiler,
+                              bw_compiler=lambda gm, _: make_boxed_func(gm), partition_fn=partition)
+        self.traces.clear()
+        start = time.perf_counter()
+        loss = compiled(**inputs)
+        end = time.perf_counter()
+        if len(self.traces) != 2:
+            raise RuntimeError("expected functorch to trace twice (config.use_functionalize), saw %d"
+                               % len(self.traces))
+        (t1s, t1e), (t2s, _) = self.traces
+        phases = {"forward": t1s - start, "joint_trace": t1e - t1s,
+                  "functionalize_decompose": rec["partition_start"] - t1e,
+                  "partition": rec["partition_end"] - rec["partition_start"],
+                  "total": rec["compiled"] - start}
+        result = {"phases": phases, "first_call_s": end - start, "joint_nodes": rec["joint_nodes"],
+                  "loss": loss.item()}
+        if record_saved:
+            names = rec["saved_names"]
+            outs = rec["fw_outs"]
+            _, mc = functorch_min_cut.saved_summary(names, outs[len(outs) - len(names):], rec["fw_args"])
+            fw_d, bw_d = default_partition(rec["joint"], rec["joint_inputs"])
+            names_d = [n.name for n in bw_d.graph.nodes if n.op == "placeholder" and "tangents" not in n.name]
+            primals = list(rec["joint_inputs"][0])
+            with torch.no_grad():
+                outs_d = list(fw_d(*primals))
+            _, df = functorch_min_cut.saved_summary(names_d, outs_d[len(outs_d) - len(names_d):], primals)
+            result["saved_activation_bytes"] = {"min_cut": mc, "default": df}
+            result["saved_values"] = {"min_cut": len(names), "default": len(names_d)}
+        return result
+
+
+def measure_functorch(name, reps, slow_seconds):
+    timer = FunctorchTimer()
+    if name != "mlp_warmup":
+        MODELS.setdefault("mlp_warmup", ("", export.MODELS["mlp"][1]))
+        timer.compile_once("mlp_warmup", record_saved=False)  # imports, first-call set-up: untimed
+    runs = []
+    first = None
+    for i in range(reps):
+        r = timer.compile_once(name, record_saved=(i == 0))
+        if i == 0:
+            first = r
+        runs.append(r["phases"])
+        gc.collect()
+        if i == 0 and r["phases"]["total"] > slow_seconds:
+            break
+    return {"reps": len(runs), "phases_s": median_phases(runs), "totals_s": [r["total"] for r in runs],
+            "joint_nodes": first["joint_nodes"], "saved_activation_bytes": first["saved_activation_bytes"],
+            "saved_values": first["saved_values"], "first_call_s": first["first_call_s"]}
+
+
+def functorch_subprocess(name, reps, slow_seconds):
+    cmd = [sys.executable, os.path.abspath(__file__), "--functorch-only=" + name,
+           "--functorch-reps=%d" % reps, "--slow-seconds=%g" % slow_seconds]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("functorch measurement of %s failed (exit %d): %s"
+                           % (name, p.returncode, p.stderr.strip()[-2000:]))
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# --- driver -------------------------------------------------------------------------------------
+
+
+def export_model(name, out_dir):
+    model, inputs = MODELS[name][1]()
+    grad = grad_spec(model)
+    prefix = os.path.join(out_dir, name)
+    start = time.perf_counter()
+    text = export.export(model, inputs, prefix, metadata={"model": name}, write_inputs=False)
+    seconds = time.perf_counter() - start
+    ops = sum(1 for line in text.splitlines() if " = torch.ops." in line)
+    params = sum(p.numel() for p in model.parameters())
+    del model, inputs, text
+    gc.collect()
+    return prefix + ".fx", grad, {"export_s": seconds, "forward_ops": ops, "parameters": params}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--aotgrad", help="the aotgrad command-line binary")
+    p.add_argument("--dir", help="directory for the exported graphs")
+    p.add_argument("--out", help="write the results (JSON) here (default: stdout)")
+    p.add_argument("--models", default=",".join(m for m in MODELS),
+                   help="comma-separated, of: " + ", ".join(MODELS))
+    p.add_argument("--aotgrad-reps", type=int, default=9)
+    p.add_argument("--functorch-reps", type=int, default=3)
+    p.add_argument("--slow-seconds", type=float, default=40.0,
+                   help="a model whose first functorch compilation takes longer is measured once")
+    p.add_argument("--functorch-only", metavar="MODEL", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.functorch_only:
+        print(json.dumps(measure_functorch(args.functorch_only, args.functorch_reps, args.slow_seconds)))
+        return 0
+    if not args.aotgrad or not args.dir:
+        p.error("--aotgrad and --dir are required")
+    if not os.access(args.aotgrad, os.X_OK):
+        p.error("--aotgrad: %s is not an executable" % args.aotgrad)
+    if args.aotgrad_reps < 1 or args.functorch_reps < 1:
+        p.error("repetitions must be at least 1")
+    names = [m for m in args.models.split(",") if m]
+    unknown = [m for m in names if m not in MODELS]
+    if unknown:
+        p.error("unknown model %s (known: %s)" % (", ".join(unknown), ", ".join(MODELS)))
+    os.makedirs(args.dir, exist_ok=True)
+    results = {"torch": torch.__version__, "python": platform.python_version(),
+               "torch_threads": torch.get_num_threads(), "gpt_width": dict(GPT_WIDTH, batch=GPT_BATCH),
+               "aotgrad_reps": args.aotgrad_reps, "functorch_reps": args.functorch_reps,
+               "slow_seconds": args.slow_seconds, "load_start": os.getloadavg(), "models": []}
+    for name in names:
+        print("compile_compare: %s ..." % name, file=sys.stderr, flush=True)
+        fx, grad, info = export_model(name, args.dir)
+        row = {"model": name, "description": MODELS[name][0]}
+        row.update(info)
+        row["aotgrad"] = measure_aotgrad(args.aotgrad, fx, grad, args.aotgrad_reps)
+        row["functorch"] = functorch_subprocess(name, args.functorch_reps, args.slow_seconds)
+        row["ratio"] = row["functorch"]["phases_s"]["total"] / row["aotgrad"]["phases_s"]["total"]
+        print("compile_compare: %s: aotgrad %.3f s, functorch %.2f s (%.0fx)"
+              % (name, row["aotgrad"]["phases_s"]["total"], row["functorch"]["phases_s"]["total"],
+                 row["ratio"]), file=sys.stderr, flush=True)
+        results["models"].append(row)
+    results["load_end"] = os.getloadavg()
+    text = json.dumps(results, indent=1)
+    if args.out:
+        export._write_files({args.out: text.encode("utf-8")})
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

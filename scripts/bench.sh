@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds aotgrad's benchmarks and runs all of them -- compile time and saved activation bytes
+# against PyTorch's own AOTAutograd (functorch 1.13), training-step memory and time against eager,
+# call overhead -- then rewrites BENCHMARKS.md and its plots (docs/bench/*.svg) at the repo root.
+#
+# usage: scripts/bench.sh [--quick]
+#   --quick   gpt_1l and resnet18 only, one repetition each (a smoke run; BENCHMARKS.md is then
+#             written to $AOTGRAD_BENCH_OUT instead of the repo root)
+# environment: AOTGRAD_BUILD_DIR (default build/), AOTGRAD_BENCH_OUT (default: a temporary directory
+#              for the raw results), AOTGRAD_BENCH_REPS (Google Benchmark repetitions, default 5).
+# Needs Debian's python3-torch, python3-torchvision, python3-networkx and libopenblas0-pthread
+# (scripts/setup.sh installs them); no other dependency.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${AOTGRAD_BUILD_DIR:-$root/build}"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+quick=0
+case "${1:-}" in
+  --quick) quick=1 ;;
+  "") ;;
+  *) echo "usage: scripts/bench.sh [--quick]" >&2; exit 2 ;;
+esac
+out="${AOTGRAD_BENCH_OUT:-$(mktemp -d)}"
+mkdir -p "$out"
+reps="${AOTGRAD_BENCH_REPS:-5}"
+
+"$root/scripts/build.sh" aotgrad_cli train_step_bench call_overhead_bench
+"$PY" "$root/bench/report.py" machine --build-dir="$build" >"$out/machine.json"
+# Compilation is measured, not the on-disk compile cache.
+export AOTGRAD_CACHE_DIR=off
+
+gbench=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
+        --benchmark_format=console --benchmark_out_format=json)
+if [ "$quick" -eq 1 ]; then
+  "$PY" "$root/bench/compile_compare.py" --aotgrad="$build/aotgrad" --dir="$out/graphs" \
+    --models=gpt_1l,resnet18 --aotgrad-reps=1 --functorch-reps=1 --out="$out/compile.json"
+  gbench=(--benchmark_repetitions=1 --benchmark_min_time=0.01 --benchmark_format=console
+          --benchmark_out_format=json)
+  md="$out/BENCHMARKS.md"
+  svg="$out/bench"
+  cmd="scripts/bench.sh --quick"
+else
+  "$PY" "$root/bench/compile_compare.py" --aotgrad="$build/aotgrad" --dir="$out/graphs" \
+    --out="$out/compile.json"
+  md="$root/BENCHMARKS.md"
+  svg="$root/docs/bench"
+  cmd="scripts/bench.sh"
+fi
+"$build/bench/train_step_bench" "${gbench[@]}" --benchmark_out="$out/train_step.json"
+"$build/bench/call_overhead_bench" "${gbench[@]}" --benchmark_out="$out/call_overhead.json"
+"$PY" "$root/bench/report.py" write --results="$out" --md="$md" --svg-dir="$svg" --command="$cmd"
+echo "wrote $md (raw results in $out)"

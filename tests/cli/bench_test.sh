@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Smoke test of the benchmark scripts (scripts/bench.sh's parts, not its figures):
+# bench/compile_compare.py on the 1-layer GPT-2-width model with one repetition each (aotgrad and
+# functorch phases, saved activation bytes, the ratio), the Google Benchmark programs on a filter
+# with a tiny minimum time, and bench/report.py writing BENCHMARKS.md and its SVG plots from them.
+# usage: bench_test.sh AOTGRAD_BINARY TEST_DATA_DIR
+set -u
+bin="$1"
+data="$2"
+root="$(cd "$data/../.." && pwd)"
+benchdir="$(dirname "$bin")/bench"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+passes=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# Bad arguments are usage errors naming the cause.
+"$PY" "$root/bench/compile_compare.py" --aotgrad="$bin" --dir="$tmp/g" --models=nosuch 2>"$tmp/err"
+check [ $? -eq 2 ]
+check grep -q "unknown model nosuch (known: gpt_1l, gpt_2l, gpt_4l, gpt_12l, gpt_24l, gpt_48l, resnet18)" "$tmp/err"
+"$PY" "$root/bench/compile_compare.py" --aotgrad="$tmp/none" --dir="$tmp/g" 2>"$tmp/err"
+check [ $? -eq 2 ]
+check grep -q "is not an executable" "$tmp/err"
+
+"$PY" "$root/bench/report.py" machine >"$tmp/machine.json"
+check [ $? -eq 0 ]
+"$PY" "$root/bench/compile_compare.py" --aotgrad="$bin" --dir="$tmp/g" --models=gpt_1l --aotgrad-reps=1 \
+  --functorch-reps=1 --out="$tmp/compile.json" 2>"$tmp/compile.err"
+check [ $? -eq 0 ]
+check [ -s "$tmp/g/gpt_1l.fx" ] && check [ ! -e "$tmp/g/gpt_1l.inputs.safetensors" ]
+check "$PY" - "$tmp/compile.json" "$bin" "$tmp/g/gpt_1l.fx" "$root" <<'P'
+import json, subprocess, sys
+sys.path.insert(0, sys.argv[4] + "/bench")
+import compile_compare
+doc = json.load(open(sys.argv[1]))
+(m,) = doc["models"]
+assert m["model"] == "gpt_1l" and doc["gpt_width"]["d"] == 768, m
+a, f = m["aotgrad"], m["functorch"]
+for k in ("parse", "decompose_composites", "functionalize", "joint", "decompose", "partition", "total"):
+    assert a["phases_s"][k] > 0, (k, a)
+for k in ("forward", "joint_trace", "functionalize_decompose", "partition", "total"):
+    assert f["phases_s"][k] > 0, (k, f)
+assert f["phases_s"]["total"] >= f["phases_s"]["joint_trace"] + f["phases_s"]["partition"], f
+assert abs(m["ratio"] - f["phases_s"]["total"] / a["phases_s"]["total"]) < 1e-9 * m["ratio"], m
+assert a["joint_nodes"] > m["forward_ops"] > 50 and f["joint_nodes"] > m["forward_ops"], m
+assert a["reps"] == 1 and f["reps"] == 1, m
+# aotgrad's bytes are the CLI's own figure, and both partitioners save something.
+grad = compile_compare.grad_spec(compile_compare.MODELS["gpt_1l"][1]()[0])
+j = json.loads(subprocess.run([sys.argv[2], "compile", sys.argv[3], "--grad=" + grad, "--stats=json"],
+                              stdout=subprocess.PIPE, check=True).stdout)
+assert j["saved_activation_bytes"] == a["saved_activation_bytes"]["min_cut"], (j["saved_activation_bytes"], a)
+for who in (a, f):
+    for part in ("min_cut", "default"):
+        assert who["saved_activation_bytes"][part] > 0, who
+P
+
+# The Google Benchmark programs, briefly, and the report from all of it.
+gb=(--benchmark_repetitions=2 --benchmark_min_time=0.01 --benchmark_report_aggregates_only=true
+    --benchmark_out_format=json)
+check [ -x "$benchdir/train_step_bench" ] && check [ -x "$benchdir/call_overhead_bench" ]
+"$benchdir/train_step_bench" "${gb[@]}" --benchmark_filter='TrainStep/gpt_block/' \
+  --benchmark_out="$tmp/train_step.json" >/dev/null 2>"$tmp/gb.err"
+check [ $? -eq 0 ]
+"$benchdir/call_overhead_bench" "${gb[@]}" --benchmark_out="$tmp/call_overhead.json" >/dev/null 2>>"$tmp/gb.err"
+check [ $? -eq 0 ]
+"$PY" "$root/bench/report.py" write --results="$tmp" --md="$tmp/BENCHMARKS.md" --svg-dir="$tmp/svg" \
+  --command="scripts/bench.sh --quick"
+check [ $? -eq 0 ]
+check "$PY" - "$tmp" <<'P'
+import os, sys, xml.etree.ElementTree as ET
+d = sys.argv[1]
+md = open(os.path.join(d, "BENCHMARKS.md")).read()
+for s in ("## Machine", "## Targets", "## Compile time", "## Saved activation bytes", "## Training step",
+          "## Call overhead", "| gpt_1l |", "scripts/bench.sh --quick", "BM_Inference_CompiledGraph",
+          "gpt_block", "svg/compile_time.svg", "svg/train_step_gpt_block.svg"):
+    assert s in md, s
+assert md.count("**met**") + md.count("**missed**") >= 5, md
+for f in ("compile_time.svg", "train_step_gpt_block.svg"):
+    root = ET.parse(os.path.join(d, "svg", f)).getroot()
+    assert root.tag.endswith("svg") and len(root.findall("{http://www.w3.org/2000/svg}circle")) >= 2, f
+P
+"$PY" "$root/bench/report.py" write --results="$tmp/nothing" --md="$tmp/x.md" --svg-dir="$tmp/x" 2>"$tmp/err"
+check [ $? -eq 1 ]
+check grep -q "has no machine.json" "$tmp/err"
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
