@@ -11,6 +11,8 @@
 
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/runtime/compiled_function.h"
+#include "aotgrad/runtime/version.h"
+#include "aotgrad/transforms/compile_cache.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/transforms/decompose.h"
@@ -130,7 +132,12 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
   bool explain = args.has("explain");
   if (explain && popts.partition != PartitionKind::kMinCut)
     throw UsageError{"--explain describes the min_cut partition; drop --partition=default"};
-  TrainingArtifacts a = compile_for_training(graph, rg, popts);
+  // A cache entry holds the forward and backward graphs, not the joint graph or the explanation:
+  // outputs that need those compile (and refresh the entry) without reading it.
+  std::string cache_dir = cache_dir_option(args);
+  bool needs_joint = explain || args.has("dot") || args.has("timeline") || dump || !json_stats;
+  TrainingArtifacts a =
+      compile_for_training_cached(graph, rg, popts, cache_dir, version(), nullptr, !needs_joint);
   for (auto& [stage, us] : a.phases_us) timer.add(stage, us);
   if (dump) {
     write_file_atomic(*dump + "/joint.fx", print_graph(*a.joint));
@@ -151,7 +158,7 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
       j["memory_budget"] = popts.min_cut.activation_memory_budget;
       j["solver"] = std::string(knapsack_solver_name(popts.min_cut.memory_budget_solver));
     }
-    j["joint_nodes"] = a.joint->size();
+    if (a.joint) j["joint_nodes"] = a.joint->size();  // absent on a cache hit
     j["fw_nodes"] = a.fw->size();
     j["bw_nodes"] = a.bw->size();
     int64_t saved_bytes = 0, activation_bytes = 0;
@@ -164,6 +171,7 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     for (auto& [name, us] : timer.phases()) phases[name] = us;
     j["phases_us"] = phases;
     j["total_us"] = timer.total_us();
+    j["cache"] = cache_stats_json(cache_dir);
     std::cout << j.dump() << "\n";
   } else if (explain) {
     if (a.explain) std::cout << explain_text(*a.explain);
@@ -200,19 +208,36 @@ int run_compile(const Args& args) {
     if (phs[i]->meta().is_tensor()) phs[i]->mutable_meta().tensor.requires_grad = rg[i];
 
   PipelineOptions popts = pipeline_options(args);
+  std::string cache_dir = cache_dir_option(args);
   decompose(*graph, DecompositionTable::composite_implicit());
   timer.mark("decompose_composites");
-  FunctionalizeOptions fopts;
-  fopts.keep_input_mutations = args.has("keep-inference-input-mutations");
-  fopts.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
-  FunctionalizeResult fr = functionalize(*graph, fopts);
-  verify(*fr.graph);
-  timer.mark("functionalize");
-  decompose(*fr.graph, popts.decompositions);
-  verify(*fr.graph);
-  timer.mark("decompose");
-  if (log_settings().graphs) log_graph("Forward graph " + std::to_string(next_aot_id()), *fr.graph);
-  std::string fw_text = print_graph(*fr.graph);
+  std::shared_ptr<const Graph> fw;
+  ViewAndMutationMeta meta;
+  if (!cache_dir.empty()) {
+    // Functionalize and decompose as CompiledGraph does, through the cache.
+    bool hit = false;
+    InferenceArtifacts ia =
+        compile_for_inference_cached(*graph, args.has("keep-inference-input-mutations"),
+                                     popts.decompositions, cache_dir, version(), &hit);
+    timer.mark(hit ? "cache_load" : "functionalize_decompose");
+    fw = std::move(ia.fw);
+    meta = std::move(ia.meta);
+  } else {
+    FunctionalizeOptions fopts;
+    fopts.keep_input_mutations = args.has("keep-inference-input-mutations");
+    fopts.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
+    FunctionalizeResult fr = functionalize(*graph, fopts);
+    verify(*fr.graph);
+    timer.mark("functionalize");
+    decompose(*fr.graph, popts.decompositions);
+    verify(*fr.graph);
+    timer.mark("decompose");
+    if (log_settings().graphs)
+      log_graph("Forward graph " + std::to_string(next_aot_id()), *fr.graph);
+    fw = std::shared_ptr<const Graph>(std::move(fr.graph));
+    meta = std::move(fr.meta);
+  }
+  std::string fw_text = print_graph(*fw);
   if (dump) write_file_atomic(*dump + "/fw.fx", fw_text);
   timer.mark("dump");
   if (json_stats) {
@@ -223,12 +248,13 @@ int run_compile(const Args& args) {
       j["memory_budget"] = popts.min_cut.activation_memory_budget;
       j["solver"] = std::string(knapsack_solver_name(popts.min_cut.memory_budget_solver));
     }
-    j["fw_nodes"] = fr.graph->size();
-    j["meta"] = meta_json(fr.meta, *graph);
+    j["fw_nodes"] = fw->size();
+    j["meta"] = meta_json(meta, *graph);
     nlohmann::ordered_json phases = nlohmann::ordered_json::object();
     for (auto& [name, us] : timer.phases()) phases[name] = us;
     j["phases_us"] = phases;
     j["total_us"] = timer.total_us();
+    j["cache"] = cache_stats_json(cache_dir);
     std::cout << j.dump() << "\n";
   } else if (!dump) {
     std::cout << fw_text;
@@ -244,14 +270,16 @@ const Command& compile_command() {
        "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--decomp=SPEC] [--partition=default|min_cut] "
        "[--memory-budget=F] [--solver=greedy|dp|ilp] "
        "[--explain] [--keep-inference-input-mutations] [--dump=DIR] [--dot=FILE.dot] [--timeline=FILE.svg] "
-       "[--stats=json]",
+       "[--stats=json] [--cache-dir=DIR]",
        "Compiles GRAPH: decomposes composite ops, functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
        "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an output\n"
        "depends on them, builds the joint forward+backward graph, decomposes it (--decomp) and\n"
        "partitions it (--partition). Prints the graph (fw for inference, joint for training), or writes fw.fx (and\n"
        "joint.fx, bw.fx) into DIR.\n"
        "AOTGRAD_LOGS=aot_joint_graph,aot_graphs,partitioner,cache (or +all), comma-separated, prints the\n"
-       "joint graph, the forward and backward graphs and the partitioner's decisions to stderr.",
+       "joint graph, the forward and backward graphs and the partitioner's decisions to stderr.\n"
+       "--cache-dir=DIR reads and writes the compile cache there; a training compilation reads it\n"
+       "only with --stats=json alone (an entry has no joint graph or explanation).",
        {{"grad", true, "inputs that require grad: all (floating-point), none (default), or names", "SPEC"},
         {"keep-inference-input-mutations", false, "keep input mutations in the graph as a trailing copy_"},
         {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)", "DIR"},
@@ -270,7 +298,8 @@ const Command& compile_command() {
         pipeline_option_specs()[0],
         pipeline_option_specs()[1],
         pipeline_option_specs()[2],
-        pipeline_option_specs()[3]},
+        pipeline_option_specs()[3],
+        cache_dir_option_spec()},
        1,
        1},
       run_compile};

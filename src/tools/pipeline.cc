@@ -6,6 +6,7 @@
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/compile_cache.h"
 #include "cli.h"
 
 namespace aotgrad::cli {
@@ -108,6 +109,33 @@ std::vector<OptionSpec> pipeline_option_specs() {
            "F"},
           {"solver", true, "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
            "greedy|dp|ilp"}};
+}
+
+std::string cache_dir_option(const Args& args) {
+  std::string dir = args.get("cache-dir").value_or("");
+  if (args.has("cache-dir") && dir.empty())
+    throw UsageError{"--cache-dir takes a directory (or off)"};
+  return resolve_compile_cache_dir(dir);
+}
+
+OptionSpec cache_dir_option_spec() {
+  return {"cache-dir", true,
+          "use the on-disk compile cache in DIR (off by default on the command line): a hit loads "
+          "the stored forward/backward graphs instead of compiling; --stats=json reports hits and "
+          "misses",
+          "DIR"};
+}
+
+nlohmann::ordered_json cache_stats_json(const std::string& dir) {
+  CompileCacheStats s = compile_cache_stats();
+  nlohmann::ordered_json j;
+  j["dir"] = dir.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(dir);
+  j["hits"] = s.hits;
+  j["misses"] = s.misses;
+  j["corrupt"] = s.corrupt;
+  j["saved"] = s.saved;
+  j["bypasses"] = s.bypasses;
+  return j;
 }
 
 }  // namespace aotgrad::cli

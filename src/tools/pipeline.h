@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,15 @@ PipelineOptions pipeline_options(const Args& args);
 
 /// The help lines of --decomp and --partition, for commands that take them.
 std::vector<OptionSpec> pipeline_option_specs();
+
+/// --cache-dir=DIR: the compile cache directory of compile and run; "" (no cache) without it, so
+/// the command line never uses the user's cache unless asked. "off" is also no cache.
+std::string cache_dir_option(const Args& args);
+OptionSpec cache_dir_option_spec();
+
+/// The compile cache's counters and directory as one JSON object, for --stats=json:
+/// {"dir": DIR or null, "hits": N, "misses": N, "corrupt": N, "saved": N, "bypasses": N}.
+nlohmann::ordered_json cache_stats_json(const std::string& dir);
 
 /// Wall-clock phases in microseconds, in the order they ran.
 class PhaseTimer {

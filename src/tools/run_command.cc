@@ -37,6 +37,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph, const st
   auto tc0 = std::chrono::steady_clock::now();
   TrainOptions topts;
   topts.pipeline = pipeline_options(args);
+  topts.cache_dir = cache_dir_option(args);
   CompiledFunction f(graph, rg, topts);
   Interpreter(graph).check_inputs(inputs);
   auto tc1 = std::chrono::steady_clock::now();
@@ -90,6 +91,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph, const st
     j["bw_us"] = std::chrono::duration<double, std::micro>(t3 - t2).count();
     j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
     j["saved"] = f.artifacts().saved.size();
+    j["cache"] = cache_stats_json(*topts.cache_dir);
     std::cout << j.dump() << "\n";
   }
   return kOk;
@@ -114,9 +116,12 @@ int run_run(const Args& args) {
     if (*s != "json") throw UsageError{"--stats takes 'json'"};
     json_stats = true;
   }
-  if (args.has("no-compile") && (args.has("decomp") || args.has("partition") ||
-                                 args.has("memory-budget") || args.has("solver")))
-    throw UsageError{"--decomp, --partition, --memory-budget and --solver apply to compilation; drop --no-compile"};
+  if (args.has("no-compile") &&
+      (args.has("decomp") || args.has("partition") || args.has("memory-budget") ||
+       args.has("solver") || args.has("cache-dir")))
+    throw UsageError{
+        "--decomp, --partition, --memory-budget, --solver and --cache-dir apply to compilation; "
+        "drop --no-compile"};
   if (!args.has("train") && (args.has("grad") || args.has("tangents")))
     throw UsageError{"--grad and --tangents go with --train"};
 
@@ -151,6 +156,7 @@ int run_run(const Args& args) {
     CompileOptions copts;
     copts.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
     copts.decompositions = pipeline_options(args).decompositions;
+    copts.cache_dir = cache_dir_option(args);
     auto compiled = std::make_shared<CompiledGraph>(graph, copts);
     Interpreter(graph).check_inputs(inputs);
     fn = [compiled](std::vector<c10::IValue> in) { return (*compiled)(std::move(in)); };
@@ -184,6 +190,7 @@ int run_run(const Args& args) {
     j["fw_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
     j["compiled"] = !args.has("no-compile");
+    j["cache"] = cache_stats_json(args.has("no-compile") ? std::string() : cache_dir_option(args));
     std::cout << j.dump() << "\n";
   }
   return kOk;
@@ -195,24 +202,31 @@ const Command& run_command() {
   static const Command cmd{
       {"run",
        "aotgrad run GRAPH (--inputs=IN.safetensors | --random-inputs) [--outputs=OUT.safetensors]",
-       "Compiles GRAPH (functionalization and the runtime wrappers) and runs it on libtorch's ATen\n"
+       "Compiles GRAPH (functionalization and the runtime wrappers) and runs it on libtorch's "
+       "ATen\n"
        "kernels; --no-compile runs it as written. Inputs are matched to placeholders by name;\n"
        "OUT gets out_0, out_1, ... for each tensor output (a None output keeps its index), and\n"
        "every input the graph mutates under its own name.",
        {{"inputs", true, "safetensors file with one tensor per placeholder name", "FILE"},
         {"outputs", true, "write outputs (and mutated inputs) to this safetensors file", "FILE"},
-        {"random-inputs", false, "make inputs missing from --inputs at random (floats ~N(0,1), ints in [0,2))"},
+        {"random-inputs", false,
+         "make inputs missing from --inputs at random (floats ~N(0,1), ints in [0,2))"},
         {"seed", true, "seed for --random-inputs (default 0)", "N"},
         {"stats", true, "print statistics as one JSON object (peak_bytes, fw_us, ...)", "json"},
-        {"no-compile", false, "run the graph as written (in-place ops included), without compiling"},
+        {"no-compile", false,
+         "run the graph as written (in-place ops included), without compiling"},
         {"train", false, "forward then backward (CompiledFunction); OUT adds grad_<input>"},
-        {"grad", true, "with --train: inputs that require grad: all (default), none, or names", "SPEC"},
-        {"tangents", true, "with --train: 'ones' (default) or a safetensors file of tangent_<k>", "ones|FILE"},
-        {"keep-inference-input-mutations", false, "keep input mutations in the compiled graph as copy_"},
+        {"grad", true, "with --train: inputs that require grad: all (default), none, or names",
+         "SPEC"},
+        {"tangents", true, "with --train: 'ones' (default) or a safetensors file of tangent_<k>",
+         "ones|FILE"},
+        {"keep-inference-input-mutations", false,
+         "keep input mutations in the compiled graph as copy_"},
         pipeline_option_specs()[0],
         pipeline_option_specs()[1],
         pipeline_option_specs()[2],
-        pipeline_option_specs()[3]},
+        pipeline_option_specs()[3],
+        cache_dir_option_spec()},
        1,
        1},
       run_run};
