@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct AOTConfig {
   std::shared_ptr<const Compiler> inference_compiler;
   /// Placeholder names of the captured graph, one per input (empty: arg0_1, arg1_1, ...).
   std::vector<std::string> input_names;
+  /// The on-disk compile cache (TrainOptions::cache_dir): unset, $AOTGRAD_CACHE_DIR or else the
+  /// user's cache directory ($XDG_CACHE_HOME/aotgrad, ~/.cache/aotgrad); "" or "off", none; else
+  /// that directory.
+  std::optional<std::string> cache_dir;
 };
 
 /// The input signature a compilation is keyed by: per input its dtype, device, sizes, strides and

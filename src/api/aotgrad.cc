@@ -111,6 +111,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     options.pipeline.partition = config.partition;
     options.pipeline.min_cut.activation_memory_budget = config.activation_memory_budget;
     options.pipeline.min_cut.memory_budget_solver = config.solver;
+    options.cache_dir = config.cache_dir;
     c->train =
         std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));
   } else {
@@ -118,6 +119,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     options.keep_inference_input_mutations = config.keep_inference_input_mutations;
     options.compiler = config.inference_compiler;
     options.decompositions = config.decompositions;
+    options.cache_dir = config.cache_dir;
     c->infer = std::make_unique<CompiledGraph>(c->graph, std::move(options));
   }
   return c;

@@ -7,6 +7,10 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
+
+#include "aotgrad/transforms/compile_cache.h"
 
 namespace aotgrad {
 namespace {
@@ -211,6 +215,43 @@ TEST(AotFunction, Errors) {
     EXPECT_NE(e.message().find("arguments 0 and 1"), std::string::npos) << e.message();
   }
   EXPECT_EQ(f.num_compilations(), 0u);
+}
+
+// AOTConfig::cache_dir reaches the compilations: a second aot_function of the same function (a new
+// process, as far as the cache knows) loads the entries of the first for training and inference,
+// and trains to eager's loss and grads.
+TEST(AotFunction, CompileCacheDirectoryIsUsed) {
+  std::string dir = (std::filesystem::temp_directory_path() / "aotgrad-api-cache-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  AOTConfig cfg;
+  cfg.cache_dir = dir;
+  std::vector<at::Tensor> params = mlp_params();
+  at::Tensor x = at::randn({4, 8});
+  reset_compile_cache_stats();
+  for (int round = 0; round < 2; ++round) {
+    AOTFunction f = aot_function(mlp, cfg);
+    std::vector<at::Tensor> own, eager;
+    for (const at::Tensor& p : params) {
+      own.push_back(p.detach().clone().requires_grad_());
+      eager.push_back(p.detach().clone().requires_grad_());
+    }
+    std::vector<at::Tensor> args = {x}, eager_args = {x};
+    args.insert(args.end(), own.begin(), own.end());
+    eager_args.insert(eager_args.end(), eager.begin(), eager.end());
+    at::Tensor loss = f(args)[0];
+    at::Tensor want = mlp(eager_args)[0];
+    expect_close(loss, want, "loss");
+    loss.backward();
+    want.backward();
+    for (size_t i = 0; i < own.size(); ++i)
+      expect_close(own[i].grad(), eager[i].grad(), "grad " + std::to_string(i));
+    at::NoGradGuard no_grad;
+    expect_close(f(args)[0], mlp(eager_args)[0], "inference");
+    CompileCacheStats s = compile_cache_stats();
+    EXPECT_EQ(s.misses, 2) << round;  // training and inference, in the first round
+    EXPECT_EQ(s.hits, 2 * round) << round;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
