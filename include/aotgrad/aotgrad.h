@@ -17,6 +17,10 @@
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/knapsack.h"
 
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
 namespace aotgrad {
 
 /// How aot_function compiles (functorch.compile's arguments and torch._functorch.config).
@@ -76,5 +80,77 @@ class AOTFunction {
 
 /// aot_function(fn, cfg): see AOTFunction.
 AOTFunction aot_function(TensorFunction fn, AOTConfig config = {});
+
+/// The tensors aot_module lifts to graph inputs: the module's parameters, then its buffers, by
+/// dotted name in registration order, each tensor once (PyTorch's named_parameters and
+/// named_buffers), undefined ones left out. Placeholder names are `p_` + the dotted name with dots
+/// as underscores (`p_fc1_weight`, `p_bn_running_mean`), as tools/export.py names them.
+struct ModuleState {
+  std::vector<std::string> names;   // dotted names
+  std::vector<at::Tensor> tensors;  // the module's own tensors
+  size_t num_parameters = 0;        // the first ones are parameters
+};
+ModuleState module_state(const torch::nn::Module& module);
+
+/// A compiled libtorch module (PyTorch's functorch.compile.aot_module). `forward(inputs)` calls the
+/// module, e.g. `[m](const auto& in) { return std::vector<at::Tensor>{m->forward(in[0])}; }`. The
+/// module's parameters and buffers (module_state) become graph inputs in front of the call's
+/// inputs: the graph is captured with functional_call, so the module itself is never written during
+/// capture. Compilations are cached per input signature, over the module's tensors too, and per
+/// module->is_training(). Calls run the compiled graph on the module's current tensors: buffer
+/// mutations (BatchNorm's running stats and num_batches_tracked) land in the module's buffers, and
+/// backward accumulates into the parameters' .grad, as eagerly. AOTConfig::input_names, when given,
+/// names the call's inputs.
+class AOTModule {
+ public:
+  AOTModule(std::shared_ptr<torch::nn::Module> module, TensorFunction forward, AOTConfig config);
+
+  std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& inputs) const;
+
+  size_t num_compilations() const;
+  /// The captured graph (module tensors then inputs) of this call's signature, or nullptr.
+  std::shared_ptr<const Graph> captured_graph(const std::vector<at::Tensor>& inputs) const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+/// aot_module(module, forward, cfg): see AOTModule.
+AOTModule aot_module(std::shared_ptr<torch::nn::Module> module, TensorFunction forward,
+                     AOTConfig config = {});
+
+/// What aot_export returns: the graphs, not compiled (the seed's export path, §13.11).
+struct ExportedGraphs {
+  /// As captured: in-place ops and views as written.
+  std::shared_ptr<const Graph> captured;
+  /// trace_joint false: the functionalized forward, decomposed with AOTConfig::decompositions; its
+  /// outputs are the new values of mutated inputs (meta.mutated_inputs_returned), then the user
+  /// outputs. trace_joint true: the functionalized forward the joint graph was built from.
+  std::shared_ptr<const Graph> forward;
+  ViewAndMutationMeta meta;
+  /// trace_joint true: the joint graph and its partition into forward and backward graphs.
+  std::shared_ptr<const Graph> joint, fw, bw;
+  std::vector<std::string> saved;  // names of the values fw saves for bw
+  /// Placeholder names: lifted parameters, lifted buffers (aot_export_module), user inputs.
+  std::vector<std::string> parameters, buffers, user_inputs;
+  /// Per mutated input the graph returns (meta.mutated_inputs_returned): its placeholder name,
+  /// as PyTorch's GraphSignature.buffers_to_mutate / user_inputs_to_mutate.
+  std::vector<std::string> inputs_to_mutate;
+};
+
+/// Captures `fn` on copies of `args` (they are never written) and runs the pipeline without
+/// compiling. With `trace_joint`, the arguments that require grad are differentiated (at least one
+/// must) and the joint graph is partitioned as AOTConfig says; else the forward is functionalized
+/// and decomposed only (AOTConfig::keep_inference_input_mutations keeps input mutations in it).
+ExportedGraphs aot_export(const TensorFunction& fn, const std::vector<at::Tensor>& args,
+                          bool trace_joint, const AOTConfig& config = {});
+/// aot_export_module (PyTorch's torch._functorch.aot_autograd.aot_export_module): as aot_export,
+/// with the module's tensors lifted as aot_module lifts them; with `trace_joint`, its parameters
+/// that require grad are differentiated.
+ExportedGraphs aot_export_module(torch::nn::Module& module, const TensorFunction& forward,
+                                 const std::vector<at::Tensor>& inputs, bool trace_joint,
+                                 const AOTConfig& config = {});
 
 }  // namespace aotgrad

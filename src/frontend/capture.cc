@@ -329,6 +329,51 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
   return g;
 }
 
+TensorFunction functional_call(std::vector<at::Tensor> state, TensorFunction fn) {
+  AOTGRAD_CHECK(fn, "functional_call: the function is empty");
+  for (size_t i = 0; i < state.size(); ++i) {
+    AOTGRAD_CHECK(state[i].defined(), "functional_call: state tensor ", i, " is undefined");
+    for (size_t j = 0; j < i; ++j)
+      AOTGRAD_CHECK(state[j].unsafeGetTensorImpl() != state[i].unsafeGetTensorImpl(),
+                    "functional_call: state tensors ", j, " and ", i, " are the same tensor");
+  }
+  return [state = std::move(state), fn = std::move(fn)](const std::vector<at::Tensor>& args) {
+    AOTGRAD_CHECK(args.size() >= state.size(), "functional_call: ", args.size(), " arguments for ",
+                  state.size(), " state tensors");
+    for (size_t i = 0; i < state.size(); ++i) {
+      const at::Tensor& r = args[i];
+      AOTGRAD_CHECK(r.defined() && r.scalar_type() == state[i].scalar_type() &&
+                        r.device() == state[i].device(),
+                    "functional_call: the replacement of state tensor ", i, " is ",
+                    r.defined() ? r.toString() : "undefined", ", the state tensor ",
+                    state[i].toString());
+    }
+    // Each state tensor's TensorImpl takes its replacement's storage and layout (what set_data
+    // does, without going through the dispatcher, so the tracer records nothing), keeping its own
+    // version counter and autograd metadata; the snapshots put them back.
+    std::vector<c10::intrusive_ptr<c10::TensorImpl>> saved;
+    saved.reserve(state.size());
+    struct Restore {
+      const std::vector<at::Tensor>& state;
+      std::vector<c10::intrusive_ptr<c10::TensorImpl>>& saved;
+      ~Restore() {
+        for (size_t i = 0; i < saved.size(); ++i)
+          state[i].unsafeGetTensorImpl()->shallow_copy_from(saved[i]);
+      }
+    } restore{state, saved};
+    const bool tracing = jit::tracer::isTracing();
+    for (size_t i = 0; i < state.size(); ++i) {
+      c10::TensorImpl* impl = state[i].unsafeGetTensorImpl();
+      saved.push_back(impl->shallow_copy_and_detach(c10::VariableVersion(0),
+                                                    impl->allow_tensor_metadata_change()));
+      impl->shallow_copy_from(args[i].getIntrusivePtr());
+      if (tracing) jit::tracer::setValueTrace(state[i], jit::tracer::getValueTrace(args[i]));
+    }
+    return fn(std::vector<at::Tensor>(args.begin() + static_cast<std::ptrdiff_t>(state.size()),
+                                      args.end()));
+  };
+}
+
 std::vector<at::Tensor> copy_example_inputs(const std::vector<at::Tensor>& inputs) {
   at::NoGradGuard no_grad;
   std::vector<at::Tensor> out(inputs.size());

@@ -123,6 +123,24 @@ Arg conv2d_decomp(DecompBuilder& b) {
   return Arg(out);
 }
 
+// _convolution, as the tracer records conv2d: convolution with the first nine arguments.
+Arg underscore_convolution_decomp(DecompBuilder& b) {
+  std::vector<Arg> args;
+  for (int i = 0; i < 9; ++i) args.push_back(b.arg(i));
+  return Arg(b.call("convolution.default", std::move(args)));
+}
+
+// at::native::narrow: slice(self, dim, start, start + length), a negative start counted from the
+// end.
+Arg narrow_decomp(DecompBuilder& b) {
+  Node* x = b.input(0);
+  int64_t dim = meta::wrap_dim(b.int_arg(1), dim_of(x));
+  int64_t start = b.int_arg(2);
+  if (start < 0) start += sizes_of(x)[static_cast<size_t>(dim)].value();
+  return Arg(b.call("slice.Tensor",
+                    {Arg(x), int_arg(dim), int_arg(start), int_arg(start + b.int_arg(3))}));
+}
+
 // at::native::layer_norm: native_layer_norm's output.
 Arg layer_norm_decomp(DecompBuilder& b) {
   Node* r = b.call("native_layer_norm.default", {b.arg(0), b.arg(1), b.arg(2), b.arg(3), b.arg(4)});

@@ -11,6 +11,8 @@ namespace aotgrad {
 Arg matmul_decomp(DecompBuilder& b);
 Arg linear_decomp(DecompBuilder& b);
 Arg conv2d_decomp(DecompBuilder& b);
+Arg underscore_convolution_decomp(DecompBuilder& b);
+Arg narrow_decomp(DecompBuilder& b);
 Arg layer_norm_decomp(DecompBuilder& b);
 Arg batch_norm_decomp(DecompBuilder& b);
 Arg softmax_int_decomp(DecompBuilder& b);

@@ -825,6 +825,16 @@ void register_linalg_ops(OpTable& t) {
       .tags(kComputeIntensive | kCompositeImplicit)
       .meta(linear_meta)
       .decomposition(decomp(linear_decomp, kCoreTable | kFullTable, "at::native::linear"));
+  // What libtorch's tracer records for conv2d and convolution (they are not traced themselves);
+  // the cudnn/benchmark/tf32 switches do not change the result on the CPU.
+  t.def(
+       "_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+       "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, "
+       "bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor")
+      .tags(kComputeIntensive | kCompositeImplicit)
+      .meta(convolution_meta)
+      .decomposition(decomp(underscore_convolution_decomp, kCoreTable | kFullTable,
+                            "at::native::_convolution (its CPU path is convolution's)"));
   t.def(
        "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
        "int[2] dilation=1, int groups=1) -> Tensor")

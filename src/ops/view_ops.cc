@@ -7,6 +7,7 @@
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
+#include "composite_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -84,6 +85,23 @@ ValueMeta squeeze_dim_meta(const MetaArgs& a) {
 ValueMeta slice_meta(const MetaArgs& a) {
   return one(meta::slice(a.tensor(0), a.int_value(1), a.optional_sym_int(2), a.optional_sym_int(3),
                          a.sym_int(4)));
+}
+
+// narrow(self, dim, start, length): a negative start counts from the end, as at::native::narrow.
+ValueMeta narrow_meta(const MetaArgs& a) {
+  const TensorMeta& x = a.tensor(0);
+  if (x.dim() == 0) throw Error("narrow() cannot be applied to a 0-dim tensor.");
+  int64_t dim = meta::wrap_dim(a.int_value(1), x.dim());
+  int64_t start = a.int_value(2);
+  const SymInt& size = x.sizes[static_cast<size_t>(dim)];
+  if (size.is_concrete()) {
+    int64_t n = size.value();
+    if (start < -n || start > n)
+      throw Error("start out of range (expected to be in range of [" + std::to_string(-n) + ", " +
+                  std::to_string(n) + "], but got " + std::to_string(start) + ")");
+    if (start < 0) start += n;
+  }
+  return one(meta::narrow(x, dim, SymInt(start), SymInt(a.int_value(3))));
 }
 
 ValueMeta select_meta(const MetaArgs& a) {
@@ -506,6 +524,10 @@ void register_view_ops(OpTable& t) {
           rule(slice_grad,
                "self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)"))
       .scatter("slice_scatter");
+  t.def("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)")
+      .tags(kView | kCompositeImplicit)
+      .meta(narrow_meta)
+      .decomposition(decomp(narrow_decomp, kCoreTable | kFullTable, "at::native::narrow"));
   t.def("select.int(Tensor(a) self, int dim, int index) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(select_meta)

@@ -196,6 +196,68 @@ TEST(AotFunction, InferenceWithOverlappingViews) {
   EXPECT_EQ(f.num_compilations(), 2u);
 }
 
+TEST(AotFunction, AttentionTrainsAsEagerly) {
+  // One causal self-attention head with an output projection: matmul, transpose, view, masked
+  // softmax.
+  auto attention = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    const at::Tensor& x = a[0];  // [batch, seq, d]
+    int64_t b = x.size(0), t = x.size(1), d = x.size(2);
+    at::Tensor qkv = at::linear(x, a[1]);  // [b, t, 3d]
+    std::vector<at::Tensor> parts = qkv.split(d, 2);
+    at::Tensor q = parts[0].view({b, t, 2, d / 2}).transpose(1, 2);
+    at::Tensor k = parts[1].view({b, t, 2, d / 2}).transpose(1, 2);
+    at::Tensor v = parts[2].view({b, t, 2, d / 2}).transpose(1, 2);
+    at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(d / 2));
+    scores = scores.masked_fill(a[3].logical_not(), -1e9);
+    at::Tensor y = at::matmul(at::softmax(scores, -1), v).transpose(1, 2).reshape({b, t, d});
+    return {at::linear(y, a[2]).pow(2).mean()};
+  };
+  AOTFunction f = aot_function(attention, AOTConfig{});
+  at::Tensor wqkv = (at::randn({24, 8}) * 0.3).requires_grad_();
+  at::Tensor wo = (at::randn({8, 8}) * 0.3).requires_grad_();
+  at::Tensor mask = at::ones({5, 5}, at::kBool).tril();
+  at::Tensor ewqkv = wqkv.detach().clone().requires_grad_(), ewo = wo.detach().clone().requires_grad_();
+  for (int step = 0; step < 2; ++step) {
+    at::Tensor x = at::randn({3, 5, 8});
+    at::Tensor loss = f({x, wqkv, wo, mask})[0];
+    at::Tensor want = attention({x, ewqkv, ewo, mask})[0];
+    expect_close(loss, want, "loss");
+    loss.backward();
+    want.backward();
+    expect_close(wqkv.grad(), ewqkv.grad(), "qkv weight grad");
+    expect_close(wo.grad(), ewo.grad(), "output weight grad");
+  }
+  EXPECT_EQ(f.num_compilations(), 1u);
+}
+
+TEST(AotFunction, InPlaceOpsAndViewsTrainAsEagerly) {
+  // In-place ops on intermediates and through views, a view of a parameter, and a counter input
+  // that does not require grad written in place (written back, as eagerly).
+  auto fn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor h = at::mm(a[0], a[1]);     // [4, 6]
+    h.slice(1, 0, 3).mul_(a[1].select(0, 0).slice(0, 0, 3));
+    h.transpose(0, 1).select(0, 5).add_(1);
+    at::Tensor r = h.view({2, 12});
+    r.sigmoid_();
+    a[2].add_(r.detach().sum(0));         // a running statistic
+    return {r.sum() + a[1].t().contiguous().view({-1}).pow(2).sum()};
+  };
+  AOTFunction f = aot_function(fn, AOTConfig{});
+  at::Tensor w = at::randn({5, 6}).requires_grad_(), ew = w.detach().clone().requires_grad_();
+  at::Tensor stat = at::zeros({12}), estat = stat.clone();
+  for (int step = 0; step < 2; ++step) {
+    at::Tensor x = at::randn({4, 5});
+    at::Tensor loss = f({x, w, stat})[0];
+    at::Tensor want = fn({x, ew, estat})[0];
+    expect_close(loss, want, "loss");
+    expect_close(stat, estat, "mutated input");
+    loss.backward();
+    want.backward();
+    expect_close(w.grad(), ew.grad(), "grad");
+  }
+  EXPECT_EQ(f.num_compilations(), 1u);
+}
+
 TEST(AotFunction, Errors) {
   EXPECT_THROW(aot_function(TensorFunction(), AOTConfig{}), Error);
   AOTConfig bad;

@@ -36,6 +36,15 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
                                const std::vector<at::Tensor>& example_inputs,
                                const CaptureOptions& options = {});
 
+/// torch.func.functional_call for libtorch: `fn` with the tensors of `state` (a module's parameters
+/// and buffers) replaced by the leading arguments. The returned function, called with
+/// (one replacement per state tensor..., inputs...), points each state tensor at its replacement's
+/// data -- and, under capture, at the replacement's traced value, so the module's tensors become
+/// graph inputs -- calls `fn(inputs)`, and points the state tensors back, also when `fn` throws.
+/// Writes `fn` makes to a state tensor land on its replacement. Replacements must match the state
+/// tensors' dtype and device.
+TensorFunction functional_call(std::vector<at::Tensor> state, TensorFunction fn);
+
 /// Copies of `inputs` with the same dtype, sizes, strides, storage offsets and requires_grad, that
 /// alias each other as `inputs` do: the same tensor twice is one copy, and inputs sharing a storage
 /// become views of one copied storage. The copies are leaves, detached from autograd.

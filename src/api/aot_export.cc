@@ -1,0 +1,95 @@
+// aotgrad: aot_export / aot_export_module -- capture and the pipeline, without compiling (the
+// seed's export path, §13.11).
+#include <torch/nn/module.h>
+
+#include "aotgrad/aotgrad.h"
+#include "aotgrad/ir/verifier.h"
+#include "lifted_names.h"
+
+namespace aotgrad {
+namespace {
+
+ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Tensor>& args,
+                             bool trace_joint, const AOTConfig& config,
+                             std::vector<std::string> names, size_t num_parameters,
+                             size_t num_buffers, const char* who) {
+  AOTGRAD_CHECK(fn, who, ": the function is empty");
+  for (size_t i = 0; i < args.size(); ++i) {
+    AOTGRAD_CHECK(args[i].defined(), who, ": argument ", i, " is an undefined tensor");
+    for (size_t j = 0; j < i; ++j)
+      AOTGRAD_CHECK(args[j].unsafeGetTensorImpl() != args[i].unsafeGetTensorImpl(), who,
+                    ": arguments ", j, " and ", i, " are the same tensor; pass it once");
+  }
+  AOTGRAD_CHECK(config.activation_memory_budget >= 0 && config.activation_memory_budget <= 1, who,
+                ": activation_memory_budget must be in [0, 1], got ",
+                config.activation_memory_budget);
+  ExportedGraphs out;
+  CaptureOptions capture_options;
+  capture_options.input_names = names;
+  out.captured = capture(fn, copy_example_inputs(args), capture_options);
+  if (names.empty())
+    for (size_t i = 0; i < args.size(); ++i) names.push_back("arg" + std::to_string(i) + "_1");
+  out.parameters.assign(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(num_parameters));
+  out.buffers.assign(names.begin() + static_cast<std::ptrdiff_t>(num_parameters),
+                     names.begin() + static_cast<std::ptrdiff_t>(num_parameters + num_buffers));
+  out.user_inputs.assign(names.begin() + static_cast<std::ptrdiff_t>(num_parameters + num_buffers),
+                         names.end());
+
+  if (trace_joint) {
+    std::vector<bool> requires_grad;
+    bool any = false;
+    for (const at::Tensor& t : args) {
+      requires_grad.push_back(t.requires_grad());
+      any = any || t.requires_grad();
+    }
+    AOTGRAD_CHECK(any, who, ": trace_joint needs an argument that requires grad");
+    PipelineOptions options;
+    options.decompositions = config.decompositions;
+    options.partition = config.partition;
+    options.min_cut.activation_memory_budget = config.activation_memory_budget;
+    options.min_cut.memory_budget_solver = config.solver;
+    TrainingArtifacts a = compile_for_training(*out.captured, requires_grad, options);
+    out.forward = a.functional;
+    out.meta = a.meta;
+    out.joint = a.joint;
+    out.fw = a.fw;
+    out.bw = a.bw;
+    out.saved = a.saved;
+  } else {
+    std::shared_ptr<const Graph> source = decompose_composites(out.captured);
+    FunctionalizeOptions options;
+    options.keep_input_mutations = config.keep_inference_input_mutations;
+    FunctionalizeResult r = functionalize(*source, options);
+    if (decompose(*r.graph, config.decompositions) > 0) verify(*r.graph);
+    out.forward = std::move(r.graph);
+    out.meta = std::move(r.meta);
+  }
+  for (int i : out.meta.mutated_inputs_returned) out.inputs_to_mutate.push_back(names.at(i));
+  return out;
+}
+
+}  // namespace
+
+ExportedGraphs aot_export(const TensorFunction& fn, const std::vector<at::Tensor>& args,
+                          bool trace_joint, const AOTConfig& config) {
+  AOTGRAD_CHECK(config.input_names.empty() || config.input_names.size() == args.size(),
+                "aot_export: ", config.input_names.size(), " input names for ", args.size(),
+                " arguments");
+  return export_graphs(fn, args, trace_joint, config, config.input_names, 0, 0, "aot_export");
+}
+
+ExportedGraphs aot_export_module(torch::nn::Module& module, const TensorFunction& forward,
+                                 const std::vector<at::Tensor>& inputs, bool trace_joint,
+                                 const AOTConfig& config) {
+  AOTGRAD_CHECK(forward, "aot_export_module: the forward function is empty");
+  ModuleState s = module_state(module);
+  std::vector<std::string> names =
+      lifted_input_names(s, config.input_names, inputs.size(), "aot_export_module");
+  std::vector<at::Tensor> args = s.tensors;
+  args.insert(args.end(), inputs.begin(), inputs.end());
+  return export_graphs(functional_call(s.tensors, forward), args, trace_joint, config,
+                       std::move(names), s.num_parameters, s.tensors.size() - s.num_parameters,
+                       "aot_export_module");
+}
+
+}  // namespace aotgrad

@@ -1,0 +1,97 @@
+// aotgrad: aot_module -- a libtorch module compiled with its parameters and buffers lifted to
+// graph inputs (functional_call), on top of aot_function's per-signature cache.
+#include <torch/nn/module.h>
+
+#include <map>
+#include <mutex>
+#include <unordered_set>
+
+#include "aotgrad/aotgrad.h"
+#include "lifted_names.h"
+
+namespace aotgrad {
+
+ModuleState module_state(const torch::nn::Module& module) {
+  ModuleState s;
+  std::unordered_set<const c10::TensorImpl*> seen;
+  auto add = [&](const std::string& name, const at::Tensor& t) {
+    if (!t.defined() || !seen.insert(t.unsafeGetTensorImpl()).second) return;
+    s.names.push_back(name);
+    s.tensors.push_back(t);
+  };
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) add(item.key(), item.value());
+  s.num_parameters = s.tensors.size();
+  for (const auto& item : module.named_buffers(/*recurse=*/true)) add(item.key(), item.value());
+  return s;
+}
+
+struct AOTModule::State {
+  std::shared_ptr<torch::nn::Module> module;
+  TensorFunction forward;
+  AOTConfig config;
+  mutable std::mutex mu;
+  /// One AOTFunction per training mode and set of lifted tensor names (a module whose tensors
+  /// were replaced by others of other names compiles anew).
+  mutable std::map<std::string, AOTFunction> functions;
+
+  /// The module's current tensors followed by `inputs`, and the AOTFunction they call.
+  std::pair<AOTFunction, std::vector<at::Tensor>> prepare(
+      const std::vector<at::Tensor>& inputs) const;
+};
+
+AOTModule::AOTModule(std::shared_ptr<torch::nn::Module> module, TensorFunction forward,
+                     AOTConfig config)
+    : state_(std::make_shared<State>()) {
+  AOTGRAD_CHECK(module, "aot_module: the module is null");
+  AOTGRAD_CHECK(forward, "aot_module: the forward function is empty");
+  state_->module = std::move(module);
+  state_->forward = std::move(forward);
+  state_->config = std::move(config);
+}
+
+std::pair<AOTFunction, std::vector<at::Tensor>> AOTModule::State::prepare(
+    const std::vector<at::Tensor>& inputs) const {
+  ModuleState s = module_state(*module);
+  std::string key = module->is_training() ? "train" : "eval";
+  for (const std::string& n : s.names) key += "\n" + n;
+  std::vector<at::Tensor> args = s.tensors;
+  args.insert(args.end(), inputs.begin(), inputs.end());
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = functions.find(key);
+  if (it == functions.end()) {
+    AOTConfig c = config;
+    c.input_names = lifted_input_names(s, config.input_names, inputs.size(), "aot_module");
+    // The module's tensors are looked up again when the function is captured: they are the ones
+    // of this call, in this order (the key above fixes their names).
+    TensorFunction fn = [m = module, f = forward](const std::vector<at::Tensor>& a) {
+      return functional_call(module_state(*m).tensors, f)(a);
+    };
+    it = functions.emplace(key, AOTFunction(std::move(fn), std::move(c))).first;
+  }
+  return {it->second, std::move(args)};
+}
+
+std::vector<at::Tensor> AOTModule::operator()(const std::vector<at::Tensor>& inputs) const {
+  auto [fn, args] = state_->prepare(inputs);
+  return fn(args);
+}
+
+size_t AOTModule::num_compilations() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  size_t n = 0;
+  for (const auto& [key, fn] : state_->functions) n += fn.num_compilations();
+  return n;
+}
+
+std::shared_ptr<const Graph> AOTModule::captured_graph(
+    const std::vector<at::Tensor>& inputs) const {
+  auto [fn, args] = state_->prepare(inputs);
+  return fn.captured_graph(args);
+}
+
+AOTModule aot_module(std::shared_ptr<torch::nn::Module> module, TensorFunction forward,
+                     AOTConfig config) {
+  return AOTModule(std::move(module), std::move(forward), std::move(config));
+}
+
+}  // namespace aotgrad
