@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The GPT demo (examples/gpt_demo) for a few steps: its progress lines and table, eager and
+# aot_module losses that agree, one compilation, a text sample; bad flags and a missing text file.
+# Usage: gpt_demo_test.sh GPT_DEMO
+set -uo pipefail
+demo="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+export AOTGRAD_CACHE_DIR="$tmp/cache"  # compile here, not into the user's cache
+fail() { echo "FAIL: $*"; echo "--- output:"; cat "$tmp/out" "$tmp/err" 2>/dev/null; exit 1; }
+
+"$demo" --steps=5 --sample=40 >"$tmp/out" 2>"$tmp/err" || fail "demo exited $?"
+number='[0-9]+\.[0-9]+'
+for mode in eager aot_module; do
+  grep -Eq "^$mode +\[#{30}\] 5/5 +loss $number  median $number ms/step\$" "$tmp/out" ||
+    fail "no finished progress line for $mode"
+  grep -Eq "^$mode +$number +$number ms +$number ms +$number MiB\$" "$tmp/out" ||
+    fail "no table row for $mode"
+done
+grep -Eq '^mode +final loss +median step +first step +peak step memory$' "$tmp/out" ||
+  fail "no table header"
+grep -Eq '; 1 compilation$' "$tmp/out" || fail "aot_module did not compile exactly once"
+line="$(grep -E '^losses agree: final relative difference ' "$tmp/out")" || fail "losses do not agree"
+# The two runs compute the same function of the same weights and batches: after 5 float32 steps
+# their losses agree far closer than the demo's own tolerance.
+diff="$(sed -E 's/^losses agree: final relative difference ([^,]+),.*/\1/' <<<"$line")"
+awk -v d="$diff" 'BEGIN { exit !(d < 1e-4) }' || fail "final relative difference $diff >= 1e-4"
+# Both final losses from the table, and they are below the untrained model's ln(vocabulary).
+eager_loss="$(awk '$1 == "eager" && $4 == "ms" { print $2 }' "$tmp/out" | tail -1)"
+aot_loss="$(awk '$1 == "aot_module" && $4 == "ms" { print $2 }' "$tmp/out" | tail -1)"
+vocab="$(sed -nE 's/.*vocabulary ([0-9]+),.*/\1/p' "$tmp/out")"
+[[ -n "$eager_loss" && -n "$aot_loss" && -n "$vocab" ]] || fail "table or header unreadable"
+awk -v l="$aot_loss" -v v="$vocab" 'BEGIN { exit !(l > 0 && l < log(v)) }' ||
+  fail "aot_module loss $aot_loss is not below ln($vocab)"
+grep -q '^sample from the aot_module-trained weights:$' "$tmp/out" || fail "no sample"
+
+# Bad usage exits 2 naming the flag; an unreadable text exits 1 naming the file.
+"$demo" --steps=many >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 2 ]] || fail "--steps=many did not exit 2"
+grep -q "gpt_demo: --steps expects an integer, got 'many'" "$tmp/err" || fail "--steps message"
+"$demo" --d=30 --heads=4 >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 2 ]] || fail "--d=30 --heads=4 did not exit 2"
+grep -q "must be a multiple of --heads" "$tmp/err" || fail "--heads message"
+"$demo" --bogus=1 >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 2 ]] || fail "--bogus did not exit 2"
+"$demo" --steps=1 --text="$tmp/missing.txt" >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 1 ]] || fail "a missing text did not exit 1"
+grep -q "missing.txt: cannot read the training text" "$tmp/err" || fail "missing-text message"
+"$demo" --help >"$tmp/out" 2>"$tmp/err" || fail "--help exited $?"
+grep -q '^usage: gpt_demo' "$tmp/out" || fail "--help text"
+echo "OK"
