@@ -141,6 +141,8 @@ int run_run(const Args& args) {
                   (args.has("inputs") ? " in " + *args.get("inputs") : std::string()));
     }
   }
+  // The graph's random ops draw from libtorch's default generator: --seed makes them repeatable.
+  if (args.has("seed")) at::manual_seed(seed);
   if (args.has("train")) return run_training(args, graph, placeholders, std::move(inputs), json_stats);
   // Keep the caller's view of the inputs to write back mutated ones.
   std::vector<c10::IValue> caller_inputs = inputs;
@@ -211,7 +213,7 @@ const Command& run_command() {
         {"outputs", true, "write outputs (and mutated inputs) to this safetensors file", "FILE"},
         {"random-inputs", false,
          "make inputs missing from --inputs at random (floats ~N(0,1), ints in [0,2))"},
-        {"seed", true, "seed for --random-inputs (default 0)", "N"},
+        {"seed", true, "seed for --random-inputs (default 0) and, when given, for the graph's random ops", "N"},
         {"stats", true, "print statistics as one JSON object (peak_bytes, fw_us, ...)", "json"},
         {"no-compile", false,
          "run the graph as written (in-place ops included), without compiling"},

@@ -52,5 +52,22 @@ check has '"why":"rng state for recomputed native_dropout"' "$tmp/stats.json"
   --outputs="$tmp/out.safetensors" >/dev/null
 check [ $? -eq 0 ]
 
+# --seed seeds the graph's random ops too: the mask below depends on the seed alone.
+cat >"$tmp/mask.fx" <<'EOF'
+def forward(self, x: "f32[64]"):
+    ones_like = torch.ops.aten.ones_like.default(x)
+    native_dropout = torch.ops.aten.native_dropout.default(ones_like, 0.5, True)
+    getitem = native_dropout[0]
+    return (getitem,)
+EOF
+for run in 7a 7b 8; do
+  "$bin" run "$tmp/mask.fx" --random-inputs --seed="${run%[ab]}" \
+    --outputs="$tmp/seed_$run.safetensors" >/dev/null
+  check [ $? -eq 0 ]
+done
+differ() { ! cmp -s "$1" "$2"; }
+check cmp -s "$tmp/seed_7a.safetensors" "$tmp/seed_7b.safetensors"
+check differ "$tmp/seed_7a.safetensors" "$tmp/seed_8.safetensors"
+
 echo "rng_test: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]
