@@ -1,6 +1,8 @@
 // aotgrad: the on-disk compile cache -- keys, the entry text format, atomic writes, counters.
 #include "aotgrad/transforms/compile_cache.h"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -150,10 +152,18 @@ void append_decompositions(std::string& out, const DecompositionTable& t) {
   out += "\n";
 }
 
+// Size and modification time of a file, "" when it cannot be read.
+std::string file_identity(const char* path) {
+  struct stat st {};
+  if (::stat(path, &st) != 0) return "";
+  return std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
 void append_common(std::string& out, const char* kind, std::string_view version) {
   out += "aotgrad compile cache key\nformat " + std::to_string(kCompileCacheFormat) + "\nkind " +
-         kind + "\nversion " + std::string(version) + "\nregistry " + op_registry_fingerprint() +
-         "\n";
+         kind + "\nversion " + std::string(version) + "\nbuild " + compile_cache_build_id() +
+         "\nregistry " + op_registry_fingerprint() + "\n";
 }
 
 // --- entry text ---------------------------------------------------------------------------------
@@ -444,6 +454,19 @@ std::string resolve_compile_cache_dir(const std::optional<std::string>& option) 
   if (!option) return default_compile_cache_dir();
   if (option->empty() || *option == "off") return "";
   return *option;
+}
+
+const std::string& compile_cache_build_id() {
+  static const std::string id = [] {
+    // The running executable, and the shared library holding this code when it is one.
+    std::string out = file_identity("/proc/self/exe");
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&sha256_block), &info) != 0 && info.dli_fname &&
+        std::string_view(info.dli_fname).find(".so") != std::string_view::npos)
+      out += " " + file_identity(info.dli_fname);
+    return out;
+  }();
+  return id;
 }
 
 const std::string& op_registry_fingerprint() {

@@ -301,6 +301,9 @@ def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]", counter: "i64[]
   std::set<std::string> distinct(keys.begin(), keys.end());
   EXPECT_EQ(distinct.size(), keys.size());
   for (const std::string& k : keys) EXPECT_EQ(k.size(), 64u);
+  // The running build is part of every key: the executable's size and modification time.
+  EXPECT_NE(compile_cache_build_id().find('@'), std::string::npos) << compile_cache_build_id();
+  EXPECT_EQ(&compile_cache_build_id(), &compile_cache_build_id());
   // The verifier flag does not change the result, so it is not in the key.
   o = {};
   o.verify = false;

@@ -43,6 +43,12 @@ std::string default_compile_cache_dir();
 /// (no cache); else the directory itself.
 std::string resolve_compile_cache_dir(const std::optional<std::string>& option);
 
+/// The build of aotgrad that runs: size and modification time of the executable (and of the shared
+/// library holding aotgrad's code, when it is one), so that a rebuilt aotgrad -- even at the same
+/// version -- never reads the entries of another build (PyTorch keys its caches by a hash of its
+/// own sources for the same reason). Part of every key.
+const std::string& compile_cache_build_id();
+
 /// A fingerprint of the op registry (every op's schema, tags, and whether it has a meta function,
 /// derivative rule and decomposition): part of every key, so a changed registry misses.
 const std::string& op_registry_fingerprint();
@@ -50,7 +56,8 @@ const std::string& op_registry_fingerprint();
 /// The key of a training compilation: SHA-256 over the canonical text of `graph`, the recompute
 /// tags and requires_grad flags of its nodes (which the text does not show), `requires_grad`,
 /// every PipelineOptions field that changes the result (partition, decomposition table, each
-/// MinCutOptions field), the entry format, the registry fingerprint and `version` (aotgrad's).
+/// MinCutOptions field), the entry format, the registry fingerprint, compile_cache_build_id() and
+/// `version` (aotgrad's).
 std::string training_cache_key(const Graph& graph, const std::vector<bool>& requires_grad,
                                const PipelineOptions& options, std::string_view version);
 
