@@ -138,7 +138,10 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
   bool needs_joint = explain || args.has("dot") || args.has("timeline") || dump || !json_stats;
   TrainingArtifacts a =
       compile_for_training_cached(graph, rg, popts, cache_dir, version(), nullptr, !needs_joint);
-  for (auto& [stage, us] : a.phases_us) timer.add(stage, us);
+  for (size_t i = 0; i < a.phases_us.size(); ++i) {
+    bool has_cpu = i < a.phases_cpu_us.size() && a.phases_cpu_us[i].first == a.phases_us[i].first;
+    timer.add(a.phases_us[i].first, a.phases_us[i].second, has_cpu ? a.phases_cpu_us[i].second : -1);
+  }
   if (dump) {
     write_file_atomic(*dump + "/joint.fx", print_graph(*a.joint));
     write_file_atomic(*dump + "/fw.fx", print_graph(*a.fw));
@@ -171,6 +174,10 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     for (auto& [name, us] : timer.phases()) phases[name] = us;
     j["phases_us"] = phases;
     j["total_us"] = timer.total_us();
+    nlohmann::ordered_json cpu = nlohmann::ordered_json::object();
+    for (auto& [name, us] : timer.cpu_phases()) cpu[name] = us;
+    j["phases_cpu_us"] = cpu;
+    j["total_cpu_us"] = timer.total_cpu_us();
     j["cache"] = cache_stats_json(cache_dir);
     std::cout << j.dump() << "\n";
   } else if (explain) {
@@ -254,6 +261,10 @@ int run_compile(const Args& args) {
     for (auto& [name, us] : timer.phases()) phases[name] = us;
     j["phases_us"] = phases;
     j["total_us"] = timer.total_us();
+    nlohmann::ordered_json cpu = nlohmann::ordered_json::object();
+    for (auto& [name, us] : timer.cpu_phases()) cpu[name] = us;
+    j["phases_cpu_us"] = cpu;
+    j["total_cpu_us"] = timer.total_cpu_us();
     j["cache"] = cache_stats_json(cache_dir);
     std::cout << j.dump() << "\n";
   } else if (!dump) {

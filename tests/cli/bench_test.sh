@@ -53,6 +53,13 @@ grad = compile_compare.grad_spec(compile_compare.MODELS["gpt_1l"][1]()[0])
 j = json.loads(subprocess.run([sys.argv[2], "compile", sys.argv[3], "--grad=" + grad, "--stats=json"],
                               stdout=subprocess.PIPE, check=True).stdout)
 assert j["saved_activation_bytes"] == a["saved_activation_bytes"]["min_cut"], (j["saved_activation_bytes"], a)
+# Every phase has its CPU time too; the compilation is single-threaded, so CPU time stays within
+# wall time (plus the clocks' granularity).
+assert list(j["phases_cpu_us"]) == list(j["phases_us"]), j
+assert all(v >= 0 for v in j["phases_cpu_us"].values()) and j["total_cpu_us"] > 0, j
+assert j["total_cpu_us"] <= 1.05 * j["total_us"] + 1000, j
+for who in (a, f):
+    assert who["cpu_phases_s"]["total"] > 0, who
 for who in (a, f):
     for part in ("min_cut", "default"):
         assert who["saved_activation_bytes"][part] > 0, who

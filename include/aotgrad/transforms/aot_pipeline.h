@@ -1,6 +1,6 @@
-// aotgrad: the compile pipeline of a training graph (§13.3): decompose composite ops, functionalize,
-// build the joint graph, decompose it with the chosen table, partition it. Std only: the runtime
-// compiles and runs what it produces (runtime/compiled_function.h).
+// aotgrad: the compile pipeline of a training graph (§13.3): decompose composite ops,
+// functionalize, build the joint graph, decompose it with the chosen table, partition it. Std only:
+// the runtime compiles and runs what it produces (runtime/compiled_function.h).
 #pragma once
 
 #include <memory>
@@ -33,19 +33,22 @@ struct PipelineOptions {
 /// The artifacts of a training compilation, for the runtime and for inspection (`aotgrad compile
 /// --dump`).
 struct TrainingArtifacts {
-  std::shared_ptr<const Graph> functional;   // the functionalized forward graph
+  std::shared_ptr<const Graph> functional;  // the functionalized forward graph
   ViewAndMutationMeta meta;
   std::shared_ptr<const Graph> input_views;  // FunctionalizeResult::input_views
   std::shared_ptr<const Graph> joint;        // after decomposition
   JointGraph joint_info;                     // (graph moved into `joint`)
   std::shared_ptr<const Graph> fw, bw;
-  std::vector<std::string> saved;            // names of saved values, fw output order
-  size_t num_forward_outputs = 0;            // mutated-input values + user outputs
+  std::vector<std::string> saved;  // names of saved values, fw output order
+  size_t num_forward_outputs = 0;  // mutated-input values + user outputs
   /// Why the min-cut partition saved and recomputed what it did; null for the default partition.
   std::shared_ptr<const MinCutExplain> explain;
   /// Wall-clock time of each stage in microseconds, in order: decompose_composites,
   /// functionalize, joint, decompose, partition.
   std::vector<std::pair<std::string, double>> phases_us;
+  /// The process CPU time (std::clock) of the same stages, which a loaded machine does not inflate
+  /// with time spent waiting for a core.
+  std::vector<std::pair<std::string, double>> phases_cpu_us;
 };
 
 /// Runs the pipeline on `graph` for the placeholders marked in `requires_grad`. Throws Error
