@@ -11,11 +11,13 @@ For each model this driver
     aotgrad's input is that text, so the export is PyTorch's capture, not part of aotgrad's time);
   - runs `aotgrad compile <model>.fx --grad=<parameters> --stats=json` N times with the min-cut
     partition and once with the default partition, in fresh processes, and keeps the median of
-    every phase and of the total (the CLI's own timers: process start-up is not included);
+    every phase and of the total, wall clock and process CPU time (the CLI's own timers: process
+    start-up is not included);
   - in a fresh Python process per model, after an untimed warm-up compilation of a small model,
     compiles the model R times with functorch.compile.aot_module, min_cut_rematerialization_partition
-    and no-op compilers, timing (median over the repetitions) the eager forward aot_function runs
-    first, the joint trace (make_fx of forward + backward), the second trace that functionalizes and
+    and no-op compilers, timing (median over the repetitions; wall clock and the CPU time of the
+    Python thread, which leaves out OpenBLAS's worker threads: a lower bound of functorch's work) the
+    eager forward aot_function runs first, the joint trace (make_fx of forward + backward), the second trace that functionalizes and
     decomposes, the partition, and the total up to the forward compiler; a model whose first
     compilation takes longer than --slow-seconds is measured once;
   - measures saved activation bytes (unique storage bytes of saved values that are not parameters,
@@ -105,14 +107,17 @@ def aotgrad_compile(binary, fx, grad, partition):
 
 
 def measure_aotgrad(binary, fx, grad, reps):
-    runs, last = [], None
+    runs, cpu_runs, last = [], [], None
     for _ in range(reps):
         last = aotgrad_compile(binary, fx, grad, "min_cut")
         phases = {k: v / 1e6 for k, v in last["phases_us"].items()}
         phases["total"] = last["total_us"] / 1e6
         runs.append(phases)
+        cpu = {k: v / 1e6 for k, v in last["phases_cpu_us"].items()}
+        cpu["total"] = last["total_cpu_us"] / 1e6
+        cpu_runs.append(cpu)
     default = aotgrad_compile(binary, fx, grad, "default")
-    return {"reps": reps, "phases_s": median_phases(runs),
+    return {"reps": reps, "phases_s": median_phases(runs), "cpu_phases_s": median_phases(cpu_runs),
             "totals_s": [r["total"] for r in runs],
             "joint_nodes": last["joint_nodes"], "fw_nodes": last["fw_nodes"], "bw_nodes": last["bw_nodes"],
             "saved_activation_bytes": {"min_cut": last["saved_activation_bytes"],
@@ -137,11 +142,11 @@ class FunctorchTimer:
             traced = real(fn, *args, **kwargs)
 
             def run(*a, **k):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.thread_time()
                 try:
                     return traced(*a, **k)
                 finally:
-                    self.traces.append((start, time.perf_counter()))
+                    self.traces.append((start, time.perf_counter(), start_cpu, time.thread_time()))
             return run
 
         aot_autograd.make_fx = timed_make_fx
@@ -154,9 +159,9 @@ class FunctorchTimer:
         rec = {}
 
         def partition(joint, joint_inputs):
-            rec["partition_start"] = time.perf_counter()
+            rec["partition_start"], rec["partition_start_cpu"] = time.perf_counter(), time.thread_time()
             fw, bw = min_cut_rematerialization_partition(joint, joint_inputs)
-            rec["partition_end"] = time.perf_counter()
+            rec["partition_end"], rec["partition_end_cpu"] = time.perf_counter(), time.thread_time()
             rec["joint_nodes"] = len(joint.graph.nodes)
             rec["saved_names"] = [n.name for n in bw.graph.nodes
                                   if n.op == "placeholder" and "tangents" not in n.name]
@@ -165,7 +170,7 @@ class FunctorchTimer:
             return fw, bw
 
         def fw_compiler(gm, example_inputs):
-            rec["compiled"] = time.perf_counter()
+            rec["compiled"], rec["compiled_cpu"] = time.perf_counter(), time.thread_time()
             if not record_saved:
                 return make_boxed_func(gm)
 
@@ -178,18 +183,23 @@ class FunctorchTimer:
         compiled = aot_module(model, fw_compiler=fw_compiler,
                               bw_compiler=lambda gm, _: make_boxed_func(gm), partition_fn=partition)
         self.traces.clear()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         loss = compiled(**inputs)
         end = time.perf_counter()
         if len(self.traces) != 2:
             raise RuntimeError("expected functorch to trace twice (config.use_functionalize), saw %d"
                                % len(self.traces))
-        (t1s, t1e), (t2s, _) = self.traces
+        (t1s, t1e, c1s, c1e), _ = self.traces
         phases = {"forward": t1s - start, "joint_trace": t1e - t1s,
                   "functionalize_decompose": rec["partition_start"] - t1e,
                   "partition": rec["partition_end"] - rec["partition_start"],
                   "total": rec["compiled"] - start}
-        result = {"phases": phases, "first_call_s": end - start, "joint_nodes": rec["joint_nodes"],
+        cpu = {"forward": c1s - start_cpu, "joint_trace": c1e - c1s,
+               "functionalize_decompose": rec["partition_start_cpu"] - c1e,
+               "partition": rec["partition_end_cpu"] - rec["partition_start_cpu"],
+               "total": rec["compiled_cpu"] - start_cpu}
+        result = {"phases": phases, "cpu_phases": cpu, "first_call_s": end - start,
+                  "joint_nodes": rec["joint_nodes"],
                   "loss": loss.item()}
         if record_saved:
             names = rec["saved_names"]
@@ -211,17 +221,19 @@ def measure_functorch(name, reps, slow_seconds):
     if name != "mlp_warmup":
         MODELS.setdefault("mlp_warmup", ("", export.MODELS["mlp"][1]))
         timer.compile_once("mlp_warmup", record_saved=False)  # imports, first-call set-up: untimed
-    runs = []
+    runs, cpu_runs = [], []
     first = None
     for i in range(reps):
         r = timer.compile_once(name, record_saved=(i == 0))
         if i == 0:
             first = r
         runs.append(r["phases"])
+        cpu_runs.append(r["cpu_phases"])
         gc.collect()
         if i == 0 and r["phases"]["total"] > slow_seconds:
             break
-    return {"reps": len(runs), "phases_s": median_phases(runs), "totals_s": [r["total"] for r in runs],
+    return {"reps": len(runs), "phases_s": median_phases(runs), "cpu_phases_s": median_phases(cpu_runs),
+            "totals_s": [r["total"] for r in runs],
             "joint_nodes": first["joint_nodes"], "saved_activation_bytes": first["saved_activation_bytes"],
             "saved_values": first["saved_values"], "first_call_s": first["first_call_s"]}
 
@@ -292,9 +304,10 @@ def main(argv=None):
         row["aotgrad"] = measure_aotgrad(args.aotgrad, fx, grad, args.aotgrad_reps)
         row["functorch"] = functorch_subprocess(name, args.functorch_reps, args.slow_seconds)
         row["ratio"] = row["functorch"]["phases_s"]["total"] / row["aotgrad"]["phases_s"]["total"]
-        print("compile_compare: %s: aotgrad %.3f s, functorch %.2f s (%.0fx)"
+        row["cpu_ratio"] = row["functorch"]["cpu_phases_s"]["total"] / row["aotgrad"]["cpu_phases_s"]["total"]
+        print("compile_compare: %s: wall aotgrad %.3f s, functorch %.2f s (%.0fx); CPU %.0fx"
               % (name, row["aotgrad"]["phases_s"]["total"], row["functorch"]["phases_s"]["total"],
-                 row["ratio"]), file=sys.stderr, flush=True)
+                 row["ratio"], row["cpu_ratio"]), file=sys.stderr, flush=True)
         results["models"].append(row)
     results["load_end"] = os.getloadavg()
     text = json.dumps(results, indent=1)
