@@ -649,6 +649,23 @@ def resnet18_with_loss(num_classes=10):
     return ResNet18WithLoss()
 
 
+def mobilenet_v2_with_loss(num_classes=10):
+    """torchvision's mobilenet_v2 (random init; ReLU6 is hardtanh_, depthwise convolutions, BN)
+    whose forward(x, target) returns the cross-entropy of its logits, placeholders named as its
+    own state_dict (p_features_0_0_weight, ..., p_classifier_1_bias)."""
+    tv = _torchvision()
+
+    class MobileNetV2WithLoss(tv.models.MobileNetV2):
+        def __init__(self):
+            # No dropout, so that eager autograd, drawing from Python's generator, is comparable.
+            super().__init__(num_classes=num_classes, dropout=0.0)
+
+        def forward(self, x, target):
+            return F.cross_entropy(super().forward(x), target)
+
+    return MobileNetV2WithLoss()
+
+
 def _mlp():
     m = MLP()
     return m, {"x": torch.randn(4, 8), "y": torch.randn(4, 4)}
@@ -681,6 +698,12 @@ def _resnet18():
     return m, {"x": torch.randn(4, 3, 32, 32), "target": torch.randint(0, 10, (4,))}
 
 
+def _mobilenet_v2():
+    m = mobilenet_v2_with_loss()
+    m.train()
+    return m, {"x": torch.randn(2, 3, 32, 32), "target": torch.randint(0, 10, (2,))}
+
+
 # name -> (description, factory returning (model, inputs))
 MODELS = {
     "mlp": ("Linear-ReLU-Linear-ReLU-Linear, MSE loss; batch 4, 8 -> 32 -> 32 -> 4", _mlp),
@@ -695,11 +718,14 @@ MODELS = {
             "d 32, 4 heads, 2 layers, seq 16, batch 2", _gpt),
     "resnet18": ("torchvision resnet18 (random init, BN in training mode, 10 classes), "
                  "cross-entropy; batch 4, 3x32x32; needs python3-torchvision", _resnet18),
+    "mobilenet_v2": ("torchvision mobilenet_v2 (random init, BN in training mode, ReLU6, no "
+                     "dropout, 10 classes), cross-entropy; batch 2, 3x32x32; needs python3-torchvision",
+                     _mobilenet_v2),
 }
 
 
 def main(argv=None):
-    models = "\n".join("  %-10s %s" % (k, v[0]) for k, v in MODELS.items())
+    models = "\n".join("  %-12s %s" % (k, v[0]) for k, v in MODELS.items())
     p = argparse.ArgumentParser(
         prog="export.py",
         description="Export a built-in example model's forward (with its loss) as an aotgrad "

@@ -441,6 +441,20 @@ Arg threshold_backward_full_decomp(DecompBuilder& b) {
   return Arg(o.to(b.call("where.self", {Arg(le), Arg(zero), Arg(grad_output)}), result));
 }
 
+// torch/_decomp hardtanh_backward (pw_cast_for_opmath):
+//   where((self <= min_val) | (self >= max_val), 0.0, grad_output)
+Arg hardtanh_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  Node* grad_output = o.to(b.input(0), compute);
+  Node* self = o.to(b.input(1), compute);
+  Node* le = b.call("le.Scalar", {Arg(self), b.arg(2)});
+  Node* ge = b.call("ge.Scalar", {Arg(self), b.arg(3)});
+  Node* out_of_range = b.call("bitwise_or.Tensor", {Arg(le), Arg(ge)});
+  Node* zero = o.scalar_tensor(0.0, compute, grad_output->tensor_meta().device);
+  return Arg(o.to(b.call("where.self", {Arg(out_of_range), Arg(zero), Arg(grad_output)}), result));
+}
+
 // torch/_decomp silu_backward (pw_cast_for_opmath):
 //   sigmoid = 1 / (1 + exp(-self)); grad_output * sigmoid * (1 + self * (1 - sigmoid))
 Arg silu_backward_full_decomp(DecompBuilder& b) {

@@ -37,6 +37,7 @@ Arg gelu_backward_full_decomp(DecompBuilder& b);
 Arg softmax_backward_data_full_decomp(DecompBuilder& b);
 Arg log_softmax_backward_data_full_decomp(DecompBuilder& b);
 Arg threshold_backward_full_decomp(DecompBuilder& b);
+Arg hardtanh_backward_full_decomp(DecompBuilder& b);
 Arg silu_backward_full_decomp(DecompBuilder& b);
 Arg tanh_backward_full_decomp(DecompBuilder& b);
 Arg sigmoid_backward_full_decomp(DecompBuilder& b);

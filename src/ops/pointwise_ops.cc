@@ -170,11 +170,12 @@ ValueMeta pow_tensor_tensor(const MetaArgs& a) {
   return one(tensor_iterator_output({&x, &y}, dt));
 }
 
-// bitwise_and: integral and bool only.
+// bitwise_and / bitwise_or: integral and bool only.
 ValueMeta bitwise(const MetaArgs& a) {
   const TensorMeta &x = a.tensor(0), &y = a.tensor(1);
   ScalarType dt = result_type({&x, &y});
-  if (!is_integral(dt, /*include_bool=*/true)) not_implemented("bitwise_and_cpu", dt);
+  if (!is_integral(dt, /*include_bool=*/true))
+    not_implemented(a.op().base_name.rfind("bitwise_or", 0) == 0 ? "bitwise_or_cpu" : "bitwise_and_cpu", dt);
   return one(tensor_iterator_output({&x, &y}, dt));
 }
 
@@ -343,6 +344,32 @@ ValueMeta inplace_fill(const MetaArgs& a) { return inplace_impl(a, /*check_overl
 ValueMeta backward_binary(const MetaArgs& a) {
   const TensorMeta &g = a.tensor(0), &x = a.tensor(1);
   return one(tensor_iterator_output({&g, &x}, result_type({&g, &x})));
+}
+
+// hardtanh(self, min_val, max_val): at::native::hardtanh -- clamp_out into empty_like(self), the
+// limits cast to integers for an integral self (no type promotion).
+ValueMeta hardtanh(const MetaArgs& a) {
+  const TensorMeta& x = a.tensor(0);
+  if (x.dtype == ScalarType::Bool) throw Error("Bool inputs not supported for hardtanh");
+  if (x.dtype == ScalarType::UInt8) {
+    ScalarValue lo = a.scalar(1), hi = a.scalar(2);
+    auto as_long = [](const ScalarValue& v) {
+      return v.kind == ScalarValue::Kind::Float ? static_cast<int64_t>(v.f) : v.i;
+    };
+    if (as_long(lo) < 0 || as_long(hi) < 0)
+      throw Error("cannot do hardtanh on an unsigned type with negative limits");
+  }
+  return one(meta::empty_like(x));
+}
+
+// hardtanh_backward(grad_output, self, min_val, max_val): a binary TensorIterator whose CPU kernel
+// (shared with hardshrink_backward) has float and double only.
+ValueMeta hardtanh_backward(const MetaArgs& a) {
+  const TensorMeta &g = a.tensor(0), &x = a.tensor(1);
+  ScalarType dt = result_type({&g, &x});
+  if (dt != ScalarType::Float32 && dt != ScalarType::Float64)
+    not_implemented("hardshrink_backward_cpu", dt);
+  return one(tensor_iterator_output({&g, &x}, dt));
 }
 
 // threshold_backward's TensorIterator takes `self` before `grad_output`, so self's layout leads.
@@ -669,6 +696,19 @@ void addcmul_grad(GradBuilder& b) {
   if (b.needs(2)) b.set(2, mul(b, Arg(b.grad()), Arg(mul_s(b, b.input(1), b.arg(3)))));
 }
 
+// hardtanh: self: hardtanh_backward(grad, self, min_val, max_val)
+void hardtanh_grad(GradBuilder& b) {
+  b.set(0, call(b, "hardtanh_backward.default", {Arg(b.grad()), b.arg(0), b.arg(1), b.arg(2)}));
+}
+
+// hardtanh_backward: grad_output: hardtanh_backward(grad, self, min_val, max_val);
+//   self: zeros_like(grad)
+void hardtanh_backward_grad(GradBuilder& b) {
+  if (b.needs(0))
+    b.set(0, call(b, "hardtanh_backward.default", {Arg(b.grad()), b.arg(1), b.arg(2), b.arg(3)}));
+  if (b.needs(1)) b.set(1, zeros_like(b, b.grad()));
+}
+
 // threshold_backward: grad_output: threshold_backward(grad, self, threshold);
 //   self: zeros_like(grad)
 void threshold_backward_grad(GradBuilder& b) {
@@ -885,10 +925,20 @@ void register_pointwise_ops(OpTable& t) {
       .non_differentiable();
   t.def("bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
       .tags(kPointwise | kInplace).meta(inplace);
+  t.def("bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor")
+      .tags(kPointwise | kCore).meta(bitwise).inplace("bitwise_or_.Tensor")
+      .non_differentiable();
+  t.def("bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+      .tags(kPointwise | kInplace).meta(inplace);
   t.def("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
       .tags(kPointwise | kCore).meta(clamp).inplace("clamp_")
       .derivative(rule(clamp_grad, "self: clamp_backward(grad, self, min, max)"));
   t.def("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)")
+      .tags(kPointwise | kInplace).meta(inplace);
+  t.def("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
+      .tags(kPointwise | kCore).meta(hardtanh).inplace("hardtanh_")
+      .derivative(rule(hardtanh_grad, "self: hardtanh_backward(grad, self, min_val, max_val)"));
+  t.def("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)")
       .tags(kPointwise | kInplace).meta(inplace);
   t.def("clamp_min(Tensor self, Scalar min) -> Tensor")
       .tags(kPointwise).meta(clamp).inplace("clamp_min_")
@@ -966,6 +1016,13 @@ void register_pointwise_ops(OpTable& t) {
                        "self: zeros_like(grad)"))
       .decomposition(decomp(threshold_backward_full_decomp, kFullTable,
                             "torch/_decomp: threshold_backward"));
+  t.def("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor")
+      .tags(kPointwise | kBackward).meta(hardtanh_backward)
+      .derivative(rule(hardtanh_backward_grad,
+                       "grad_output: hardtanh_backward(grad, self, min_val, max_val); "
+                       "self: zeros_like(grad)"))
+      .decomposition(decomp(hardtanh_backward_full_decomp, kCoreTable | kFullTable,
+                            "torch/_decomp: hardtanh_backward"));
   t.def("gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor")
       .tags(kPointwise | kCore | kBackward).meta(backward_binary)
       .derivative(rule(gelu_backward_grad, "grad_output: gelu_backward(grad, self, approximate); "

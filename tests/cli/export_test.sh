@@ -132,9 +132,10 @@ assert all(open(os.path.join(out, f), "rb").read() == d for f, d in before.items
 assert not any(f.endswith(".tmp") for f in after), after
 P
 
-# resnet18 and the GPT: export with the command line (which prints the --grad spec), train one
-# step with aotgrad, compare with eager. compile --explain works on the exported graph (README).
-for m in resnet18 gpt; do
+# resnet18, mobilenet_v2 (ReLU6 as hardtanh_, depthwise convolutions) and the GPT: export with the
+# command line (which prints the --grad spec), train one step with aotgrad, compare with eager.
+# compile --explain works on the exported graph (README).
+for m in resnet18 mobilenet_v2 gpt; do
   "$PY" "$exporter" "$m" "$tmp/$m" --print-grad >"$tmp/$m.grad" 2>"$tmp/$m.err"
   check [ $? -eq 0 ]
   grad="$(cat "$tmp/$m.grad")"
