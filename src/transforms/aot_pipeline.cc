@@ -80,21 +80,24 @@ TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<boo
   decompose(*source, DecompositionTable::composite_implicit());
   timer.mark("decompose_composites");
   FunctionalizeResult fr = functionalize(*source);
-  if (options.verify) verify(*fr.graph);
+  // Intermediate graphs get the structural checks; metadata is re-inferred on the forward and
+  // backward graphs the backends receive, which hold every node of these that is run.
+  if (options.verify) verify(*fr.graph, VerifyLevel::kStructure);
   a.meta = std::move(fr.meta);
   a.input_views = std::shared_ptr<const Graph>(std::move(fr.input_views));
   timer.mark("functionalize");
   // The functional graph's inputs are the original ones; mutated inputs' new values come first.
   JointGraph jg = build_joint(*fr.graph, requires_grad);
-  if (options.verify) verify(*jg.graph);
+  if (options.verify) verify(*jg.graph, VerifyLevel::kStructure);
   timer.mark("joint");
   decompose(*jg.graph, options.decompositions);
-  if (options.verify) verify(*jg.graph);
+  if (options.verify) verify(*jg.graph, VerifyLevel::kStructure);
   timer.mark("decompose");
   if (logs.joint_graph) log_graph("Joint graph " + std::to_string(aot_id), *jg.graph);
   Partition p;
   if (options.partition == PartitionKind::kMinCut) {
-    auto explain = std::make_shared<MinCutExplain>();
+    std::shared_ptr<MinCutExplain> explain;
+    if (options.explain || logs.partitioner) explain = std::make_shared<MinCutExplain>();
     p = min_cut_partition(jg, options.min_cut, explain.get());
     a.explain = std::move(explain);
   } else {

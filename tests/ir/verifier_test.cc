@@ -85,6 +85,25 @@ TEST(Verifier, RecordedMetadataMustEqualInferred) {
   EXPECT_NE(verify_error(g).find("recorded metadata None differs"), std::string::npos);
 }
 
+TEST(Verifier, StructureLevelSkipsOnlyTheMetadataReinference) {
+  Graph g;
+  Node* x = g.add_placeholder("x", f32({4, 1}));
+  Node* y = g.add_placeholder("y", f32({4}));
+  auto [args, given] = bind_arguments(op("aten::add.Tensor"), {x, y}, {});
+  Node* add = g.add_call_raw(op("aten::add.Tensor"), args, given, f32({4}), "add");
+  g.set_output(Arg(add));
+  EXPECT_THROW(verify(g), Error);
+  EXPECT_NO_THROW(verify(g, VerifyLevel::kStructure));
+  // An argument of the wrong type is structural.
+  add->set_arg(1, Arg::of_str("y"));
+  try {
+    verify(g, VerifyLevel::kStructure);
+    ADD_FAILURE() << "a string where the schema has a Tensor passed";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("argument 'other'"), std::string::npos) << e.message();
+  }
+}
+
 TEST(Verifier, ParsedGraphErrorsCarryTheSourcePosition) {
   auto g = parse_graph(R"fx(def forward(self, x: "f32[4]"):
     relu: "f32[4][1]cpu" = torch.ops.aten.relu.default(x)

@@ -5,10 +5,15 @@
 
 namespace aotgrad {
 
-/// Checks: placeholders first and one output last; every argument defined before use and owned by
-/// this graph; unique names; use lists consistent; each call's arguments fit its schema; each
-/// getitem indexes a tuple in range; each node's recorded metadata equals what the registry infers.
-/// Throws Error naming the node and op (with the node's source position when it was parsed).
-void verify(const Graph& g);
+/// What verify checks. kStructure: placeholders first and one output last; every argument defined
+/// before use and owned by this graph; unique names; use lists consistent; each call's arguments
+/// fit its schema; each getitem indexes a tuple in range and has its element's metadata. kFull
+/// also re-infers each call's metadata with the registry and compares it with the recorded one,
+/// which costs a meta function call per node.
+enum class VerifyLevel { kStructure, kFull };
+
+/// Checks `g` at `level`. Throws Error naming the node and op (with the node's source position
+/// when it was parsed).
+void verify(const Graph& g, VerifyLevel level = VerifyLevel::kFull);
 
 }  // namespace aotgrad

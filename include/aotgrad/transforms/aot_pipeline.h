@@ -26,8 +26,13 @@ struct PipelineOptions {
   PartitionKind partition = PartitionKind::kMinCut;
   /// The min-cut partitioner's switches (PartitionKind::kMinCut).
   MinCutOptions min_cut;
-  /// Run the verifier after every stage.
+  /// Run the verifier after every stage: structural checks on the intermediate graphs, and the
+  /// metadata re-inferred too on the forward and backward graphs (they hold every node of the
+  /// intermediate graphs that runs).
   bool verify = true;
+  /// Fill TrainingArtifacts::explain (the min-cut partition's reasons); the partitioner log
+  /// (AOTGRAD_LOGS=partitioner) fills it either way. Off, the partition does less work.
+  bool explain = true;
 };
 
 /// The artifacts of a training compilation, for the runtime and for inspection (`aotgrad compile
