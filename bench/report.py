@@ -264,9 +264,13 @@ def write_report(results_dir, md_path, svg_dir, command):
              % (w["d"], w["heads"], w["vocab"], w["seq"], w["batch"]))
     L.append("")
     L.append("- **aotgrad**: `aotgrad compile MODEL.fx --grad=PARAMS --stats=json` (min-cut partition, "
-             "core decompositions, the verifier after every stage), run %d time(s) in fresh processes, "
+             "core decompositions, the verifier after every stage: structural checks on the "
+             "intermediate graphs, metadata re-inferred on the input, forward and backward graphs), "
+             "run %d time(s) in fresh processes, "
              "median of each phase; the CLI's own timers, from reading the file to the partitioned graphs "
-             "(process start-up not included). There is no separate simplify stage in the training "
+             "(process start-up, the op registry's construction included -- `startup_us`, about 0.8 ms "
+             "-- not included, as functorch is timed after `import torch` and a warm-up). There is no "
+             "separate simplify stage in the training "
              "pipeline: the min-cut partitioner's CSE is inside `partition`."
              % comp["aotgrad_reps"])
     L.append("- **functorch**: `functorch.compile.aot_module(model, fw_compiler=bw_compiler=no-op "
