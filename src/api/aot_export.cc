@@ -4,6 +4,7 @@
 
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/verifier.h"
+#include "config_options.h"
 #include "lifted_names.h"
 
 namespace aotgrad {
@@ -20,9 +21,7 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
       AOTGRAD_CHECK(args[j].unsafeGetTensorImpl() != args[i].unsafeGetTensorImpl(), who,
                     ": arguments ", j, " and ", i, " are the same tensor; pass it once");
   }
-  AOTGRAD_CHECK(config.activation_memory_budget >= 0 && config.activation_memory_budget <= 1, who,
-                ": activation_memory_budget must be in [0, 1], got ",
-                config.activation_memory_budget);
+  check_config(config, who);
   ExportedGraphs out;
   CaptureOptions capture_options;
   capture_options.input_names = names;
@@ -43,12 +42,8 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
       any = any || t.requires_grad();
     }
     AOTGRAD_CHECK(any, who, ": trace_joint needs an argument that requires grad");
-    PipelineOptions options;
-    options.decompositions = config.decompositions;
-    options.partition = config.partition;
-    options.min_cut.activation_memory_budget = config.activation_memory_budget;
-    options.min_cut.memory_budget_solver = config.solver;
-    TrainingArtifacts a = compile_for_training(*out.captured, requires_grad, options);
+    TrainingArtifacts a =
+        compile_for_training(*out.captured, requires_grad, pipeline_options(config));
     out.forward = a.functional;
     out.meta = a.meta;
     out.joint = a.joint;

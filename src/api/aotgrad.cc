@@ -9,6 +9,7 @@
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
+#include "config_options.h"
 
 namespace aotgrad {
 namespace {
@@ -107,10 +108,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     TrainOptions options;
     options.fw_compiler = config.fw_compiler;
     options.bw_compiler = config.bw_compiler;
-    options.pipeline.decompositions = config.decompositions;
-    options.pipeline.partition = config.partition;
-    options.pipeline.min_cut.activation_memory_budget = config.activation_memory_budget;
-    options.pipeline.min_cut.memory_budget_solver = config.solver;
+    options.pipeline = pipeline_options(config);
     options.cache_dir = config.cache_dir;
     c->train =
         std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));
@@ -127,9 +125,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
 
 AOTFunction::AOTFunction(TensorFunction fn, AOTConfig config) : state_(std::make_shared<State>()) {
   AOTGRAD_CHECK(fn, "aot_function: the function is empty");
-  AOTGRAD_CHECK(config.activation_memory_budget >= 0 && config.activation_memory_budget <= 1,
-                "aot_function: activation_memory_budget must be in [0, 1], got ",
-                config.activation_memory_budget);
+  check_config(config, "aot_function");
   state_->fn = std::move(fn);
   state_->config = std::move(config);
 }

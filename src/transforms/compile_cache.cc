@@ -658,40 +658,35 @@ void CompileCache::report_corrupt(const std::string& key, const std::string& cau
   log_cache("corrupt entry " + entry_path(key) + ": " + cause);
 }
 
-std::optional<TrainingArtifacts> CompileCache::load_training(const std::string& key) const {
+bool CompileCache::load_entry(const std::string& key,
+                              const std::function<void(const std::string&)>& parse) const {
   auto t0 = std::chrono::steady_clock::now();
   std::optional<std::string> text = usable_ ? read_entry(key) : std::nullopt;
   if (text) {
     try {
-      TrainingArtifacts a = parse_training_entry(*text, key);
+      parse(*text);
       counters().hits++;
       log_cache("hit for key " + key + " (" + entry_path(key) + ", " + elapsed_text(t0) + ")");
-      return a;
+      return true;
     } catch (const Error& e) {
       report_corrupt(key, e.message());
     }
   }
   counters().misses++;
   log_cache("miss for key " + key);
-  return std::nullopt;
+  return false;
+}
+
+std::optional<TrainingArtifacts> CompileCache::load_training(const std::string& key) const {
+  std::optional<TrainingArtifacts> a;
+  load_entry(key, [&](const std::string& text) { a = parse_training_entry(text, key); });
+  return a;
 }
 
 std::optional<InferenceArtifacts> CompileCache::load_inference(const std::string& key) const {
-  auto t0 = std::chrono::steady_clock::now();
-  std::optional<std::string> text = usable_ ? read_entry(key) : std::nullopt;
-  if (text) {
-    try {
-      InferenceArtifacts a = parse_inference_entry(*text, key);
-      counters().hits++;
-      log_cache("hit for key " + key + " (" + entry_path(key) + ", " + elapsed_text(t0) + ")");
-      return a;
-    } catch (const Error& e) {
-      report_corrupt(key, e.message());
-    }
-  }
-  counters().misses++;
-  log_cache("miss for key " + key);
-  return std::nullopt;
+  std::optional<InferenceArtifacts> a;
+  load_entry(key, [&](const std::string& text) { a = parse_inference_entry(text, key); });
+  return a;
 }
 
 bool CompileCache::write_entry(const std::string& key, const std::string& text) const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -130,6 +131,10 @@ class CompileCache {
 
  private:
   std::optional<std::string> read_entry(const std::string& key) const;
+  /// Reads `key`'s entry and gives its text to `parse`; counts and logs the hit or the miss, and
+  /// reports an entry `parse` rejects (with Error) as corrupt. True on a hit.
+  bool load_entry(const std::string& key,
+                  const std::function<void(const std::string&)>& parse) const;
   void report_corrupt(const std::string& key, const std::string& cause) const;
   bool write_entry(const std::string& key, const std::string& text) const;
 

@@ -1,0 +1,25 @@
+// aotgrad (api internal): what an AOTConfig means for the compile pipeline.
+#pragma once
+
+#include "aotgrad/aotgrad.h"
+
+namespace aotgrad {
+
+/// Throws Error (prefixed with `who`) for a config no compilation can use.
+inline void check_config(const AOTConfig& config, const char* who) {
+  AOTGRAD_CHECK(config.activation_memory_budget >= 0 && config.activation_memory_budget <= 1, who,
+                ": activation_memory_budget must be in [0, 1], got ",
+                config.activation_memory_budget);
+}
+
+/// The training pipeline's options: decompositions, partition, memory budget and solver.
+inline PipelineOptions pipeline_options(const AOTConfig& config) {
+  PipelineOptions options;
+  options.decompositions = config.decompositions;
+  options.partition = config.partition;
+  options.min_cut.activation_memory_budget = config.activation_memory_budget;
+  options.min_cut.memory_budget_solver = config.solver;
+  return options;
+}
+
+}  // namespace aotgrad
