@@ -32,18 +32,21 @@ void BM_Interpreted(benchmark::State& state) {
     benchmark::DoNotOptimize(out);
   }
   state.counters["ns_per_node"] = benchmark::Counter(
-      static_cast<double>(kNodes), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+      static_cast<double>(kNodes),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void BM_DirectAten(benchmark::State& state) {
   at::Tensor x = at::randn({8}), y = at::randn({8});
   for (auto _ : state) {
     at::Tensor v = x;
-    for (int i = 0; i < kNodes; ++i) v = i % 3 == 0 ? at::add(v, y) : i % 3 == 1 ? at::mul(v, y) : at::sub(v, y);
+    for (int i = 0; i < kNodes; ++i)
+      v = i % 3 == 0 ? at::add(v, y) : i % 3 == 1 ? at::mul(v, y) : at::sub(v, y);
     benchmark::DoNotOptimize(v);
   }
   state.counters["ns_per_node"] = benchmark::Counter(
-      static_cast<double>(kNodes), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+      static_cast<double>(kNodes),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 BENCHMARK(BM_Interpreted)->Unit(benchmark::kMicrosecond);

@@ -61,30 +61,14 @@ std::unique_ptr<Graph> make_graph(int n) {
     Node* a = r.back();
     Node* out = nullptr;
     switch (rnd(8)) {
-      case 0:
-        out = g->add_call(add, {a, pick()});
-        break;
-      case 1:
-        out = g->add_call(add, {a, pick()}, {{"alpha", Arg::of_float(-0.5)}});
-        break;
-      case 2:
-        out = g->add_call(mul, {a, pick()});
-        break;
-      case 3:
-        out = g->add_call(sub, {pick(), a});
-        break;
-      case 4:
-        out = g->add_call(mul_scalar, {a, Arg::of_float(1e-05)});
-        break;
-      case 5:
-        out = g->add_call(relu, {a});
-        break;
-      case 6:
-        out = g->add_call(rnd(2) ? sigmoid : neg, {a});
-        break;
-      case 7:
-        out = g->add_call(threshold_backward, {pick(), a, Arg::of_int(0)});
-        break;
+      case 0: out = g->add_call(add, {a, pick()}); break;
+      case 1: out = g->add_call(add, {a, pick()}, {{"alpha", Arg::of_float(-0.5)}}); break;
+      case 2: out = g->add_call(mul, {a, pick()}); break;
+      case 3: out = g->add_call(sub, {pick(), a}); break;
+      case 4: out = g->add_call(mul_scalar, {a, Arg::of_float(1e-05)}); break;
+      case 5: out = g->add_call(relu, {a}); break;
+      case 6: out = g->add_call(rnd(2) ? sigmoid : neg, {a}); break;
+      case 7: out = g->add_call(threshold_backward, {pick(), a, Arg::of_int(0)}); break;
     }
     r.push_back(out);
     if (r.size() > 64) r.erase(r.begin(), r.begin() + 32);

@@ -117,12 +117,9 @@ class Converter {
           AOTGRAD_CHECK(i >= 0 && i <= 3, "capture: ", where, ": memory format ", i,
                         " is not modelled");
           return Arg::of_memory_format(static_cast<MemoryFormat>(i));
-        case BaseType::Float:
-          return Arg::of_float(static_cast<double>(i));
-        case BaseType::Bool:
-          return Arg::of_bool(i != 0);
-        default:
-          return Arg::of_int(i);
+        case BaseType::Float: return Arg::of_float(static_cast<double>(i));
+        case BaseType::Bool: return Arg::of_bool(i != 0);
+        default: return Arg::of_int(i);
       }
     }
     if (c.isDouble()) return Arg::of_float(c.toDouble());

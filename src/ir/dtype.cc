@@ -49,9 +49,9 @@ std::optional<ScalarType> scalar_type_from_torch_name(std::string_view s) {
   for (int i = 0; i < kNumScalarTypes; ++i)
     if (kInfo[i].torch_name == s) return static_cast<ScalarType>(i);
   static constexpr std::pair<std::string_view, ScalarType> kAliases[] = {
-      {"float", ScalarType::Float32}, {"double", ScalarType::Float64},
-      {"half", ScalarType::Float16},  {"long", ScalarType::Int64},
-      {"int", ScalarType::Int32},     {"short", ScalarType::Int16},
+      {"float", ScalarType::Float32},    {"double", ScalarType::Float64},
+      {"half", ScalarType::Float16},     {"long", ScalarType::Int64},
+      {"int", ScalarType::Int32},        {"short", ScalarType::Int16},
       {"cfloat", ScalarType::Complex64}, {"cdouble", ScalarType::Complex128},
   };
   for (auto& [name, t] : kAliases)
@@ -69,21 +69,16 @@ bool is_floating(ScalarType t) {
   return t == ScalarType::Float16 || t == ScalarType::Float32 || t == ScalarType::Float64 ||
          t == ScalarType::BFloat16;
 }
-bool is_complex(ScalarType t) {
-  return t == ScalarType::Complex64 || t == ScalarType::Complex128;
-}
+bool is_complex(ScalarType t) { return t == ScalarType::Complex64 || t == ScalarType::Complex128; }
 bool is_integral(ScalarType t, bool include_bool) {
   switch (t) {
     case ScalarType::UInt8:
     case ScalarType::Int8:
     case ScalarType::Int16:
     case ScalarType::Int32:
-    case ScalarType::Int64:
-      return true;
-    case ScalarType::Bool:
-      return include_bool;
-    default:
-      return false;
+    case ScalarType::Int64: return true;
+    case ScalarType::Bool: return include_bool;
+    default: return false;
   }
 }
 
@@ -132,10 +127,14 @@ std::optional<Device> device_from_string(std::string_view s) {
   Device d;
   auto colon = s.find(':');
   std::string_view type = s.substr(0, colon);
-  if (type == "cpu") d.type = DeviceType::CPU;
-  else if (type == "cuda") d.type = DeviceType::CUDA;
-  else if (type == "meta") d.type = DeviceType::Meta;
-  else return std::nullopt;
+  if (type == "cpu")
+    d.type = DeviceType::CPU;
+  else if (type == "cuda")
+    d.type = DeviceType::CUDA;
+  else if (type == "meta")
+    d.type = DeviceType::Meta;
+  else
+    return std::nullopt;
   if (colon != std::string_view::npos) {
     std::string_view idx = s.substr(colon + 1);
     if (idx.empty() || idx.size() > 4) return std::nullopt;

@@ -129,15 +129,23 @@ void append_arg(std::string& out, const Arg& a) {
     case Arg::Kind::Float: append_python_float(out, a.f); return;
     case Arg::Kind::Bool: out += a.i ? "True" : "False"; return;
     case Arg::Kind::Str: append_python_str(out, a.str); return;
-    case Arg::Kind::Dtype: out += "torch."; out += torch_name(a.dtype()); return;
+    case Arg::Kind::Dtype:
+      out += "torch.";
+      out += torch_name(a.dtype());
+      return;
     case Arg::Kind::Device:
       out += "device(type='";
-      out += a.device.type == DeviceType::CPU ? "cpu" : a.device.type == DeviceType::CUDA ? "cuda" : "meta";
+      out += a.device.type == DeviceType::CPU    ? "cpu"
+             : a.device.type == DeviceType::CUDA ? "cuda"
+                                                 : "meta";
       out += '\'';
       if (a.device.index >= 0) out += ", index=" + std::to_string(a.device.index);
       out += ')';
       return;
-    case Arg::Kind::Layout: out += "torch."; out += torch_name(static_cast<Layout>(a.i)); return;
+    case Arg::Kind::Layout:
+      out += "torch.";
+      out += torch_name(static_cast<Layout>(a.i));
+      return;
     case Arg::Kind::MemoryFormat:
       out += "torch.";
       out += torch_name(static_cast<MemoryFormat>(a.i));
@@ -190,11 +198,12 @@ std::string describe_arg(const Arg& a) {
 bool fits_base(BaseType b, const Arg& a) {
   switch (b) {
     case BaseType::Tensor:  // a Python number is accepted as a wrapped 0-dim tensor
-      return (a.kind == Arg::Kind::Node && a.node->meta().is_tensor()) || a.kind == Arg::Kind::Int ||
-             a.kind == Arg::Kind::Float || a.kind == Arg::Kind::Bool;
+      return (a.kind == Arg::Kind::Node && a.node->meta().is_tensor()) ||
+             a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Float || a.kind == Arg::Kind::Bool;
     case BaseType::Int:
     case BaseType::SymInt: return a.kind == Arg::Kind::Int || is_sym_node(a);
-    case BaseType::Float: return a.kind == Arg::Kind::Float || a.kind == Arg::Kind::Int || is_sym_node(a);
+    case BaseType::Float:
+      return a.kind == Arg::Kind::Float || a.kind == Arg::Kind::Int || is_sym_node(a);
     case BaseType::Bool: return a.kind == Arg::Kind::Bool;
     case BaseType::Scalar:
       return a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Float || a.kind == Arg::Kind::Bool ||
@@ -225,7 +234,8 @@ std::string check_arg_type(const TypeRef& t, const Arg& a) {
     }
     for (auto& e : a.list) {
       if (e.kind == Arg::Kind::None && t.elem_optional) continue;
-      if (!fits_base(t.base, e)) return "expected " + t.to_string() + ", got element " + describe_arg(e);
+      if (!fits_base(t.base, e))
+        return "expected " + t.to_string() + ", got element " + describe_arg(e);
     }
     return "";
   }
@@ -259,11 +269,14 @@ Arg default_arg(const SchemaArg& sa) {
       size_t start = 0;
       while (start < inner.size()) {
         size_t comma = inner.find(',', start);
-        std::string e = inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        std::string e =
+            inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         e.erase(0, e.find_first_not_of(' '));
         if (!e.empty()) {
-          if (e == "True" || e == "False") elems.push_back(Arg::of_bool(e == "True"));
-          else elems.push_back(scalar(e));
+          if (e == "True" || e == "False")
+            elems.push_back(Arg::of_bool(e == "True"));
+          else
+            elems.push_back(scalar(e));
         }
         if (comma == std::string::npos) break;
         start = comma + 1;
@@ -349,8 +362,10 @@ void Node::set_arg(size_t i, Arg a, bool given) {
   });
   args_[i] = std::move(a);
   args_[i].for_each_node([this](Node* n) { n->users_.push_back(this); });
-  if (given) given_ |= 1ull << i;
-  else given_ &= ~(1ull << i);
+  if (given)
+    given_ |= 1ull << i;
+  else
+    given_ &= ~(1ull << i);
 }
 
 std::string Node::describe() const {
@@ -484,15 +499,19 @@ Node* Graph::new_node(NodeKind kind, std::string name) {
 void Graph::link_before(Node* n, Node* before) {
   if (!before) {
     n->prev_ = tail_;
-    if (tail_) tail_->next_ = n;
-    else head_ = n;
+    if (tail_)
+      tail_->next_ = n;
+    else
+      head_ = n;
     tail_ = n;
     return;
   }
   n->next_ = before;
   n->prev_ = before->prev_;
-  if (before->prev_) before->prev_->next_ = n;
-  else head_ = n;
+  if (before->prev_)
+    before->prev_->next_ = n;
+  else
+    head_ = n;
   before->prev_ = n;
   // Anything but a placeholder put among the leading placeholders ends their run there.
   if (n->kind_ != NodeKind::Placeholder && before->kind_ == NodeKind::Placeholder)
@@ -568,10 +587,14 @@ void Graph::erase(Node* n) {
   bool joins_placeholders =
       n->kind_ != NodeKind::Placeholder && n->next_ && n->next_->kind_ == NodeKind::Placeholder;
   if (n == last_placeholder_) last_placeholder_ = n->prev_;
-  if (n->prev_) n->prev_->next_ = n->next_;
-  else head_ = n->next_;
-  if (n->next_) n->next_->prev_ = n->prev_;
-  else tail_ = n->prev_;
+  if (n->prev_)
+    n->prev_->next_ = n->next_;
+  else
+    head_ = n->next_;
+  if (n->next_)
+    n->next_->prev_ = n->prev_;
+  else
+    tail_ = n->prev_;
   if (joins_placeholders) last_placeholder_ = find_last_placeholder();
   if (insert_before_ == n) insert_before_ = nullptr;
   if (output_ == n) output_ = nullptr;
@@ -582,7 +605,8 @@ void Graph::erase(Node* n) {
 
 namespace {
 void replace_in(Arg& a, Node* from, Node* to) {
-  if (a.kind == Arg::Kind::Node && a.node == from) a.node = to;
+  if (a.kind == Arg::Kind::Node && a.node == from)
+    a.node = to;
   else if (a.is_list())
     for (auto& e : a.list) replace_in(e, from, to);
 }

@@ -7,10 +7,20 @@
 namespace aotgrad {
 
 std::string tag_names(uint32_t tags) {
-  static const char* kNames[] = {"pointwise", "view",     "inplace",  "random",
-                                 "compute_intensive", "reduction", "core", "factory",
-                                 "backward", "nondeterministic_seeded", "dynamic_output_shape",
-                                 "scatter", "out_of_place_mutation", "composite_implicit"};
+  static const char* kNames[] = {"pointwise",
+                                 "view",
+                                 "inplace",
+                                 "random",
+                                 "compute_intensive",
+                                 "reduction",
+                                 "core",
+                                 "factory",
+                                 "backward",
+                                 "nondeterministic_seeded",
+                                 "dynamic_output_shape",
+                                 "scatter",
+                                 "out_of_place_mutation",
+                                 "composite_implicit"};
   std::string s;
   for (int i = 0; i < 14; ++i)
     if (tags & (1u << i)) {
@@ -86,7 +96,9 @@ const OpDef* OpTable::find(std::string_view name) const {
 
 const OpDef& OpTable::get(std::string_view name) const {
   const OpDef* op = find(name);
-  if (!op) throw Error("unknown op '" + std::string(name) + "': aotgrad's op registry has no such overload");
+  if (!op)
+    throw Error("unknown op '" + std::string(name) +
+                "': aotgrad's op registry has no such overload");
   return *op;
 }
 
@@ -229,7 +241,8 @@ const OpDef& OpTable::higher_order(std::string_view family_name, const OpDef& wr
 // MetaArgs
 
 const Arg& MetaArgs::checked(size_t i) const {
-  AOTGRAD_CHECK(i < args_.size(), op_.name, ": meta function read argument ", i, " of ", args_.size());
+  AOTGRAD_CHECK(i < args_.size(), op_.name, ": meta function read argument ", i, " of ",
+                args_.size());
   return args_[i];
 }
 
@@ -240,7 +253,7 @@ bool MetaArgs::is_none(size_t i) const { return checked(i).kind == Arg::Kind::No
 
 const TensorMeta& MetaArgs::wrapped(const Arg& a) const {
   auto t = std::make_unique<TensorMeta>();
-  t->dtype = a.kind == Arg::Kind::Float ? ScalarType::Float64
+  t->dtype = a.kind == Arg::Kind::Float  ? ScalarType::Float64
              : a.kind == Arg::Kind::Bool ? ScalarType::Bool
                                          : ScalarType::Int64;
   t->wrapped_number = true;
@@ -284,12 +297,15 @@ std::vector<const TensorMeta*> MetaArgs::tensor_list(size_t i) const {
 namespace {
 SymInt arg_sym_int(const Arg& a, const std::string& what) {
   if (a.kind == Arg::Kind::Int) return SymInt(a.i);
-  if (a.kind == Arg::Kind::Node && a.node->meta().kind == ValueMeta::Kind::SymInt) return a.node->meta().sym;
+  if (a.kind == Arg::Kind::Node && a.node->meta().kind == ValueMeta::Kind::SymInt)
+    return a.node->meta().sym;
   throw Error("argument '" + what + "' must be an int");
 }
 }  // namespace
 
-SymInt MetaArgs::sym_int(size_t i) const { return arg_sym_int(checked(i), op_.schema.args[i].name); }
+SymInt MetaArgs::sym_int(size_t i) const {
+  return arg_sym_int(checked(i), op_.schema.args[i].name);
+}
 
 std::optional<SymInt> MetaArgs::optional_sym_int(size_t i) const {
   if (is_none(i)) return std::nullopt;
@@ -336,7 +352,8 @@ std::optional<double> MetaArgs::optional_float(size_t i) const {
 
 bool MetaArgs::bool_value(size_t i) const {
   const Arg& a = checked(i);
-  AOTGRAD_CHECK(a.kind == Arg::Kind::Bool, "argument '", op_.schema.args[i].name, "' must be a bool");
+  AOTGRAD_CHECK(a.kind == Arg::Kind::Bool, "argument '", op_.schema.args[i].name,
+                "' must be a bool");
   return a.i != 0;
 }
 
@@ -361,9 +378,18 @@ ScalarValue MetaArgs::scalar(size_t i) const {
   const Arg& a = checked(i);
   ScalarValue s;
   switch (a.kind) {
-    case Arg::Kind::Int: s.kind = ScalarValue::Kind::Int; s.i = a.i; return s;
-    case Arg::Kind::Float: s.kind = ScalarValue::Kind::Float; s.f = a.f; return s;
-    case Arg::Kind::Bool: s.kind = ScalarValue::Kind::Bool; s.i = a.i; return s;
+    case Arg::Kind::Int:
+      s.kind = ScalarValue::Kind::Int;
+      s.i = a.i;
+      return s;
+    case Arg::Kind::Float:
+      s.kind = ScalarValue::Kind::Float;
+      s.f = a.f;
+      return s;
+    case Arg::Kind::Bool:
+      s.kind = ScalarValue::Kind::Bool;
+      s.i = a.i;
+      return s;
     case Arg::Kind::Node:
       if (a.node->meta().kind == ValueMeta::Kind::SymInt) {
         s.kind = ScalarValue::Kind::Int;
@@ -384,7 +410,8 @@ std::optional<ScalarValue> MetaArgs::optional_scalar(size_t i) const {
 std::optional<ScalarType> MetaArgs::dtype(size_t i) const {
   if (is_none(i)) return std::nullopt;
   const Arg& a = checked(i);
-  AOTGRAD_CHECK(a.kind == Arg::Kind::Dtype, "argument '", op_.schema.args[i].name, "' must be a dtype");
+  AOTGRAD_CHECK(a.kind == Arg::Kind::Dtype, "argument '", op_.schema.args[i].name,
+                "' must be a dtype");
   return a.dtype();
 }
 std::optional<Layout> MetaArgs::layout(size_t i) const {

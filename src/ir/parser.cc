@@ -553,18 +553,12 @@ class Parser {
       fail(peek().loc, "nesting is too deep (more than " + std::to_string(kMaxDepth) + " levels)");
     const Token& t = peek();
     switch (t.kind) {
-      case TokKind::Int:
-        return Arg::of_int(parse_int(take(), false));
-      case TokKind::Float:
-        return Arg::of_float(parse_float(take()));
-      case TokKind::String:
-        return Arg::of_str(text::decode_string(take()));
-      case TokKind::Name:
-        return parse_name_value();
-      case TokKind::Punct:
-        break;
-      default:
-        expected(t, "a value");
+      case TokKind::Int: return Arg::of_int(parse_int(take(), false));
+      case TokKind::Float: return Arg::of_float(parse_float(take()));
+      case TokKind::String: return Arg::of_str(text::decode_string(take()));
+      case TokKind::Name: return parse_name_value();
+      case TokKind::Punct: break;
+      default: expected(t, "a value");
     }
     if (t.is('-')) {
       take();

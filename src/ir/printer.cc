@@ -84,8 +84,7 @@ void append_annotation(std::string& out, const ValueMeta& m, AnnotationCache& ca
       out += m.sym_text;
       out += ")\"";
       return;
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -148,14 +147,9 @@ class Printer {
     for (uint32_t i = 0; i < order_.size(); ++i) {
       const Node* n = order_[i];
       switch (n->kind()) {
-        case NodeKind::Placeholder:
-          break;
-        case NodeKind::Output:
-          print_output(*n);
-          break;
-        default:
-          print_node(*n, i);
-          break;
+        case NodeKind::Placeholder: break;
+        case NodeKind::Output: print_output(*n); break;
+        default: print_node(*n, i); break;
       }
     }
     return std::move(out_);

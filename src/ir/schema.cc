@@ -8,9 +8,9 @@
 namespace aotgrad {
 
 std::string TypeRef::to_string() const {
-  static const char* kNames[] = {"Tensor", "int",    "float",        "bool", "Scalar",
+  static const char* kNames[] = {"Tensor",     "int",    "float",  "bool",         "Scalar",
                                  "ScalarType", "Layout", "Device", "MemoryFormat", "str",
-                                 "Generator", "SymInt", "Any"};
+                                 "Generator",  "SymInt", "Any"};
   std::string s = kNames[static_cast<int>(base)];
   if (elem_optional) s += "?";
   if (list) s += list_size ? "[" + std::to_string(list_size) + "]" : "[]";
@@ -124,12 +124,18 @@ class SchemaParser {
   TypeRef base_type(const std::string& name) {
     TypeRef t;
     static const std::pair<const char*, BaseType> kBases[] = {
-        {"Tensor", BaseType::Tensor},       {"int", BaseType::Int},
-        {"SymInt", BaseType::Int},          {"float", BaseType::Float},
-        {"bool", BaseType::Bool},           {"Scalar", BaseType::Scalar},
-        {"ScalarType", BaseType::ScalarType}, {"Layout", BaseType::Layout},
-        {"Device", BaseType::Device},       {"MemoryFormat", BaseType::MemoryFormat},
-        {"str", BaseType::Str},             {"Generator", BaseType::Generator},
+        {"Tensor", BaseType::Tensor},
+        {"int", BaseType::Int},
+        {"SymInt", BaseType::Int},
+        {"float", BaseType::Float},
+        {"bool", BaseType::Bool},
+        {"Scalar", BaseType::Scalar},
+        {"ScalarType", BaseType::ScalarType},
+        {"Layout", BaseType::Layout},
+        {"Device", BaseType::Device},
+        {"MemoryFormat", BaseType::MemoryFormat},
+        {"str", BaseType::Str},
+        {"Generator", BaseType::Generator},
         {"Any", BaseType::Any},
     };
     for (auto& [n, b] : kBases)
@@ -156,8 +162,10 @@ class SchemaParser {
     }
     if (peek() == '?') {
       ++pos_;
-      if (peek() == '[') a.type.elem_optional = true;
-      else a.type.optional = true;
+      if (peek() == '[')
+        a.type.elem_optional = true;
+      else
+        a.type.optional = true;
     }
     if (peek() == '[') {
       ++pos_;
@@ -176,8 +184,10 @@ class SchemaParser {
       }
     }
     skip_ws();
-    if (ident_char(peek())) a.name = ident();
-    else if (!is_return) fail("expected an argument name");
+    if (ident_char(peek()))
+      a.name = ident();
+    else if (!is_return)
+      fail("expected an argument name");
     skip_ws();
     if (!is_return && peek() == '=') {
       ++pos_;

@@ -13,7 +13,7 @@ namespace aotgrad {
 /// An atom: a named symbol, or an opaque floordiv/mod of two SymInts. Atoms compare by `key`.
 struct SymAtom {
   enum class Kind { Symbol, FloorDiv, Mod } kind;
-  std::string key;  // "s0", "(s0//2)", "(s0 % 3)"
+  std::string key;              // "s0", "(s0//2)", "(s0 % 3)"
   std::optional<int64_t> hint;  // symbols only
   SymInt lhs, rhs;              // floordiv/mod only
 };
@@ -109,7 +109,8 @@ struct SymExprOps {
 
   static Poly add(const Poly& a, const Poly& b, int64_t sign) {
     Poly r;
-    r.constant = sign > 0 ? checked_add(a.constant, b.constant) : checked_sub(a.constant, b.constant);
+    r.constant =
+        sign > 0 ? checked_add(a.constant, b.constant) : checked_sub(a.constant, b.constant);
     size_t i = 0, j = 0;
     while (i < a.terms.size() || j < b.terms.size()) {
       int c = i == a.terms.size()   ? 1
@@ -140,7 +141,8 @@ struct SymExprOps {
       for (auto& [mb, cb] : b.terms) {
         Monomial m = ma;
         m.insert(m.end(), mb.begin(), mb.end());
-        std::sort(m.begin(), m.end(), [](const AtomPtr& x, const AtomPtr& y) { return x->key < y->key; });
+        std::sort(m.begin(), m.end(),
+                  [](const AtomPtr& x, const AtomPtr& y) { return x->key < y->key; });
         add_term(std::move(m), checked_mul(ca, cb));
       }
       add_term(ma, checked_mul(ca, b.constant));
@@ -231,7 +233,8 @@ SymInt opaque(SymAtom::Kind kind, const SymInt& a, const SymInt& b) {
     bool simple = v.is_concrete() ? s[0] != '-' : s.find_first_of(" *") == std::string::npos;
     return simple ? s : "(" + s + ")";
   };
-  atom->key = "(" + operand(a) + (kind == SymAtom::Kind::FloorDiv ? "//" : " % ") + operand(b) + ")";
+  atom->key =
+      "(" + operand(a) + (kind == SymAtom::Kind::FloorDiv ? "//" : " % ") + operand(b) + ")";
   return SymExprOps::from_atom(std::move(atom));
 }
 }  // namespace
@@ -266,7 +269,8 @@ SymInt mod(const SymInt& a, const SymInt& b) {
 }
 
 bool SymInt::operator==(const SymInt& o) const {
-  if (is_concrete() || o.is_concrete()) return is_concrete() && o.is_concrete() && value_ == o.value_;
+  if (is_concrete() || o.is_concrete())
+    return is_concrete() && o.is_concrete() && value_ == o.value_;
   if (expr_ == o.expr_) return true;
   const SymExpr &a = *expr_, &b = *o.expr_;
   if (a.constant != b.constant || a.terms.size() != b.terms.size()) return false;
@@ -286,8 +290,10 @@ void SymInt::append_to(std::string& out) const {
   }
   bool first = true;
   for (auto& [m, c] : expr_->terms) {
-    if (!first) out += c < 0 ? " - " : " + ";
-    else if (c < 0) out += "-";
+    if (!first)
+      out += c < 0 ? " - " : " + ";
+    else if (c < 0)
+      out += "-";
     uint64_t ac = c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
     if (ac != 1) out += std::to_string(ac) + "*";
     out += monomial_text(m);
@@ -360,19 +366,27 @@ class ExprParser {
   SymInt expr() {
     SymInt v = term();
     while (true) {
-      if (eat("+")) v = v + term();
-      else if (eat("-")) v = v - term();
-      else return v;
+      if (eat("+"))
+        v = v + term();
+      else if (eat("-"))
+        v = v - term();
+      else
+        return v;
     }
   }
   SymInt term() {
     SymInt v = unary();
     while (true) {
-      if (eat("//")) v = floordiv(v, unary());
-      else if (s_.compare(pos_, 2, "**") == 0) fail("unexpected '**'");
-      else if (eat("*")) v = v * unary();
-      else if (eat("%")) v = mod(v, unary());
-      else return v;
+      if (eat("//"))
+        v = floordiv(v, unary());
+      else if (s_.compare(pos_, 2, "**") == 0)
+        fail("unexpected '**'");
+      else if (eat("*"))
+        v = v * unary();
+      else if (eat("%"))
+        v = mod(v, unary());
+      else
+        return v;
     }
   }
   SymInt unary() {
@@ -407,9 +421,11 @@ class ExprParser {
       }
       return SymInt(v);
     }
-    if (pos_ < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
+    if (pos_ < s_.size() &&
+        (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
       size_t start = pos_;
-      while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+      while (pos_ < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
         ++pos_;
       return SymInt::symbol(s_.substr(start, pos_ - start));
     }

@@ -176,7 +176,8 @@ ValueMeta parse_annotation(const std::string& text) {
     std::string err;
     if (auto v = parse_sym_expr(inner, &err)) return ValueMeta::of_sym(*v);
     ValueMeta m;  // a SymFloat / SymBool expression we keep as text
-    m.kind = inner.find('.') != std::string::npos ? ValueMeta::Kind::SymFloat : ValueMeta::Kind::SymBool;
+    m.kind =
+        inner.find('.') != std::string::npos ? ValueMeta::Kind::SymFloat : ValueMeta::Kind::SymBool;
     m.sym_text = inner;
     return m;
   }

@@ -153,18 +153,10 @@ std::string decode_string(const Token& t) {
     }
     char e = t.text[++i];
     switch (e) {
-      case 'n':
-        out += '\n';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case '0':
-        out += '\0';
-        break;
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case 'r': out += '\r'; break;
+      case '0': out += '\0'; break;
       case 'x': {
         auto hex = [](char h) -> int {
           if (h >= '0' && h <= '9') return h - '0';
@@ -184,9 +176,7 @@ std::string decode_string(const Token& t) {
       }
       case '\\':
       case '\'':
-      case '"':
-        out += e;
-        break;
+      case '"': out += e; break;
       default:  // Python keeps unknown escapes as written
         out += '\\';
         out += e;
@@ -219,14 +209,10 @@ std::string quote_for_message(std::string_view s) {
 
 std::string describe_token(const Token& t) {
   switch (t.kind) {
-    case TokKind::Newline:
-      return "end of line";
-    case TokKind::End:
-      return "end of input";
-    case TokKind::String:
-      return "string " + quote_for_message(t.text);
-    default:
-      return quote_for_message(t.text);
+    case TokKind::Newline: return "end of line";
+    case TokKind::End: return "end of input";
+    case TokKind::String: return "string " + quote_for_message(t.text);
+    default: return quote_for_message(t.text);
   }
 }
 

@@ -13,9 +13,7 @@ namespace {
 // Metadata as text for messages: an annotation, "None", or "(a, b)" for tuples.
 void append_meta_text(std::string& out, const ValueMeta& m) {
   switch (m.kind) {
-    case ValueMeta::Kind::None:
-      out += "None";
-      return;
+    case ValueMeta::Kind::None: out += "None"; return;
     case ValueMeta::Kind::Tuple:
       out += m.is_list ? '[' : '(';
       for (size_t i = 0; i < m.elems.size(); ++i) {
@@ -24,8 +22,7 @@ void append_meta_text(std::string& out, const ValueMeta& m) {
       }
       out += m.is_list ? ']' : ')';
       return;
-    default:
-      out += m.annotation();
+    default: out += m.annotation();
   }
 }
 std::string meta_text(const ValueMeta& m) {
@@ -83,11 +80,8 @@ class Verifier {
         case NodeKind::Placeholder:
           if (seen_body) fail(*n, "comes after a call (placeholders must come first)");
           break;
-        case NodeKind::Output:
-          output = n;
-          break;
-        default:
-          seen_body = true;
+        case NodeKind::Output: output = n; break;
+        default: seen_body = true;
       }
     }
     if (!output) throw Error("the graph has no output node");
@@ -155,12 +149,8 @@ class Verifier {
           fail(n,
                "expected 1 argument (the returned value), got " + std::to_string(n.args().size()));
         return;
-      case NodeKind::GetItem:
-        check_getitem(n);
-        return;
-      case NodeKind::Call:
-        check_call(n);
-        return;
+      case NodeKind::GetItem: check_getitem(n); return;
+      case NodeKind::Call: check_call(n); return;
     }
   }
 

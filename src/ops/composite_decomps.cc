@@ -26,7 +26,8 @@ Node* transpose(DecompBuilder& b, Node* x, int64_t d0, int64_t d1) {
 }
 
 Node* contiguous_clone(DecompBuilder& b, Node* x) {
-  return b.call("clone.default", {Arg(x)}, {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+  return b.call("clone.default", {Arg(x)},
+                {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
 }
 
 // at::native::_matmul_impl (1.13, LinearAlgebra.cpp): dot / mv / mm for 1-d and 2-d operands; a
@@ -35,8 +36,9 @@ Node* contiguous_clone(DecompBuilder& b, Node* x) {
 // broadcast batch shape and multiplied with bmm.
 Node* matmul(DecompBuilder& b, Node* x, Node* y) {
   int64_t d1 = dim_of(x), d2 = dim_of(y);
-  AOTGRAD_CHECK(d1 >= 1 && d2 >= 1, b.node().describe(), ": both arguments to matmul need to be at least 1D, but they are ",
-                d1, "D and ", d2, "D");
+  AOTGRAD_CHECK(d1 >= 1 && d2 >= 1, b.node().describe(),
+                ": both arguments to matmul need to be at least 1D, but they are ", d1, "D and ",
+                d2, "D");
   if (d1 == 1 && d2 == 1) return b.call("dot.default", {Arg(x), Arg(y)});
   if (d1 == 2 && d2 == 1) return b.call("mv.default", {Arg(x), Arg(y)});
   if (d1 == 1 && d2 == 2) {
@@ -50,7 +52,8 @@ Node* matmul(DecompBuilder& b, Node* x, Node* y) {
     SymIntVector out(s1.begin(), s1.end() - 1);
     if (dim_of(t2) == 2) out.push_back(sizes_of(t2)[1]);
     Node* flat = b.reshape(t1, {product(s1, 0, s1.size() - 1), s1.back()});
-    Node* r = dim_of(t2) == 2 ? b.call("mm.default", {Arg(flat), Arg(t2)}) : b.call("mv.default", {Arg(flat), Arg(t2)});
+    Node* r = dim_of(t2) == 2 ? b.call("mm.default", {Arg(flat), Arg(t2)})
+                              : b.call("mv.default", {Arg(flat), Arg(t2)});
     return b.call("_unsafe_view.default", {Arg(r), Arg::of_symints(out)});
   };
   if (d1 >= 3 && d2 <= 2) return fold(x, y);
@@ -107,7 +110,8 @@ Arg linear_decomp(DecompBuilder& b) {
     return Arg(b.call("view.default", {Arg(mm), Arg::of_symints({s[0], s[1], sizes_of(w)[0]})}));
   }
   Node* out = matmul(b, x, wt);
-  if (has_bias) out = b.call("add.Tensor", {Arg(out), Arg(b.input(2))});  // 1.13 uses add_ on a fresh result
+  if (has_bias)
+    out = b.call("add.Tensor", {Arg(out), Arg(b.input(2))});  // 1.13 uses add_ on a fresh result
   return Arg(out);
 }
 
@@ -116,9 +120,10 @@ Arg conv2d_decomp(DecompBuilder& b) {
   Node* x = b.input(0);
   bool unbatched = dim_of(x) == 3;
   if (unbatched) x = b.call("unsqueeze.default", {Arg(x), int_arg(0)});
-  Node* out = b.call("convolution.default",
-                     {Arg(x), b.arg(1), b.arg(2), pair_arg(b.arg(3)), pair_arg(b.arg(4)), pair_arg(b.arg(5)),
-                      Arg::of_bool(false), Arg::of_list({int_arg(0), int_arg(0)}), b.arg(6)});
+  Node* out =
+      b.call("convolution.default", {Arg(x), b.arg(1), b.arg(2), pair_arg(b.arg(3)),
+                                     pair_arg(b.arg(4)), pair_arg(b.arg(5)), Arg::of_bool(false),
+                                     Arg::of_list({int_arg(0), int_arg(0)}), b.arg(6)});
   if (unbatched) out = b.call("squeeze.dim", {Arg(out), int_arg(0)});
   return Arg(out);
 }
@@ -150,8 +155,8 @@ Arg layer_norm_decomp(DecompBuilder& b) {
 // at::native::batch_norm -> _batch_norm_impl_index -> native_batch_norm on CPU (1.13), which
 // updates running_mean/running_var in training mode.
 Arg batch_norm_decomp(DecompBuilder& b) {
-  Node* r = b.call("native_batch_norm.default",
-                   {b.arg(0), b.arg(1), b.arg(2), b.arg(3), b.arg(4), b.arg(5), b.arg(6), b.arg(7)});
+  Node* r = b.call("native_batch_norm.default", {b.arg(0), b.arg(1), b.arg(2), b.arg(3), b.arg(4),
+                                                 b.arg(5), b.arg(6), b.arg(7)});
   return Arg(b.getitem(r, 0));
 }
 
@@ -183,10 +188,13 @@ Arg cross_entropy_loss_decomp(DecompBuilder& b) {
   Node* lsm = b.call("_log_softmax.default", {Arg(x), int_arg(class_dim), Arg::of_bool(false)});
   if (is_floating(target->tensor_meta().dtype)) {  // class probabilities
     AOTGRAD_CHECK(b.is_none(2) && smoothing == 0.0, b.node().describe(),
-                  ": cross_entropy with probability targets and a weight or label smoothing is not supported");
+                  ": cross_entropy with probability targets and a weight or label smoothing is not "
+                  "supported");
     Node* prod = b.call("mul.Tensor", {Arg(lsm), Arg(target)});
     if (reduction == 0)
-      return Arg(b.call("neg.default", {Arg(b.call("sum.dim_IntList", {Arg(prod), Arg::of_list({int_arg(class_dim)})}))}));
+      return Arg(b.call(
+          "neg.default",
+          {Arg(b.call("sum.dim_IntList", {Arg(prod), Arg::of_list({int_arg(class_dim)})}))}));
     Node* neg = b.call("neg.default", {Arg(b.call("sum.default", {Arg(prod)}))});
     if (reduction == 1) {
       SymInt n = d == 1 ? SymInt(1) : sizes_of(x)[0];
@@ -208,13 +216,16 @@ Arg cross_entropy_loss_decomp(DecompBuilder& b) {
     scores = b.reshape(moved, {rows, classes});
     t = b.reshape(target, {rows});
   }
-  Node* nll = b.getitem(b.call("nll_loss_forward.default", {Arg(scores), Arg(t), b.arg(2), b.arg(3), b.arg(4)}), 0);
+  Node* nll = b.getitem(
+      b.call("nll_loss_forward.default", {Arg(scores), Arg(t), b.arg(2), b.arg(3), b.arg(4)}), 0);
   auto unflatten = [&](Node* v) {  // reduction none: back to the targets' shape
     return d > 2 && reduction == 0 ? b.reshape(v, sizes_of(target)) : v;
   };
   if (smoothing == 0.0) return Arg(unflatten(nll));
   int64_t score_class_dim = d == 1 ? 0 : 1;
-  Node* smooth = b.call("neg.default", {Arg(b.call("sum.dim_IntList", {Arg(scores), Arg::of_list({int_arg(score_class_dim)})}))});
+  Node* smooth = b.call(
+      "neg.default",
+      {Arg(b.call("sum.dim_IntList", {Arg(scores), Arg::of_list({int_arg(score_class_dim)})}))});
   Node* ignored = b.call("eq.Scalar", {Arg(t), b.arg(4)});
   smooth = b.call("masked_fill.Scalar", {Arg(smooth), Arg(ignored), Arg::of_float(0.0)});
   Node* ret = smooth;
@@ -225,7 +236,8 @@ Arg cross_entropy_loss_decomp(DecompBuilder& b) {
     ret = b.call("sum.default", {Arg(smooth)});
   }
   Node* a = b.call("mul.Tensor", {Arg(nll), Arg::of_float(1 - smoothing)});
-  Node* c = b.call("mul.Tensor", {Arg(ret), Arg::of_float(smoothing / static_cast<double>(classes.value()))});
+  Node* c = b.call("mul.Tensor",
+                   {Arg(ret), Arg::of_float(smoothing / static_cast<double>(classes.value()))});
   return Arg(unflatten(b.call("add.Tensor", {Arg(a), Arg(c)})));
 }
 
@@ -238,7 +250,8 @@ Arg dropout_decomp(DecompBuilder& b) {
   Node* x = b.input(0);
   if (!train || p == 0 || x->tensor_meta().numel() == SymInt(0)) return Arg(x);
   if (p == 1) return Arg(b.call("mul.Tensor", {Arg(x), Arg::of_float(0.0)}));
-  Node* e = b.call("empty_like.default", {Arg(x)}, {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+  Node* e = b.call("empty_like.default", {Arg(x)},
+                   {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
   Node* noise = b.call("bernoulli.p", {Arg(e), Arg::of_float(1 - p)});
   Node* scaled = b.call("div.Scalar", {Arg(noise), Arg::of_float(1 - p)});
   return Arg(b.call("mul.Tensor", {Arg(x), Arg(scaled)}));
@@ -255,21 +268,27 @@ Arg max_pool2d_decomp(DecompBuilder& b) {
 // channels-last for a channels-last input), else _adaptive_avg_pool2d.
 Arg adaptive_avg_pool2d_decomp(DecompBuilder& b) {
   Arg size = pair_arg(b.arg(1));
-  bool ones = size.is_list() && size.list.size() == 2 && size.list[0] == Arg::of_int(1) && size.list[1] == Arg::of_int(1);
+  bool ones = size.is_list() && size.list.size() == 2 && size.list[0] == Arg::of_int(1) &&
+              size.list[1] == Arg::of_int(1);
   if (ones) {
     Node* x = b.input(0);
-    Node* out = b.call("mean.dim", {Arg(x), Arg::of_list({int_arg(-1), int_arg(-2)}), Arg::of_bool(true)});
-    if (meta::suggest_memory_format(x->tensor_meta()) != MemoryFormat::ChannelsLast) return Arg(out);
+    Node* out =
+        b.call("mean.dim", {Arg(x), Arg::of_list({int_arg(-1), int_arg(-2)}), Arg::of_bool(true)});
+    if (meta::suggest_memory_format(x->tensor_meta()) != MemoryFormat::ChannelsLast)
+      return Arg(out);
     // 1.13 restrides the result channels-last with as_strided_ on the fresh mean.
     SymIntVector s = sizes_of(x);
-    return Arg(b.call("as_strided.default", {Arg(out), Arg::of_symints({s[0], s[1], SymInt(1), SymInt(1)}),
-                                              Arg::of_symints({s[1], SymInt(1), s[1], s[1]})}));
+    return Arg(
+        b.call("as_strided.default", {Arg(out), Arg::of_symints({s[0], s[1], SymInt(1), SymInt(1)}),
+                                      Arg::of_symints({s[1], SymInt(1), s[1], s[1]})}));
   }
   return Arg(b.call("_adaptive_avg_pool2d.default", {b.arg(0), size}));
 }
 
 // at::native::reshape: a view when the strides allow one, else a contiguous copy.
-Arg reshape_decomp(DecompBuilder& b) { return Arg(b.reshape(b.input(0), b.node().tensor_meta().sizes)); }
+Arg reshape_decomp(DecompBuilder& b) {
+  return Arg(b.reshape(b.input(0), b.node().tensor_meta().sizes));
+}
 
 // at::native::flatten: the input itself when there is nothing to merge, else reshape.
 Arg flatten_decomp(DecompBuilder& b) {
@@ -286,7 +305,8 @@ Arg contiguous_decomp(DecompBuilder& b) {
                          ? MemoryFormat::Contiguous
                          : static_cast<MemoryFormat>(b.arg(1).i);
   const TensorMeta& m = x->tensor_meta();
-  bool already = fmt == MemoryFormat::Contiguous ? m.is_contiguous() : meta::is_channels_last_contiguous(m);
+  bool already =
+      fmt == MemoryFormat::Contiguous ? m.is_contiguous() : meta::is_channels_last_contiguous(m);
   if (already) return Arg(x);
   return Arg(b.call("clone.default", {Arg(x)}, {{"memory_format", Arg::of_memory_format(fmt)}}));
 }

@@ -16,8 +16,9 @@ Node* DecompBuilder::input(size_t i) const {
 
 int64_t DecompBuilder::int_arg(size_t i) const {
   const Arg& a = node_.args().at(i);
-  AOTGRAD_CHECK(a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Bool, node_.describe(), ": argument '",
-                op().schema.args.at(i).name, "' must be a constant int, got ", arg_to_string(a));
+  AOTGRAD_CHECK(a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Bool, node_.describe(),
+                ": argument '", op().schema.args.at(i).name, "' must be a constant int, got ",
+                arg_to_string(a));
   return a.i;
 }
 
@@ -45,8 +46,10 @@ Node* DecompBuilder::call(std::string_view op_name, std::vector<Arg> args,
 Node* DecompBuilder::getitem(Node* tuple, int64_t index) { return g_.add_getitem(tuple, index); }
 
 Node* DecompBuilder::reshape(Node* x, const SymIntVector& sizes) {
-  if (meta::compute_view_strides(x->tensor_meta(), sizes)) return call("view.default", {Arg(x), Arg::of_symints(sizes)});
-  Node* c = call("clone.default", {Arg(x)}, {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+  if (meta::compute_view_strides(x->tensor_meta(), sizes))
+    return call("view.default", {Arg(x), Arg::of_symints(sizes)});
+  Node* c = call("clone.default", {Arg(x)},
+                 {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
   return call("_unsafe_view.default", {Arg(c), Arg::of_symints(sizes)});
 }
 

@@ -46,7 +46,8 @@ Node* GradBuilder::result(size_t i) {
 const TensorMeta& GradBuilder::result_meta(size_t i) const {
   const ValueMeta& m = fwd_.meta();
   if (m.kind == ValueMeta::Kind::Tuple) {
-    AOTGRAD_CHECK(i < m.elems.size() && m.elems[i].is_tensor(), fwd_.describe(), ": result ", i, " is not a tensor");
+    AOTGRAD_CHECK(i < m.elems.size() && m.elems[i].is_tensor(), fwd_.describe(), ": result ", i,
+                  " is not a tensor");
     return m.elems[i].tensor;
   }
   return fwd_.tensor_meta();
@@ -121,7 +122,8 @@ Node* GradBuilder::sum_to(Node* x, const SymIntVector& shape) {
     if (shape[d - leading] == 1 && !(m.sizes[d] == 1)) dims.push_back(Arg::of_int(d));
   }
   Node* r = x;
-  if (!dims.empty()) r = call("sum.dim_IntList", {Arg(x), Arg::of_list(std::move(dims)), Arg::of_bool(true)});
+  if (!dims.empty())
+    r = call("sum.dim_IntList", {Arg(x), Arg::of_list(std::move(dims)), Arg::of_bool(true)});
   if (leading > 0) r = call("view.default", {Arg(r), sizes_arg(shape)});
   return r;
 }

@@ -49,30 +49,18 @@ void check_fill_value(const ScalarValue& v, ScalarType t) {
   }
   double lo = 0, hi = 0;
   switch (t) {
-    case ScalarType::UInt8:
-      lo = 0, hi = 255;
-      break;
-    case ScalarType::Int8:
-      lo = -128, hi = 127;
-      break;
-    case ScalarType::Int16:
-      lo = -32768, hi = 32767;
-      break;
-    case ScalarType::Int32:
-      lo = -2147483648.0, hi = 2147483647.0;
-      break;
-    case ScalarType::Int64:
-      return;
-    case ScalarType::Float16:
-      lo = -65504, hi = 65504;
-      break;
+    case ScalarType::UInt8: lo = 0, hi = 255; break;
+    case ScalarType::Int8: lo = -128, hi = 127; break;
+    case ScalarType::Int16: lo = -32768, hi = 32767; break;
+    case ScalarType::Int32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case ScalarType::Int64: return;
+    case ScalarType::Float16: lo = -65504, hi = 65504; break;
     case ScalarType::BFloat16:
     case ScalarType::Float32:
       lo = -static_cast<double>(std::numeric_limits<float>::max());
       hi = static_cast<double>(std::numeric_limits<float>::max());
       break;
-    default:
-      return;
+    default: return;
   }
   if (!(d >= lo && d <= hi))
     throw Error("value cannot be converted to type " +

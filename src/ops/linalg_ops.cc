@@ -820,7 +820,8 @@ void register_linalg_ops(OpTable& t) {
   t.def("matmul(Tensor self, Tensor other) -> Tensor")
       .tags(kComputeIntensive | kCompositeImplicit)
       .meta(matmul_meta)
-      .decomposition(decomp(matmul_decomp, kCoreTable | kFullTable, "at::native::matmul (_matmul_impl)"));
+      .decomposition(
+          decomp(matmul_decomp, kCoreTable | kFullTable, "at::native::matmul (_matmul_impl)"));
   t.def("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
       .tags(kComputeIntensive | kCompositeImplicit)
       .meta(linear_meta)

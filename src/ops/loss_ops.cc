@@ -14,10 +14,11 @@ using meta::one;
 ValueMeta mse_loss_meta(const MetaArgs& a) {
   const TensorMeta &self = a.tensor(0), &target = a.tensor(1);
   int64_t reduction = a.int_value(2);
-  if (reduction < 0 || reduction > 2) throw Error("reduction must be 0 (none), 1 (mean) or 2 (sum)");
+  if (reduction < 0 || reduction > 2)
+    throw Error("reduction must be 0 (none), 1 (mean) or 2 (sum)");
   ScalarType dt = meta::result_type({&self, &target});
-  if (!is_floating(dt) && !is_complex(dt)) throw Error("mse_loss expects floating point inputs, got " +
-                                                       std::string(torch_name(dt)));
+  if (!is_floating(dt) && !is_complex(dt))
+    throw Error("mse_loss expects floating point inputs, got " + std::string(torch_name(dt)));
   TensorMeta loss = meta::tensor_iterator_output({&self, &target}, dt);
   if (reduction == 0) return one(loss);
   return one(meta::empty({}, dt, self.device));
@@ -34,9 +35,11 @@ ValueMeta mse_loss_backward_meta(const MetaArgs& a) {
 //                   target: mse_loss_backward(grad, target, self, reduction)
 void mse_loss_grad(GradBuilder& b) {
   if (b.needs(0))
-    b.set(0, b.call("mse_loss_backward.default", {Arg(b.grad()), Arg(b.input(0)), Arg(b.input(1)), b.arg(2)}));
+    b.set(0, b.call("mse_loss_backward.default",
+                    {Arg(b.grad()), Arg(b.input(0)), Arg(b.input(1)), b.arg(2)}));
   if (b.needs(1))
-    b.set(1, b.call("mse_loss_backward.default", {Arg(b.grad()), Arg(b.input(1)), Arg(b.input(0)), b.arg(2)}));
+    b.set(1, b.call("mse_loss_backward.default",
+                    {Arg(b.grad()), Arg(b.input(1)), Arg(b.input(0)), b.arg(2)}));
 }
 
 }  // namespace
@@ -48,12 +51,13 @@ void register_loss_ops(OpTable& t) {
                        "self: mse_loss_backward(grad, self, target, reduction); "
                        "target: mse_loss_backward(grad, target, self, reduction)"));
   // PyTorch has a double-backward formula (mse_loss_double_backward); aotgrad does not yet.
-  t.def("mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor")
+  t.def(
+       "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor")
       .tags(kBackward)
       .meta(mse_loss_backward_meta)
       .non_differentiable()
-      .decomposition(decomp(mse_loss_backward_full_decomp, kFullTable,
-                            "torch/_decomp: mse_loss_backward"));
+      .decomposition(
+          decomp(mse_loss_backward_full_decomp, kFullTable, "torch/_decomp: mse_loss_backward"));
 }
 
 }  // namespace aotgrad

@@ -36,11 +36,14 @@ SymIntVector broadcast_shapes(const SymIntVector& a, const SymIntVector& b) {
     int64_t ib = static_cast<int64_t>(b.size()) - static_cast<int64_t>(n) + static_cast<int64_t>(i);
     SymInt sa = ia >= 0 ? a[ia] : SymInt(1);
     SymInt sb = ib >= 0 ? b[ib] : SymInt(1);
-    if (sa == sb || sb == 1) out[i] = sa;
-    else if (sa == 1) out[i] = sb;
+    if (sa == sb || sb == 1)
+      out[i] = sa;
+    else if (sa == 1)
+      out[i] = sb;
     else
-      throw Error("the size of tensor a (" + sa.to_string() + ") must match the size of tensor b (" +
-                  sb.to_string() + ") at non-singleton dimension " + std::to_string(i));
+      throw Error("the size of tensor a (" + sa.to_string() +
+                  ") must match the size of tensor b (" + sb.to_string() +
+                  ") at non-singleton dimension " + std::to_string(i));
   }
   return out;
 }
@@ -73,8 +76,10 @@ struct ResultTypeState {
     if (t.wrapped_number) {
       ScalarType current = t.dtype;
       // A wrapped float becomes the default dtype; complex the default complex.
-      if (is_floating(current)) current = kDefaultFloat;
-      else if (is_complex(current)) current = to_complex_type(kDefaultFloat);
+      if (is_floating(current))
+        current = kDefaultFloat;
+      else if (is_complex(current))
+        current = to_complex_type(kDefaultFloat);
       promote(wrapped, current);
     } else if (t.dim() == 0) {
       promote(zero_dim, t.dtype);
@@ -177,8 +182,10 @@ SymIntVector permuted_output_strides(const std::vector<const TensorMeta*>& ins,
     std::vector<int64_t> sb(ndim, 0);
     int64_t offset = ndim - t->dim();
     for (int64_t i = 0; i < t->dim(); ++i) {
-      if (t->sizes[i] == 1 && !(shape[offset + i] == 1)) sb[offset + i] = 0;
-      else sb[offset + i] = t->strides[i].hint_or(1) * element_size(t->dtype);
+      if (t->sizes[i] == 1 && !(shape[offset + i] == 1))
+        sb[offset + i] = 0;
+      else
+        sb[offset + i] = t->strides[i].hint_or(1) * element_size(t->dtype);
     }
     strides.push_back(std::move(sb));
   }
@@ -272,19 +279,24 @@ TensorMeta empty_like(const TensorMeta& self, std::optional<ScalarType> dtype, M
     case MemoryFormat::ChannelsLast:
     case MemoryFormat::ChannelsLast3d: out.strides = channels_last_strides(self.sizes); break;
     case MemoryFormat::Preserve:
-      if (is_non_overlapping_and_dense(self)) out.strides = self.strides;
-      else out.strides = permuted_output_strides({&self}, self.sizes, out.dtype);
+      if (is_non_overlapping_and_dense(self))
+        out.strides = self.strides;
+      else
+        out.strides = permuted_output_strides({&self}, self.sizes, out.dtype);
       break;
   }
   return out;
 }
 
-SymIntVector reduced_shape(const SymIntVector& sizes, const std::vector<int64_t>& dims, bool keepdim) {
+SymIntVector reduced_shape(const SymIntVector& sizes, const std::vector<int64_t>& dims,
+                           bool keepdim) {
   SymIntVector out;
   for (int64_t i = 0; i < static_cast<int64_t>(sizes.size()); ++i) {
     bool reduced = dims.empty() || std::find(dims.begin(), dims.end(), i) != dims.end();
-    if (!reduced) out.push_back(sizes[i]);
-    else if (keepdim) out.push_back(1);
+    if (!reduced)
+      out.push_back(sizes[i]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -315,19 +327,24 @@ SymIntVector infer_view_size(const SymIntVector& shape, const SymInt& numel) {
     }
   }
   if (infer >= 0) {
-    if (known == 0) throw Error("cannot reshape tensor of " + numel.to_string() + " elements into shape " + to_string(shape) + " because the unspecified dimension size -1 can be any value");
+    if (known == 0)
+      throw Error("cannot reshape tensor of " + numel.to_string() + " elements into shape " +
+                  to_string(shape) + " because the unspecified dimension size -1 can be any value");
     out[infer] = floordiv(numel, known);
     known = known * out[infer];
   }
-  bool mismatch = known.is_concrete() && numel.is_concrete()
-                      ? known != numel
-                      : !(known == numel) && known.hint() && numel.hint() && *known.hint() != *numel.hint();
+  bool mismatch =
+      known.is_concrete() && numel.is_concrete()
+          ? known != numel
+          : !(known == numel) && known.hint() && numel.hint() && *known.hint() != *numel.hint();
   if (mismatch)
-    throw Error("shape '" + to_string(shape) + "' is invalid for input of size " + numel.to_string());
+    throw Error("shape '" + to_string(shape) + "' is invalid for input of size " +
+                numel.to_string());
   return out;
 }
 
-std::optional<SymIntVector> compute_view_strides(const TensorMeta& t, const SymIntVector& new_sizes) {
+std::optional<SymIntVector> compute_view_strides(const TensorMeta& t,
+                                                 const SymIntVector& new_sizes) {
   // at::detail::computeStride
   const SymIntVector& oldshape = t.sizes;
   const SymIntVector& oldstride = t.strides;
@@ -344,9 +361,8 @@ std::optional<SymIntVector> compute_view_strides(const TensorMeta& t, const SymI
   SymInt view_numel = 1;
   for (int64_t tensor_d = static_cast<int64_t>(oldshape.size()) - 1; tensor_d >= 0; tensor_d--) {
     tensor_numel = tensor_numel * oldshape[tensor_d];
-    bool boundary = tensor_d == 0 ||
-                    (!(oldshape[tensor_d - 1] == 1) &&
-                     oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride);
+    bool boundary = tensor_d == 0 || (!(oldshape[tensor_d - 1] == 1) &&
+                                      oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride);
     if (boundary) {
       // view_numel only grows toward tensor_numel, so `<` is `!=` (which also works symbolically).
       auto below = [&] {
@@ -399,10 +415,8 @@ MemoryFormat suggest_memory_format(const TensorMeta& t) {
 
 SymIntVector memory_format_strides(const SymIntVector& sizes, MemoryFormat fmt) {
   switch (fmt) {
-    case MemoryFormat::Contiguous:
-      return contiguous_strides(sizes);
-    case MemoryFormat::Preserve:
-      throw Error("unsupported memory format Preserve");
+    case MemoryFormat::Contiguous: return contiguous_strides(sizes);
+    case MemoryFormat::Preserve: throw Error("unsupported memory format Preserve");
     case MemoryFormat::ChannelsLast:
     case MemoryFormat::ChannelsLast3d: {
       // c10::get_channels_last_strides_2d/3d: no max(size, 1) here, unlike contiguous strides.

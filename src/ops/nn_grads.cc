@@ -267,8 +267,8 @@ void embedding_dense_backward_grad(GradBuilder& b) {
   const TensorMeta& im = indices->tensor_meta();
   SymInt n = im.numel();
   // indices.reshape(-1) and .reshape({-1, 1}) with the size inferred: numel.
-  Arg numel = n.is_concrete() ? Arg::of_int(n.value())
-                              : Arg(b.call("sym_numel.default", {Arg(indices)}));
+  Arg numel =
+      n.is_concrete() ? Arg::of_int(n.value()) : Arg(b.call("sym_numel.default", {Arg(indices)}));
   Node* flat = reshape(b, indices, {n}, Arg::of_list({numel}));
   Node* gg = b.call("index_select.default", {Arg(b.grad()), Arg::of_int(0), Arg(flat)});
   const Arg& padding_idx = b.arg(3);

@@ -801,7 +801,8 @@ void register_nn_ops(OpTable& t) {
                "input, weight, bias: \"grad.defined() ? native_layer_norm_backward_symint(grad, "
                "input, normalized_shape, result1, result2, weight, bias, grad_input_mask) : "
                "std::tuple<Tensor, Tensor, Tensor>()\""))
-      .decomposition(decomp(native_layer_norm_full_decomp, kFullTable, "torch/_refs: native_layer_norm"));
+      .decomposition(
+          decomp(native_layer_norm_full_decomp, kFullTable, "torch/_refs: native_layer_norm"));
   t.def(
        "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
        "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> "
@@ -861,8 +862,8 @@ void register_nn_ops(OpTable& t) {
   t.def("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
       .meta(softmax_meta)
-      .derivative(rule(softmax_grad,
-                       "self: _softmax_backward_data(grad, result, dim, self.scalar_type())"))
+      .derivative(
+          rule(softmax_grad, "self: _softmax_backward_data(grad, result, dim, self.scalar_type())"))
       .decomposition(decomp(softmax_full_decomp, kFullTable, "torch/_decomp: _softmax"));
   t.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
@@ -937,7 +938,8 @@ void register_nn_ops(OpTable& t) {
       .derivative(rule(native_dropout_grad,
                        "input: native_dropout_backward(grad, result1, (!train.has_value() || "
                        "!train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"))
-      .decomposition(decomp(native_dropout_full_decomp, kFullTable, "ATen's CPU native_dropout kernel"));
+      .decomposition(
+          decomp(native_dropout_full_decomp, kFullTable, "ATen's CPU native_dropout kernel"));
   t.def("native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
       .tags(kBackward)
       .meta(native_dropout_backward_meta)
@@ -1009,7 +1011,8 @@ void register_nn_ops(OpTable& t) {
       .tags(kCompositeImplicit)
       .meta(batch_norm_meta)
       .undeclared_mutations({3, 4}, /*if_bool_arg=*/5)
-      .decomposition(decomp(batch_norm_decomp, kCoreFull, "at::native::batch_norm (_batch_norm_impl_index)"));
+      .decomposition(
+          decomp(batch_norm_decomp, kCoreFull, "at::native::batch_norm (_batch_norm_impl_index)"));
   t.def("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
       .tags(kCompositeImplicit)
       .meta(softmax_int_meta)
@@ -1023,7 +1026,8 @@ void register_nn_ops(OpTable& t) {
        "int ignore_index=-100, float label_smoothing=0.0) -> Tensor")
       .tags(kCompositeImplicit)
       .meta(cross_entropy_loss_meta)
-      .decomposition(decomp(cross_entropy_loss_decomp, kCoreFull, "at::native::cross_entropy_loss"));
+      .decomposition(
+          decomp(cross_entropy_loss_decomp, kCoreFull, "at::native::cross_entropy_loss"));
   t.def("dropout(Tensor input, float p, bool train) -> Tensor")
       .tags(kRandom | kCompositeImplicit)
       .meta(dropout_meta)
@@ -1037,7 +1041,8 @@ void register_nn_ops(OpTable& t) {
   t.def("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
       .tags(kCompositeImplicit)
       .meta(adaptive_avg_pool2d_composite_meta)
-      .decomposition(decomp(adaptive_avg_pool2d_decomp, kCoreFull, "at::native::adaptive_avg_pool2d"));
+      .decomposition(
+          decomp(adaptive_avg_pool2d_decomp, kCoreFull, "at::native::adaptive_avg_pool2d"));
   t.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
       .tags(kCompositeImplicit)
       .meta(reshape_meta)

@@ -14,8 +14,10 @@ Node* append_call(Graph& g, std::string_view op_name, std::vector<Arg> args,
     args.pop_back();
   for (auto it = kwargs.begin(); it != kwargs.end();) {
     int idx = op.schema.arg_index(it->first);
-    if (idx >= 0 && sargs[idx].has_default && default_arg(sargs[idx]) == it->second) it = kwargs.erase(it);
-    else ++it;
+    if (idx >= 0 && sargs[idx].has_default && default_arg(sargs[idx]) == it->second)
+      it = kwargs.erase(it);
+    else
+      ++it;
   }
   return g.add_call(op, std::move(args), std::move(kwargs));
 }

@@ -70,11 +70,13 @@ void check_alpha(ScalarType dtype, const ScalarValue& alpha) {
 // sub_check in BinaryOps.cpp: subtraction refuses bool operands (wrapped Python bools included).
 void check_sub(const TensorMeta& x, const TensorMeta& y) {
   if (x.dtype == ScalarType::Bool && y.dtype == ScalarType::Bool)
-    throw Error("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-                "`^` or `logical_xor()` operator instead.");
+    throw Error(
+        "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+        "`^` or `logical_xor()` operator instead.");
   if (x.dtype == ScalarType::Bool || y.dtype == ScalarType::Bool)
-    throw Error("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    throw Error(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+        "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
 // A Scalar argument seen as the wrapped-number tensor ATen makes of it.
@@ -87,7 +89,7 @@ TensorMeta wrapped_scalar(const ScalarValue& s) {
   return t;
 }
 
-// --- meta functions -------------------------------------------------------------------------------
+// --- meta functions ------------------------------------------------------------------------------
 
 // Unary ops that keep the dtype (abs, neg, relu, sign); abs, neg and relu refuse bool.
 ValueMeta unary_same(const MetaArgs& a) {
@@ -95,8 +97,9 @@ ValueMeta unary_same(const MetaArgs& a) {
   if (x.dtype == ScalarType::Bool) {
     const std::string& op = a.op().base_name;
     if (op == "neg" || op == "neg_")
-      throw Error("Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                  "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+      throw Error(
+          "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+          "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     if (op == "relu" || op == "relu_") throw Error("Boolean inputs not supported for relu");
     if (op == "abs" || op == "abs_") not_implemented("abs_cpu", x.dtype);
   }
@@ -175,7 +178,8 @@ ValueMeta bitwise(const MetaArgs& a) {
   const TensorMeta &x = a.tensor(0), &y = a.tensor(1);
   ScalarType dt = result_type({&x, &y});
   if (!is_integral(dt, /*include_bool=*/true))
-    not_implemented(a.op().base_name.rfind("bitwise_or", 0) == 0 ? "bitwise_or_cpu" : "bitwise_and_cpu", dt);
+    not_implemented(
+        a.op().base_name.rfind("bitwise_or", 0) == 0 ? "bitwise_or_cpu" : "bitwise_and_cpu", dt);
   return one(tensor_iterator_output({&x, &y}, dt));
 }
 
@@ -208,7 +212,8 @@ ValueMeta div_mode(const MetaArgs& a) {
   if (a.is_none(2)) return binary_float(a);
   std::string mode = a.str(2);
   if (mode != "trunc" && mode != "floor")
-    throw Error("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + mode + "'");
+    throw Error("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" +
+                mode + "'");
   return binary(a);
 }
 
@@ -836,211 +841,314 @@ void register_pointwise_ops(OpTable& t) {
       .decomposition(decomp(silu_full_decomp, kFullTable, "torch/_decomp: silu"));
   unary(t, "logical_not", unary_bool).non_differentiable();
   unary(t, "bitwise_not", unary_bitwise).non_differentiable();
-  t.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor").tags(kPointwise | kCore)
-      .meta(unary_floating_only).inplace("gelu_")
+  t.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor")
+      .tags(kPointwise | kCore)
+      .meta(unary_floating_only)
+      .inplace("gelu_")
       .derivative(rule(gelu_grad, "self: gelu_backward(grad, self, approximate)"))
       .decomposition(decomp(gelu_full_decomp, kFullTable, "torch/_refs: gelu"));
   t.def("gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
 
   // Binary arithmetic.
   t.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
-      .tags(kPointwise | kCore).meta(add_sub).inplace("add_.Tensor")
+      .tags(kPointwise | kCore)
+      .meta(add_sub)
+      .inplace("add_.Tensor")
       .derivative(rule(add_grad, "self: grad; other: maybe_multiply(grad, alpha.conj())"));
   t.def("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
-      .tags(kPointwise | kCore).meta(add_sub_scalar).inplace("add_.Scalar")
+      .tags(kPointwise | kCore)
+      .meta(add_sub_scalar)
+      .inplace("add_.Scalar")
       .derivative(rule(identity_grad, "self: grad"));
   t.def("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
-      .tags(kPointwise | kCore).meta(add_sub).inplace("sub_.Tensor")
+      .tags(kPointwise | kCore)
+      .meta(add_sub)
+      .inplace("sub_.Tensor")
       .derivative(rule(sub_grad, "self: grad; other: maybe_multiply(-grad, alpha.conj())"));
   t.def("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
-      .tags(kPointwise | kCore).meta(add_sub_scalar).inplace("sub_.Scalar")
+      .tags(kPointwise | kCore)
+      .meta(add_sub_scalar)
+      .inplace("sub_.Scalar")
       .derivative(rule(identity_grad, "self: grad"));
   t.def("sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
-      .tags(kPointwise).meta(add_sub_scalar)
+      .tags(kPointwise)
+      .meta(add_sub_scalar)
       .derivative(rule(rsub_grad, "self: maybe_multiply(-grad, alpha.conj())"));
   t.def("mul.Tensor(Tensor self, Tensor other) -> Tensor")
-      .tags(kPointwise | kCore).meta(binary).inplace("mul_.Tensor")
+      .tags(kPointwise | kCore)
+      .meta(binary)
+      .inplace("mul_.Tensor")
       .derivative(rule(mul_grad, "self: grad * other.conj(); other: grad * self.conj()"));
   t.def("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("mul.Scalar(Tensor self, Scalar other) -> Tensor")
-      .tags(kPointwise | kCore).meta(binary_scalar).inplace("mul_.Scalar")
+      .tags(kPointwise | kCore)
+      .meta(binary_scalar)
+      .inplace("mul_.Scalar")
       .derivative(rule(mul_scalar_grad, "self: grad * other.conj()"));
   t.def("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("div.Tensor(Tensor self, Tensor other) -> Tensor")
-      .tags(kPointwise | kCore).meta(binary_float).inplace("div_.Tensor")
-      .derivative(rule(div_grad, "self: div_tensor_self_backward(grad, other, self.scalar_type()); "
+      .tags(kPointwise | kCore)
+      .meta(binary_float)
+      .inplace("div_.Tensor")
+      .derivative(rule(div_grad,
+                       "self: div_tensor_self_backward(grad, other, self.scalar_type()); "
                        "other: div_tensor_other_backward(grad, self, other)"));
   t.def("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("div.Scalar(Tensor self, Scalar other) -> Tensor")
-      .tags(kPointwise | kCore).meta(div_scalar).inplace("div_.Scalar")
+      .tags(kPointwise | kCore)
+      .meta(div_scalar)
+      .inplace("div_.Scalar")
       .derivative(
           rule(div_scalar_grad, "self: div_tensor_self_backward(grad, other, self.scalar_type())"));
   t.def("div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor")
-      .tags(kPointwise | kCore).meta(div_mode).inplace("div_.Tensor_mode")
+      .tags(kPointwise | kCore)
+      .meta(div_mode)
+      .inplace("div_.Tensor_mode")
       .derivative(rule(div_grad,
                        "self: div_tensor_self_backward(grad, other, self.scalar_type(), "
                        "rounding_mode); "
                        "other: div_tensor_other_backward(grad, self, other, rounding_mode)"));
   t.def("div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor")
-      .tags(kPointwise | kCore).meta(pow_tensor_scalar).inplace("pow_.Scalar")
+      .tags(kPointwise | kCore)
+      .meta(pow_tensor_scalar)
+      .inplace("pow_.Scalar")
       .derivative(rule(pow_scalar_grad, "self: pow_backward(grad, self, exponent)"));
   t.def("pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
-      .tags(kPointwise | kCore).meta(pow_tensor_tensor).inplace("pow_.Tensor")
-      .derivative(rule(pow_tensor_grad, "self: pow_backward_self(grad, self, exponent); "
+      .tags(kPointwise | kCore)
+      .meta(pow_tensor_tensor)
+      .inplace("pow_.Tensor")
+      .derivative(rule(pow_tensor_grad,
+                       "self: pow_backward_self(grad, self, exponent); "
                        "exponent: pow_backward_exponent(grad, self, exponent, result)"));
   t.def("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
-  t.def("maximum(Tensor self, Tensor other) -> Tensor").tags(kPointwise | kCore).meta(binary)
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
+  t.def("maximum(Tensor self, Tensor other) -> Tensor")
+      .tags(kPointwise | kCore)
+      .meta(binary)
       .derivative(rule(maximum_grad,
                        "self: at::where(self == other, grad / 2, grad)"
                        ".masked_fill_(self < other, 0); "
                        "other: at::where(self == other, grad / 2, grad)"
                        ".masked_fill_(self > other, 0)"));
-  t.def("minimum(Tensor self, Tensor other) -> Tensor").tags(kPointwise | kCore).meta(binary)
+  t.def("minimum(Tensor self, Tensor other) -> Tensor")
+      .tags(kPointwise | kCore)
+      .meta(binary)
       .derivative(rule(minimum_grad,
                        "self: at::where(self == other, grad / 2, grad)"
                        ".masked_fill_(self > other, 0); "
                        "other: at::where(self == other, grad / 2, grad)"
                        ".masked_fill_(self < other, 0)"));
   t.def("bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor")
-      .tags(kPointwise | kCore).meta(bitwise).inplace("bitwise_and_.Tensor")
+      .tags(kPointwise | kCore)
+      .meta(bitwise)
+      .inplace("bitwise_and_.Tensor")
       .non_differentiable();
   t.def("bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor")
-      .tags(kPointwise | kCore).meta(bitwise).inplace("bitwise_or_.Tensor")
+      .tags(kPointwise | kCore)
+      .meta(bitwise)
+      .inplace("bitwise_or_.Tensor")
       .non_differentiable();
   t.def("bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
-      .tags(kPointwise | kCore).meta(clamp).inplace("clamp_")
+      .tags(kPointwise | kCore)
+      .meta(clamp)
+      .inplace("clamp_")
       .derivative(rule(clamp_grad, "self: clamp_backward(grad, self, min, max)"));
   t.def("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
-      .tags(kPointwise | kCore).meta(hardtanh).inplace("hardtanh_")
+      .tags(kPointwise | kCore)
+      .meta(hardtanh)
+      .inplace("hardtanh_")
       .derivative(rule(hardtanh_grad, "self: hardtanh_backward(grad, self, min_val, max_val)"));
   t.def("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("clamp_min(Tensor self, Scalar min) -> Tensor")
-      .tags(kPointwise).meta(clamp).inplace("clamp_min_")
+      .tags(kPointwise)
+      .meta(clamp)
+      .inplace("clamp_min_")
       .derivative(rule(clamp_grad,
                        "self: where(self >= min, grad, at::scalar_tensor(0., grad.options()))"));
   t.def("clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
 
   // Comparisons.
   for (const char* n : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     std::string s = n;
-    t.def(s + ".Tensor(Tensor self, Tensor other) -> Tensor").tags(kPointwise | kCore).meta(compare)
-        .inplace(s + "_.Tensor").non_differentiable();
+    t.def(s + ".Tensor(Tensor self, Tensor other) -> Tensor")
+        .tags(kPointwise | kCore)
+        .meta(compare)
+        .inplace(s + "_.Tensor")
+        .non_differentiable();
     t.def(s + "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-        .tags(kPointwise | kInplace).meta(inplace);
-    t.def(s + ".Scalar(Tensor self, Scalar other) -> Tensor").tags(kPointwise | kCore)
-        .meta(compare_scalar).inplace(s + "_.Scalar").non_differentiable();
+        .tags(kPointwise | kInplace)
+        .meta(inplace);
+    t.def(s + ".Scalar(Tensor self, Scalar other) -> Tensor")
+        .tags(kPointwise | kCore)
+        .meta(compare_scalar)
+        .inplace(s + "_.Scalar")
+        .non_differentiable();
     t.def(s + "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
-        .tags(kPointwise | kInplace).meta(inplace);
+        .tags(kPointwise | kInplace)
+        .meta(inplace);
   }
 
   t.def("logical_and(Tensor self, Tensor other) -> Tensor")
-      .tags(kPointwise | kCore).meta(compare).non_differentiable();
+      .tags(kPointwise | kCore)
+      .meta(compare)
+      .non_differentiable();
 
   // Selection and filling.
   t.def("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
-      .tags(kPointwise | kCore).meta(where)
+      .tags(kPointwise | kCore)
+      .meta(where)
       .derivative(rule(where_grad,
                        "condition: non_differentiable; self: where(condition, grad, 0); "
                        "other: where(condition, 0, grad)"));
   t.def("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor")
-      .tags(kPointwise | kCore).meta(masked_fill).inplace("masked_fill_.Scalar")
+      .tags(kPointwise | kCore)
+      .meta(masked_fill)
+      .inplace("masked_fill_.Scalar")
       .derivative(
           rule(masked_fill_grad, "self: grad.masked_fill(mask, 0); mask: non_differentiable"));
   t.def("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace_fill);
+      .tags(kPointwise | kInplace)
+      .meta(inplace_fill);
   t.def("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor")
-      .tags(kPointwise | kCore).meta(masked_fill).inplace("masked_fill_.Tensor")
-      .derivative(rule(masked_fill_grad, "self: grad.masked_fill(mask, 0); "
+      .tags(kPointwise | kCore)
+      .meta(masked_fill)
+      .inplace("masked_fill_.Tensor")
+      .derivative(rule(masked_fill_grad,
+                       "self: grad.masked_fill(mask, 0); "
                        "value: masked_fill_backward(grad, mask); mask: non_differentiable"));
   t.def("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace_fill);
+      .tags(kPointwise | kInplace)
+      .meta(inplace_fill);
   t.def("fill.Scalar(Tensor self, Scalar value) -> Tensor")
-      .tags(kPointwise | kCore).meta(like_self).inplace("fill_.Scalar")
+      .tags(kPointwise | kCore)
+      .meta(like_self)
+      .inplace("fill_.Scalar")
       .derivative(rule(fill_grad, "self: zeros_like(grad)"));
   t.def("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace_fill);
+      .tags(kPointwise | kInplace)
+      .meta(inplace_fill);
   t.def("fill.Tensor(Tensor self, Tensor value) -> Tensor")
-      .tags(kPointwise | kCore).meta(like_self).inplace("fill_.Tensor")
+      .tags(kPointwise | kCore)
+      .meta(like_self)
+      .inplace("fill_.Tensor")
       .derivative(rule(fill_grad, "self: zeros_like(grad); value: grad.sum()"));
   t.def("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace_fill);
+      .tags(kPointwise | kInplace)
+      .meta(inplace_fill);
   t.def("zero(Tensor self) -> Tensor")
-      .tags(kPointwise).meta(like_self).inplace("zero_")
+      .tags(kPointwise)
+      .meta(like_self)
+      .inplace("zero_")
       .derivative(rule(zeros_like_grad, "self: zeros_like(grad)"));
   t.def("zero_(Tensor(a!) self) -> Tensor(a!)").tags(kPointwise | kInplace).meta(inplace_fill);
   t.def("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor")
-      .tags(kPointwise).meta(lerp_scalar).inplace("lerp_.Scalar")
+      .tags(kPointwise)
+      .meta(lerp_scalar)
+      .inplace("lerp_.Scalar")
       .derivative(
           rule(lerp_grad, "self: grad * (1 - weight.toDouble()); end: grad * weight.conj()"));
   t.def("lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
   t.def("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor")
-      .tags(kPointwise).meta(ternary).inplace("addcmul_")
-      .derivative(rule(addcmul_grad, "self: grad; tensor1: grad * (tensor2 * value).conj(); "
+      .tags(kPointwise)
+      .meta(ternary)
+      .inplace("addcmul_")
+      .derivative(rule(addcmul_grad,
+                       "self: grad; tensor1: grad * (tensor2 * value).conj(); "
                        "tensor2: grad * (tensor1 * value).conj()"));
-  t.def("addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)")
-      .tags(kPointwise | kInplace).meta(inplace);
+  t.def(
+       "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)")
+      .tags(kPointwise | kInplace)
+      .meta(inplace);
 
   // Pointwise backward kernels.
   t.def("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor")
-      .tags(kPointwise | kCore | kBackward).meta(threshold_backward)
+      .tags(kPointwise | kCore | kBackward)
+      .meta(threshold_backward)
       .derivative(rule(threshold_backward_grad,
                        "grad_output: threshold_backward(grad, self, threshold); "
                        "self: zeros_like(grad)"))
-      .decomposition(decomp(threshold_backward_full_decomp, kFullTable,
-                            "torch/_decomp: threshold_backward"));
-  t.def("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor")
-      .tags(kPointwise | kBackward).meta(hardtanh_backward)
+      .decomposition(
+          decomp(threshold_backward_full_decomp, kFullTable, "torch/_decomp: threshold_backward"));
+  t.def(
+       "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> "
+       "Tensor")
+      .tags(kPointwise | kBackward)
+      .meta(hardtanh_backward)
       .derivative(rule(hardtanh_backward_grad,
                        "grad_output: hardtanh_backward(grad, self, min_val, max_val); "
                        "self: zeros_like(grad)"))
       .decomposition(decomp(hardtanh_backward_full_decomp, kCoreTable | kFullTable,
                             "torch/_decomp: hardtanh_backward"));
   t.def("gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor")
-      .tags(kPointwise | kCore | kBackward).meta(backward_binary)
-      .derivative(rule(gelu_backward_grad, "grad_output: gelu_backward(grad, self, approximate); "
+      .tags(kPointwise | kCore | kBackward)
+      .meta(backward_binary)
+      .derivative(rule(gelu_backward_grad,
+                       "grad_output: gelu_backward(grad, self, approximate); "
                        "self: gelu_double_backward(grad, grad_output, self, approximate)"))
       .decomposition(decomp(gelu_backward_full_decomp, kFullTable, "torch/_decomp: gelu_backward"));
   t.def("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
-      .tags(kPointwise | kCore | kBackward).meta(backward_binary)
-      .derivative(rule(sigmoid_backward_grad, "grad_output: sigmoid_backward(grad, output.conj()); "
+      .tags(kPointwise | kCore | kBackward)
+      .meta(backward_binary)
+      .derivative(rule(sigmoid_backward_grad,
+                       "grad_output: sigmoid_backward(grad, output.conj()); "
                        "output: grad.conj() * grad_output * (-2 * output.conj() + 1)"))
-      .decomposition(decomp(sigmoid_backward_full_decomp, kFullTable,
-                            "torch/_decomp: sigmoid_backward"));
+      .decomposition(
+          decomp(sigmoid_backward_full_decomp, kFullTable, "torch/_decomp: sigmoid_backward"));
   t.def("tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
-      .tags(kPointwise | kCore | kBackward).meta(backward_binary)
-      .derivative(rule(tanh_backward_grad, "grad_output: tanh_backward(grad, output.conj()); "
+      .tags(kPointwise | kCore | kBackward)
+      .meta(backward_binary)
+      .derivative(rule(tanh_backward_grad,
+                       "grad_output: tanh_backward(grad, output.conj()); "
                        "output: grad.conj() * (-2 * output.conj() * grad_output)"))
       .decomposition(decomp(tanh_backward_full_decomp, kFullTable, "torch/_decomp: tanh_backward"));
   t.def("silu_backward(Tensor grad_output, Tensor self) -> Tensor")
-      .tags(kPointwise | kBackward).meta(backward_binary)
+      .tags(kPointwise | kBackward)
+      .meta(backward_binary)
       .derivative(rule(silu_backward_grad, "not differentiable in PyTorch (error)"))
       .decomposition(decomp(silu_backward_full_decomp, kFullTable, "torch/_decomp: silu_backward"));
 }

@@ -36,17 +36,10 @@ c10::Device to_c10(const Device& d) {
 Device from_c10(const c10::Device& d) {
   Device out;
   switch (d.type()) {
-    case c10::DeviceType::CPU:
-      out.type = DeviceType::CPU;
-      break;
-    case c10::DeviceType::CUDA:
-      out.type = DeviceType::CUDA;
-      break;
-    case c10::DeviceType::Meta:
-      out.type = DeviceType::Meta;
-      break;
-    default:
-      throw Error("libtorch device " + d.str() + " has no aotgrad equivalent");
+    case c10::DeviceType::CPU: out.type = DeviceType::CPU; break;
+    case c10::DeviceType::CUDA: out.type = DeviceType::CUDA; break;
+    case c10::DeviceType::Meta: out.type = DeviceType::Meta; break;
+    default: throw Error("libtorch device " + d.str() + " has no aotgrad equivalent");
   }
   out.index = d.has_index() ? d.index() : -1;
   return out;
@@ -56,14 +49,10 @@ c10::Layout to_c10(Layout l) { return l == Layout::Strided ? c10::kStrided : c10
 
 c10::MemoryFormat to_c10(MemoryFormat m) {
   switch (m) {
-    case MemoryFormat::Contiguous:
-      return c10::MemoryFormat::Contiguous;
-    case MemoryFormat::Preserve:
-      return c10::MemoryFormat::Preserve;
-    case MemoryFormat::ChannelsLast:
-      return c10::MemoryFormat::ChannelsLast;
-    case MemoryFormat::ChannelsLast3d:
-      return c10::MemoryFormat::ChannelsLast3d;
+    case MemoryFormat::Contiguous: return c10::MemoryFormat::Contiguous;
+    case MemoryFormat::Preserve: return c10::MemoryFormat::Preserve;
+    case MemoryFormat::ChannelsLast: return c10::MemoryFormat::ChannelsLast;
+    case MemoryFormat::ChannelsLast3d: return c10::MemoryFormat::ChannelsLast3d;
   }
   return c10::MemoryFormat::Contiguous;
 }
@@ -120,32 +109,19 @@ namespace {
 
 const char* kind_name(const Arg& a) {
   switch (a.kind) {
-    case Arg::Kind::None:
-      return "None";
-    case Arg::Kind::Node:
-      return "a node";
-    case Arg::Kind::Int:
-      return "an int";
-    case Arg::Kind::Float:
-      return "a float";
-    case Arg::Kind::Bool:
-      return "a bool";
-    case Arg::Kind::Str:
-      return "a str";
-    case Arg::Kind::Dtype:
-      return "a dtype";
-    case Arg::Kind::Device:
-      return "a device";
-    case Arg::Kind::Layout:
-      return "a layout";
-    case Arg::Kind::MemoryFormat:
-      return "a memory format";
-    case Arg::Kind::List:
-      return "a list";
-    case Arg::Kind::Tuple:
-      return "a tuple";
-    case Arg::Kind::Op:
-      return "an op";
+    case Arg::Kind::None: return "None";
+    case Arg::Kind::Node: return "a node";
+    case Arg::Kind::Int: return "an int";
+    case Arg::Kind::Float: return "a float";
+    case Arg::Kind::Bool: return "a bool";
+    case Arg::Kind::Str: return "a str";
+    case Arg::Kind::Dtype: return "a dtype";
+    case Arg::Kind::Device: return "a device";
+    case Arg::Kind::Layout: return "a layout";
+    case Arg::Kind::MemoryFormat: return "a memory format";
+    case Arg::Kind::List: return "a list";
+    case Arg::Kind::Tuple: return "a tuple";
+    case Arg::Kind::Op: return "an op";
   }
   return "?";
 }
@@ -217,12 +193,9 @@ bool bool_value(const TypeRef& t, const Arg& a, const NodeValueFn& lookup) {
 
 c10::IValue scalar_value(const TypeRef& t, const Arg& a, const NodeValueFn& lookup) {
   switch (a.kind) {
-    case Arg::Kind::Int:
-      return c10::IValue(a.i);
-    case Arg::Kind::Float:
-      return c10::IValue(a.f);
-    case Arg::Kind::Bool:
-      return c10::IValue(a.i != 0);
+    case Arg::Kind::Int: return c10::IValue(a.i);
+    case Arg::Kind::Float: return c10::IValue(a.f);
+    case Arg::Kind::Bool: return c10::IValue(a.i != 0);
     case Arg::Kind::Node: {
       c10::IValue v = lookup_node(a, lookup);
       if (v.isInt() || v.isDouble() || v.isBool()) return v;
@@ -231,8 +204,7 @@ c10::IValue scalar_value(const TypeRef& t, const Arg& a, const NodeValueFn& look
         return c10::IValue(v.toTensor().item());
       mismatch(t, a, ("its value is " + v.tagKind()).c_str());
     }
-    default:
-      mismatch(t, a);
+    default: mismatch(t, a);
   }
 }
 
@@ -283,8 +255,7 @@ c10::IValue list_value(const TypeRef& t, const Arg& a, const NodeValueFn& lookup
       }
       return c10::IValue(l);
     }
-    default:
-      throw Error("lists of " + t.to_string() + " are not supported by the ATen caller");
+    default: throw Error("lists of " + t.to_string() + " are not supported by the ATen caller");
   }
 }
 
@@ -297,17 +268,12 @@ c10::IValue to_ivalue(const TypeRef& t, const Arg& a, const NodeValueFn& lookup)
   }
   if (t.list) return list_value(t, a, lookup);
   switch (t.base) {
-    case BaseType::Tensor:
-      return tensor_value(t, a, lookup);
+    case BaseType::Tensor: return tensor_value(t, a, lookup);
     case BaseType::Int:
-    case BaseType::SymInt:
-      return int_value(t, a, lookup);
-    case BaseType::Float:
-      return float_value(t, a, lookup);
-    case BaseType::Bool:
-      return bool_value(t, a, lookup);
-    case BaseType::Scalar:
-      return scalar_value(t, a, lookup);
+    case BaseType::SymInt: return int_value(t, a, lookup);
+    case BaseType::Float: return float_value(t, a, lookup);
+    case BaseType::Bool: return bool_value(t, a, lookup);
+    case BaseType::Scalar: return scalar_value(t, a, lookup);
     case BaseType::ScalarType:
       if (a.kind != Arg::Kind::Dtype) mismatch(t, a);
       return c10::IValue(to_c10(a.dtype()));
@@ -323,10 +289,8 @@ c10::IValue to_ivalue(const TypeRef& t, const Arg& a, const NodeValueFn& lookup)
     case BaseType::Str:
       if (a.kind != Arg::Kind::Str) mismatch(t, a);
       return c10::IValue(a.str);
-    case BaseType::Generator:
-      mismatch(t, a, "only None is supported for generators");
-    case BaseType::Any:
-      mismatch(t, a, "pseudo-op arguments cannot be passed to ATen");
+    case BaseType::Generator: mismatch(t, a, "only None is supported for generators");
+    case BaseType::Any: mismatch(t, a, "pseudo-op arguments cannot be passed to ATen");
   }
   mismatch(t, a);
 }

@@ -51,8 +51,8 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
       outs = state->fw(std::move(in));
     }
     size_t n_out = state->art.num_forward_outputs;
-    AOTGRAD_CHECK(outs.size() == n_out + state->art.saved.size(), "forward graph returned ", outs.size(),
-                  " values, expected ", n_out + state->art.saved.size());
+    AOTGRAD_CHECK(outs.size() == n_out + state->art.saved.size(), "forward graph returned ",
+                  outs.size(), " values, expected ", n_out + state->art.saved.size());
     torch::autograd::variable_list saved;
     std::vector<int64_t> saved_ints;
     // A saved value that is (a view of) an input the runtime writes new data into after this
@@ -122,11 +122,12 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
       for (size_t k = 0; k < saved.size(); ++k) {
         at::Tensor t = saved.get(k);
         if (t.defined() && static_cast<int64_t>(t._version()) != versions.get(k))
-          throw Error("one of the variables needed for gradient computation has been modified "
-                      "by an inplace operation: saved value " + std::to_string(k) + " ('" +
-                      state->art.saved.at(k) + "') is at version " +
-                      std::to_string(t._version()) + "; expected version " +
-                      std::to_string(versions.get(k)) + " instead.");
+          throw Error(
+              "one of the variables needed for gradient computation has been modified "
+              "by an inplace operation: saved value " +
+              std::to_string(k) + " ('" + state->art.saved.at(k) + "') is at version " +
+              std::to_string(t._version()) + "; expected version " +
+              std::to_string(versions.get(k)) + " instead.");
       }
       // Without retain_graph the backward graph owns the saved values from here on and frees
       // each after its last use.
@@ -136,7 +137,8 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
         ctx->saved_data.erase("versions");
       }
       in.reserve(saved.size() + state->art.joint_info.tangent_of_output.size());
-      for (size_t k = 0; k < saved.size(); ++k) in.emplace_back(keep ? saved.get(k) : saved.extract(k));
+      for (size_t k = 0; k < saved.size(); ++k)
+        in.emplace_back(keep ? saved.get(k) : saved.extract(k));
     }
     const auto& tangent_of = state->art.joint_info.tangent_of_output;
     for (size_t k = 0; k < tangent_of.size(); ++k) {
@@ -146,7 +148,8 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
         const TensorMeta& m = state->output_metas[k];
         std::vector<int64_t> sizes;
         for (auto& s : m.sizes) sizes.push_back(s.hint_or(1));
-        g = at::zeros(sizes, at::TensorOptions().dtype(static_cast<c10::ScalarType>(c10_code(m.dtype))));
+        g = at::zeros(sizes,
+                      at::TensorOptions().dtype(static_cast<c10::ScalarType>(c10_code(m.dtype))));
       }
       in.push_back(g.contiguous());
     }
@@ -161,8 +164,8 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
   }
 };
 
-CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph, std::vector<bool> requires_grad,
-                                   TrainOptions options)
+CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
+                                   std::vector<bool> requires_grad, TrainOptions options)
     : state_(std::make_shared<State>()) {
   register_compat_ops();
   if (!options.fw_compiler) options.fw_compiler = default_compiler();
@@ -185,7 +188,8 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph, std::vect
   const Arg& out = state_->art.fw->output()->args()[0];
   for (size_t k = 0; k < state_->art.num_forward_outputs; ++k) {
     const Arg& a = out.list[k];
-    state_->output_metas.push_back(a.is_node() && a.node->meta().is_tensor() ? a.node->meta().tensor : TensorMeta{});
+    state_->output_metas.push_back(a.is_node() && a.node->meta().is_tensor() ? a.node->meta().tensor
+                                                                             : TensorMeta{});
   }
 }
 
@@ -212,11 +216,13 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
   std::vector<int64_t> offsets;
   {
     at::NoGradGuard no_grad;
-    if (state_->input_views) views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
+    if (state_->input_views)
+      views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
     for (const at::Tensor& t : args) offsets.push_back(t.storage_offset());
   }
   // Passed as a TensorList so that autograd sees every tensor as an input with an edge.
-  torch::autograd::variable_list outs = CompiledAutogradFunction::apply(state_->id, state_, at::TensorList(args));
+  torch::autograd::variable_list outs =
+      CompiledAutogradFunction::apply(state_->id, state_, at::TensorList(args));
   {
     at::NoGradGuard no_grad;
     for (size_t k = 0; k < n_mut; ++k) {
@@ -228,7 +234,8 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
         const at::Tensor& g = views[info.view].toTensor();
         target.as_strided_(g.sizes(), g.strides(), g.storage_offset());
       } else if (info.mutates_metadata) {
-        target.as_strided_(value.sizes(), value.strides(), value.storage_offset() + (info.mutates_data ? offsets[p] : 0));
+        target.as_strided_(value.sizes(), value.strides(),
+                           value.storage_offset() + (info.mutates_data ? offsets[p] : 0));
       }
       if (info.mutates_data) target.copy_(value);
     }
@@ -250,7 +257,8 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       result[j] = views[info.view].toTensor();
     } else if (info.kind == OutputKind::kAliasOfInput && meta.inputs[info.input].mutates_data) {
       const at::Tensor& out = result[j];
-      result[j] = args[info.input].as_strided(out.sizes(), out.strides(), offsets[info.input] + out.storage_offset());
+      result[j] = args[info.input].as_strided(out.sizes(), out.strides(),
+                                              offsets[info.input] + out.storage_offset());
     }
   }
   return result;

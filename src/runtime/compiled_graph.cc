@@ -38,12 +38,13 @@ bool overlap(const at::Tensor& a, const at::Tensor& b) {
 
 // How the caller's arguments alias: duplicates to merge and groups to give a synthetic base.
 struct AliasPlan {
-  std::vector<int> duplicate_of;               // per arg: the earlier identical arg it merges into, or -1
-  std::vector<std::vector<int>> bases;         // groups of distinct args sharing a synthetic base
+  std::vector<int> duplicate_of;        // per arg: the earlier identical arg it merges into, or -1
+  std::vector<std::vector<int>> bases;  // groups of distinct args sharing a synthetic base
   std::string key() const {
     std::string k;
     for (size_t i = 0; i < duplicate_of.size(); ++i)
-      if (duplicate_of[i] >= 0) k += "d" + std::to_string(i) + "=" + std::to_string(duplicate_of[i]) + ";";
+      if (duplicate_of[i] >= 0)
+        k += "d" + std::to_string(i) + "=" + std::to_string(duplicate_of[i]) + ";";
     for (auto& g : bases) {
       k += "b";
       for (int i : g) k += std::to_string(i) + ",";
@@ -57,7 +58,9 @@ AliasPlan plan_aliasing(const std::vector<c10::IValue>& args, const InputMutatio
   AliasPlan plan;
   size_t n = args.size();
   plan.duplicate_of.assign(n, -1);
-  auto mutated = [&](size_t i) { return i < mut.data_mutated.size() && (mut.data_mutated[i] || mut.metadata_mutated[i]); };
+  auto mutated = [&](size_t i) {
+    return i < mut.data_mutated.size() && (mut.data_mutated[i] || mut.metadata_mutated[i]);
+  };
   auto tensor = [&](size_t i) -> const at::Tensor* {
     return args[i].isTensor() && args[i].toTensor().defined() ? &args[i].toTensor() : nullptr;
   };
@@ -67,8 +70,8 @@ AliasPlan plan_aliasing(const std::vector<c10::IValue>& args, const InputMutatio
     if (!tj) continue;
     for (size_t i = 0; i < j; ++i) {
       const at::Tensor* ti = tensor(i);
-      if (ti && plan.duplicate_of[i] < 0 && ti->unsafeGetTensorImpl() == tj->unsafeGetTensorImpl() &&
-          (mutated(i) || mutated(j))) {
+      if (ti && plan.duplicate_of[i] < 0 &&
+          ti->unsafeGetTensorImpl() == tj->unsafeGetTensorImpl() && (mutated(i) || mutated(j))) {
         plan.duplicate_of[j] = static_cast<int>(i);
         break;
       }
@@ -83,25 +86,31 @@ AliasPlan plan_aliasing(const std::vector<c10::IValue>& args, const InputMutatio
     for (size_t j = i + 1; j < n; ++j) {
       const at::Tensor* tj = tensor(j);
       if (!tj || plan.duplicate_of[j] >= 0 || !tj->has_storage()) continue;
-      if (tj->unsafeGetTensorImpl() == ti->unsafeGetTensorImpl()) continue;  // unmutated duplicate: kept
-      if (tj->storage().unsafeGetStorageImpl() == ti->storage().unsafeGetStorageImpl()) group.push_back(static_cast<int>(j));
+      if (tj->unsafeGetTensorImpl() == ti->unsafeGetTensorImpl())
+        continue;  // unmutated duplicate: kept
+      if (tj->storage().unsafeGetStorageImpl() == ti->storage().unsafeGetStorageImpl())
+        group.push_back(static_cast<int>(j));
     }
     if (group.size() < 2) continue;
     // Only data mutations need a base: a metadata mutation changes one tensor, not the storage.
     bool any_mutated = false, any_overlap = false;
     for (int a : group) any_mutated = any_mutated || mut.data_mutated.at(a);
     for (size_t x = 0; x < group.size(); ++x)
-      for (size_t y = x + 1; y < group.size(); ++y) any_overlap = any_overlap || overlap(*tensor(group[x]), *tensor(group[y]));
+      for (size_t y = x + 1; y < group.size(); ++y)
+        any_overlap = any_overlap || overlap(*tensor(group[x]), *tensor(group[y]));
     if (!any_mutated || !any_overlap) continue;
     for (int a : group) {
       grouped[a] = true;
       if (mut.metadata_mutated.at(a))
-        throw Error("argument " + std::to_string(a) + " overlaps another argument that the graph writes, and the "
-                    "graph changes its metadata (t_, transpose_, ...): not supported with a synthetic base (clone "
+        throw Error("argument " + std::to_string(a) +
+                    " overlaps another argument that the graph writes, and the "
+                    "graph changes its metadata (t_, transpose_, ...): not supported with a "
+                    "synthetic base (clone "
                     "one of them)");
       if (tensor(a)->scalar_type() != ti->scalar_type())
         throw Error("arguments " + std::to_string(i) + " and " + std::to_string(a) +
-                    " are overlapping views of one storage with different dtypes; aotgrad cannot give them a "
+                    " are overlapping views of one storage with different dtypes; aotgrad cannot "
+                    "give them a "
                     "synthetic base (clone one of them)");
     }
     plan.bases.push_back(group);
@@ -130,7 +139,8 @@ CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions 
   output_is_arg_ = outputs_that_are_args(*graph_);
   if (!options_.compiler) options_.compiler = default_compiler();
   plain_ = compile(graph_, "");
-  for (size_t i = 0; i < graph_->placeholders().size(); ++i) plain_->input_sources.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < graph_->placeholders().size(); ++i)
+    plain_->input_sources.push_back(static_cast<int>(i));
   by_key_[""] = plain_;
 }
 
@@ -139,7 +149,8 @@ int CompiledGraph::num_specializations() const {
   return static_cast<int>(by_key_.size());
 }
 
-std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Graph> source, std::string key) const {
+std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Graph> source,
+                                                       std::string key) const {
   auto spec = std::make_shared<Specialization>();
   spec->key = std::move(key);
   spec->source = source;
@@ -151,7 +162,9 @@ std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Gra
   spec->fn = options_.compiler->compile(spec->fw);
   if (!r.input_views->output()->args()[0].list.empty()) {
     auto views = std::make_shared<Interpreter>(std::move(r.input_views));
-    spec->input_views = [views](std::vector<c10::IValue> args) { return views->run(std::move(args)); };
+    spec->input_views = [views](std::vector<c10::IValue> args) {
+      return views->run(std::move(args));
+    };
   }
   return spec;
 }
@@ -178,28 +191,33 @@ const Specialization& CompiledGraph::specialization_for(const std::vector<c10::I
   for (size_t b = 0; b < plan.bases.size(); ++b) {
     const at::Tensor& any = args[plan.bases[b][0]].toTensor();
     int64_t numel = static_cast<int64_t>(any.storage().nbytes() / any.element_size());
-    TensorMeta bm = make_tensor_meta(from_c10(any.scalar_type()), {SymInt(numel)}, from_c10(any.device()));
+    TensorMeta bm =
+        make_tensor_meta(from_c10(any.scalar_type()), {SymInt(numel)}, from_c10(any.device()));
     Node* base = g->add_placeholder(g->unique_name("base"), ValueMeta::of(bm));
     base_nodes.push_back(base);
     g->set_insertion_point(first_body);
     for (int a : plan.bases[b]) {
       const at::Tensor& t = args[a].toTensor();
-      Node* view = g->add_call(aten_ops().get("aten::as_strided"),
-                               {Arg(base), int_list(t.sizes()), int_list(t.strides()), Arg::of_int(t.storage_offset())});
+      Node* view = g->add_call(
+          aten_ops().get("aten::as_strided"),
+          {Arg(base), int_list(t.sizes()), int_list(t.strides()), Arg::of_int(t.storage_offset())});
       g->replace_all_uses_with(phs[a], view);
       removed[a] = true;
     }
     g->set_insertion_point(nullptr);
   }
   for (size_t j = 0; j < phs.size(); ++j) {
-    if (removed[j]) g->erase(phs[j]);
-    else sources.push_back(static_cast<int>(j));
+    if (removed[j])
+      g->erase(phs[j]);
+    else
+      sources.push_back(static_cast<int>(j));
   }
   for (size_t b = 0; b < plan.bases.size(); ++b) sources.push_back(-1 - static_cast<int>(b));
   auto spec = compile(g, key);
   spec->input_sources = std::move(sources);
   spec->synthetic_bases = plan.bases;
-  spec->deduped = std::any_of(plan.duplicate_of.begin(), plan.duplicate_of.end(), [](int d) { return d >= 0; });
+  spec->deduped =
+      std::any_of(plan.duplicate_of.begin(), plan.duplicate_of.end(), [](int d) { return d >= 0; });
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, fresh] = by_key_.emplace(key, spec);
   return *it->second;
@@ -208,7 +226,8 @@ const Specialization& CompiledGraph::specialization_for(const std::vector<c10::I
 std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args) {
   size_t expected = graph_->placeholders().size();
   if (args.size() != expected)
-    throw Error("expected " + std::to_string(expected) + " arguments, got " + std::to_string(args.size()));
+    throw Error("expected " + std::to_string(expected) + " arguments, got " +
+                std::to_string(args.size()));
   const Specialization& spec = args.size() > 1 ? specialization_for(args) : *plain_;
   // The compiled graph's inputs: caller arguments and synthetic bases.
   std::vector<at::Tensor> bases;
@@ -224,7 +243,8 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
   // The storage offsets before any write-back, for views the input_views graph could not replay.
   std::vector<int64_t> target_offsets;
   for (auto& t : targets)
-    target_offsets.push_back(t.isTensor() && t.toTensor().defined() ? t.toTensor().storage_offset() : 0);
+    target_offsets.push_back(t.isTensor() && t.toTensor().defined() ? t.toTensor().storage_offset()
+                                                                    : 0);
   std::vector<c10::IValue> outs = spec.fn(std::move(inputs));
 
   const ViewAndMutationMeta& meta = spec.meta;
@@ -262,13 +282,14 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
       int s = spec.input_sources[info.input];
       result.push_back(s >= 0 ? args[s] : c10::IValue(bases[-1 - s]));
     } else if (info.kind == OutputKind::kAliasOfInput && info.view >= 0) {
-      result.push_back(views[info.view]);  // eager's view of the caller's tensor, which now holds the new data
+      result.push_back(
+          views[info.view]);  // eager's view of the caller's tensor, which now holds the new data
     } else if (info.kind == OutputKind::kAliasOfInput && meta.inputs[info.input].mutates_data) {
       // The graph computed the view from the new value; regenerate it from the caller's tensor.
       const at::Tensor& target = targets[info.input].toTensor();
       const at::Tensor& out = v.toTensor();
-      result.push_back(
-          target.as_strided(out.sizes(), out.strides(), target_offsets[info.input] + out.storage_offset()));
+      result.push_back(target.as_strided(out.sizes(), out.strides(),
+                                         target_offsets[info.input] + out.storage_offset()));
     } else {
       result.push_back(std::move(v));
     }

@@ -66,7 +66,8 @@ void flatten_output(const Arg& a, const std::unordered_map<const Node*, int>& sl
   } else if (a.is_none()) {
     out.push_back(-1);
   } else {
-    throw Error("the graph returns a constant (" + arg_to_string(a) + "); only values and None are supported");
+    throw Error("the graph returns a constant (" + arg_to_string(a) +
+                "); only values and None are supported");
   }
 }
 
@@ -85,7 +86,8 @@ std::string describe_ivalue(const c10::IValue& v) {
 
 }  // namespace
 
-Interpreter::Interpreter(std::shared_ptr<const Graph> graph) : graph_(std::move(graph)), plan_(new Plan) {
+Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
+    : graph_(std::move(graph)), plan_(new Plan) {
   register_compat_ops();
   Plan& p = *plan_;
   auto new_slot = [&](const Node* n) {
@@ -155,7 +157,8 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph) : graph_(std::move(
               throw Error("unexpected node reference");
             });
           } catch (const Error& e) {
-            throw Error(n->describe() + " argument '" + sargs[i].name + "': " + e.message(), n->info().loc);
+            throw Error(n->describe() + " argument '" + sargs[i].name + "': " + e.message(),
+                        n->info().loc);
           }
         }
         in.args.push_back(std::move(ap));
@@ -169,8 +172,10 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph) : graph_(std::move(
   for (auto& [node, last] : last_use) {
     int slot = p.slot_of.at(node);
     if (last == INT32_MAX) continue;
-    if (last < 0) p.input_release.push_back(slot);
-    else p.instrs[last].release.push_back(slot);
+    if (last < 0)
+      p.input_release.push_back(slot);
+    else
+      p.instrs[last].release.push_back(slot);
   }
   if (graph_->output()) flatten_output(graph_->output()->args()[0], p.slot_of, p.output_slots);
 }
@@ -211,8 +216,8 @@ void Interpreter::check_inputs(const std::vector<c10::IValue>& inputs) const {
         std::string key = s.to_string();
         auto [it, fresh] = symbols.emplace(key, t.size(d));
         if (!fresh && it->second != t.size(d))
-          fail("dimension " + std::to_string(d) + " is " + key + " = " + std::to_string(it->second) +
-               " elsewhere");
+          fail("dimension " + std::to_string(d) + " is " + key + " = " +
+               std::to_string(it->second) + " elsewhere");
       }
     }
     if (to_c10(tm.device).type() != t.device().type()) fail("wrong device");
@@ -229,9 +234,12 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
   for (const Instr& in : p.instrs) {
     if (in.kind == Instr::Kind::GetItem) {
       const c10::IValue& src = slots[in.getitem_src];
-      if (src.isTuple()) slots[in.out_slot] = src.toTupleRef().elements()[in.getitem_index];
-      else if (src.isList()) slots[in.out_slot] = src.toListRef()[in.getitem_index];
-      else throw Error(in.node->describe() + ": input is not a tuple or list", in.node->info().loc);
+      if (src.isTuple())
+        slots[in.out_slot] = src.toTupleRef().elements()[in.getitem_index];
+      else if (src.isList())
+        slots[in.out_slot] = src.toListRef()[in.getitem_index];
+      else
+        throw Error(in.node->describe() + ": input is not a tuple or list", in.node->info().loc);
     } else {
       stack.clear();
       stack.reserve(in.args.size());
@@ -250,9 +258,7 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
       c10::IValue state;
       try {
         switch (in.rng) {
-          case Instr::Rng::None:
-            results = in.op->call_boxed(std::move(stack));
-            break;
+          case Instr::Rng::None: results = in.op->call_boxed(std::move(stack)); break;
           case Instr::Rng::RunAndSave:
             results = run_and_save_rng_state(*in.op, std::move(stack));
             state = std::move(results[0]);

@@ -23,7 +23,8 @@ struct Allocation {
 };
 std::mutex g_mu;
 std::unordered_map<void*, Allocation>& allocations() {
-  static auto* m = new std::unordered_map<void*, Allocation>();  // never destroyed: frees may come late
+  static auto* m =
+      new std::unordered_map<void*, Allocation>();  // never destroyed: frees may come late
   return *m;
 }
 
@@ -83,9 +84,7 @@ void install_tracking_allocator() {
 
 bool tracking_allocator_installed() { return g_installed; }
 
-MemoryStats memory_stats() {
-  return {g_current.load(), g_peak.load(), g_allocations.load()};
-}
+MemoryStats memory_stats() { return {g_current.load(), g_peak.load(), g_allocations.load()}; }
 
 void reset_peak_memory() {
   g_peak = g_current.load();

@@ -30,13 +30,14 @@ struct DtypeName {
   ScalarType type;
 };
 constexpr DtypeName kDtypes[] = {
-    {"F64", ScalarType::Float64}, {"F32", ScalarType::Float32}, {"F16", ScalarType::Float16},
-    {"BF16", ScalarType::BFloat16}, {"I64", ScalarType::Int64}, {"I32", ScalarType::Int32},
-    {"I16", ScalarType::Int16},   {"I8", ScalarType::Int8},     {"U8", ScalarType::UInt8},
+    {"F64", ScalarType::Float64},   {"F32", ScalarType::Float32}, {"F16", ScalarType::Float16},
+    {"BF16", ScalarType::BFloat16}, {"I64", ScalarType::Int64},   {"I32", ScalarType::Int32},
+    {"I16", ScalarType::Int16},     {"I8", ScalarType::Int8},     {"U8", ScalarType::UInt8},
     {"BOOL", ScalarType::Bool},
 };
 
-[[noreturn]] void fail(const std::string& what, const std::string& field, const std::string& problem) {
+[[noreturn]] void fail(const std::string& what, const std::string& field,
+                       const std::string& problem) {
   throw Error(what + ": " + field + ": " + problem);
 }
 
@@ -51,19 +52,25 @@ uint64_t read_u64_le(const std::string& b) {
 const char* safetensors_dtype_name(ScalarType t) {
   for (auto& d : kDtypes)
     if (d.type == t) return d.name;
-  throw Error(std::string("dtype ") + std::string(torch_name(t)) + " cannot be stored in safetensors");
+  throw Error(std::string("dtype ") + std::string(torch_name(t)) +
+              " cannot be stored in safetensors");
 }
 
 TensorFile parse_safetensors(const std::string& bytes, const std::string& what) {
-  if (bytes.size() < 8) fail(what, "header length", "file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
+  if (bytes.size() < 8)
+    fail(what, "header length",
+         "file is " + std::to_string(bytes.size()) +
+             " bytes, shorter than the 8-byte header length");
   uint64_t header_len = read_u64_le(bytes);
   if (header_len > bytes.size() - 8)
-    fail(what, "header length", std::to_string(header_len) + " exceeds the file's remaining " +
-                                    std::to_string(bytes.size() - 8) + " bytes (truncated file?)");
+    fail(what, "header length",
+         std::to_string(header_len) + " exceeds the file's remaining " +
+             std::to_string(bytes.size() - 8) + " bytes (truncated file?)");
   if (header_len > 100u * 1024 * 1024) fail(what, "header length", "header larger than 100 MiB");
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len));
+    header = nlohmann::json::parse(bytes.begin() + 8,
+                                   bytes.begin() + 8 + static_cast<int64_t>(header_len));
   } catch (const nlohmann::json::exception& e) {
     fail(what, "header", std::string("invalid JSON: ") + e.what());
   }
@@ -95,7 +102,8 @@ TensorFile parse_safetensors(const std::string& bytes, const std::string& what) 
         fail(what, field + "." + k.key(), "unknown field");
     TensorRecord rec;
     rec.name = name;
-    if (!v.contains("dtype") || !v["dtype"].is_string()) fail(what, field + ".dtype", "missing or not a string");
+    if (!v.contains("dtype") || !v["dtype"].is_string())
+      fail(what, field + ".dtype", "missing or not a string");
     std::string dt = v["dtype"].get<std::string>();
     bool known = false;
     for (auto& d : kDtypes)
@@ -103,8 +111,11 @@ TensorFile parse_safetensors(const std::string& bytes, const std::string& what) 
         rec.dtype = d.type;
         known = true;
       }
-    if (!known) fail(what, field + ".dtype", "unknown dtype '" + dt + "' (expected F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)");
-    if (!v.contains("shape") || !v["shape"].is_array()) fail(what, field + ".shape", "missing or not an array");
+    if (!known)
+      fail(what, field + ".dtype",
+           "unknown dtype '" + dt + "' (expected F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)");
+    if (!v.contains("shape") || !v["shape"].is_array())
+      fail(what, field + ".shape", "missing or not an array");
     uint64_t numel = 1;
     for (auto& s : v["shape"]) {
       if (!s.is_number_unsigned() && !(s.is_number_integer() && s.get<int64_t>() >= 0))
@@ -115,20 +126,26 @@ TensorFile parse_safetensors(const std::string& bytes, const std::string& what) 
       numel *= d;
       rec.shape.push_back(static_cast<int64_t>(d));
     }
-    if (!v.contains("data_offsets") || !v["data_offsets"].is_array() || v["data_offsets"].size() != 2)
+    if (!v.contains("data_offsets") || !v["data_offsets"].is_array() ||
+        v["data_offsets"].size() != 2)
       fail(what, field + ".data_offsets", "expected [begin, end]");
     for (auto& o : v["data_offsets"])
       if (!o.is_number_unsigned() && !(o.is_number_integer() && o.get<int64_t>() >= 0))
         fail(what, field + ".data_offsets", "expected non-negative integers");
-    uint64_t begin = v["data_offsets"][0].get<uint64_t>(), end = v["data_offsets"][1].get<uint64_t>();
-    if (begin > end) fail(what, field + ".data_offsets", "begin " + std::to_string(begin) + " is after end " + std::to_string(end));
+    uint64_t begin = v["data_offsets"][0].get<uint64_t>(),
+             end = v["data_offsets"][1].get<uint64_t>();
+    if (begin > end)
+      fail(what, field + ".data_offsets",
+           "begin " + std::to_string(begin) + " is after end " + std::to_string(end));
     if (end > data_size)
-      fail(what, field + ".data_offsets", "end " + std::to_string(end) + " is past the data (" +
-                                              std::to_string(data_size) + " bytes; truncated file?)");
+      fail(what, field + ".data_offsets",
+           "end " + std::to_string(end) + " is past the data (" + std::to_string(data_size) +
+               " bytes; truncated file?)");
     uint64_t expected = numel * static_cast<uint64_t>(element_size(rec.dtype));
     if (end - begin != expected)
-      fail(what, field + ".data_offsets", "span of " + std::to_string(end - begin) + " bytes does not match dtype " +
-                                              dt + " and shape (" + std::to_string(expected) + " bytes)");
+      fail(what, field + ".data_offsets",
+           "span of " + std::to_string(end - begin) + " bytes does not match dtype " + dt +
+               " and shape (" + std::to_string(expected) + " bytes)");
     rec.data.assign(data + begin, end - begin);
     spans.push_back({begin, end, file.tensors.size()});
     file.tensors.push_back(std::move(rec));
@@ -140,11 +157,14 @@ TensorFile parse_safetensors(const std::string& bytes, const std::string& what) 
   for (auto& s : spans) {
     const std::string field = "tensor '" + file.tensors[s.index].name + "'.data_offsets";
     if (s.begin < cursor) fail(what, field, "overlaps the previous tensor's data");
-    if (s.begin > cursor) fail(what, field, "leaves a hole of " + std::to_string(s.begin - cursor) + " bytes before it");
+    if (s.begin > cursor)
+      fail(what, field,
+           "leaves a hole of " + std::to_string(s.begin - cursor) + " bytes before it");
     cursor = s.end;
   }
   if (cursor != data_size)
-    fail(what, "data", std::to_string(data_size - cursor) + " trailing bytes not covered by any tensor");
+    fail(what, "data",
+         std::to_string(data_size - cursor) + " trailing bytes not covered by any tensor");
   std::vector<TensorRecord> ordered;
   for (auto& s : spans) ordered.push_back(std::move(file.tensors[s.index]));
   file.tensors = std::move(ordered);
@@ -174,8 +194,8 @@ std::string serialize_safetensors(const TensorFile& file) {
     }
     uint64_t nbytes = numel * static_cast<uint64_t>(element_size(t.dtype));
     if (t.data.size() != nbytes)
-      throw Error("tensor '" + t.name + "' holds " + std::to_string(t.data.size()) + " bytes, expected " +
-                  std::to_string(nbytes));
+      throw Error("tensor '" + t.name + "' holds " + std::to_string(t.data.size()) +
+                  " bytes, expected " + std::to_string(nbytes));
     header[t.name] = {{"dtype", safetensors_dtype_name(t.dtype)},
                       {"shape", t.shape},
                       {"data_offsets", {offset, offset + nbytes}}};

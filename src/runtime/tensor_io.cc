@@ -13,8 +13,8 @@ namespace aotgrad {
 
 at::Tensor to_tensor(const TensorRecord& rec) {
   at::Tensor t = at::empty(rec.shape, at::TensorOptions().dtype(to_c10(rec.dtype)));
-  AOTGRAD_CHECK(static_cast<size_t>(t.nbytes()) == rec.data.size(), "tensor '", rec.name, "': ",
-                rec.data.size(), " bytes for a tensor of ", t.nbytes());
+  AOTGRAD_CHECK(static_cast<size_t>(t.nbytes()) == rec.data.size(), "tensor '", rec.name,
+                "': ", rec.data.size(), " bytes for a tensor of ", t.nbytes());
   if (!rec.data.empty()) std::memcpy(t.data_ptr(), rec.data.data(), rec.data.size());
   return t;
 }
@@ -39,10 +39,13 @@ at::Tensor random_tensor(const TensorMeta& meta, uint64_t seed) {
     strides.push_back(s.hint_or(1));
   }
   auto opts = at::TensorOptions().dtype(to_c10(meta.dtype));
-  at::Tensor t = concrete_strides ? at::empty_strided(sizes, strides, opts) : at::empty(sizes, opts);
+  at::Tensor t =
+      concrete_strides ? at::empty_strided(sizes, strides, opts) : at::empty(sizes, opts);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  if (is_floating(meta.dtype) || is_complex(meta.dtype)) t.normal_(0, 1, gen);
-  else t.random_(0, 2, gen);
+  if (is_floating(meta.dtype) || is_complex(meta.dtype))
+    t.normal_(0, 1, gen);
+  else
+    t.random_(0, 2, gen);
   return t;
 }
 

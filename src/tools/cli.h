@@ -19,9 +19,9 @@ struct UsageError {
 };
 
 struct OptionSpec {
-  std::string name;   // without dashes: "stats"
-  bool takes_value;   // --name=VALUE or --name VALUE
-  std::string help;   // one line
+  std::string name;  // without dashes: "stats"
+  bool takes_value;  // --name=VALUE or --name VALUE
+  std::string help;  // one line
   std::string value_name = "VALUE";
 };
 

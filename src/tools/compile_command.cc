@@ -4,21 +4,20 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <unordered_set>
-#include <nlohmann/json.hpp>
 
 #include "aotgrad/ir/printer.h"
+#include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/version.h"
 #include "aotgrad/transforms/compile_cache.h"
-#include "aotgrad/transforms/input_mutations.h"
-#include "aotgrad/ir/verifier.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/logging.h"
 #include "aotgrad/transforms/memory_timeline.h"
 #include "aotgrad/transforms/partition.h"
@@ -48,8 +47,8 @@ nlohmann::ordered_json meta_json(const ViewAndMutationMeta& meta, const Graph& s
   }
   nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
   for (const OutputInfo& o : meta.outputs) {
-    const char* kind = o.kind == OutputKind::kFresh         ? "fresh"
-                       : o.kind == OutputKind::kIsInput     ? "is_input"
+    const char* kind = o.kind == OutputKind::kFresh          ? "fresh"
+                       : o.kind == OutputKind::kIsInput      ? "is_input"
                        : o.kind == OutputKind::kAliasOfInput ? "alias_of_input"
                                                              : "none";
     nlohmann::ordered_json oj = {{"kind", kind}};
@@ -62,8 +61,8 @@ nlohmann::ordered_json meta_json(const ViewAndMutationMeta& meta, const Graph& s
 }
 
 // Saved values with their sizes; activation bytes count each non-input storage once.
-nlohmann::ordered_json saved_json(const Graph& fw, const std::vector<std::string>& saved, int64_t& saved_bytes,
-                                  int64_t& activation_bytes) {
+nlohmann::ordered_json saved_json(const Graph& fw, const std::vector<std::string>& saved,
+                                  int64_t& saved_bytes, int64_t& activation_bytes) {
   std::vector<int> roots = input_alias_roots(fw);
   std::vector<const Node*> storage = storage_roots(fw);
   std::unordered_map<const Node*, size_t> pos;
@@ -78,13 +77,20 @@ nlohmann::ordered_json saved_json(const Graph& fw, const std::vector<std::string
     const TensorMeta& m = n->meta().tensor;
     std::vector<std::string> shape;
     nlohmann::ordered_json dims = nlohmann::ordered_json::array();
-    for (auto& s : m.sizes) dims.push_back(s.is_concrete() ? nlohmann::ordered_json(s.value()) : nlohmann::ordered_json(s.to_string()));
+    for (auto& s : m.sizes)
+      dims.push_back(s.is_concrete() ? nlohmann::ordered_json(s.value())
+                                     : nlohmann::ordered_json(s.to_string()));
     int64_t bytes = m.nbytes_hint();
     bool is_input = roots[pos.at(n)] >= 0;
-    list.push_back({{"name", name}, {"dtype", std::string(short_name(m.dtype))}, {"shape", dims}, {"bytes", bytes}, {"is_input", is_input}});
+    list.push_back({{"name", name},
+                    {"dtype", std::string(short_name(m.dtype))},
+                    {"shape", dims},
+                    {"bytes", bytes},
+                    {"is_input", is_input}});
     saved_bytes += bytes;
     const Node* root = storage[pos.at(n)];
-    if (!is_input && counted.insert(root).second) activation_bytes += root->meta().is_tensor() ? root->meta().tensor.nbytes_hint() : bytes;
+    if (!is_input && counted.insert(root).second)
+      activation_bytes += root->meta().is_tensor() ? root->meta().tensor.nbytes_hint() : bytes;
   }
   return list;
 }
@@ -93,12 +99,17 @@ nlohmann::ordered_json explain_json(const MinCutExplain& e) {
   nlohmann::ordered_json j;
   nlohmann::ordered_json saved = nlohmann::ordered_json::array();
   for (const auto& s : e.saved)
-    saved.push_back({{"name", s.name}, {"annotation", s.annotation}, {"bytes", s.bytes}, {"weight", s.weight},
-                     {"is_input", s.is_input}, {"why", s.why}});
+    saved.push_back({{"name", s.name},
+                     {"annotation", s.annotation},
+                     {"bytes", s.bytes},
+                     {"weight", s.weight},
+                     {"is_input", s.is_input},
+                     {"why", s.why}});
   nlohmann::ordered_json recomputed = nlohmann::ordered_json::array();
   for (const auto& r : e.recomputed) recomputed.push_back({{"name", r.name}, {"op", r.op}});
   nlohmann::ordered_json banned = nlohmann::ordered_json::array();
-  for (const auto& b : e.banned) banned.push_back({{"name", b.name}, {"op", b.op}, {"reason", b.reason}});
+  for (const auto& b : e.banned)
+    banned.push_back({{"name", b.name}, {"op", b.op}, {"reason", b.reason}});
   j["saved"] = saved;
   j["recomputed"] = recomputed;
   j["banned"] = banned;
@@ -130,8 +141,8 @@ std::string timeline_picture(const TrainingArtifacts& a, const std::string& part
   return timeline_svg(series, "live activation bytes: " + partition + " vs default_partition");
 }
 
-int compile_training(const Args& args, const Graph& graph, const std::vector<bool>& rg, PhaseTimer& timer,
-                     const std::optional<std::string>& dump, bool json_stats) {
+int compile_training(const Args& args, const Graph& graph, const std::vector<bool>& rg,
+                     PhaseTimer& timer, const std::optional<std::string>& dump, bool json_stats) {
   if (args.has("keep-inference-input-mutations"))
     throw UsageError{"--keep-inference-input-mutations applies to inference compilations only"};
   PipelineOptions popts = pipeline_options(args);
@@ -147,7 +158,8 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
       compile_for_training_cached(graph, rg, popts, cache_dir, version(), nullptr, !needs_joint);
   for (size_t i = 0; i < a.phases_us.size(); ++i) {
     bool has_cpu = i < a.phases_cpu_us.size() && a.phases_cpu_us[i].first == a.phases_us[i].first;
-    timer.add(a.phases_us[i].first, a.phases_us[i].second, has_cpu ? a.phases_cpu_us[i].second : -1);
+    timer.add(a.phases_us[i].first, a.phases_us[i].second,
+              has_cpu ? a.phases_cpu_us[i].second : -1);
   }
   if (dump) {
     write_file_atomic(*dump + "/joint.fx", print_graph(*a.joint));
@@ -216,7 +228,8 @@ int run_compile(const Args& args) {
 
   bool autograd = needs_autograd(*graph, rg);
   if (autograd) return compile_training(args, *graph, rg, timer, dump, json_stats);
-  if (args.has("explain")) throw UsageError{"--explain describes the partition of a training compilation: give --grad"};
+  if (args.has("explain"))
+    throw UsageError{"--explain describes the partition of a training compilation: give --grad"};
   for (const char* opt : {"dot", "timeline"})
     if (args.has(opt))
       throw UsageError{std::string("--") + opt +
@@ -291,34 +304,46 @@ int run_compile(const Args& args) {
 const Command& compile_command() {
   static const Command cmd{
       {"compile",
-       "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--decomp=SPEC] [--partition=default|min_cut] "
+       "aotgrad compile GRAPH [--grad=all|none|NAME,...] [--decomp=SPEC] "
+       "[--partition=default|min_cut] "
        "[--memory-budget=F] [--solver=greedy|dp|ilp] "
-       "[--explain] [--keep-inference-input-mutations] [--dump=DIR] [--dot=FILE.dot] [--timeline=FILE.svg] "
+       "[--explain] [--keep-inference-input-mutations] [--dump=DIR] [--dot=FILE.dot] "
+       "[--timeline=FILE.svg] "
        "[--stats=json] [--cache-dir=DIR]",
-       "Compiles GRAPH: decomposes composite ops, functionalizes it (in-place ops and views become a pure graph; mutated inputs\n"
-       "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an output\n"
+       "Compiles GRAPH: decomposes composite ops, functionalizes it (in-place ops and views become "
+       "a pure graph; mutated inputs\n"
+       "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an "
+       "output\n"
        "depends on them, builds the joint forward+backward graph, decomposes it (--decomp) and\n"
-       "partitions it (--partition). Prints the graph (fw for inference, joint for training), or writes fw.fx (and\n"
+       "partitions it (--partition). Prints the graph (fw for inference, joint for training), or "
+       "writes fw.fx (and\n"
        "joint.fx, bw.fx) into DIR.\n"
-       "AOTGRAD_LOGS=aot_joint_graph,aot_graphs,partitioner,cache (or +all), comma-separated, prints the\n"
+       "AOTGRAD_LOGS=aot_joint_graph,aot_graphs,partitioner,cache (or +all), comma-separated, "
+       "prints the\n"
        "joint graph, the forward and backward graphs and the partitioner's decisions to stderr.\n"
        "--cache-dir=DIR reads and writes the compile cache there; a training compilation reads it\n"
        "only with --stats=json alone (an entry has no joint graph or explanation).",
-       {{"grad", true, "inputs that require grad: all (floating-point), none (default), or names", "SPEC"},
-        {"keep-inference-input-mutations", false, "keep input mutations in the graph as a trailing copy_"},
-        {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)", "DIR"},
+       {{"grad", true, "inputs that require grad: all (floating-point), none (default), or names",
+         "SPEC"},
+        {"keep-inference-input-mutations", false,
+         "keep input mutations in the graph as a trailing copy_"},
+        {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)",
+         "DIR"},
         {"stats", true, "print statistics and metadata as one JSON object", "json"},
         {"dot", true,
-         "write the joint graph as partitioned as a Graphviz file: inputs, tangents, forward, saved, "
+         "write the joint graph as partitioned as a Graphviz file: inputs, tangents, forward, "
+         "saved, "
          "recomputed and backward nodes in distinct colours, with a legend (render: dot -Tsvg)",
          "FILE"},
         {"timeline", true,
-         "write an SVG plot of live activation bytes over the forward then backward schedule of the "
+         "write an SVG plot of live activation bytes over the forward then backward schedule of "
+         "the "
          "chosen partition against default_partition, with each peak in the legend",
          "FILE"},
         {"explain", false,
          "print why the min_cut partition saves each saved value, which forward ops the backward "
-         "recomputes and which ops it may not recompute (in the JSON as \"explain\" with --stats=json)"},
+         "recomputes and which ops it may not recompute (in the JSON as \"explain\" with "
+         "--stats=json)"},
         pipeline_option_specs()[0],
         pipeline_option_specs()[1],
         pipeline_option_specs()[2],

@@ -12,11 +12,9 @@ namespace {
 using aotgrad::cli::Command;
 
 const std::vector<const Command*>& commands() {
-  static const std::vector<const Command*> cmds = {&aotgrad::cli::check_command(),
-                                                    &aotgrad::cli::ops_command(),
-                                                    &aotgrad::cli::run_command(),
-                                                    &aotgrad::cli::compile_command(),
-                                                    &aotgrad::cli::opt_command()};
+  static const std::vector<const Command*> cmds = {
+      &aotgrad::cli::check_command(), &aotgrad::cli::ops_command(), &aotgrad::cli::run_command(),
+      &aotgrad::cli::compile_command(), &aotgrad::cli::opt_command()};
   return cmds;
 }
 

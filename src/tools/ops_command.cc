@@ -12,7 +12,8 @@ int run_ops(const Args& args) {
   bool schemas = args.has("schema");
   for (const OpDef* op : aten_ops().all()) {
     std::string tags = tag_names(op->tags);
-    if (tag_filter && ("," + tags + ",").find("," + *tag_filter + ",") == std::string::npos) continue;
+    if (tag_filter && ("," + tags + ",").find("," + *tag_filter + ",") == std::string::npos)
+      continue;
     std::cout << op->name;
     if (schemas) std::cout << "\t" << op->schema.text;
     std::cout << "\t" << (tags.empty() ? "-" : tags) << "\n";

@@ -31,15 +31,18 @@ std::vector<std::string> split_passes(const std::string& list) {
   for (const std::string& it : items) {
     bool continues_decomp = !out.empty() && out.back().rfind("decomp:", 0) == 0 && !it.empty() &&
                             it.rfind("decomp:", 0) != 0 && !is_pass(it);
-    if (continues_decomp) out.back() += "," + it;
-    else out.push_back(it);
+    if (continues_decomp)
+      out.back() += "," + it;
+    else
+      out.push_back(it);
   }
   return out;
 }
 
 int run_opt(const Args& args) {
   auto list = args.get("passes");
-  if (!list || list->empty()) throw UsageError{"give --passes=PASS,... (known: " + known_pass_names() + ")"};
+  if (!list || list->empty())
+    throw UsageError{"give --passes=PASS,... (known: " + known_pass_names() + ")"};
   PassPipelineOptions popts;
   popts.verify = true;
   if (args.has("print-after-all")) popts.print_after_all = &std::cerr;
@@ -66,12 +69,15 @@ const Command& opt_command() {
   static const Command cmd{
       {"opt",
        "aotgrad opt GRAPH --passes=PASS,... [--print-after-all] [--stats]",
-       "Runs graph passes in order on GRAPH (the verifier checks the graph after each) and prints the\n"
+       "Runs graph passes in order on GRAPH (the verifier checks the graph after each) and prints "
+       "the\n"
        "result. Passes: functionalize, decomp:<spec> (none, core, full, op names, -op), dce, cse,\n"
        "constant_fold (fold), simplify.",
-       {{"passes", true, "the passes, in order (e.g. functionalize,decomp:full,cse,dce,simplify)", "LIST"},
+       {{"passes", true, "the passes, in order (e.g. functionalize,decomp:full,cse,dce,simplify)",
+         "LIST"},
         {"print-after-all", false, "print the graph after every pass (to standard error)"},
-        {"stats", false, "print what each pass did: nodes before and after, changes, time (standard error)"}},
+        {"stats", false,
+         "print what each pass did: nodes before and after, changes, time (standard error)"}},
        1,
        1},
       run_opt};

@@ -19,8 +19,8 @@ std::shared_ptr<Graph> load_graph(const std::string& path) {
     return g;
   } catch (const Error& e) {
     if (e.loc().line > 0)
-      throw Error(path + ":" + std::to_string(e.loc().line) + ":" + std::to_string(e.loc().col) + ": error: " +
-                  e.message());
+      throw Error(path + ":" + std::to_string(e.loc().line) + ":" + std::to_string(e.loc().col) +
+                  ": error: " + e.message());
     throw Error(path + ": error: " + e.message());
   }
 }
@@ -29,7 +29,8 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec) {
   std::vector<Node*> phs = g.placeholders();
   std::vector<bool> rg(phs.size());
   auto floating = [](const Node* n) {
-    return n->meta().is_tensor() && (is_floating(n->meta().tensor.dtype) || is_complex(n->meta().tensor.dtype));
+    return n->meta().is_tensor() &&
+           (is_floating(n->meta().tensor.dtype) || is_complex(n->meta().tensor.dtype));
   };
   if (spec == "none") return rg;
   if (spec == "all") {
@@ -67,7 +68,8 @@ PipelineOptions pipeline_options(const Args& args) {
   } else if (partition == "min_cut") {
     o.partition = PartitionKind::kMinCut;
   } else {
-    throw UsageError{"--partition: unknown partition '" + partition + "' (known: default, min_cut)"};
+    throw UsageError{"--partition: unknown partition '" + partition +
+                     "' (known: default, min_cut)"};
   }
   if (auto b = args.get("memory-budget")) {
     size_t used = 0;
@@ -89,7 +91,8 @@ PipelineOptions pipeline_options(const Args& args) {
     }
   }
   if (o.partition != PartitionKind::kMinCut && (args.has("memory-budget") || args.has("solver")))
-    throw UsageError{"--memory-budget and --solver apply to the min_cut partition; drop --partition=default"};
+    throw UsageError{
+        "--memory-budget and --solver apply to the min_cut partition; drop --partition=default"};
   return o;
 }
 

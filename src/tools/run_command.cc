@@ -1,5 +1,6 @@
 // aotgrad: `aotgrad run GRAPH --inputs IN.safetensors` -- run a graph on libtorch kernels.
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <chrono>
 #include <iostream>
@@ -9,13 +10,12 @@
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/compiled_function.h"
+#include "aotgrad/runtime/compiled_graph.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/memory.h"
 #include "aotgrad/runtime/tensor_io.h"
 #include "aotgrad/transforms/input_mutations.h"
-#include "aotgrad/runtime/compiled_function.h"
-#include "aotgrad/runtime/compiled_graph.h"
-#include <torch/csrc/autograd/autograd.h>
 #include "commands.h"
 #include "pipeline.h"
 
@@ -23,13 +23,15 @@ namespace aotgrad::cli {
 namespace {
 
 // `--train`: forward through CompiledFunction, then backward with the tangents.
-int run_training(const Args& args, const std::shared_ptr<Graph>& graph, const std::vector<Node*>& placeholders,
-                 std::vector<c10::IValue> inputs, bool json_stats) {
+int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
+                 const std::vector<Node*>& placeholders, std::vector<c10::IValue> inputs,
+                 bool json_stats) {
   if (args.has("no-compile")) throw UsageError{"--train always compiles; drop --no-compile"};
   std::vector<bool> rg = parse_grad_spec(*graph, args.get("grad").value_or("all"));
   std::vector<at::Tensor> tensors;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].isTensor()) throw Error("--train needs tensor inputs; '" + placeholders[i]->name() + "' is not");
+    if (!inputs[i].isTensor())
+      throw Error("--train needs tensor inputs; '" + placeholders[i]->name() + "' is not");
     at::Tensor t = inputs[i].toTensor();
     tensors.push_back(rg[i] ? t.detach().requires_grad_(true) : t);
   }
@@ -58,7 +60,9 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph, const st
       grads.push_back(at::ones_like(outs[k]));
     } else {
       const TensorRecord* rec = tangent_file.find("tangent_" + std::to_string(k));
-      if (!rec) throw Error(tangents + ": no tensor 'tangent_" + std::to_string(k) + "' for output " + std::to_string(k));
+      if (!rec)
+        throw Error(tangents + ": no tensor 'tangent_" + std::to_string(k) + "' for output " +
+                    std::to_string(k));
       at::Tensor t = to_tensor(*rec);
       if (t.sizes() != outs[k].sizes())
         throw Error(tangents + ": tangent_" + std::to_string(k) + " has the wrong shape");
@@ -143,7 +147,8 @@ int run_run(const Args& args) {
   }
   // The graph's random ops draw from libtorch's default generator: --seed makes them repeatable.
   if (args.has("seed")) at::manual_seed(seed);
-  if (args.has("train")) return run_training(args, graph, placeholders, std::move(inputs), json_stats);
+  if (args.has("train"))
+    return run_training(args, graph, placeholders, std::move(inputs), json_stats);
   // Keep the caller's view of the inputs to write back mutated ones.
   std::vector<c10::IValue> caller_inputs = inputs;
 
@@ -213,7 +218,8 @@ const Command& run_command() {
         {"outputs", true, "write outputs (and mutated inputs) to this safetensors file", "FILE"},
         {"random-inputs", false,
          "make inputs missing from --inputs at random (floats ~N(0,1), ints in [0,2))"},
-        {"seed", true, "seed for --random-inputs (default 0) and, when given, for the graph's random ops", "N"},
+        {"seed", true,
+         "seed for --random-inputs (default 0) and, when given, for the graph's random ops", "N"},
         {"stats", true, "print statistics as one JSON object (peak_bytes, fw_us, ...)", "json"},
         {"no-compile", false,
          "run the graph as written (in-place ops included), without compiling"},

@@ -136,8 +136,10 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) 
         auto& v = tuple_grads[fn->getitem_input()];
         size_t k = static_cast<size_t>(fn->getitem_index());
         if (v.size() <= k) v.resize(k + 1, nullptr);
-        if (v[k]) v[k] = g.add_call(aten_ops().get("aten::add.Tensor"), {Arg(v[k]), Arg(gr)});
-        else v[k] = gr;
+        if (v[k])
+          v[k] = g.add_call(aten_ops().get("aten::add.Tensor"), {Arg(v[k]), Arg(gr)});
+        else
+          v[k] = gr;
       }
       continue;
     }
@@ -154,12 +156,15 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) 
     const OpDef& op = *fn->op();
     if (op.non_differentiable) continue;
     if (!op.derivative && op.has_tag(kCompositeImplicit))
-      throw Error(fn->describe() + ": " + op.name +
-                  " is a composite op, differentiated through its decomposition: decompose the graph "
-                  "first (decompose_composites)", fn->info().loc);
+      throw Error(
+          fn->describe() + ": " + op.name +
+              " is a composite op, differentiated through its decomposition: decompose the graph "
+              "first (decompose_composites)",
+          fn->info().loc);
     if (!op.derivative)
       throw Error(fn->describe() + ": no derivative rule for " + op.name +
-                  " (declare one, or mark the op non_differentiable)", fn->info().loc);
+                      " (declare one, or mark the op non_differentiable)",
+                  fn->info().loc);
     auto needs_grad = [&](const Arg& a) {
       return a.is_node() && rg[a.node] && a.node->meta().is_tensor();
     };

@@ -111,16 +111,11 @@ void log_cache(const std::string& text) {
 
 const char* policy_name(RecomputePolicy p) {
   switch (p) {
-    case RecomputePolicy::None:
-      return "none";
-    case RecomputePolicy::MustSave:
-      return "must_save";
-    case RecomputePolicy::PreferSave:
-      return "prefer_save";
-    case RecomputePolicy::MustRecompute:
-      return "must_recompute";
-    case RecomputePolicy::PreferRecompute:
-      return "prefer_recompute";
+    case RecomputePolicy::None: return "none";
+    case RecomputePolicy::MustSave: return "must_save";
+    case RecomputePolicy::PreferSave: return "prefer_save";
+    case RecomputePolicy::MustRecompute: return "must_recompute";
+    case RecomputePolicy::PreferRecompute: return "prefer_recompute";
   }
   return "?";
 }
@@ -170,14 +165,10 @@ void append_common(std::string& out, const char* kind, std::string_view version)
 
 const char* output_kind_name(OutputKind k) {
   switch (k) {
-    case OutputKind::kFresh:
-      return "fresh";
-    case OutputKind::kIsInput:
-      return "is_input";
-    case OutputKind::kAliasOfInput:
-      return "alias_of_input";
-    case OutputKind::kNone:
-      return "none";
+    case OutputKind::kFresh: return "fresh";
+    case OutputKind::kIsInput: return "is_input";
+    case OutputKind::kAliasOfInput: return "alias_of_input";
+    case OutputKind::kNone: return "none";
   }
   return "?";
 }

@@ -26,17 +26,10 @@ void append_raw(std::string& key, const void* p, size_t n) {
 void append_key(std::string& key, const Arg& a) {
   key += static_cast<char>(a.kind);
   switch (a.kind) {
-    case Arg::Kind::None:
-      break;
-    case Arg::Kind::Node:
-      append_raw(key, &a.node, sizeof a.node);
-      break;
-    case Arg::Kind::Float:
-      append_raw(key, &a.f, sizeof a.f);
-      break;
-    case Arg::Kind::Str:
-      key += std::to_string(a.str.size()) + ":" + a.str;
-      break;
+    case Arg::Kind::None: break;
+    case Arg::Kind::Node: append_raw(key, &a.node, sizeof a.node); break;
+    case Arg::Kind::Float: append_raw(key, &a.f, sizeof a.f); break;
+    case Arg::Kind::Str: key += std::to_string(a.str.size()) + ":" + a.str; break;
     case Arg::Kind::Device:
       key += static_cast<char>(a.device.type);
       append_raw(key, &a.device.index, sizeof a.device.index);
@@ -47,9 +40,7 @@ void append_key(std::string& key, const Arg& a) {
       for (const Arg& e : a.list) append_key(key, e);
       key += "]";
       break;
-    case Arg::Kind::Op:
-      append_raw(key, &a.op, sizeof a.op);
-      break;
+    case Arg::Kind::Op: append_raw(key, &a.op, sizeof a.op); break;
     default:  // Int, Bool, Dtype, Layout, MemoryFormat
       append_raw(key, &a.i, sizeof a.i);
       break;

@@ -24,12 +24,9 @@ bool is_random(const OpDef& op) {
 bool is_impure(const Node& n) {
   switch (n.kind()) {
     case NodeKind::Placeholder:
-    case NodeKind::Output:
-      return true;
-    case NodeKind::GetItem:
-      return false;
-    case NodeKind::Call:
-      return has_mutations(n) || is_random(*n.op());
+    case NodeKind::Output: return true;
+    case NodeKind::GetItem: return false;
+    case NodeKind::Call: return has_mutations(n) || is_random(*n.op());
   }
   return true;
 }

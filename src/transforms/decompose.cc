@@ -75,7 +75,8 @@ DecompositionTable parse_decomposition_spec(const std::string& spec) {
     try {
       if (item == "none") continue;
       if (item == "core" || item == "full") {
-        DecompositionTable add = item == "core" ? DecompositionTable::core() : DecompositionTable::full();
+        DecompositionTable add =
+            item == "core" ? DecompositionTable::core() : DecompositionTable::full();
         t.ops.insert(add.ops.begin(), add.ops.end());
       } else if (item[0] == '-') {
         for (const std::string& op : decomposable(item.substr(1))) t.ops.erase(op);
@@ -107,17 +108,20 @@ bool same_value(const ValueMeta& a, const ValueMeta& b) {
 void replace(Graph& g, Node* n, const Arg& r) {
   const Decomposition& d = *n->op()->decomposition;
   if (r.is_node()) {
-    AOTGRAD_CHECK(same_value(r.node->meta(), n->meta()), n->describe(), ": decomposition (", d.source,
-                  ") gives a value of different dtype or sizes");
+    AOTGRAD_CHECK(same_value(r.node->meta(), n->meta()), n->describe(), ": decomposition (",
+                  d.source, ") gives a value of different dtype or sizes");
     g.replace_all_uses_with(n, r.node);
   } else {
     // Several results: the call's getitem users take the corresponding element.
-    AOTGRAD_CHECK(r.kind == Arg::Kind::Tuple, n->describe(), ": decomposition (", d.source, ") returned no value");
+    AOTGRAD_CHECK(r.kind == Arg::Kind::Tuple, n->describe(), ": decomposition (", d.source,
+                  ") returned no value");
     std::vector<Node*> users = n->users();
     for (Node* u : users) {
-      AOTGRAD_CHECK(u->kind() == NodeKind::GetItem, n->describe(), ": its result is used whole by ", u->name());
+      AOTGRAD_CHECK(u->kind() == NodeKind::GetItem, n->describe(), ": its result is used whole by ",
+                    u->name());
       const Arg& e = r.list.at(static_cast<size_t>(u->getitem_index()));
-      AOTGRAD_CHECK(e.is_node(), n->describe(), ": decomposition gives no value for result ", u->getitem_index());
+      AOTGRAD_CHECK(e.is_node(), n->describe(), ": decomposition gives no value for result ",
+                    u->getitem_index());
       g.replace_all_uses_with(u, e.node);
       g.erase(u);
     }
@@ -159,7 +163,8 @@ int decompose(Graph& g, const DecompositionTable& table) {
 std::shared_ptr<const Graph> decompose_composites(std::shared_ptr<const Graph> g) {
   bool any = false;
   for (const Node* n : g->nodes())
-    any = any || (n->kind() == NodeKind::Call && n->op()->has_tag(kCompositeImplicit) && n->op()->decomposition);
+    any = any || (n->kind() == NodeKind::Call && n->op()->has_tag(kCompositeImplicit) &&
+                  n->op()->decomposition);
   if (!any) return g;
   std::unique_ptr<Graph> copy = g->clone();
   decompose(*copy, DecompositionTable::composite_implicit());

@@ -30,7 +30,8 @@ namespace {
 
 struct ViewStep {
   const OpDef* op = nullptr;
-  std::vector<Arg> args;  // bound args in the functional graph; args[0] (self) is replaced on replay
+  std::vector<Arg>
+      args;  // bound args in the functional graph; args[0] (self) is replaced on replay
   uint64_t given = 0;
   int64_t element = -1;  // for list-returning views (split, unbind): the element taken
 };
@@ -57,14 +58,18 @@ struct ViewList {
   std::shared_ptr<Storage> storage;
   std::vector<ViewStep> chain;  // the split value's chain when it was split
   ViewStep step;
-  Node* node = nullptr;     // the list in the functional graph
-  int64_t generation = 0;   // the storage generation `node` was computed at
+  Node* node = nullptr;    // the list in the functional graph
+  int64_t generation = 0;  // the storage generation `node` was computed at
 };
 
 class Functionalizer {
  public:
   Functionalizer(const Graph& in, const FunctionalizeOptions& opts)
-      : in_(in), opts_(opts), ops_(aten_ops()), out_(std::make_unique<Graph>()), views_(std::make_unique<Graph>()) {}
+      : in_(in),
+        opts_(opts),
+        ops_(aten_ops()),
+        out_(std::make_unique<Graph>()),
+        views_(std::make_unique<Graph>()) {}
 
   FunctionalizeResult run() {
     out_->signature = in_.signature;
@@ -105,7 +110,7 @@ class Functionalizer {
     }
   }
 
-  // --- values -------------------------------------------------------------------------------------
+  // --- values ------------------------------------------------------------------------------------
 
   // The current functional node of a value, replaying its views if its storage was written.
   Node* sync(FunctionalValue& v) {
@@ -130,7 +135,8 @@ class Functionalizer {
     try {
       for (const ViewStep& s : chain) {
         bool symbolic = false;
-        for (size_t i = 1; i < s.args.size(); ++i) s.args[i].for_each_node([&](Node*) { symbolic = true; });
+        for (size_t i = 1; i < s.args.size(); ++i)
+          s.args[i].for_each_node([&](Node*) { symbolic = true; });
         if (symbolic) return -1;
         std::vector<Arg> args = s.args;
         args[0] = Arg(cur);
@@ -189,7 +195,7 @@ class Functionalizer {
     return out_->add_call(op, std::move(args));
   }
 
-  // --- nodes --------------------------------------------------------------------------------------
+  // --- nodes -------------------------------------------------------------------------------------
 
   void placeholder(const Node* n, size_t index) {
     std::string name = opts_.input_name ? opts_.input_name(index) : n->name();
@@ -236,7 +242,8 @@ class Functionalizer {
       return;
     }
     auto it = plain_.find(src);
-    AOTGRAD_CHECK(it != plain_.end(), "getitem of '", src->name(), "' which has no functional value");
+    AOTGRAD_CHECK(it != plain_.end(), "getitem of '", src->name(),
+                  "' which has no functional value");
     Node* item = out_->add_getitem(it->second, n->getitem_index());
     fresh(n, item);
     if (auto v = values_.find(n); v != values_.end()) items_[key] = v->second;
@@ -283,7 +290,8 @@ class Functionalizer {
     ViewStep step;
     step.op = &op;
     step.given = n->given_mask();
-    for (size_t i = 0; i < n->args().size(); ++i) step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
+    for (size_t i = 0; i < n->args().size(); ++i)
+      step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
     Node* self = sync(*src);
     std::vector<Arg> args = step.args;
     args[0] = Arg(self);
@@ -311,13 +319,15 @@ class Functionalizer {
 
   void metadata_mutation(const Node* n) {
     const OpDef& op = *n->op();
-    AOTGRAD_CHECK(!op.functional_variant.empty(), op.name, " mutates metadata but has no view variant");
+    AOTGRAD_CHECK(!op.functional_variant.empty(), op.name,
+                  " mutates metadata but has no view variant");
     const OpDef& view_op = ops_.get(op.functional_variant);
     FValuePtr v = value_of(n->args()[0], "the mutated argument");
     ViewStep step;
     step.op = &view_op;
     step.given = n->given_mask();
-    for (size_t i = 0; i < n->args().size(); ++i) step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
+    for (size_t i = 0; i < n->args().size(); ++i)
+      step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
     Node* self = sync(*v);
     v->node = apply_step(step, self);
     if (view_op.name == "aten::as_strided") v->chain.clear();  // absolute, as in view()
@@ -340,9 +350,12 @@ class Functionalizer {
     const TensorMeta& sm = self->tensor_meta();
     bool cast = src->tensor_meta().dtype != sm.dtype;
     bool broadcast = src->tensor_meta().sizes != sm.sizes;
-    if (broadcast && !std::all_of(sm.sizes.begin(), sm.sizes.end(), [](const SymInt& x) { return x.is_concrete(); }))
+    if (broadcast && !std::all_of(sm.sizes.begin(), sm.sizes.end(),
+                                  [](const SymInt& x) { return x.is_concrete(); }))
       return false;
-    if (cast) src = out_->add_call(ops_.get("aten::_to_copy"), {Arg(src)}, {{"dtype", Arg::of_dtype(sm.dtype)}});
+    if (cast)
+      src = out_->add_call(ops_.get("aten::_to_copy"), {Arg(src)},
+                           {{"dtype", Arg::of_dtype(sm.dtype)}});
     Node* value = nullptr;
     if (sm.dim() == 0) {
       value = cast ? src : emit(ops_.get("aten::clone"), {Arg(src)});
@@ -359,23 +372,27 @@ class Functionalizer {
     const OpDef& op = *n->op();
     if (op.name == "aten::copy_" && lower_copy(n)) return;
     if (op.functional_variant.empty())
-      throw Error("cannot functionalize " + op.name + ": it mutates its inputs and has no functional variant");
+      throw Error("cannot functionalize " + op.name +
+                  ": it mutates its inputs and has no functional variant");
     const OpDef& fop = ops_.get(op.functional_variant);
-    if (mutated.size() > 1) throw Error("cannot functionalize " + op.name + ": it writes several arguments");
+    if (mutated.size() > 1)
+      throw Error("cannot functionalize " + op.name + ": it writes several arguments");
     std::vector<Arg> args;
     for (auto& a : n->args()) args.push_back(map_arg(a));
     // The functional variant may have fewer arguments (copy_ -> copy is 1:1; most are).
-    AOTGRAD_CHECK(args.size() == fop.schema.args.size(), op.name, " and its functional variant ", fop.name,
-                  " take different arguments");
+    AOTGRAD_CHECK(args.size() == fop.schema.args.size(), op.name, " and its functional variant ",
+                  fop.name, " take different arguments");
     Node* result = call_op(fop, std::move(args), n->given_mask());
     if (!mutated.empty()) {
       FValuePtr v = value_of(n->args()[mutated[0]], "the mutated argument");
-      Node* new_value = result->meta().kind == ValueMeta::Kind::Tuple ? out_->add_getitem(result, 0) : result;
+      Node* new_value =
+          result->meta().kind == ValueMeta::Kind::Tuple ? out_->add_getitem(result, 0) : result;
       // An in-place op keeps self's dtype (mul_ of f32 by f64 computes in f64 and stores f32); the
       // functional variant promotes. Cast back, as FunctionalTensorWrapper::replace_ does.
       ScalarType dtype = n->args()[mutated[0]].node->tensor_meta().dtype;
       if (new_value->tensor_meta().dtype != dtype)
-        new_value = out_->add_call(ops_.get("aten::_to_copy"), {Arg(new_value)}, {{"dtype", Arg::of_dtype(dtype)}});
+        new_value = out_->add_call(ops_.get("aten::_to_copy"), {Arg(new_value)},
+                                   {{"dtype", Arg::of_dtype(dtype)}});
       write(*v, new_value);
       values_[n] = v;  // the in-place op returns its argument
       return;
@@ -402,7 +419,8 @@ class Functionalizer {
       s.base = new_value;
     } else {
       std::vector<Node*> bases{s.base};  // bases[i]: the value before step i
-      for (size_t i = 0; i + 1 < v.chain.size(); ++i) bases.push_back(apply_step(v.chain[i], bases.back()));
+      for (size_t i = 0; i + 1 < v.chain.size(); ++i)
+        bases.push_back(apply_step(v.chain[i], bases.back()));
       Node* cur = new_value;
       for (size_t i = v.chain.size(); i-- > 0;) cur = inverse(v.chain[i], bases[i], cur);
       s.base = cur;
@@ -422,7 +440,8 @@ class Functionalizer {
     auto sizes_arg = [&]() -> Arg {
       std::vector<Arg> l;
       for (auto& s : bm.sizes) {
-        if (!s.is_concrete()) throw Error("cannot write through '" + name + "' of a tensor with symbolic sizes");
+        if (!s.is_concrete())
+          throw Error("cannot write through '" + name + "' of a tensor with symbolic sizes");
         l.push_back(Arg::of_int(s.value()));
       }
       return Arg::of_list(std::move(l));
@@ -445,15 +464,19 @@ class Functionalizer {
     }
     if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh") return value;
     if (name == "aten::slice.Tensor")
-      return emit(ops_.get("aten::slice_scatter"), {Arg(base), Arg(value), arg(1), arg(2), arg(3), arg(4)});
+      return emit(ops_.get("aten::slice_scatter"),
+                  {Arg(base), Arg(value), arg(1), arg(2), arg(3), arg(4)});
     if (name == "aten::select.int")
       return emit(ops_.get("aten::select_scatter"), {Arg(base), Arg(value), arg(1), arg(2)});
     if (name == "aten::diagonal")
-      return emit(ops_.get("aten::diagonal_scatter"), {Arg(base), Arg(value), arg(1), arg(2), arg(3)});
+      return emit(ops_.get("aten::diagonal_scatter"),
+                  {Arg(base), Arg(value), arg(1), arg(2), arg(3)});
     if (name == "aten::as_strided")
-      return emit(ops_.get("aten::as_strided_scatter"), {Arg(base), Arg(value), arg(1), arg(2), arg(3)});
+      return emit(ops_.get("aten::as_strided_scatter"),
+                  {Arg(base), Arg(value), arg(1), arg(2), arg(3)});
     if (name == "aten::unbind.int")
-      return emit(ops_.get("aten::select_scatter"), {Arg(base), Arg(value), arg(1), Arg::of_int(step.element)});
+      return emit(ops_.get("aten::select_scatter"),
+                  {Arg(base), Arg(value), arg(1), Arg::of_int(step.element)});
     if (name == "aten::split.Tensor" || name == "aten::split_with_sizes") {
       int64_t dim = arg(2).i;
       int64_t nd = bm.dim();
@@ -472,8 +495,10 @@ class Functionalizer {
                   {Arg(base), Arg(value), Arg::of_int(dim), Arg::of_int(start), Arg::of_int(end)});
     }
     if (name == "aten::expand")
-      throw Error("cannot functionalize a write into an expanded view (several elements share memory)");
-    throw Error("cannot functionalize a write through view op " + name + ": it has no known inverse");
+      throw Error(
+          "cannot functionalize a write into an expanded view (several elements share memory)");
+    throw Error("cannot functionalize a write through view op " + name +
+                ": it has no known inverse");
   }
 
   void output(const Node* n) {
@@ -492,8 +517,9 @@ class Functionalizer {
       if (info.mutates_data && info.mutates_metadata)
         for (const ViewStep& step : v.chain)
           if (step.op->name == "aten::as_strided")
-            throw Error("input " + std::to_string(idx) + " ('" + v.storage->placeholder->name() +
-                        "') is given new strides by as_strided_ and its data is written: not supported");
+            throw Error(
+                "input " + std::to_string(idx) + " ('" + v.storage->placeholder->name() +
+                "') is given new strides by as_strided_ and its data is written: not supported");
       Node* final_value = sync(v);
       if (info.mutates_metadata) info.view = input_view(v.chain, idx);
       if (opts_.keep_input_mutations && !info.mutates_metadata) {
@@ -524,7 +550,8 @@ class Functionalizer {
       FunctionalValue& v = *it->second;
       int input = v.storage->input;
       if (input >= 0) {
-        bool same = std::find(input_values_.begin(), input_values_.end(), it->second) != input_values_.end() &&
+        bool same = std::find(input_values_.begin(), input_values_.end(), it->second) !=
+                        input_values_.end() &&
                     !v.metadata_mutated;
         info.kind = same ? OutputKind::kIsInput : OutputKind::kAliasOfInput;
         info.input = input;
@@ -541,8 +568,8 @@ class Functionalizer {
   const FunctionalizeOptions& opts_;
   const OpTable& ops_;
   std::unique_ptr<Graph> out_;
-  std::unique_ptr<Graph> views_;      // FunctionalizeResult::input_views
-  std::vector<Node*> view_inputs_;    // its placeholders
+  std::unique_ptr<Graph> views_;    // FunctionalizeResult::input_views
+  std::vector<Node*> view_inputs_;  // its placeholders
   std::vector<Arg> view_outputs_;
   ViewAndMutationMeta meta_;
   std::unordered_map<const Node*, FValuePtr> values_;

@@ -46,9 +46,7 @@ GraphFacts::GraphFacts(const Graph& g) : position_(g.size()) {
   for (const Node* n : g.nodes()) {
     position_.emplace(n, position_.size());
     switch (n->kind()) {
-      case NodeKind::Placeholder:
-        inputs_.insert(n);
-        break;
+      case NodeKind::Placeholder: inputs_.insert(n); break;
       case NodeKind::Call: {
         int a = aliased_arg(*n);
         if (a >= 0) base_[n] = n->arg(static_cast<size_t>(a)).node;
@@ -171,12 +169,9 @@ void GraphFacts::replace(Graph& g, Node* node, Node* src) {
 std::optional<double> literal_value(const Arg& a) {
   switch (a.kind) {
     case Arg::Kind::Int:
-    case Arg::Kind::Bool:
-      return static_cast<double>(a.i);
-    case Arg::Kind::Float:
-      return a.f;
-    default:
-      return std::nullopt;
+    case Arg::Kind::Bool: return static_cast<double>(a.i);
+    case Arg::Kind::Float: return a.f;
+    default: return std::nullopt;
   }
 }
 

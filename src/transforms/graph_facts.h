@@ -62,14 +62,14 @@ class GraphFacts {
   bool any_getitem(const Node* n, const std::function<bool(const Node*)>& f) const;
   size_t last_use(const Node* n) const;
 
-  NodeMap<const Node*> base_;                          // union-find parent towards the storage
-  std::unordered_set<const Node*> written_;            // storages
-  std::unordered_set<const Node*> escaping_;           // storages
-  std::unordered_set<const Node*> inputs_;             // storages
-  std::unordered_set<const Node*> output_leaves_;      // tensor() of each output leaf
-  NodeMap<const Node*> same_tensor_;                   // repeated getitem -> first one
-  NodeMap<size_t> position_;                           // index in the graph
-  std::vector<size_t> input_writes_;                          // positions of calls writing an input
+  NodeMap<const Node*> base_;                      // union-find parent towards the storage
+  std::unordered_set<const Node*> written_;        // storages
+  std::unordered_set<const Node*> escaping_;       // storages
+  std::unordered_set<const Node*> inputs_;         // storages
+  std::unordered_set<const Node*> output_leaves_;  // tensor() of each output leaf
+  NodeMap<const Node*> same_tensor_;               // repeated getitem -> first one
+  NodeMap<size_t> position_;                       // index in the graph
+  std::vector<size_t> input_writes_;               // positions of calls writing an input
 };
 
 /// The value of a constant scalar argument (a Python int, float or bool), if it is one.

@@ -122,11 +122,12 @@ std::vector<int> outputs_that_are_args(const Graph& g) {
   for (const Node* n : g.nodes()) {
     if (n->kind() == NodeKind::Placeholder) {
       arg_of[n] = index++;
-    } else if (n->kind() == NodeKind::Call && n->op()->return_alias_of(0) == 0 && !n->args().empty() &&
-               n->args()[0].is_node()) {
+    } else if (n->kind() == NodeKind::Call && n->op()->return_alias_of(0) == 0 &&
+               !n->args().empty() && n->args()[0].is_node()) {
       std::vector<int> written = n->op()->mutated_args();
       auto it = arg_of.find(n->args()[0].node);
-      if (it != arg_of.end() && std::find(written.begin(), written.end(), 0) != written.end()) arg_of[n] = it->second;
+      if (it != arg_of.end() && std::find(written.begin(), written.end(), 0) != written.end())
+        arg_of[n] = it->second;
     }
   }
   std::vector<int> out;

@@ -50,12 +50,9 @@ KnapsackSolver parse_knapsack_solver(std::string_view name) {
 
 std::string_view knapsack_solver_name(KnapsackSolver s) {
   switch (s) {
-    case KnapsackSolver::kGreedy:
-      return "greedy";
-    case KnapsackSolver::kDp:
-      return "dp";
-    case KnapsackSolver::kIlp:
-      return "ilp";
+    case KnapsackSolver::kGreedy: return "greedy";
+    case KnapsackSolver::kDp: return "dp";
+    case KnapsackSolver::kIlp: return "ilp";
   }
   return "?";
 }
@@ -63,12 +60,9 @@ std::string_view knapsack_solver_name(KnapsackSolver s) {
 KnapsackResult solve_knapsack(KnapsackSolver solver, const std::vector<double>& memory,
                               const std::vector<double>& runtime, double max_memory) {
   switch (solver) {
-    case KnapsackSolver::kGreedy:
-      return greedy_knapsack(memory, runtime, max_memory);
-    case KnapsackSolver::kDp:
-      return dp_knapsack(memory, runtime, max_memory);
-    case KnapsackSolver::kIlp:
-      return ilp_knapsack(memory, runtime, max_memory);
+    case KnapsackSolver::kGreedy: return greedy_knapsack(memory, runtime, max_memory);
+    case KnapsackSolver::kDp: return dp_knapsack(memory, runtime, max_memory);
+    case KnapsackSolver::kIlp: return ilp_knapsack(memory, runtime, max_memory);
   }
   return {};
 }

@@ -21,8 +21,8 @@
 #include "aotgrad/transforms/cse.h"
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
-#include "aotgrad/transforms/rng_functionalize.h"
 #include "aotgrad/transforms/memory_budget.h"
+#include "aotgrad/transforms/rng_functionalize.h"
 
 namespace aotgrad {
 namespace {
@@ -50,20 +50,17 @@ bool is_sym(const ValueMeta& m) {
 /// scalar counts 1; a tuple the sum of its tensors.
 int64_t size_of(const ValueMeta& m) {
   switch (m.kind) {
-    case ValueMeta::Kind::Tensor:
-      return m.tensor.nbytes_hint();
+    case ValueMeta::Kind::Tensor: return m.tensor.nbytes_hint();
     case ValueMeta::Kind::SymInt:
     case ValueMeta::Kind::SymFloat:
-    case ValueMeta::Kind::SymBool:
-      return 1;
+    case ValueMeta::Kind::SymBool: return 1;
     case ValueMeta::Kind::Tuple: {
       int64_t s = 0;
       for (const ValueMeta& e : m.elems)
         if (e.is_tensor()) s += e.tensor.nbytes_hint();
       return s;
     }
-    case ValueMeta::Kind::None:
-      return 0;
+    case ValueMeta::Kind::None: return 0;
   }
   return 0;
 }

@@ -108,14 +108,10 @@ const OpClasses& OpClasses::defaults() {
 
 std::string_view OpClasses::packet(const Node& n) {
   switch (n.kind()) {
-    case NodeKind::Call:
-      return n.op()->schema.name;
-    case NodeKind::GetItem:
-      return "getitem";
-    case NodeKind::Placeholder:
-      return "placeholder";
-    case NodeKind::Output:
-      return "output";
+    case NodeKind::Call: return n.op()->schema.name;
+    case NodeKind::GetItem: return "getitem";
+    case NodeKind::Placeholder: return "placeholder";
+    case NodeKind::Output: return "output";
   }
   return "";
 }

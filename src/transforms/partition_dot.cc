@@ -12,22 +12,14 @@ namespace {
 
 const char* fill_colour(JointRole r) {
   switch (r) {
-    case JointRole::kInput:
-      return "#a6cee3";  // light blue
-    case JointRole::kTangent:
-      return "#fdbf6f";  // orange
-    case JointRole::kForward:
-      return "#b2df8a";  // green
-    case JointRole::kSaved:
-      return "#ffff66";  // yellow
-    case JointRole::kRecomputed:
-      return "#cab2d6";  // purple
-    case JointRole::kBackward:
-      return "#fb9a99";  // pink
-    case JointRole::kUnused:
-      return "#dddddd";  // grey
-    case JointRole::kOutput:
-      return "#ffffff";
+    case JointRole::kInput: return "#a6cee3";       // light blue
+    case JointRole::kTangent: return "#fdbf6f";     // orange
+    case JointRole::kForward: return "#b2df8a";     // green
+    case JointRole::kSaved: return "#ffff66";       // yellow
+    case JointRole::kRecomputed: return "#cab2d6";  // purple
+    case JointRole::kBackward: return "#fb9a99";    // pink
+    case JointRole::kUnused: return "#dddddd";      // grey
+    case JointRole::kOutput: return "#ffffff";
   }
   return "#ffffff";
 }
@@ -66,22 +58,14 @@ void for_each_node_arg(const Node* n, const std::function<void(const Node*)>& f)
 
 const char* joint_role_name(JointRole role) {
   switch (role) {
-    case JointRole::kInput:
-      return "input";
-    case JointRole::kTangent:
-      return "tangent";
-    case JointRole::kForward:
-      return "forward";
-    case JointRole::kSaved:
-      return "saved";
-    case JointRole::kRecomputed:
-      return "recomputed";
-    case JointRole::kBackward:
-      return "backward";
-    case JointRole::kUnused:
-      return "unused";
-    case JointRole::kOutput:
-      return "output";
+    case JointRole::kInput: return "input";
+    case JointRole::kTangent: return "tangent";
+    case JointRole::kForward: return "forward";
+    case JointRole::kSaved: return "saved";
+    case JointRole::kRecomputed: return "recomputed";
+    case JointRole::kBackward: return "backward";
+    case JointRole::kUnused: return "unused";
+    case JointRole::kOutput: return "output";
   }
   return "?";
 }

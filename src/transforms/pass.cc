@@ -98,9 +98,7 @@ void assign_graph(Graph& dst, const Graph& src) {
   for (const Node* n : src.nodes()) {
     Node* c = nullptr;
     switch (n->kind()) {
-      case NodeKind::Placeholder:
-        c = dst.add_placeholder(n->name(), n->meta());
-        break;
+      case NodeKind::Placeholder: c = dst.add_placeholder(n->name(), n->meta()); break;
       case NodeKind::GetItem:
         c = dst.add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
         break;
@@ -110,9 +108,7 @@ void assign_graph(Graph& dst, const Graph& src) {
         c = dst.add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
         break;
       }
-      case NodeKind::Output:
-        c = dst.set_output(remap(n->args()[0], map));
-        break;
+      case NodeKind::Output: c = dst.set_output(remap(n->args()[0], map)); break;
     }
     c->mutable_meta() = n->meta();
     c->info() = n->info();

@@ -9,7 +9,8 @@ namespace aotgrad {
 namespace {
 
 bool differentiable_dtype(const ValueMeta& m) {
-  if (m.kind == ValueMeta::Kind::Tensor) return is_floating(m.tensor.dtype) || is_complex(m.tensor.dtype);
+  if (m.kind == ValueMeta::Kind::Tensor)
+    return is_floating(m.tensor.dtype) || is_complex(m.tensor.dtype);
   if (m.kind == ValueMeta::Kind::Tuple)
     for (auto& e : m.elems)
       if (differentiable_dtype(e)) return true;
@@ -18,7 +19,8 @@ bool differentiable_dtype(const ValueMeta& m) {
 
 }  // namespace
 
-std::vector<bool> propagate_requires_grad(const Graph& g, const std::vector<bool>& input_requires_grad) {
+std::vector<bool> propagate_requires_grad(const Graph& g,
+                                          const std::vector<bool>& input_requires_grad) {
   std::unordered_map<const Node*, bool> rg;
   std::vector<bool> out;
   size_t ph = 0;
@@ -34,7 +36,8 @@ std::vector<bool> propagate_requires_grad(const Graph& g, const std::vector<bool
     bool r = false;
     switch (n->kind()) {
       case NodeKind::Placeholder:
-        r = ph < input_requires_grad.size() && input_requires_grad[ph] && differentiable_dtype(n->meta());
+        r = ph < input_requires_grad.size() && input_requires_grad[ph] &&
+            differentiable_dtype(n->meta());
         ++ph;
         break;
       case NodeKind::GetItem: {
@@ -72,12 +75,14 @@ bool needs_autograd(const Graph& g, const std::vector<bool>& input_requires_grad
   size_t i = 0;
   for (const Node* n : g.nodes()) by_node[n] = rg[i++];
   bool output_rg = false;
-  if (g.output()) g.output()->args()[0].for_each_node([&](Node* n) { output_rg = output_rg || by_node[n]; });
+  if (g.output())
+    g.output()->args()[0].for_each_node([&](Node* n) { output_rg = output_rg || by_node[n]; });
   if (output_rg) return true;
   InputMutations m = analyze_input_mutations(g);
   std::vector<Node*> phs = g.placeholders();
   for (size_t k = 0; k < phs.size(); ++k)
-    if (k < input_requires_grad.size() && input_requires_grad[k] && (m.data_mutated[k] || m.metadata_mutated[k]))
+    if (k < input_requires_grad.size() && input_requires_grad[k] &&
+        (m.data_mutated[k] || m.metadata_mutated[k]))
       return true;
   return false;
 }

@@ -144,8 +144,7 @@ std::vector<RngStateSave> functionalize_rng_ops(Partition& p, const OpClasses& o
   }
   for (const Node* n : bw.nodes()) {
     switch (n->kind()) {
-      case NodeKind::Placeholder:
-        break;
+      case NodeKind::Placeholder: break;
       case NodeKind::GetItem:
         map[n] = nb->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
         break;
@@ -169,9 +168,7 @@ std::vector<RngStateSave> functionalize_rng_ops(Partition& p, const OpClasses& o
         map[n] = c;
         break;
       }
-      case NodeKind::Output:
-        nb->set_output(remap(n->args()[0], map));
-        break;
+      case NodeKind::Output: nb->set_output(remap(n->args()[0], map)); break;
     }
   }
   p.bw = std::move(nb);

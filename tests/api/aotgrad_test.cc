@@ -216,7 +216,8 @@ TEST(AotFunction, AttentionTrainsAsEagerly) {
   at::Tensor wqkv = (at::randn({24, 8}) * 0.3).requires_grad_();
   at::Tensor wo = (at::randn({8, 8}) * 0.3).requires_grad_();
   at::Tensor mask = at::ones({5, 5}, at::kBool).tril();
-  at::Tensor ewqkv = wqkv.detach().clone().requires_grad_(), ewo = wo.detach().clone().requires_grad_();
+  at::Tensor ewqkv = wqkv.detach().clone().requires_grad_(),
+             ewo = wo.detach().clone().requires_grad_();
   for (int step = 0; step < 2; ++step) {
     at::Tensor x = at::randn({3, 5, 8});
     at::Tensor loss = f({x, wqkv, wo, mask})[0];
@@ -234,12 +235,12 @@ TEST(AotFunction, InPlaceOpsAndViewsTrainAsEagerly) {
   // In-place ops on intermediates and through views, a view of a parameter, and a counter input
   // that does not require grad written in place (written back, as eagerly).
   auto fn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
-    at::Tensor h = at::mm(a[0], a[1]);     // [4, 6]
+    at::Tensor h = at::mm(a[0], a[1]);  // [4, 6]
     h.slice(1, 0, 3).mul_(a[1].select(0, 0).slice(0, 0, 3));
     h.transpose(0, 1).select(0, 5).add_(1);
     at::Tensor r = h.view({2, 12});
     r.sigmoid_();
-    a[2].add_(r.detach().sum(0));         // a running statistic
+    a[2].add_(r.detach().sum(0));  // a running statistic
     return {r.sum() + a[1].t().contiguous().view({-1}).pow(2).sum()};
   };
   AOTFunction f = aot_function(fn, AOTConfig{});

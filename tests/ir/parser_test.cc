@@ -450,29 +450,19 @@ bool sample_value(const TypeRef& t, Node* x, std::string* text, Arg* arg) {
     return true;
   };
   switch (t.base) {
-    case BaseType::Tensor:
-      return scalar("x", Arg(x));
+    case BaseType::Tensor: return scalar("x", Arg(x));
     case BaseType::Int:
-    case BaseType::SymInt:
-      return scalar("1", Arg::of_int(1));
-    case BaseType::Float:
-      return scalar("1.0", Arg::of_float(1.0));
-    case BaseType::Bool:
-      return scalar("False", Arg::of_bool(false));
-    case BaseType::Scalar:
-      return scalar("1", Arg::of_int(1));
-    case BaseType::ScalarType:
-      return scalar("torch.float32", Arg::of_dtype(ScalarType::Float32));
-    case BaseType::Str:
-      return scalar("'none'", Arg::of_str("none"));
-    case BaseType::Device:
-      return scalar("device(type='cpu')", Arg::of_device(Device{}));
-    case BaseType::Layout:
-      return scalar("torch.strided", Arg::of_layout(Layout::Strided));
+    case BaseType::SymInt: return scalar("1", Arg::of_int(1));
+    case BaseType::Float: return scalar("1.0", Arg::of_float(1.0));
+    case BaseType::Bool: return scalar("False", Arg::of_bool(false));
+    case BaseType::Scalar: return scalar("1", Arg::of_int(1));
+    case BaseType::ScalarType: return scalar("torch.float32", Arg::of_dtype(ScalarType::Float32));
+    case BaseType::Str: return scalar("'none'", Arg::of_str("none"));
+    case BaseType::Device: return scalar("device(type='cpu')", Arg::of_device(Device{}));
+    case BaseType::Layout: return scalar("torch.strided", Arg::of_layout(Layout::Strided));
     case BaseType::MemoryFormat:
       return scalar("torch.contiguous_format", Arg::of_memory_format(MemoryFormat::Contiguous));
-    default:
-      return false;
+    default: return false;
   }
 }
 

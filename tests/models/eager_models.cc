@@ -254,16 +254,20 @@ std::unique_ptr<EagerModel> make_eager_model(const std::string& name) {
   if (name == "gpt_block")
     return std::make_unique<ModuleModel<GPTBlockImpl>>(name,
                                                        std::vector<std::string>{"idx", "targets"});
-  if (name == "gpt_block_wide")  // tools/export.py's gpt_block_wide: vocab 64, d 64, 4 heads, seq 64
+  if (name ==
+      "gpt_block_wide")  // tools/export.py's gpt_block_wide: vocab 64, d 64, 4 heads, seq 64
     return std::make_unique<ModuleModel<GPTBlockImpl>>(
         name, std::vector<std::string>{"idx", "targets"}, int64_t{64}, int64_t{64}, int64_t{4},
         int64_t{64});
   if (name == "cnn_bn")
     return std::make_unique<ModuleModel<CNNBNImpl>>(name, std::vector<std::string>{"x", "target"});
-  throw std::invalid_argument("no eager model '" + name + "' (mlp, gpt_block, gpt_block_wide, cnn_bn)");
+  throw std::invalid_argument("no eager model '" + name +
+                              "' (mlp, gpt_block, gpt_block_wide, cnn_bn)");
 }
 
-std::vector<std::string> eager_model_names() { return {"mlp", "gpt_block", "gpt_block_wide", "cnn_bn"}; }
+std::vector<std::string> eager_model_names() {
+  return {"mlp", "gpt_block", "gpt_block_wide", "cnn_bn"};
+}
 
 // --- exported model files
 // -------------------------------------------------------------------------

@@ -27,7 +27,8 @@ inline std::string ann(const std::string& call, const std::vector<std::string>& 
   if (m.kind != ValueMeta::Kind::Tuple) return m.annotation();
   std::string s;
   for (size_t i = 0; i < m.elems.size(); ++i)
-    s += (i ? " | " : "") + (m.elems[i].kind == ValueMeta::Kind::None ? "None" : m.elems[i].annotation());
+    s += (i ? " | " : "") +
+         (m.elems[i].kind == ValueMeta::Kind::None ? "None" : m.elems[i].annotation());
   return s;
 }
 

@@ -94,10 +94,11 @@ TEST(Registry, EveryOpHasADerivativeOrIsNonDifferentiable) {
   }
   std::string list;
   for (auto& m : missing) list += "\n    " + m;
-  EXPECT_TRUE(missing.empty()) << missing.size() << " of " << checked
-                               << " non-in-place ops that can return a floating-point tensor have "
-                                  "neither a derivative rule, nor non_differentiable(), nor (composite) a decomposition:"
-                               << list;
+  EXPECT_TRUE(missing.empty())
+      << missing.size() << " of " << checked
+      << " non-in-place ops that can return a floating-point tensor have "
+         "neither a derivative rule, nor non_differentiable(), nor (composite) a decomposition:"
+      << list;
   list.clear();
   for (auto& m : both) list += "\n    " + m;
   EXPECT_TRUE(both.empty()) << both.size()

@@ -40,10 +40,12 @@ TEST(CompiledFunction, Seed13_20_LinearReluSavesInputAndReluOutput) {
   std::vector<std::string> ops;
   for (const Node* n : a.joint->nodes())
     if (n->kind() == NodeKind::Call) ops.push_back(n->name());
-  EXPECT_EQ(ops, (std::vector<std::string>{"t", "addmm", "relu", "detach", "detach_1", "threshold_backward", "t_1",
-                                           "mm", "t_2", "sum_1", "view", "t_3"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"t", "addmm", "relu", "detach", "detach_1",
+                                           "threshold_backward", "t_1", "mm", "t_2", "sum_1",
+                                           "view", "t_3"}));
   EXPECT_EQ(a.saved, (std::vector<std::string>{"primals_1", "relu"}));
-  EXPECT_EQ(names(a.bw->placeholders()), (std::vector<std::string>{"primals_1", "relu", "tangents_1"}));
+  EXPECT_EQ(names(a.bw->placeholders()),
+            (std::vector<std::string>{"primals_1", "relu", "tangents_1"}));
   const Arg& bw_out = a.bw->output()->args()[0];
   ASSERT_EQ(bw_out.list.size(), 3u);
   EXPECT_TRUE(bw_out.list[0].is_none());
@@ -57,7 +59,8 @@ TEST(CompiledFunction, Seed13_20_MinCutSavesInputAndReluOutput) {
   auto g = parse_graph(kLinearRelu, aten_ops());
   TrainingArtifacts a = compile_for_training(*g, {false, true, true});
   EXPECT_EQ(a.saved, (std::vector<std::string>{"primals_1", "detach_1"}));
-  EXPECT_EQ(names(a.bw->placeholders()), (std::vector<std::string>{"primals_1", "detach_1", "tangents_1"}));
+  EXPECT_EQ(names(a.bw->placeholders()),
+            (std::vector<std::string>{"primals_1", "detach_1", "tangents_1"}));
   ASSERT_NE(a.explain, nullptr);
   EXPECT_EQ(a.explain->saved_activation_bytes, 4 * 16 * 4);
 }
@@ -86,7 +89,9 @@ def forward(self, x: "f32[4]", counter: "i64[]"):
     mul = torch.ops.aten.mul.Tensor(x, x)
     sum_1 = torch.ops.aten.sum.default(mul)
     return (sum_1,)
-)", aten_ops()), {true, false});
+)",
+                                 aten_ops()),
+                     {true, false});
   at::Tensor x = at::randn({4}).requires_grad_();
   at::Tensor counter = at::zeros({}, at::kLong);
   for (int i = 0; i < 3; ++i) {
@@ -137,7 +142,9 @@ def forward(self, x: "f32[4]", buf: "f32[4]"):
     add_ = torch.ops.aten.add_.Tensor(buf, 1)
     sum_1 = torch.ops.aten.sum.default(mul)
     return (sum_1,)
-)", aten_ops()), {true, false});
+)",
+                                 aten_ops()),
+                     {true, false});
   at::Tensor x = at::randn({4}).requires_grad_();
   at::Tensor buf = at::randn({4});
   at::Tensor before = buf.clone();

@@ -141,9 +141,9 @@ TEST(CompiledGraph, Seed13_23_OverlappingViewsGetASyntheticBase) {
   const Specialization& s = f.specialization_for({base.slice(0, 0, 6), base.slice(0, 4)});
   ASSERT_EQ(s.fw->placeholders().size(), 1u);
   EXPECT_EQ(s.fw->placeholders()[0]->tensor_meta().annotation(), "f32[10][1]cpu");
-  EXPECT_EQ(call_ops(*s.fw), (std::vector<std::string>{"aten::as_strided", "aten::mul.Tensor",
-                                                       "aten::as_strided_scatter", "aten::as_strided",
-                                                       "aten::as_strided", "aten::add.Tensor"}));
+  EXPECT_EQ(call_ops(*s.fw), (std::vector<std::string>{
+                                 "aten::as_strided", "aten::mul.Tensor", "aten::as_strided_scatter",
+                                 "aten::as_strided", "aten::as_strided", "aten::add.Tensor"}));
 }
 
 // §13.23: f(base[:5], base[5:]) shares storage without overlapping: two inputs kept.
@@ -156,7 +156,8 @@ TEST(CompiledGraph, Seed13_23_DisjointViewsKeepTheirInputs) {
   auto out = f({base.slice(0, 0, 5), base.slice(0, 5)});
   EXPECT_TRUE(at::allclose(out[0].toTensor(), expected));
   EXPECT_TRUE(at::allclose(base, eager_base));
-  EXPECT_EQ(f.specialization_for({base.slice(0, 0, 5), base.slice(0, 5)}).fw->placeholders().size(), 2u);
+  EXPECT_EQ(f.specialization_for({base.slice(0, 0, 5), base.slice(0, 5)}).fw->placeholders().size(),
+            2u);
 }
 
 TEST(CompiledGraph, OutputsAliasInputsAsInEager) {
@@ -264,7 +265,8 @@ def forward(self, x: "f32[3]", y: "f32[3]"):
   auto out = f({x, y});
   EXPECT_EQ(x.sizes(), (c10::IntArrayRef{1, 3}));
   EXPECT_TRUE(at::allclose(out[0].toTensor(), expected));
-  EXPECT_TRUE(f.specialization_for({base.slice(0, 0, 3), base.slice(0, 1)}).synthetic_bases.empty());
+  EXPECT_TRUE(
+      f.specialization_for({base.slice(0, 0, 3), base.slice(0, 1)}).synthetic_bases.empty());
 }
 
 TEST(CompiledGraph, DataAndMetadataMutationOfOverlappingArgumentsIsAnError) {
@@ -337,7 +339,8 @@ def forward(self, x: "f32[2, 3]", y: "f32[2, 3]"):
 )"));
   at::Tensor wide_x = at::randn({2, 6}), wide_y = at::randn({2, 6});
   at::Tensor expected_x = wide_x.clone(), expected_y = wide_y.clone();
-  at::Tensor ex = expected_x.slice(1, 0, c10::nullopt, 2), ey = expected_y.slice(1, 0, c10::nullopt, 2);
+  at::Tensor ex = expected_x.slice(1, 0, c10::nullopt, 2),
+             ey = expected_y.slice(1, 0, c10::nullopt, 2);
   ex.add_(1);
   ey.mul_(2).t_();
   at::Tensor x = wide_x.slice(1, 0, c10::nullopt, 2), y = wide_y.slice(1, 0, c10::nullopt, 2);

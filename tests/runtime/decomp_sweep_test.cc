@@ -174,16 +174,11 @@ std::string fmt(double v) {
 // torch.testing.assert_close's default (rtol, atol) for a dtype.
 std::pair<double, double> default_tolerance(at::ScalarType t) {
   switch (t) {
-    case at::kHalf:
-      return {1e-3, 1e-5};
-    case at::kBFloat16:
-      return {1.6e-2, 1e-5};
-    case at::kFloat:
-      return {1.3e-6, 1e-5};
-    case at::kDouble:
-      return {1e-7, 1e-7};
-    default:
-      return {0, 0};
+    case at::kHalf: return {1e-3, 1e-5};
+    case at::kBFloat16: return {1.6e-2, 1e-5};
+    case at::kFloat: return {1.3e-6, 1e-5};
+    case at::kDouble: return {1e-7, 1e-7};
+    default: return {0, 0};
   }
 }
 

@@ -31,18 +31,12 @@ enum class AliasMode { kNone, kDuplicate, kOverlap, kDisjoint, kTransposed, kCro
 
 const char* mode_name(AliasMode m) {
   switch (m) {
-    case AliasMode::kNone:
-      return "none";
-    case AliasMode::kDuplicate:
-      return "duplicate";
-    case AliasMode::kOverlap:
-      return "overlapping slices";
-    case AliasMode::kDisjoint:
-      return "disjoint slices";
-    case AliasMode::kTransposed:
-      return "base and base.t()";
-    case AliasMode::kCrossing:
-      return "a row and a column of one base";
+    case AliasMode::kNone: return "none";
+    case AliasMode::kDuplicate: return "duplicate";
+    case AliasMode::kOverlap: return "overlapping slices";
+    case AliasMode::kDisjoint: return "disjoint slices";
+    case AliasMode::kTransposed: return "base and base.t()";
+    case AliasMode::kCrossing: return "a row and a column of one base";
   }
   return "?";
 }
@@ -234,8 +228,7 @@ class ProgramGenerator {
         return call("aten::select.int",
                     {self, Arg::of_int(dim), Arg::of_int(rng_.between(-size, size - 1))});
       }
-      case 2:
-        return call("aten::t", {self});
+      case 2: return call("aten::t", {self});
       case 3: {
         if (d == 0) return nullptr;
         return call("aten::transpose.int", {self, Arg::of_int(rng_.between(-d, d - 1)),
@@ -247,10 +240,8 @@ class ProgramGenerator {
         for (int64_t i = d - 1; i > 0; --i) std::swap(perm[i], perm[rng_.between(0, i)]);
         return call("aten::permute", {self, ints(perm)});
       }
-      case 5:
-        return call("aten::view", {self, ints(reshaped(s))});
-      case 6:
-        return call("aten::unsqueeze", {self, Arg::of_int(rng_.between(-d - 1, d))});
+      case 5: return call("aten::view", {self, ints(reshaped(s))});
+      case 6: return call("aten::unsqueeze", {self, Arg::of_int(rng_.between(-d - 1, d))});
       case 7: {
         if (d == 0) return nullptr;
         int64_t dim = rng_.between(0, d - 1);
@@ -258,10 +249,8 @@ class ProgramGenerator {
           if (s[i] == 1 && rng_.chance(0.7)) dim = i;
         return call("aten::squeeze.dim", {self, Arg::of_int(dim)});
       }
-      case 8:
-        return call(rng_.chance(0.7) ? "aten::alias" : "aten::detach", {self});
-      case 11:
-        return call("aten::squeeze", {self});
+      case 8: return call(rng_.chance(0.7) ? "aten::alias" : "aten::detach", {self});
+      case 11: return call("aten::squeeze", {self});
       case 12: {
         // As traced: the tensor's own strides. Arguments that are views of a base may have other
         // strides at run time than their placeholders say, and so may values computed from them.
@@ -269,8 +258,7 @@ class ProgramGenerator {
         return call("aten::_reshape_alias",
                     {self, ints(s), ints(concrete(v.node->tensor_meta().strides))});
       }
-      case 9:
-        return as_strided(v);
+      case 9: return as_strided(v);
       case 10: {
         // expand: a new leading dim, or size-1 dims grown (read-only in eager).
         Shape e = s;
@@ -293,8 +281,7 @@ class ProgramGenerator {
     int64_t n = numel(s);
     int64_t d = static_cast<int64_t>(s.size());
     switch (rng_.between(0, 3)) {
-      case 0:
-        return {rng_.chance(0.5) ? -1 : n};
+      case 0: return {rng_.chance(0.5) ? -1 : n};
       case 1: {  // merge two adjacent dims
         if (d < 2) return {n, 1};
         int64_t i = rng_.between(0, d - 2);
@@ -490,12 +477,8 @@ class ProgramGenerator {
         n = call("aten::mul_.Tensor", {self, *o});
         break;
       }
-      case 4:
-        n = call("aten::mul_.Scalar", {self, Arg::of_float(rng_.uniform(0.5, 2))});
-        break;
-      case 5:
-        n = call("aten::div_.Scalar", {self, Arg::of_float(rng_.uniform(0.5, 2))});
-        break;
+      case 4: n = call("aten::mul_.Scalar", {self, Arg::of_float(rng_.uniform(0.5, 2))}); break;
+      case 5: n = call("aten::div_.Scalar", {self, Arg::of_float(rng_.uniform(0.5, 2))}); break;
       case 6:
       case 7: {
         const Val& w = any_val();
@@ -503,20 +486,14 @@ class ProgramGenerator {
         n = call("aten::copy_", {self, Arg(w.node)});
         break;
       }
-      case 8:
-        n = call("aten::fill_.Scalar", {self, Arg::of_float(rng_.uniform(-2, 2))});
-        break;
+      case 8: n = call("aten::fill_.Scalar", {self, Arg::of_float(rng_.uniform(-2, 2))}); break;
       case 9:
         n = rng_.chance(0.3)
                 ? call("aten::zero_", {self})
                 : call("aten::clamp_", {self, Arg::of_float(-0.5), Arg::of_float(0.75)});
         break;
-      case 10:
-        n = call(rng_.chance(0.5) ? "aten::relu_" : "aten::neg_", {self});
-        break;
-      case 11:
-        n = call("aten::sin_", {self});
-        break;
+      case 10: n = call(rng_.chance(0.5) ? "aten::relu_" : "aten::neg_", {self}); break;
+      case 11: n = call("aten::sin_", {self}); break;
       case 12:
         n = rng_.chance(0.5) ? call("aten::add_.Scalar", {self, Arg::of_float(rng_.uniform(-2, 2))})
                              : call("aten::clamp_min_", {self, Arg::of_float(rng_.uniform(-1, 1))});
@@ -542,24 +519,18 @@ class ProgramGenerator {
     Arg self(v.node);
     Node* n = nullptr;
     switch (rng_.between(0, 5)) {
-      case 0:
-        n = call("aten::t_", {self});
-        break;
+      case 0: n = call("aten::t_", {self}); break;
       case 1:
         if (d == 0) return false;
         n = call("aten::transpose_",
                  {self, Arg::of_int(rng_.between(0, d - 1)), Arg::of_int(rng_.between(0, d - 1))});
         break;
-      case 2:
-        n = call("aten::unsqueeze_", {self, Arg::of_int(rng_.between(0, d))});
-        break;
+      case 2: n = call("aten::unsqueeze_", {self, Arg::of_int(rng_.between(0, d))}); break;
       case 3:
         if (d == 0) return false;
         n = call("aten::squeeze_.dim", {self, Arg::of_int(rng_.between(0, d - 1))});
         break;
-      case 4:
-        n = call("aten::squeeze_", {self});
-        break;
+      case 4: n = call("aten::squeeze_", {self}); break;
       default: {
         auto geometry = strided_geometry(v);
         if (!geometry) return false;
@@ -705,9 +676,7 @@ CallArgs make_args(const Case& c) {
   for (size_t i = 0; i < c.input_shapes.size(); ++i) {
     const Shape& s = c.input_shapes[i];
     switch (c.layouts[i]) {
-      case Case::Layout::kContiguous:
-        a.tensors.push_back(random_tensor(s, rng, c.f64[i]));
-        break;
+      case Case::Layout::kContiguous: a.tensors.push_back(random_tensor(s, rng, c.f64[i])); break;
       case Case::Layout::kReversed: {
         Shape reversed(s.rbegin(), s.rend()), dims;
         for (int64_t d = static_cast<int64_t>(s.size()) - 1; d >= 0; --d) dims.push_back(d);
@@ -907,18 +876,10 @@ TEST(FunctionalizeRandom, EagerAndCompiledAgree) {
     stats.aliased_calls += c.mode != AliasMode::kNone;
     stats.keep_cases += c.keep_mutations;
     switch (run_case(c, stats)) {
-      case Outcome::kPass:
-        ++stats.pass;
-        break;
-      case Outcome::kEagerRejected:
-        ++stats.eager_rejected;
-        break;
-      case Outcome::kUnsupported:
-        ++stats.unsupported;
-        break;
-      case Outcome::kFail:
-        ++stats.fail;
-        break;
+      case Outcome::kPass: ++stats.pass; break;
+      case Outcome::kEagerRejected: ++stats.eager_rejected; break;
+      case Outcome::kUnsupported: ++stats.unsupported; break;
+      case Outcome::kFail: ++stats.fail; break;
     }
   }
   std::cout << "[fuzz] " << count << " programs (" << stats.aliased_calls

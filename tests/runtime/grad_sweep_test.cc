@@ -1,8 +1,8 @@
 // aotgrad: the registry's gradient sweep -- every derivative rule against libtorch's eager autograd
 // and float64 finite differences, on the op samples of tests/data/op_samples/*.txt.
 //
-// For each valid sample of a differentiable op (one with a derivative rule, or a composite op with a
-// decomposition; in-place, random, non-differentiable and `@skip` ops are left out) with a
+// For each valid sample of a differentiable op (one with a derivative rule, or a composite op with
+// a decomposition; in-place, random, non-differentiable and `@skip` ops are left out) with a
 // floating-point tensor input:
 //   1. the one-node forward graph is parsed (multi-output ops project their results with getitems);
 //      every floating tensor input the op does not write and PyTorch can differentiate (probed
@@ -856,7 +856,7 @@ TEST(GradSweep, CheckersCatchWrongGradients) {
   EXPECT_EQ(against_fd(right0, in[0], p0).bad, 0);
   EXPECT_EQ(against_fd(right1, in[1], p1).bad, 0);
   EXPECT_EQ(against_fd(right0 * 1.01, in[0], p0).bad, 12);
-  EXPECT_EQ(against_fd(right1 + 0.1, in[1], p1).bad, 1);  // 0.4 on the shared element
+  EXPECT_EQ(against_fd(right1 + 0.1, in[1], p1).bad, 1);   // 0.4 on the shared element
   EXPECT_EQ(against_fd(at::Tensor(), in[0], p0).bad, 12);  // None is zeros
 
   EXPECT_EQ(compare_grad(right0, right0.clone(), "eager", kF32Rtol, kF32Atol), "");

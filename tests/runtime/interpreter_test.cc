@@ -81,13 +81,17 @@ TEST(Interpreter, ReleasesValuesAfterLastUse) {
   // At most two 1 MiB intermediates are alive at once (the input is the caller's).
   EXPECT_LE(peak, 2 * 1048576 + 65536);
   EXPECT_GE(peak, 1048576);
-  EXPECT_TRUE(at::allclose(out[0].toTensor(), x.sin().sin().sin().sin().sin().sin().sin().sin().sin().sin()));
+  EXPECT_TRUE(at::allclose(out[0].toTensor(),
+                           x.sin().sin().sin().sin().sin().sin().sin().sin().sin().sin()));
 }
 
 TEST(Interpreter, ChecksInputsAndNamesThePlaceholder) {
   Interpreter interp(parse(kLinearRelu));
   at::Tensor x = at::randn({4, 8}), w = at::randn({16, 8}), b = at::randn({16});
-  EXPECT_NE(error_of([&] { interp.run({x, w}); }).find("expected 3 inputs, got 2"), std::string::npos);
+  EXPECT_NE(error_of([&] {
+              interp.run({x, w});
+            }).find("expected 3 inputs, got 2"),
+            std::string::npos);
   std::string e = error_of([&] { interp.run({x.to(at::kDouble), w, b}); });
   EXPECT_NE(e.find("input 'x'"), std::string::npos) << e;
   EXPECT_NE(e.find("dtype"), std::string::npos) << e;

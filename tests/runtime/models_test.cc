@@ -314,7 +314,8 @@ TEST_P(ModelTest, MinCutSavesNoMoreActivationsThanDefault) {
   EXPECT_LE(m.explain->saved_activation_bytes, default_bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ModelTest, testing::Values("mlp", "gpt_block", "gpt_block_wide", "cnn_bn"),
+INSTANTIATE_TEST_SUITE_P(Models, ModelTest,
+                         testing::Values("mlp", "gpt_block", "gpt_block_wide", "cnn_bn"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

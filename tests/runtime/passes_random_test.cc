@@ -134,35 +134,23 @@ class GraphGenerator {
   // 0, 1 (int, float, bool) and a few others, as Python numbers.
   Arg literal() {
     switch (rng_.between(0, 7)) {
-      case 0:
-        return Arg::of_int(0);
-      case 1:
-        return Arg::of_int(1);
-      case 2:
-        return Arg::of_float(0.0);
-      case 3:
-        return Arg::of_float(1.0);
-      case 4:
-        return Arg::of_float(-0.0);
-      case 5:
-        return Arg::of_bool(rng_.chance(0.5));
-      case 6:
-        return Arg::of_int(2);
-      default:
-        return Arg::of_float(0.5);
+      case 0: return Arg::of_int(0);
+      case 1: return Arg::of_int(1);
+      case 2: return Arg::of_float(0.0);
+      case 3: return Arg::of_float(1.0);
+      case 4: return Arg::of_float(-0.0);
+      case 5: return Arg::of_bool(rng_.chance(0.5));
+      case 6: return Arg::of_int(2);
+      default: return Arg::of_float(0.5);
     }
   }
 
   Arg dtype_arg() {
     switch (rng_.between(0, 5)) {
-      case 0:
-        return Arg::of_dtype(ScalarType::Float64);
-      case 1:
-        return Arg::of_dtype(ScalarType::Int64);
-      case 2:
-        return Arg::of_dtype(ScalarType::Bool);
-      default:
-        return Arg::of_dtype(ScalarType::Float32);
+      case 0: return Arg::of_dtype(ScalarType::Float64);
+      case 1: return Arg::of_dtype(ScalarType::Int64);
+      case 2: return Arg::of_dtype(ScalarType::Bool);
+      default: return Arg::of_dtype(ScalarType::Float32);
     }
   }
 
@@ -171,8 +159,7 @@ class GraphGenerator {
     Shape out = s;
     switch (rng_.between(0, 5)) {
       case 0:
-      case 1:
-        break;
+      case 1: break;
       case 2:
         out.erase(out.begin(), out.begin() + rng_.between(0, static_cast<int64_t>(s.size())));
         break;
@@ -180,12 +167,8 @@ class GraphGenerator {
         for (int64_t& d : out)
           if (rng_.chance(0.5)) d = 1;
         break;
-      case 4:
-        out.clear();
-        break;
-      default:
-        out.insert(out.begin(), 2);
-        break;
+      case 4: out.clear(); break;
+      default: out.insert(out.begin(), 2); break;
     }
     return out;
   }
@@ -198,26 +181,16 @@ class GraphGenerator {
     if (rng_.chance(0.4)) dtype.push_back({"dtype", dtype_arg()});
     Arg v = literal();
     switch (rng_.between(0, 10)) {
-      case 0:
-        return call("ones", {Arg::of_ints(s)}, dtype);
-      case 1:
-        return call("zeros", {Arg::of_ints(s)}, dtype);
-      case 2:
-        return call("full", {Arg::of_ints(s), v}, dtype);
-      case 3:
-        return call("ones_like", {Arg(x)}, dtype);
-      case 4:
-        return call("zeros_like", {Arg(x)}, dtype);
-      case 5:
-        return call("full_like", {Arg(x), v}, dtype);
-      case 6:
-        return call("scalar_tensor", {v}, dtype);
-      case 7:
-        return call("new_ones", {Arg(x), Arg::of_ints(s)}, dtype);
-      case 8:
-        return call("new_full", {Arg(x), Arg::of_ints(s), v}, dtype);
-      case 9:
-        return call("fill.Scalar", {Arg(x), v});
+      case 0: return call("ones", {Arg::of_ints(s)}, dtype);
+      case 1: return call("zeros", {Arg::of_ints(s)}, dtype);
+      case 2: return call("full", {Arg::of_ints(s), v}, dtype);
+      case 3: return call("ones_like", {Arg(x)}, dtype);
+      case 4: return call("zeros_like", {Arg(x)}, dtype);
+      case 5: return call("full_like", {Arg(x), v}, dtype);
+      case 6: return call("scalar_tensor", {v}, dtype);
+      case 7: return call("new_ones", {Arg(x), Arg::of_ints(s)}, dtype);
+      case 8: return call("new_full", {Arg(x), Arg::of_ints(s), v}, dtype);
+      case 9: return call("fill.Scalar", {Arg(x), v});
       default: {
         Node* f = call("full", {Arg::of_ints({}), v}, dtype);
         return call("expand", {Arg(f), Arg::of_ints(s)});
@@ -293,18 +266,14 @@ class GraphGenerator {
     int64_t d = static_cast<int64_t>(s.size());
     Node* n = nullptr;
     switch (rng_.between(0, 13)) {
-      case 0:
-        n = call("view", {Arg(x), Arg::of_ints(s)});
-        break;
+      case 0: n = call("view", {Arg(x), Arg::of_ints(s)}); break;
       case 1: {
         int64_t numel = 1;
         for (int64_t e : s) numel *= e;
         n = call("view", {Arg(x), Arg::of_ints({numel})});
         break;
       }
-      case 2:
-        n = call("reshape", {Arg(x), Arg::of_ints(s)});
-        break;
+      case 2: n = call("reshape", {Arg(x), Arg::of_ints(s)}); break;
       case 3:
         // _unsafe_view shares its input's storage in ATen, but its schema says its result is
         // fresh: functionalization (as PyTorch's) does not follow writes to the input through it.
@@ -325,12 +294,8 @@ class GraphGenerator {
                                    Arg::of_int(rng_.between(0, d - 1))});
         break;
       case 8:
-      case 9:
-        n = call("detach", {Arg(x)});
-        break;
-      case 10:
-        n = call("unsqueeze", {Arg(x), Arg::of_int(rng_.between(0, d))});
-        break;
+      case 9: n = call("detach", {Arg(x)}); break;
+      case 10: n = call("unsqueeze", {Arg(x), Arg::of_int(rng_.between(0, d))}); break;
       case 11:
         if (d == 0) return false;
         n = call("squeeze.dim", {Arg(x), Arg::of_int(rng_.between(0, d - 1))});
@@ -341,9 +306,7 @@ class GraphGenerator {
         n = call("slice.Tensor", {Arg(x), Arg::of_int(0), Arg::of_int(rng_.between(0, s[0] - 1)),
                                   Arg::of_int(s[0])});
         break;
-      default:
-        n = call("alias", {Arg(x)});
-        break;
+      default: n = call("alias", {Arg(x)}); break;
     }
     // reshape/_unsafe_view may copy: a copy of an input is not the input's storage.
     bool alias = n->op()->return_alias_of(0) == 0 && n->op()->name != "aten::reshape";

@@ -43,9 +43,10 @@ std::string error_of(const std::string& bytes) {
 
 TEST(Safetensors, RoundTripsEveryDtype) {
   TensorFile f;
-  ScalarType types[] = {ScalarType::Float64, ScalarType::Float32, ScalarType::Float16,
-                        ScalarType::BFloat16, ScalarType::Int64, ScalarType::Int32,
-                        ScalarType::Int16, ScalarType::Int8, ScalarType::UInt8, ScalarType::Bool};
+  ScalarType types[] = {ScalarType::Float64,  ScalarType::Float32, ScalarType::Float16,
+                        ScalarType::BFloat16, ScalarType::Int64,   ScalarType::Int32,
+                        ScalarType::Int16,    ScalarType::Int8,    ScalarType::UInt8,
+                        ScalarType::Bool};
   int i = 0;
   for (auto t : types) f.tensors.push_back(make("t" + std::to_string(i++), t, {2, 3}));
   f.tensors.push_back(make("scalar", ScalarType::Float32, {}));
@@ -97,37 +98,50 @@ TEST(Safetensors, CorruptFilesNameTheField) {
   const std::string ok = R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
   EXPECT_EQ(error_of(header_of(ok, std::string(8, 'a'))), "");
   EXPECT_NE(error_of("abc").find("header length"), std::string::npos);
-  EXPECT_NE(error_of(header_of(ok, std::string(8, 'a')).substr(0, 20)).find("truncated"), std::string::npos);
+  EXPECT_NE(error_of(header_of(ok, std::string(8, 'a')).substr(0, 20)).find("truncated"),
+            std::string::npos);
   EXPECT_NE(error_of(header_of("{not json", "")).find("invalid JSON"), std::string::npos);
   EXPECT_NE(error_of(header_of("[1,2]", "")).find("JSON object"), std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F99","shape":[2],"data_offsets":[0,8]}})", std::string(8, 'a')))
+  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F99","shape":[2],"data_offsets":[0,8]}})",
+                               std::string(8, 'a')))
                 .find("tensor 'x'.dtype"),
             std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", std::string(8, 'a')))
+  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})",
+                               std::string(8, 'a')))
                 .find("tensor 'x'.shape"),
             std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, 'a')))
+  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
+                               std::string(8, 'a')))
                 .find("does not match dtype F32"),
             std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}})", std::string(8, 'a')))
+  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}})",
+                               std::string(8, 'a')))
                 .find("past the data"),
             std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", std::string(8, 'a')))
+  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})",
+                               std::string(8, 'a')))
                 .find("after end"),
             std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+  EXPECT_NE(
+      error_of(
+          header_of(
+              R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+              std::string(8, 'a')))
+          .find("overlaps"),
+      std::string::npos);
+  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
                                std::string(8, 'a')))
-                .find("overlaps"),
-            std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, 'a')))
                 .find("hole"),
             std::string::npos);
   EXPECT_NE(error_of(header_of(ok, std::string(12, 'a'))).find("trailing"), std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[2]}})", std::string(8, 'a'))).find("data_offsets"),
+  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[2]}})", std::string(8, 'a')))
+                .find("data_offsets"),
             std::string::npos);
-  EXPECT_NE(error_of(header_of(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})", std::string(8, 'a')))
-                .find("unknown field"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(header_of(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"extra":1}})",
+                         std::string(8, 'a')))
+          .find("unknown field"),
+      std::string::npos);
 }
 
 TEST(Safetensors, MutatedBytesNeverCrash) {

@@ -10,7 +10,8 @@ namespace aotgrad::op_samples {
 
 /// A tensor with the spec's sizes and strides (at::empty_strided) and the given dtype, every
 /// storage element filled from `gen`: floats ~ randn (uniform in [lo, hi) with a range), ints in
-/// [0, 10) or [lo, hi), bools random. The same generator state gives the same values in every sweep.
+/// [0, 10) or [lo, hi), bools random. The same generator state gives the same values in every
+/// sweep.
 at::Tensor make_input(const TensorSpec& spec, ScalarType dtype, at::Generator& gen);
 
 }  // namespace aotgrad::op_samples

@@ -1,5 +1,6 @@
-// Tests for the decomposition pass: text in, text out. Expected graphs are what torch 1.13's make_fx
-// records for the composite ops (where 1.13 writes in place into a fresh result -- squeeze_, add_
+// Tests for the decomposition pass: text in, text out. Expected graphs are what torch 1.13's
+// make_fx records for the composite ops (where 1.13 writes in place into a fresh result --
+// squeeze_, add_
 // -- the functional form is expected).
 #include "aotgrad/transforms/decompose.h"
 
@@ -32,7 +33,8 @@ std::string body(const Graph& g) {
 }
 
 // The body of `text` decomposed with `table`; `count` gets the number of calls replaced.
-std::string decomposed_with(const std::string& text, const DecompositionTable& table, int* count = nullptr) {
+std::string decomposed_with(const std::string& text, const DecompositionTable& table,
+                            int* count = nullptr) {
   auto g = parse_graph(text, aten_ops());
   int n = decompose(*g, table);
   if (count) *count = n;
@@ -77,7 +79,8 @@ TEST(Decompose, Linear3dWithoutBiasIsFoldedMatmul) {
 def forward(self, x: "f32[5, 2, 3]", w: "f32[4, 3]"):
     linear = torch.ops.aten.linear.default(x, w)
     return (linear,)
-)", &count),
+)",
+                       &count),
             "t = torch.ops.aten.t.default(w);  w = None\n"
             "view = torch.ops.aten.view.default(x, [10, 3]);  x = None\n"
             "mm = torch.ops.aten.mm.default(view, t);  view = t = None\n"
@@ -109,7 +112,8 @@ def forward(self, x: "f32[4, 5]", t: "i64[4]"):
     return (cross_entropy_loss,)
 )"),
             "_log_softmax = torch.ops.aten._log_softmax.default(x, 1, False);  x = None\n"
-            "nll_loss_forward = torch.ops.aten.nll_loss_forward.default(_log_softmax, t, None, 1, -100);  _log_softmax = t = None\n"
+            "nll_loss_forward = torch.ops.aten.nll_loss_forward.default(_log_softmax, t, None, 1, "
+            "-100);  _log_softmax = t = None\n"
             "getitem = nll_loss_forward[0];  nll_loss_forward = None\n"
             "return (getitem,)\n");
 }
@@ -122,16 +126,17 @@ def forward(self, x: "f32[4, 5]"):
     return (dropout,)
 )"),
             "return (x,)\n");
-  EXPECT_EQ(decomposed(R"(
+  EXPECT_EQ(
+      decomposed(R"(
 def forward(self, x: "f32[4, 5]"):
     dropout = torch.ops.aten.dropout.default(x, 0.5, True)
     return (dropout,)
 )"),
-            "empty_like = torch.ops.aten.empty_like.default(x, memory_format = torch.contiguous_format)\n"
-            "bernoulli = torch.ops.aten.bernoulli.p(empty_like, 0.5);  empty_like = None\n"
-            "div = torch.ops.aten.div.Scalar(bernoulli, 0.5);  bernoulli = None\n"
-            "mul = torch.ops.aten.mul.Tensor(x, div);  x = div = None\n"
-            "return (mul,)\n");
+      "empty_like = torch.ops.aten.empty_like.default(x, memory_format = torch.contiguous_format)\n"
+      "bernoulli = torch.ops.aten.bernoulli.p(empty_like, 0.5);  empty_like = None\n"
+      "div = torch.ops.aten.div.Scalar(bernoulli, 0.5);  bernoulli = None\n"
+      "mul = torch.ops.aten.mul.Tensor(x, div);  x = div = None\n"
+      "return (mul,)\n");
 }
 
 TEST(Decompose, NoTableLeavesTheGraphAlone) {
@@ -139,7 +144,8 @@ TEST(Decompose, NoTableLeavesTheGraphAlone) {
 def forward(self, x: "f32[2, 3]"):
     softmax = torch.ops.aten.softmax.int(x, 1)
     return (softmax,)
-)", aten_ops());
+)",
+                       aten_ops());
   EXPECT_EQ(decompose(*g, DecompositionTable::none()), 0);
   EXPECT_NE(g->find("softmax"), nullptr);
 }
@@ -149,13 +155,15 @@ TEST(Decompose, UnsupportedVariantIsAnErrorNamingTheNode) {
 def forward(self, x: "f32[4, 5]", t: "f32[4, 5]", w: "f32[5]"):
     cross_entropy_loss = torch.ops.aten.cross_entropy_loss.default(x, t, w)
     return (cross_entropy_loss,)
-)", aten_ops());
+)",
+                       aten_ops());
   try {
     decompose(*g, DecompositionTable::composite_implicit());
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("cross_entropy_loss"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("probability targets and a weight"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("probability targets and a weight"), std::string::npos)
+        << e.message();
   }
 }
 
@@ -181,12 +189,11 @@ TEST(DecompositionSpec, BadItemsAreErrorsNamingThem) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message("core,aten::no_such_op").find("unknown op 'aten::no_such_op'"), std::string::npos);
+  EXPECT_NE(message("core,aten::no_such_op").find("unknown op 'aten::no_such_op'"),
+            std::string::npos);
   EXPECT_NE(message("mm").find("aten::mm has no decomposition"), std::string::npos);
   EXPECT_NE(message("core,,full").find("empty item"), std::string::npos);
 }
-
-
 
 constexpr const char* kNativeLayerNorm = R"(
 def forward(self, x: "f32[4, 8]", w: "f32[8]", b: "f32[8]"):
@@ -200,17 +207,18 @@ def forward(self, x: "f32[4, 8]", w: "f32[8]", b: "f32[8]"):
 // §13.10: the full table takes native_layer_norm apart as torch/_refs does -- var_mean -> add ->
 // rsqrt -> sub -> mul -> mul -> add -- and returns (out, mean, rstd).
 TEST(DecomposeFull, NativeLayerNormIsVarMeanAddRsqrtSubMulMulAdd) {
-  EXPECT_EQ(decomposed_with(kNativeLayerNorm, DecompositionTable::full()),
-            "var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
-            "getitem_3 = var_mean[0]\n"
-            "getitem_4 = var_mean[1];  var_mean = None\n"
-            "add = torch.ops.aten.add.Tensor(getitem_3, 1e-05);  getitem_3 = None\n"
-            "rsqrt = torch.ops.aten.rsqrt.default(add);  add = None\n"
-            "sub = torch.ops.aten.sub.Tensor(x, getitem_4);  x = None\n"
-            "mul = torch.ops.aten.mul.Tensor(sub, rsqrt);  sub = None\n"
-            "mul_1 = torch.ops.aten.mul.Tensor(mul, w);  mul = w = None\n"
-            "add_1 = torch.ops.aten.add.Tensor(mul_1, b);  mul_1 = b = None\n"
-            "return (add_1, getitem_4, rsqrt)\n");
+  EXPECT_EQ(
+      decomposed_with(kNativeLayerNorm, DecompositionTable::full()),
+      "var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
+      "getitem_3 = var_mean[0]\n"
+      "getitem_4 = var_mean[1];  var_mean = None\n"
+      "add = torch.ops.aten.add.Tensor(getitem_3, 1e-05);  getitem_3 = None\n"
+      "rsqrt = torch.ops.aten.rsqrt.default(add);  add = None\n"
+      "sub = torch.ops.aten.sub.Tensor(x, getitem_4);  x = None\n"
+      "mul = torch.ops.aten.mul.Tensor(sub, rsqrt);  sub = None\n"
+      "mul_1 = torch.ops.aten.mul.Tensor(mul, w);  mul = w = None\n"
+      "add_1 = torch.ops.aten.add.Tensor(mul_1, b);  mul_1 = b = None\n"
+      "return (add_1, getitem_4, rsqrt)\n");
 }
 
 // The core table leaves core ATen ops alone: native_layer_norm is a full-table decomposition.
@@ -224,21 +232,23 @@ TEST(DecomposeFull, CoreTableKeepsNativeLayerNorm) {
 // F.layer_norm(x, (8,), w, b) under the full table (§13.10's aot_eager_decomp_partition run): the
 // composite layer_norm becomes native_layer_norm, which the full table takes apart in turn.
 TEST(DecomposeFull, LayerNormThroughNativeLayerNorm) {
-  EXPECT_EQ(decomposed_with(R"(
+  EXPECT_EQ(
+      decomposed_with(R"(
 def forward(self, x: "f32[4, 8]", w: "f32[8]", b: "f32[8]"):
     layer_norm = torch.ops.aten.layer_norm.default(x, [8], w, b)
     return (layer_norm,)
-)", DecompositionTable::full()),
-            "var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
-            "getitem_1 = var_mean[0]\n"
-            "getitem_2 = var_mean[1];  var_mean = None\n"
-            "add = torch.ops.aten.add.Tensor(getitem_1, 1e-05);  getitem_1 = None\n"
-            "rsqrt = torch.ops.aten.rsqrt.default(add);  add = None\n"
-            "sub = torch.ops.aten.sub.Tensor(x, getitem_2);  x = getitem_2 = None\n"
-            "mul = torch.ops.aten.mul.Tensor(sub, rsqrt);  sub = rsqrt = None\n"
-            "mul_1 = torch.ops.aten.mul.Tensor(mul, w);  mul = w = None\n"
-            "add_1 = torch.ops.aten.add.Tensor(mul_1, b);  mul_1 = b = None\n"
-            "return (add_1,)\n");
+)",
+                      DecompositionTable::full()),
+      "var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
+      "getitem_1 = var_mean[0]\n"
+      "getitem_2 = var_mean[1];  var_mean = None\n"
+      "add = torch.ops.aten.add.Tensor(getitem_1, 1e-05);  getitem_1 = None\n"
+      "rsqrt = torch.ops.aten.rsqrt.default(add);  add = None\n"
+      "sub = torch.ops.aten.sub.Tensor(x, getitem_2);  x = getitem_2 = None\n"
+      "mul = torch.ops.aten.mul.Tensor(sub, rsqrt);  sub = rsqrt = None\n"
+      "mul_1 = torch.ops.aten.mul.Tensor(mul, w);  mul = w = None\n"
+      "add_1 = torch.ops.aten.add.Tensor(mul_1, b);  mul_1 = b = None\n"
+      "return (add_1,)\n");
 }
 
 // addmm with beta = 0 never reads self; alpha scales the product (torch/_decomp addmm).
@@ -247,7 +257,8 @@ TEST(DecomposeFull, AddmmBetaZeroIsScaledMm) {
 def forward(self, c: "f32[4, 3]", a: "f32[4, 8]", b: "f32[8, 3]"):
     addmm = torch.ops.aten.addmm.default(c, a, b, beta = 0, alpha = 2)
     return (addmm,)
-)", DecompositionTable::full()),
+)",
+                            DecompositionTable::full()),
             "mm = torch.ops.aten.mm.default(a, b);  a = b = None\n"
             "mul = torch.ops.aten.mul.Tensor(mm, 2);  mm = None\n"
             "return (mul,)\n");
@@ -261,7 +272,8 @@ def forward(self, x: "f32[4, 5]"):
     getitem = native_dropout[0]
     getitem_1 = native_dropout[1]
     return (getitem, getitem_1)
-)", DecompositionTable::full()),
+)",
+                            DecompositionTable::full()),
             "empty_like = torch.ops.aten.empty_like.default(x, dtype = torch.bool)\n"
             "bernoulli = torch.ops.aten.bernoulli.p(empty_like, 0.5);  empty_like = None\n"
             "mul = torch.ops.aten.mul.Tensor(x, bernoulli);  x = None\n"

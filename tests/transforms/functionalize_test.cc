@@ -113,8 +113,9 @@ def forward(self, base: "f32[10]"):
   std::vector<std::string> ops;
   for (const Node* n : r.graph->nodes())
     if (n->kind() == NodeKind::Call) ops.push_back(n->op()->name);
-  EXPECT_EQ(ops, (std::vector<std::string>{"aten::as_strided", "aten::mul.Tensor", "aten::as_strided_scatter",
-                                           "aten::as_strided", "aten::as_strided", "aten::add.Tensor"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"aten::as_strided", "aten::mul.Tensor",
+                                           "aten::as_strided_scatter", "aten::as_strided",
+                                           "aten::as_strided", "aten::add.Tensor"}));
   EXPECT_EQ(r.graph->placeholders().size(), 1u);
   EXPECT_TRUE(r.meta.inputs[0].mutates_data);
 }
@@ -128,14 +129,17 @@ def forward(self, x: "f32[4, 6]"):
     fill_ = torch.ops.aten.fill_.Scalar(select, 5.0)
     relu = torch.ops.aten.relu.default(slice_1)
     return (clone, relu)
-)", false, false);
+)",
+                              false, false);
   std::string text = printed(*r.graph);
   EXPECT_NE(text.find("torch.ops.aten.fill.Scalar(select, 5.0)"), std::string::npos) << text;
   // As PyTorch's apply_update: the intermediate view is replayed from the base, then the inverses
   // are applied innermost first.
-  EXPECT_NE(text.find("slice_2 = torch.ops.aten.slice.Tensor(clone, 1, 0, 3)"), std::string::npos) << text;
+  EXPECT_NE(text.find("slice_2 = torch.ops.aten.slice.Tensor(clone, 1, 0, 3)"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("select_scatter.default(slice_2, fill, 0, 2)"), std::string::npos) << text;
-  EXPECT_NE(text.find("slice_scatter.default(clone, select_scatter, 1, 0, 3)"), std::string::npos) << text;
+  EXPECT_NE(text.find("slice_scatter.default(clone, select_scatter, 1, 0, 3)"), std::string::npos)
+      << text;
   // The later read of slice_1 is replayed from the updated base.
   EXPECT_NE(text.find("slice.Tensor(slice_scatter, 1, 0, 3)"), std::string::npos) << text;
   EXPECT_FALSE(r.meta.inputs[0].mutates_data);
@@ -147,7 +151,8 @@ def forward(self, x: "f32[2, 3]"):
     t_ = torch.ops.aten.t_.default(x)
     mul = torch.ops.aten.mul.Tensor(x, 2)
     return (mul,)
-)", false, false);
+)",
+                              false, false);
   std::string text = printed(*r.graph);
   EXPECT_NE(text.find("t = torch.ops.aten.t.default(x)"), std::string::npos) << text;
   EXPECT_NE(text.find("mul = torch.ops.aten.mul.Tensor(t, 2)"), std::string::npos) << text;
@@ -162,7 +167,8 @@ def forward(self, x: "f32[2, 3]"):
     view = torch.ops.aten.view.default(x, [6])
     relu = torch.ops.aten.relu.default(x)
     return (x, view, relu, None)
-)", false, false);
+)",
+                              false, false);
   ASSERT_EQ(r.meta.outputs.size(), 4u);
   EXPECT_EQ(r.meta.outputs[0].kind, OutputKind::kIsInput);
   EXPECT_EQ(r.meta.outputs[1].kind, OutputKind::kAliasOfInput);
@@ -180,7 +186,8 @@ def forward(self, x: "f32[1, 3]"):
     expand = torch.ops.aten.expand.default(clone, [1, 3])
     add_ = torch.ops.aten.add_.Tensor(expand, 1)
     return (clone,)
-)", aten_ops());
+)",
+                       aten_ops());
   try {
     functionalize(*g);
     FAIL() << "expected an error";
@@ -190,7 +197,8 @@ def forward(self, x: "f32[1, 3]"):
   }
 }
 
-// Regressions found by the randomized differential test (tests/runtime/functionalize_random_test.cc).
+// Regressions found by the randomized differential test
+// (tests/runtime/functionalize_random_test.cc).
 
 // copy_ gives the destination src's values in a fresh tensor laid out as the destination (PyTorch
 // 2.x's copy()); libtorch 1.13's aten::copy would return src itself, laid out as src.
@@ -309,7 +317,8 @@ def forward(self, x: "f32[6]"):
     mul_ = torch.ops.aten.mul_.Scalar(x, 2)
     as_strided_ = torch.ops.aten.as_strided_.default(x, [2], [1], 1)
     return (as_strided_,)
-)", aten_ops());
+)",
+                       aten_ops());
   try {
     functionalize(*g);
     FAIL() << "expected an error";

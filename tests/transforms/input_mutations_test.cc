@@ -78,7 +78,8 @@ def forward(self, x: "f32[4, 6]"):
     getitem = split[0]
     relu = torch.ops.aten.relu.default(getitem)
     return (relu,)
-)", aten_ops());
+)",
+                       aten_ops());
   EXPECT_EQ(input_alias_roots(*g), (std::vector<int>{0, 0, 0, 0, -1, -1}));
 }
 

@@ -19,7 +19,8 @@ inline std::string joint_body(const Graph& g) {
   std::string out;
   for (const Node* n : g.nodes()) {
     if (n->kind() == NodeKind::GetItem) {
-      out += n->name() + " = " + n->getitem_input()->name() + "[" + std::to_string(n->getitem_index()) + "]\n";
+      out += n->name() + " = " + n->getitem_input()->name() + "[" +
+             std::to_string(n->getitem_index()) + "]\n";
       continue;
     }
     if (n->kind() != NodeKind::Call) continue;

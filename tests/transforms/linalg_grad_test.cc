@@ -15,7 +15,8 @@ namespace aotgrad {
 namespace {
 
 std::string joint(const std::string& params, const std::string& lines, std::vector<bool> rg) {
-  return joint_body(*joint_graph("def forward(self, " + params + "):\n" + lines, std::move(rg)).graph);
+  return joint_body(
+      *joint_graph("def forward(self, " + params + "):\n" + lines, std::move(rg)).graph);
 }
 
 TEST(LinalgGrad, MmComputesMat2BeforeSelf) {

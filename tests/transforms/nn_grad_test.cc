@@ -17,7 +17,8 @@ namespace {
 
 // Parses `def forward(<params>):` + `lines`, differentiates w.r.t. the inputs in `rg`.
 std::string joint(const std::string& params, const std::string& lines, std::vector<bool> rg) {
-  return joint_body(*joint_graph("def forward(self, " + params + "):\n" + lines, std::move(rg)).graph);
+  return joint_body(
+      *joint_graph("def forward(self, " + params + "):\n" + lines, std::move(rg)).graph);
 }
 
 // The message build_joint fails with.

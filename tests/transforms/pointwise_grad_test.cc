@@ -17,7 +17,9 @@ namespace {
 
 // The joint graph of forward graph `text`, differentiated w.r.t. its floating-point inputs,
 // framed by newlines to compare with raw strings.
-std::string joint(const std::string& text) { return "\n" + joint_body(*joint_graph(text).graph) + "\n"; }
+std::string joint(const std::string& text) {
+  return "\n" + joint_body(*joint_graph(text).graph) + "\n";
+}
 
 // exp: self: grad * result.conj() -- the saved result is read through detach(detach(...)).
 TEST(PointwiseGrad, Exp) {

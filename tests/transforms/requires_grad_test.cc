@@ -34,14 +34,16 @@ TEST(RequiresGrad, AutogradOnlyWhenAnOutputOrAMutatedInputNeedsIt) {
 def forward(self, x: "f32[4]"):
     gt = torch.ops.aten.gt.Scalar(x, 0)
     return (gt,)
-)", aten_ops());
+)",
+                          aten_ops());
   EXPECT_FALSE(needs_autograd(*ints, {true}));  // no output can carry a gradient
   auto mutated = parse_graph(R"(
 def forward(self, x: "f32[4]", y: "f32[4]"):
     mul_ = torch.ops.aten.mul_.Tensor(x, 2)
     gt = torch.ops.aten.gt.Scalar(y, 0)
     return (gt,)
-)", aten_ops());
+)",
+                             aten_ops());
   EXPECT_TRUE(needs_autograd(*mutated, {true, false}));
 }
 
@@ -58,7 +60,8 @@ def forward(self, x: "f32[4, 3]", w: "f32[3]", b: "f32[3]", rm: "f32[3]", rv: "f
     getitem_5 = nll[0]
     getitem_6 = nll[1]
     return (getitem_5, getitem_3, getitem_4, getitem_6)
-)", aten_ops());
+)",
+                       aten_ops());
   auto rg = propagate_requires_grad(*g, {true, true, true, false, false, false});
   std::vector<std::string> needs;
   size_t i = 0;

@@ -18,7 +18,8 @@ namespace {
 
 // Parses `def forward(<params>):` + `lines`, differentiates w.r.t. the inputs in `rg`.
 std::string joint(const std::string& params, const std::string& lines, std::vector<bool> rg) {
-  return joint_body(*joint_graph("def forward(self, " + params + "):\n" + lines, std::move(rg)).graph);
+  return joint_body(
+      *joint_graph("def forward(self, " + params + "):\n" + lines, std::move(rg)).graph);
 }
 
 // §13.20: F.linear(x, w, b).relu() with x needing no grad. addmm's mat2 is t(w), column-major,

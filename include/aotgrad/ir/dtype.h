@@ -62,8 +62,8 @@ std::optional<Device> device_from_string(std::string_view s);
 enum class Layout : uint8_t { Strided, Sparse };
 enum class MemoryFormat : uint8_t { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
 
-std::string_view torch_name(Layout l);          // "strided"
-std::string_view torch_name(MemoryFormat m);    // "contiguous_format"
+std::string_view torch_name(Layout l);        // "strided"
+std::string_view torch_name(MemoryFormat m);  // "contiguous_format"
 std::optional<Layout> layout_from_torch_name(std::string_view s);
 std::optional<MemoryFormat> memory_format_from_torch_name(std::string_view s);
 

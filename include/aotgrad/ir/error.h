@@ -46,7 +46,7 @@ std::string str_cat(const Args&... args) {
 
 /// Throws aotgrad::Error with the streamed message when `cond` is false. Used both for user
 /// errors (meta functions, parsers) and internal invariants (with node and op in the message).
-#define AOTGRAD_CHECK(cond, ...)                                       \
-  do {                                                                 \
+#define AOTGRAD_CHECK(cond, ...)                                                  \
+  do {                                                                            \
     if (!(cond)) throw ::aotgrad::Error(::aotgrad::detail::str_cat(__VA_ARGS__)); \
   } while (0)

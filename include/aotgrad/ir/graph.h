@@ -50,17 +50,72 @@ struct Arg {
   Arg() = default;
   Arg(Node* n) : kind(n ? Kind::Node : Kind::None), node(n) {}  // NOLINT
   static Arg none() { return {}; }
-  static Arg of_int(int64_t v) { Arg a; a.kind = Kind::Int; a.i = v; return a; }
-  static Arg of_float(double v) { Arg a; a.kind = Kind::Float; a.f = v; return a; }
-  static Arg of_bool(bool v) { Arg a; a.kind = Kind::Bool; a.i = v; return a; }
-  static Arg of_str(std::string s) { Arg a; a.kind = Kind::Str; a.str = std::move(s); return a; }
-  static Arg of_dtype(ScalarType t) { Arg a; a.kind = Kind::Dtype; a.i = static_cast<int64_t>(t); return a; }
-  static Arg of_device(Device d) { Arg a; a.kind = Kind::Device; a.device = d; return a; }
-  static Arg of_layout(Layout l) { Arg a; a.kind = Kind::Layout; a.i = static_cast<int64_t>(l); return a; }
-  static Arg of_memory_format(MemoryFormat m) { Arg a; a.kind = Kind::MemoryFormat; a.i = static_cast<int64_t>(m); return a; }
-  static Arg of_list(std::vector<Arg> v) { Arg a; a.kind = Kind::List; a.list = std::move(v); return a; }
-  static Arg of_tuple(std::vector<Arg> v) { Arg a; a.kind = Kind::Tuple; a.list = std::move(v); return a; }
-  static Arg of_op(const OpDef& o) { Arg a; a.kind = Kind::Op; a.op = &o; return a; }
+  static Arg of_int(int64_t v) {
+    Arg a;
+    a.kind = Kind::Int;
+    a.i = v;
+    return a;
+  }
+  static Arg of_float(double v) {
+    Arg a;
+    a.kind = Kind::Float;
+    a.f = v;
+    return a;
+  }
+  static Arg of_bool(bool v) {
+    Arg a;
+    a.kind = Kind::Bool;
+    a.i = v;
+    return a;
+  }
+  static Arg of_str(std::string s) {
+    Arg a;
+    a.kind = Kind::Str;
+    a.str = std::move(s);
+    return a;
+  }
+  static Arg of_dtype(ScalarType t) {
+    Arg a;
+    a.kind = Kind::Dtype;
+    a.i = static_cast<int64_t>(t);
+    return a;
+  }
+  static Arg of_device(Device d) {
+    Arg a;
+    a.kind = Kind::Device;
+    a.device = d;
+    return a;
+  }
+  static Arg of_layout(Layout l) {
+    Arg a;
+    a.kind = Kind::Layout;
+    a.i = static_cast<int64_t>(l);
+    return a;
+  }
+  static Arg of_memory_format(MemoryFormat m) {
+    Arg a;
+    a.kind = Kind::MemoryFormat;
+    a.i = static_cast<int64_t>(m);
+    return a;
+  }
+  static Arg of_list(std::vector<Arg> v) {
+    Arg a;
+    a.kind = Kind::List;
+    a.list = std::move(v);
+    return a;
+  }
+  static Arg of_tuple(std::vector<Arg> v) {
+    Arg a;
+    a.kind = Kind::Tuple;
+    a.list = std::move(v);
+    return a;
+  }
+  static Arg of_op(const OpDef& o) {
+    Arg a;
+    a.kind = Kind::Op;
+    a.op = &o;
+    return a;
+  }
   static Arg of_ints(const std::vector<int64_t>& v);
   /// Concrete SymInts become Int; symbolic ones need a node and cannot be made here.
   static Arg of_symints(const SymIntVector& v);
@@ -73,7 +128,8 @@ struct Arg {
   /// Calls f(Node*) for every node referenced, in order, including inside lists.
   template <typename F>
   void for_each_node(F&& f) const {
-    if (kind == Kind::Node) f(node);
+    if (kind == Kind::Node)
+      f(node);
     else if (is_list())
       for (auto& a : list) a.for_each_node(f);
   }
@@ -200,7 +256,8 @@ class Graph {
   /// (type-checked, defaults filled in) and the result's metadata is inferred. `name` empty: the
   /// FX name derived from the op ("add", "add_1", ...).
   Node* add_call(const OpDef& op, std::vector<Arg> args,
-                 std::vector<std::pair<std::string, Arg>> kwargs = {}, const std::string& name = "");
+                 std::vector<std::pair<std::string, Arg>> kwargs = {},
+                 const std::string& name = "");
   /// Adds a call whose arguments are already bound (one per schema argument) and whose metadata is
   /// given; no inference. Used by the parser and by passes that copy nodes.
   Node* add_call_raw(const OpDef& op, std::vector<Arg> bound_args, uint64_t given_mask,

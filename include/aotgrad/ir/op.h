@@ -32,12 +32,14 @@ enum Tag : uint32_t {
   kReduction = 1u << 5,
   kCore = 1u << 6,  // in core ATen
   kFactory = 1u << 7,
-  kBackward = 1u << 8,      // a derivative kernel (threshold_backward, ...)
+  kBackward = 1u << 8,  // a derivative kernel (threshold_backward, ...)
   kNondeterministicSeeded = 1u << 9,
   kDynamicOutputShape = 1u << 10,
-  kScatter = 1u << 11,      // view inverse: slice_scatter, ...
-  kOutOfPlaceMutation = 1u << 12,  // functional op whose outputs replace inputs (_native_batch_norm_legit_functional)
-  kCompositeImplicit = 1u << 13,   // CompositeImplicitAutograd: autograd goes through its decomposition
+  kScatter = 1u << 11,  // view inverse: slice_scatter, ...
+  kOutOfPlaceMutation =
+      1u << 12,  // functional op whose outputs replace inputs (_native_batch_norm_legit_functional)
+  kCompositeImplicit =
+      1u << 13,  // CompositeImplicitAutograd: autograd goes through its decomposition
 };
 std::string tag_names(uint32_t tags);  // "pointwise,core"
 
@@ -67,7 +69,7 @@ class MetaArgs {
   std::vector<const TensorMeta*> tensor_list(size_t i) const;
   SymInt sym_int(size_t i) const;
   std::optional<SymInt> optional_sym_int(size_t i) const;
-  int64_t int_value(size_t i) const;  // must be concrete
+  int64_t int_value(size_t i) const;      // must be concrete
   SymIntVector int_list(size_t i) const;  // also accepts a single int for int[N]
   std::optional<SymIntVector> optional_int_list(size_t i) const;
   double float_value(size_t i) const;

@@ -1,4 +1,5 @@
-// aotgrad: ATen function schemas ("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor").
+// aotgrad: ATen function schemas ("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) ->
+// Tensor").
 #pragma once
 
 #include <optional>

@@ -56,7 +56,7 @@ class SymInt {
   const std::shared_ptr<const SymExpr>& expr() const { return expr_; }
 
  private:
-  int64_t value_ = 0;                     // valid when expr_ is null
+  int64_t value_ = 0;                    // valid when expr_ is null
   std::shared_ptr<const SymExpr> expr_;  // canonical polynomial, never a bare constant
   friend struct SymExprOps;
 };

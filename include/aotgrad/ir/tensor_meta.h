@@ -46,11 +46,11 @@ TensorMeta make_tensor_meta(ScalarType dtype, SymIntVector sizes, Device device 
 struct ValueMeta {
   enum class Kind : uint8_t { None, Tensor, SymInt, SymFloat, SymBool, Tuple };
   Kind kind = Kind::None;
-  TensorMeta tensor;              // Kind::Tensor
-  SymInt sym;                     // Kind::SymInt (SymFloat/SymBool: text only, in `sym_text`)
-  std::string sym_text;           // SymFloat / SymBool expression text
-  std::vector<ValueMeta> elems;   // Kind::Tuple
-  bool is_list = false;           // Tuple that came from a `Tensor[]` return
+  TensorMeta tensor;             // Kind::Tensor
+  SymInt sym;                    // Kind::SymInt (SymFloat/SymBool: text only, in `sym_text`)
+  std::string sym_text;          // SymFloat / SymBool expression text
+  std::vector<ValueMeta> elems;  // Kind::Tuple
+  bool is_list = false;          // Tuple that came from a `Tensor[]` return
 
   static ValueMeta none() { return {}; }
   static ValueMeta of(TensorMeta t) {
@@ -81,8 +81,8 @@ struct ValueMeta {
   std::string describe() const;
 };
 
-/// Parses an annotation: `f32[4, s0][8, 1]cpu`, `f32[4, 8]` (contiguous strides, cpu), `i64[][]cpu`,
-/// `Sym(s0)`. Throws Error with what was expected.
+/// Parses an annotation: `f32[4, s0][8, 1]cpu`, `f32[4, 8]` (contiguous strides, cpu),
+/// `i64[][]cpu`, `Sym(s0)`. Throws Error with what was expected.
 ValueMeta parse_annotation(const std::string& text);
 
 }  // namespace aotgrad

@@ -31,7 +31,8 @@ class DecompBuilder {
   bool bool_arg(size_t i) const;
 
   /// Inserts a call of `op` (see append_call: defaults dropped, metadata inferred).
-  Node* call(std::string_view op, std::vector<Arg> args, std::vector<std::pair<std::string, Arg>> kwargs = {});
+  Node* call(std::string_view op, std::vector<Arg> args,
+             std::vector<std::pair<std::string, Arg>> kwargs = {});
   Node* getitem(Node* tuple, int64_t index);
   /// x.reshape(sizes) as at::reshape does it: a view when the strides allow one, else a contiguous
   /// clone and _unsafe_view. Sizes are concrete or symbolic values of this graph.
@@ -61,7 +62,8 @@ struct Decomposition {
 };
 
 /// Attaches a decomposition to an op declaration: `t.def(...).decomposition(decomp(fn, ...))`.
-inline std::shared_ptr<const Decomposition> decomp(DecompFn fn, uint32_t tables, std::string source) {
+inline std::shared_ptr<const Decomposition> decomp(DecompFn fn, uint32_t tables,
+                                                   std::string source) {
   auto d = std::make_shared<Decomposition>();
   d->fn = fn;
   d->tables = tables;

@@ -53,7 +53,8 @@ class GradBuilder {
 
   /// Appends a call of `op` ("mul.Tensor", "aten::sum.dim_IntList") with positional and keyword
   /// arguments; metadata is inferred. Trailing arguments equal to their defaults are dropped.
-  Node* call(std::string_view op, std::vector<Arg> args, std::vector<std::pair<std::string, Arg>> kwargs = {});
+  Node* call(std::string_view op, std::vector<Arg> args,
+             std::vector<std::pair<std::string, Arg>> kwargs = {});
   Node* getitem(Node* tuple, int64_t index);
   Graph& graph() { return g_; }
 
@@ -73,7 +74,7 @@ class GradBuilder {
   std::vector<Node*> input_grads_;
   std::vector<std::vector<bool>> list_needs_;   // per Tensor[] argument
   std::vector<std::vector<Node*>> list_grads_;  // per Tensor[] argument
-  std::vector<Node*> results_;  // saved outputs already read
+  std::vector<Node*> results_;                  // saved outputs already read
 };
 
 /// A derivative rule: fills in GradBuilder::set for the inputs that need gradients.

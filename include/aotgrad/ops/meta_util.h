@@ -40,7 +40,8 @@ TensorMeta empty_like(const TensorMeta& self, std::optional<ScalarType> dtype = 
 TensorMeta empty(const SymIntVector& sizes, ScalarType dtype, Device device = {});
 
 /// The output shape of a reduction over `dims` (empty: all dims), with or without keepdim.
-SymIntVector reduced_shape(const SymIntVector& sizes, const std::vector<int64_t>& dims, bool keepdim);
+SymIntVector reduced_shape(const SymIntVector& sizes, const std::vector<int64_t>& dims,
+                           bool keepdim);
 /// Wraps and de-duplicates a dim list (empty list means all dims for reductions).
 std::vector<int64_t> wrap_dims(const SymIntVector& dims, int64_t ndim);
 
@@ -50,7 +51,8 @@ TensorMeta view_of(const TensorMeta& base, SymIntVector sizes, SymIntVector stri
 /// at::infer_size for view/reshape: resolves one -1 and checks the element count.
 SymIntVector infer_view_size(const SymIntVector& shape, const SymInt& numel);
 /// at::detail::computeStride: strides for viewing `t` as `new_sizes` without copying, or nullopt.
-std::optional<SymIntVector> compute_view_strides(const TensorMeta& t, const SymIntVector& new_sizes);
+std::optional<SymIntVector> compute_view_strides(const TensorMeta& t,
+                                                 const SymIntVector& new_sizes);
 
 /// c10's TensorImpl::suggest_memory_format: ChannelsLast (ChannelsLast3d) when a rank-4 (rank-5)
 /// tensor's strides look channels-last (is_channels_last_strides_2d/3d), else Contiguous.

@@ -32,11 +32,12 @@ struct TrainOptions {
 /// seed's RuntimeWrapper does.
 class CompiledFunction {
  public:
-  CompiledFunction(std::shared_ptr<const Graph> graph, std::vector<bool> requires_grad, TrainOptions options = {});
+  CompiledFunction(std::shared_ptr<const Graph> graph, std::vector<bool> requires_grad,
+                   TrainOptions options = {});
   ~CompiledFunction();
 
-  /// One tensor per placeholder (an undefined tensor for a None input is not supported). Inputs that
-  /// require grad must be the ones given at construction.
+  /// One tensor per placeholder (an undefined tensor for a None input is not supported). Inputs
+  /// that require grad must be the ones given at construction.
   std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& args);
 
   const TrainingArtifacts& artifacts() const;

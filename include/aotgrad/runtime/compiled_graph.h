@@ -1,5 +1,6 @@
 // aotgrad: a graph compiled for inference, with the runtime wrappers of the seed's §13.7 that make
-// it behave as eager does: input dedupe, synthetic bases, input-mutation write-back, aliased outputs.
+// it behave as eager does: input dedupe, synthetic bases, input-mutation write-back, aliased
+// outputs.
 #pragma once
 
 #include <ATen/core/ivalue.h>
@@ -32,9 +33,9 @@ struct CompileOptions {
 
 /// One compiled form of the graph, for one way the caller's arguments alias each other.
 struct Specialization {
-  std::string key;                       // the alias signature it was compiled for
-  std::shared_ptr<const Graph> source;   // the graph after dedupe / synthetic-base rewriting
-  std::shared_ptr<const Graph> fw;       // the functional graph the backend received
+  std::string key;                      // the alias signature it was compiled for
+  std::shared_ptr<const Graph> source;  // the graph after dedupe / synthetic-base rewriting
+  std::shared_ptr<const Graph> fw;      // the functional graph the backend received
   ViewAndMutationMeta meta;
   CompiledFn fn;
   /// Runs FunctionalizeResult::input_views on fw's inputs (nullptr when it returns nothing).
@@ -68,7 +69,8 @@ class CompiledGraph {
   int num_specializations() const;
 
  private:
-  std::shared_ptr<Specialization> compile(std::shared_ptr<const Graph> source, std::string key) const;
+  std::shared_ptr<Specialization> compile(std::shared_ptr<const Graph> source,
+                                          std::string key) const;
 
   std::shared_ptr<const Graph> graph_;
   std::shared_ptr<const InputMutations> mutations_;

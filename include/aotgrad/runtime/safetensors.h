@@ -30,7 +30,8 @@ const char* safetensors_dtype_name(ScalarType t);
 
 /// Parses safetensors bytes. Every header field is validated (JSON shape, known dtype, shape of
 /// non-negative ints, data_offsets in range, ordered, non-overlapping, covering the buffer, and
-/// equal to dtype x shape). Throws Error "<what>: <field>: <problem>" where `what` names the source.
+/// equal to dtype x shape). Throws Error "<what>: <field>: <problem>" where `what` names the
+/// source.
 TensorFile parse_safetensors(const std::string& bytes, const std::string& what);
 /// Reads and parses a file; errors name the file.
 TensorFile load_safetensors(const std::string& path);

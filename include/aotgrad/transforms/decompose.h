@@ -18,8 +18,8 @@ struct DecompositionTable {
 
   /// Nothing is decomposed.
   static DecompositionTable none() { return {}; }
-  /// The CompositeImplicitAutograd ops (linear, matmul, layer_norm, softmax, cross_entropy, dropout,
-  /// reshape, ...): what PyTorch's tracing decomposes before autograd sees a graph.
+  /// The CompositeImplicitAutograd ops (linear, matmul, layer_norm, softmax, cross_entropy,
+  /// dropout, reshape, ...): what PyTorch's tracing decomposes before autograd sees a graph.
   static DecompositionTable composite_implicit();
   /// Every op whose decomposition is in the given tables (DecompTableBits of ops/decomposition.h).
   static DecompositionTable from_tables(uint32_t tables);

@@ -13,25 +13,27 @@ namespace aotgrad {
 
 /// What functionalization learned about one graph input (the seed's ViewAndMutationMeta, §13.16).
 struct InputInfo {
-  bool mutates_data = false;      // written, directly or through a view
-  bool mutates_metadata = false;  // t_, transpose_, as_strided_, ... applied to the input itself
-  bool mutation_in_graph = false; // the write-back is a trailing copy_ in the graph
+  bool mutates_data = false;       // written, directly or through a view
+  bool mutates_metadata = false;   // t_, transpose_, as_strided_, ... applied to the input itself
+  bool mutation_in_graph = false;  // the write-back is a trailing copy_ in the graph
   bool requires_grad = false;
-  int view = -1;  // metadata mutated: the output of FunctionalizeResult::input_views with its new geometry
+  int view =
+      -1;  // metadata mutated: the output of FunctionalizeResult::input_views with its new geometry
 };
 
 /// How a user output relates to the inputs.
 enum class OutputKind : uint8_t {
-  kFresh,          // a new tensor (or a view of an intermediate)
-  kIsInput,        // the input itself (returned as is, possibly mutated)
-  kAliasOfInput,   // a view of an input: regenerated from the caller's tensor at run time
-  kNone,           // the output is None
+  kFresh,         // a new tensor (or a view of an intermediate)
+  kIsInput,       // the input itself (returned as is, possibly mutated)
+  kAliasOfInput,  // a view of an input: regenerated from the caller's tensor at run time
+  kNone,          // the output is None
 };
 
 struct OutputInfo {
   OutputKind kind = OutputKind::kFresh;
   int input = -1;  // kIsInput / kAliasOfInput
-  int view = -1;   // kAliasOfInput of a written input: the output of FunctionalizeResult::input_views
+  int view =
+      -1;  // kAliasOfInput of a written input: the output of FunctionalizeResult::input_views
 };
 
 struct ViewAndMutationMeta {
@@ -54,11 +56,12 @@ struct FunctionalizeOptions {
 struct FunctionalizeResult {
   std::unique_ptr<Graph> graph;  // outputs: (new values of mutated inputs..., user outputs...)
   ViewAndMutationMeta meta;
-  /// Views only, over the same inputs: what eager mode leaves as views of the inputs (the final view
-  /// of each metadata-mutated input, each output that is a view of a written input), replayed from
-  /// the input. Run on the caller's tensors, it gives eager's exact strides and offsets whatever
-  /// their layout, as PyTorch regenerates aliases with _view_func (§13.7). Outputs: see `view` in
-  /// InputInfo and OutputInfo (-1 when a view's arguments are symbolic values of `graph`).
+  /// Views only, over the same inputs: what eager mode leaves as views of the inputs (the final
+  /// view of each metadata-mutated input, each output that is a view of a written input), replayed
+  /// from the input. Run on the caller's tensors, it gives eager's exact strides and offsets
+  /// whatever their layout, as PyTorch regenerates aliases with _view_func (§13.7). Outputs: see
+  /// `view` in InputInfo and OutputInfo (-1 when a view's arguments are symbolic values of
+  /// `graph`).
   std::unique_ptr<Graph> input_views;
 };
 

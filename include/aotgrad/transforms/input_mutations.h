@@ -22,8 +22,8 @@ InputMutations analyze_input_mutations(const Graph& g);
 /// view of, or -1. Values computed by ops that return fresh tensors are -1.
 std::vector<int> input_alias_roots(const Graph& g);
 
-/// For each node (by position in g.nodes()): the node whose storage its value lives in -- itself for
-/// fresh values, the viewed value's root for views (a placeholder for views of inputs).
+/// For each node (by position in g.nodes()): the node whose storage its value lives in -- itself
+/// for fresh values, the viewed value's root for views (a placeholder for views of inputs).
 std::vector<const Node*> storage_roots(const Graph& g);
 
 /// Per output leaf of `g`: the placeholder it is the very tensor of (the placeholder itself, or an

@@ -60,8 +60,8 @@ int64_t value_nbytes(const ValueMeta& m);
 /// classify_nodes: what the forward and the backward need, and how far each forward value is from
 /// its first backward use. Node sets are indexed by position in the graph (Graph::nodes() order).
 struct JointNodeClasses {
-  std::vector<const Node*> nodes;                 // graph order, output included
-  NodeMap<size_t> index;                          // position in `nodes`
+  std::vector<const Node*> nodes;  // graph order, output included
+  NodeMap<size_t> index;           // position in `nodes`
   std::vector<const Node*> primals, tangents;
   std::vector<bool> required_fw;       // ancestors of the forward outputs, and every primal
   std::vector<bool> required_bw;       // tangents_closure and the gradient outputs themselves

@@ -28,7 +28,7 @@ Partition default_partition(const JointGraph& joint);
 /// g that become placeholders, keeping their names) and whose output is the tuple or list
 /// `outputs` (values of g, or None). Every argument of a kept node must be a kept node or an input.
 std::unique_ptr<Graph> extract_subgraph(const Graph& g, const std::vector<const Node*>& nodes,
-                                        const std::vector<const Node*>& inputs, const std::vector<Arg>& outputs,
-                                        bool list_output);
+                                        const std::vector<const Node*>& inputs,
+                                        const std::vector<Arg>& outputs, bool list_output);
 
 }  // namespace aotgrad

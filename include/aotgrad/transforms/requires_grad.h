@@ -1,4 +1,5 @@
-// aotgrad: which values need gradients, and whether a compilation is autograd or inference (§13.11).
+// aotgrad: which values need gradients, and whether a compilation is autograd or inference
+// (§13.11).
 #pragma once
 
 #include <vector>
@@ -11,7 +12,8 @@ namespace aotgrad {
 /// do. A call's tensor results require grad when the op is differentiable, the result is floating
 /// point or complex, and some tensor argument requires grad; a written argument requires grad after
 /// the write if the written value does.
-std::vector<bool> propagate_requires_grad(const Graph& g, const std::vector<bool>& input_requires_grad);
+std::vector<bool> propagate_requires_grad(const Graph& g,
+                                          const std::vector<bool>& input_requires_grad);
 
 /// §13.11: autograd when some input requires grad and some output requires grad or a
 /// grad-requiring input is mutated; otherwise inference.
