@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "aotgrad/support/logging.h"
 #include "text_tables.h"
 
 namespace aotgrad {
@@ -268,6 +269,10 @@ class Printer {
 
 std::string print_graph(const Graph& g, const PrintOptions& options) {
   return Printer(g, options).run();
+}
+
+void log_graph(const std::string& title, const Graph& g) {
+  log_text("TRACED GRAPH\n ===== " + title + " =====\n" + print_graph(g));
 }
 
 }  // namespace aotgrad

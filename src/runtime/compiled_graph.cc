@@ -13,10 +13,10 @@
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/version.h"
+#include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/compile_cache.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
-#include "aotgrad/transforms/logging.h"
 
 namespace aotgrad {
 namespace {

@@ -1,19 +1,14 @@
 // aotgrad: safetensors reader and writer with full header validation.
 #include "aotgrad/runtime/safetensors.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/support/file.h"
 
 namespace aotgrad {
 
@@ -172,11 +167,7 @@ TensorFile parse_safetensors(const std::string& bytes, const std::string& what) 
 }
 
 TensorFile load_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw Error(path + ": read error");
-  return parse_safetensors(bytes, path);
+  return parse_safetensors(read_file(path), path);
 }
 
 std::string serialize_safetensors(const TensorFile& file) {
@@ -212,23 +203,7 @@ std::string serialize_safetensors(const TensorFile& file) {
 }
 
 void save_safetensors(const std::string& path, const TensorFile& file) {
-  std::string bytes = serialize_safetensors(file);
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path + ": cannot write: " + std::strerror(errno));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error(path + ": write failed: " + std::strerror(errno));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot rename into place: " + std::strerror(err));
-  }
+  write_file_atomic(path, serialize_safetensors(file));
 }
 
 }  // namespace aotgrad

@@ -12,7 +12,7 @@ namespace {
 
 int run_check(const Args& args) {
   const std::string& path = args.positional[0];
-  std::string text = read_file(path);
+  std::string text = read_input(path);
   std::unique_ptr<Graph> g;
   try {
     g = parse_graph(text, aten_ops());

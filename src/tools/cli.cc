@@ -1,17 +1,12 @@
 // aotgrad: command-line option parsing and file reading.
 #include "cli.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
-#include "aotgrad/ir/error.h"
+#include "aotgrad/support/error.h"
+#include "aotgrad/support/file.h"
 
 namespace aotgrad::cli {
 
@@ -81,35 +76,10 @@ std::string help_text(const CommandSpec& spec) {
   return os.str();
 }
 
-std::string read_file(const std::string& path) {
-  if (path == "-" || path == "/dev/stdin") {
-    std::string s{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    return s;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open '" + path + "': " + std::strerror(errno));
-  std::string s{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw Error("cannot read '" + path + "'");
-  return s;
-}
-
-void write_file_atomic(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write '" + path + "': " + std::strerror(errno));
-    out << content;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write '" + path + "': " + std::strerror(errno));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    throw Error("cannot write '" + path + "': " + std::strerror(err));
-  }
+std::string read_input(const std::string& path) {
+  if (path == "-" || path == "/dev/stdin")
+    return {std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+  return read_file(path);
 }
 
 }  // namespace aotgrad::cli

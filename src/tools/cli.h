@@ -48,11 +48,8 @@ Args parse_args(const CommandSpec& spec, const std::vector<std::string>& argv);
 /// The --help text of a command.
 std::string help_text(const CommandSpec& spec);
 
-/// Reads a whole file ("/dev/stdin" and "-" read standard input). Throws aotgrad::Error naming the
-/// file when it cannot be read.
-std::string read_file(const std::string& path);
-/// Writes `content` to a temporary file beside `path`, then renames it into place. Throws Error
-/// naming the file; never leaves a half-written file at `path`.
-void write_file_atomic(const std::string& path, const std::string& content);
+/// Reads a whole file, or standard input for "-" and "/dev/stdin". Throws aotgrad::Error naming the
+/// file when it cannot be read. (Files are written with aotgrad::write_file_atomic.)
+std::string read_input(const std::string& path);
 
 }  // namespace aotgrad::cli

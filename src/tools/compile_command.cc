@@ -14,11 +14,13 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/version.h"
+#include "aotgrad/support/file.h"
+#include "aotgrad/support/logging.h"
+#include "aotgrad/support/timer.h"
 #include "aotgrad/transforms/compile_cache.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/input_mutations.h"
-#include "aotgrad/transforms/logging.h"
 #include "aotgrad/transforms/memory_timeline.h"
 #include "aotgrad/transforms/partition.h"
 #include "aotgrad/transforms/partition_dot.h"
@@ -142,7 +144,7 @@ std::string timeline_picture(const TrainingArtifacts& a, const std::string& part
 }
 
 int compile_training(const Args& args, const Graph& graph, const std::vector<bool>& rg,
-                     PhaseTimer& timer, const std::optional<std::string>& dump, bool json_stats) {
+                     StageTimer& timer, const std::optional<std::string>& dump, bool json_stats) {
   if (args.has("keep-inference-input-mutations"))
     throw UsageError{"--keep-inference-input-mutations applies to inference compilations only"};
   PipelineOptions popts = pipeline_options(args);
@@ -158,8 +160,8 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
       compile_for_training_cached(graph, rg, popts, cache_dir, version(), nullptr, !needs_joint);
   for (size_t i = 0; i < a.phases_us.size(); ++i) {
     bool has_cpu = i < a.phases_cpu_us.size() && a.phases_cpu_us[i].first == a.phases_us[i].first;
-    timer.add(a.phases_us[i].first, a.phases_us[i].second,
-              has_cpu ? a.phases_cpu_us[i].second : -1);
+    timer.add(
+        {a.phases_us[i].first, a.phases_us[i].second, has_cpu ? a.phases_cpu_us[i].second : -1});
   }
   if (dump) {
     write_file_atomic(*dump + "/joint.fx", print_graph(*a.joint));
@@ -189,15 +191,8 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     j["saved_activation_bytes"] = activation_bytes;
     j["meta"] = meta_json(a.meta, graph);
     if (explain && a.explain) j["explain"] = explain_json(*a.explain);
-    nlohmann::ordered_json phases = nlohmann::ordered_json::object();
-    for (auto& [name, us] : timer.phases()) phases[name] = us;
-    j["phases_us"] = phases;
-    j["total_us"] = timer.total_us();
+    add_phases_json(j, timer);
     j["startup_us"] = g_startup_us;
-    nlohmann::ordered_json cpu = nlohmann::ordered_json::object();
-    for (auto& [name, us] : timer.cpu_phases()) cpu[name] = us;
-    j["phases_cpu_us"] = cpu;
-    j["total_cpu_us"] = timer.total_cpu_us();
     j["cache"] = cache_stats_json(cache_dir);
     std::cout << j.dump() << "\n";
   } else if (explain) {
@@ -213,7 +208,7 @@ int run_compile(const Args& args) {
   aten_ops();
   g_startup_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  PhaseTimer timer;
+  StageTimer timer;
   std::shared_ptr<Graph> graph = load_graph(args.positional[0]);
   timer.mark("parse");
   std::vector<bool> rg = parse_grad_spec(*graph, args.get("grad").value_or("none"));
@@ -282,15 +277,8 @@ int run_compile(const Args& args) {
     }
     j["fw_nodes"] = fw->size();
     j["meta"] = meta_json(meta, *graph);
-    nlohmann::ordered_json phases = nlohmann::ordered_json::object();
-    for (auto& [name, us] : timer.phases()) phases[name] = us;
-    j["phases_us"] = phases;
-    j["total_us"] = timer.total_us();
+    add_phases_json(j, timer);
     j["startup_us"] = g_startup_us;
-    nlohmann::ordered_json cpu = nlohmann::ordered_json::object();
-    for (auto& [name, us] : timer.cpu_phases()) cpu[name] = us;
-    j["phases_cpu_us"] = cpu;
-    j["total_cpu_us"] = timer.total_cpu_us();
     j["cache"] = cache_stats_json(cache_dir);
     std::cout << j.dump() << "\n";
   } else if (!dump) {

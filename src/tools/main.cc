@@ -4,7 +4,7 @@
 #include <new>
 
 #include "aotgrad/ir/error.h"
-#include "aotgrad/transforms/logging.h"
+#include "aotgrad/support/logging.h"
 #include "commands.h"
 
 namespace {

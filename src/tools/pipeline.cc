@@ -12,7 +12,7 @@
 namespace aotgrad::cli {
 
 std::shared_ptr<Graph> load_graph(const std::string& path) {
-  std::string text = read_file(path);
+  std::string text = read_input(path);
   try {
     std::shared_ptr<Graph> g = parse_graph(text, aten_ops());
     verify(*g);
@@ -139,6 +139,19 @@ nlohmann::ordered_json cache_stats_json(const std::string& dir) {
   j["saved"] = s.saved;
   j["bypasses"] = s.bypasses;
   return j;
+}
+
+void add_phases_json(nlohmann::ordered_json& j, const StageTimer& timer) {
+  nlohmann::ordered_json wall = nlohmann::ordered_json::object();
+  nlohmann::ordered_json cpu = nlohmann::ordered_json::object();
+  for (const StageTime& t : timer.stages()) {
+    wall[t.name] = t.wall_us;
+    if (t.cpu_us >= 0) cpu[t.name] = t.cpu_us;
+  }
+  j["phases_us"] = wall;
+  j["total_us"] = timer.total_wall_us();
+  j["phases_cpu_us"] = cpu;
+  j["total_cpu_us"] = timer.total_cpu_us();
 }
 
 }  // namespace aotgrad::cli

@@ -1,40 +1,17 @@
 // aotgrad: the training compile pipeline.
 #include "aotgrad/transforms/aot_pipeline.h"
 
-#include <chrono>
-#include <ctime>
 #include <unordered_set>
 
+#include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
-#include "aotgrad/transforms/logging.h"
+#include "aotgrad/support/logging.h"
+#include "aotgrad/support/timer.h"
 #include "aotgrad/transforms/min_cut.h"
 #include "aotgrad/transforms/partition.h"
 
 namespace aotgrad {
 namespace {
-
-// Wall-clock and process CPU time of each stage.
-class StageTimer {
- public:
-  StageTimer(std::vector<std::pair<std::string, double>>& wall,
-             std::vector<std::pair<std::string, double>>& cpu)
-      : wall_(wall), cpu_(cpu), last_(now()), last_cpu_(std::clock()) {}
-  void mark(const char* stage) {
-    auto t = now();
-    std::clock_t c = std::clock();
-    wall_.push_back({stage, std::chrono::duration<double, std::micro>(t - last_).count()});
-    cpu_.push_back({stage, 1e6 * static_cast<double>(c - last_cpu_) / CLOCKS_PER_SEC});
-    last_ = t;
-    last_cpu_ = c;
-  }
-
- private:
-  static std::chrono::steady_clock::time_point now() { return std::chrono::steady_clock::now(); }
-  std::vector<std::pair<std::string, double>>& wall_;
-  std::vector<std::pair<std::string, double>>& cpu_;
-  std::chrono::steady_clock::time_point last_;
-  std::clock_t last_cpu_;
-};
 
 // The partitioner log: the min-cut explanation, with PyTorch's "materialized backwards: NODE
 // (USERS)" line for each node banned for that reason; or the default partition's saved values.
@@ -73,7 +50,7 @@ TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<boo
   const LogSettings& logs = log_settings();
   int aot_id = logs.any() ? next_aot_id() : 0;
   TrainingArtifacts a;
-  StageTimer timer(a.phases_us, a.phases_cpu_us);
+  StageTimer timer;
   // Composite ops (linear, softmax, ...) decompose first, as PyTorch's tracing does: autograd and
   // functionalization only see what they decompose to.
   std::unique_ptr<Graph> source = graph.clone();
@@ -120,6 +97,10 @@ TrainingArtifacts compile_for_training(const Graph& graph, const std::vector<boo
   a.bw = std::shared_ptr<const Graph>(std::move(p.bw));
   a.saved = std::move(p.saved);
   a.num_forward_outputs = p.num_forward_outputs;
+  for (const StageTime& t : timer.stages()) {
+    a.phases_us.push_back({t.name, t.wall_us});
+    a.phases_cpu_us.push_back({t.name, t.cpu_us});
+  }
   return a;
 }
 

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -24,61 +23,14 @@
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/logging.h"
+#include "aotgrad/support/file.h"
+#include "aotgrad/support/logging.h"
+#include "aotgrad/support/sha256.h"
 
 namespace aotgrad {
 namespace {
 
-// --- SHA-256 (FIPS 180-4) ---------------------------------------------------------------------
-
-constexpr std::array<uint32_t, 64> kSha256K = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-void sha256_block(std::array<uint32_t, 8>& h, const unsigned char* p) {
-  uint32_t w[64];
-  for (int i = 0; i < 16; ++i)
-    w[i] = (uint32_t(p[4 * i]) << 24) | (uint32_t(p[4 * i + 1]) << 16) |
-           (uint32_t(p[4 * i + 2]) << 8) | uint32_t(p[4 * i + 3]);
-  for (int i = 16; i < 64; ++i) {
-    uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
-  for (int i = 0; i < 64; ++i) {
-    uint32_t t1 =
-        k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kSha256K[i] + w[i];
-    uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-    k = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
-  }
-  h[0] += a;
-  h[1] += b;
-  h[2] += c;
-  h[3] += d;
-  h[4] += e;
-  h[5] += f;
-  h[6] += g;
-  h[7] += k;
-}
-
-// --- counters and one-time warnings
-// ---------------------------------------------------------------
+// --- counters and one-time warnings -------------------------------------------------------------
 
 struct Counters {
   std::atomic<int64_t> hits{0}, misses{0}, corrupt{0}, saved{0}, bypasses{0};
@@ -396,28 +348,6 @@ std::string elapsed_text(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-std::string sha256_hex(std::string_view data) {
-  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  size_t n = data.size(), full = n / 64 * 64;
-  for (size_t i = 0; i < full; i += 64) sha256_block(h, p + i);
-  unsigned char tail[128] = {};
-  size_t rest = n - full;
-  std::memcpy(tail, p + full, rest);
-  tail[rest] = 0x80;
-  size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
-  uint64_t bits = static_cast<uint64_t>(n) * 8;
-  for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-  for (size_t i = 0; i < tail_len; i += 64) sha256_block(h, tail + i);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(64);
-  for (uint32_t v : h)
-    for (int s = 28; s >= 0; s -= 4) out += kHex[(v >> s) & 0xf];
-  return out;
-}
-
 CompileCacheStats compile_cache_stats() {
   Counters& c = counters();
   return {c.hits.load(), c.misses.load(), c.corrupt.load(), c.saved.load(), c.bypasses.load()};
@@ -452,7 +382,7 @@ const std::string& compile_cache_build_id() {
     // The running executable, and the shared library holding this code when it is one.
     std::string out = file_identity("/proc/self/exe");
     Dl_info info{};
-    if (::dladdr(reinterpret_cast<void*>(&sha256_block), &info) != 0 && info.dli_fname &&
+    if (::dladdr(reinterpret_cast<void*>(&file_identity), &info) != 0 && info.dli_fname &&
         std::string_view(info.dli_fname).find(".so") != std::string_view::npos)
       out += " " + file_identity(info.dli_fname);
     return out;
@@ -682,28 +612,11 @@ std::optional<InferenceArtifacts> CompileCache::load_inference(const std::string
 
 bool CompileCache::write_entry(const std::string& key, const std::string& text) const {
   if (!usable_) return false;
-  static std::atomic<uint64_t> next_tmp{0};
   std::string path = entry_path(key);
-  std::string tmp = dir_ + "/." + key + "." + std::to_string(::getpid()) + "." +
-                    std::to_string(next_tmp++) + ".tmp";
-  std::string cause;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      cause = std::string("cannot create a temporary file: ") + std::strerror(errno);
-    else {
-      out.write(text.data(), static_cast<std::streamsize>(text.size()));
-      out.close();
-      if (!out) cause = "write failed";
-    }
-  }
-  if (cause.empty() && std::rename(tmp.c_str(), path.c_str()) != 0)
-    cause = std::string("rename failed: ") + std::strerror(errno);
-  if (!cause.empty()) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    if (first_report_of("write " + dir_))
-      warn("cannot write compile cache entry '" + path + "' (" + cause + ")");
+  try {
+    write_file_atomic(path, text);
+  } catch (const Error& e) {
+    if (first_report_of("write " + dir_)) warn("compile cache: " + e.message());
     return false;
   }
   counters().saved++;

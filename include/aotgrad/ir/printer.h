@@ -16,4 +16,8 @@ struct PrintOptions {
 /// The canonical text of `g`. parse_graph(print_graph(g)) is the same graph and prints the same.
 std::string print_graph(const Graph& g, const PrintOptions& options = {});
 
+/// Writes "TRACED GRAPH\n ===== <title> =====\n" and the graph's text form to the log
+/// (support/logging.h), as PyTorch's aot_graphs log prints a GraphModule.
+void log_graph(const std::string& title, const Graph& g);
+
 }  // namespace aotgrad

@@ -12,14 +12,12 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
+#include "aotgrad/support/sha256.h"
 #include "aotgrad/transforms/aot_pipeline.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
 
 namespace aotgrad {
-
-/// SHA-256 (FIPS 180-4) of `data` as 64 lowercase hex digits.
-std::string sha256_hex(std::string_view data);
 
 /// The entry format written by this build; an entry of another format version is not read.
 inline constexpr int kCompileCacheFormat = 1;

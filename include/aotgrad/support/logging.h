@@ -1,13 +1,12 @@
 // aotgrad: AOTGRAD_LOGS, the artifact logs of the compile pipeline, as PyTorch's TORCH_LOGS
-// (aot_joint_graph, aot_graphs, partitioner, cache, all). Std only, so every layer may log.
+// (aot_joint_graph, aot_graphs, partitioner, cache, all). Std only, so every layer may log; a graph
+// is logged with log_graph (ir/printer.h).
 #pragma once
 
 #include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "aotgrad/ir/graph.h"
 
 namespace aotgrad {
 
@@ -43,10 +42,6 @@ void set_log_stream(std::ostream* os);
 
 /// Writes `text` to the log stream as one block (a trailing newline is added when missing).
 void log_text(const std::string& text);
-
-/// "TRACED GRAPH\n ===== <title> =====\n" followed by the graph's text form, as PyTorch's
-/// aot_graphs log prints a GraphModule.
-void log_graph(const std::string& title, const Graph& g);
 
 /// A new id for one compilation, 0, 1, 2, ... (the aot_id of "Forward graph 0").
 int next_aot_id();

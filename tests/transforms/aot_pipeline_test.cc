@@ -1,40 +1,16 @@
-// Tests for AOTGRAD_LOGS: parsing the names, and what compile_for_training logs for each.
-#include "aotgrad/transforms/logging.h"
+// Tests for what compile_for_training logs on each AOTGRAD_LOGS artifact.
+#include "aotgrad/transforms/aot_pipeline.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "aotgrad/ir/error.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/aot_pipeline.h"
+#include "aotgrad/support/logging.h"
 
 namespace aotgrad {
 namespace {
-
-TEST(Logging, ParsesNamesPlusPrefixAndAll) {
-  LogSettings s = parse_log_settings("aot_joint_graph, +partitioner");
-  EXPECT_TRUE(s.joint_graph);
-  EXPECT_TRUE(s.partitioner);
-  EXPECT_FALSE(s.graphs);
-  EXPECT_FALSE(s.cache);
-  LogSettings all = parse_log_settings("+all");
-  EXPECT_TRUE(all.joint_graph && all.graphs && all.partitioner && all.cache);
-  EXPECT_FALSE(parse_log_settings("").any());
-  EXPECT_TRUE(parse_log_settings("cache,").cache);
-}
-
-TEST(Logging, UnknownNameListsTheValidOnes) {
-  try {
-    parse_log_settings("aot_graphs,joint_graph");
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(e.message().find("unknown log name 'joint_graph'"), std::string::npos) << e.message();
-    for (const std::string& n : log_artifact_names())
-      EXPECT_NE(e.message().find(n), std::string::npos) << n;
-  }
-}
 
 // Restores quiet logging to std::cerr after a test.
 struct CapturedLogs {
@@ -57,7 +33,7 @@ def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]"):
     return (relu,)
 )";
 
-TEST(Logging, CompileForTrainingLogsTheSelectedArtifacts) {
+TEST(AotPipeline, LogsTheSelectedArtifacts) {
   auto g = parse_graph(kLinearRelu, aten_ops());
   {
     CapturedLogs logs(parse_log_settings("aot_joint_graph,aot_graphs"));

@@ -1,5 +1,5 @@
 // aotgrad: AOTGRAD_LOGS.
-#include "aotgrad/transforms/logging.h"
+#include "aotgrad/support/logging.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -7,8 +7,7 @@
 #include <mutex>
 #include <optional>
 
-#include "aotgrad/ir/error.h"
-#include "aotgrad/ir/printer.h"
+#include "aotgrad/support/error.h"
 
 namespace aotgrad {
 namespace {
@@ -103,10 +102,6 @@ void log_text(const std::string& text) {
   os << text;
   if (text.empty() || text.back() != '\n') os << '\n';
   os.flush();
-}
-
-void log_graph(const std::string& title, const Graph& g) {
-  log_text("TRACED GRAPH\n ===== " + title + " =====\n" + print_graph(g));
 }
 
 int next_aot_id() {
