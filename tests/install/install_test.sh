@@ -9,6 +9,15 @@ trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -x "$tmp/prefix/bin/aotgrad"
 test -f "$tmp/prefix/include/aotgrad/ir/graph.h"
+# The exported targets name their dependencies (torch, PkgConfig::CBC), never a library by the
+# absolute path it had on the building machine, and carry C++20 as a compile feature.
+targets="$(find "$tmp/prefix" -name aotgradTargets.cmake)"
+if grep -nE '"?/[^";]*\.(so|a)([";.]|$)' "$targets"; then
+  echo "FAIL: absolute library paths in $targets"
+  exit 1
+fi
+grep -q 'INTERFACE_COMPILE_FEATURES "cxx_std_20"' "$targets"
+grep -qE 'INTERFACE_LINK_LIBRARIES "aotgrad::aotgrad_transforms;torch[;"]' "$targets"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -G Ninja \
