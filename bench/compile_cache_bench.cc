@@ -8,9 +8,10 @@
 #include <filesystem>
 #include <string>
 
+#include "aotgrad/driver/driver.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/compile_cache.h"
+#include "aotgrad/support/version.h"
 
 namespace {
 
@@ -44,6 +45,12 @@ struct Case {
   }
 };
 
+aotgrad::CompileOptions cache_in(const std::string& dir) {
+  aotgrad::CompileOptions o;
+  o.cache_dir = dir;
+  return o;
+}
+
 std::string temp_dir() {
   std::string tmpl =
       (std::filesystem::temp_directory_path() / "aotgrad-cache-bench-XXXXXX").string();
@@ -54,7 +61,8 @@ std::string temp_dir() {
 void BM_CompileForTraining(benchmark::State& state) {
   Case c(static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    aotgrad::TrainingArtifacts a = aotgrad::compile_for_training(*c.graph, c.requires_grad);
+    aotgrad::TrainingArtifacts a =
+        aotgrad::compile_for_training(*c.graph, c.requires_grad, cache_in("off"));
     benchmark::DoNotOptimize(a.fw);
   }
   state.counters["nodes"] = static_cast<double>(c.graph->size());
@@ -70,7 +78,7 @@ void BM_CacheMissAndStore(benchmark::State& state) {
     std::filesystem::remove_all(dir);
     state.ResumeTiming();
     aotgrad::TrainingArtifacts a =
-        aotgrad::compile_for_training_cached(*c.graph, c.requires_grad, {}, dir, "bench");
+        aotgrad::compile_for_training(*c.graph, c.requires_grad, cache_in(dir));
     benchmark::DoNotOptimize(a.fw);
   }
   std::filesystem::remove_all(dir);
@@ -80,13 +88,12 @@ void BM_CacheMissAndStore(benchmark::State& state) {
 void BM_CacheHit(benchmark::State& state) {
   Case c(static_cast<int>(state.range(0)));
   std::string dir = temp_dir();
-  aotgrad::compile_for_training_cached(*c.graph, c.requires_grad, {}, dir, "bench");
-  std::string key = aotgrad::training_cache_key(*c.graph, c.requires_grad, {}, "bench");
+  aotgrad::compile_for_training(*c.graph, c.requires_grad, cache_in(dir));
+  std::string key = aotgrad::training_cache_key(*c.graph, c.requires_grad, {}, aotgrad::version());
   for (auto _ : state) {
-    bool hit = false;
     aotgrad::TrainingArtifacts a =
-        aotgrad::compile_for_training_cached(*c.graph, c.requires_grad, {}, dir, "bench", &hit);
-    if (!hit) state.SkipWithError("no cache hit");
+        aotgrad::compile_for_training(*c.graph, c.requires_grad, cache_in(dir));
+    if (!a.cache_hit) state.SkipWithError("no cache hit");
     benchmark::DoNotOptimize(a.fw);
   }
   state.counters["entry_bytes"] = static_cast<double>(

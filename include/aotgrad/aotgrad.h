@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "aotgrad/driver/driver.h"
 #include "aotgrad/frontend/capture.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
-#include "aotgrad/transforms/aot_pipeline.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/knapsack.h"
 

@@ -3,7 +3,6 @@
 #include <torch/nn/module.h>
 
 #include "aotgrad/aotgrad.h"
-#include "aotgrad/ir/verifier.h"
 #include "config_options.h"
 #include "lifted_names.h"
 
@@ -34,31 +33,24 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
   out.user_inputs.assign(names.begin() + static_cast<std::ptrdiff_t>(num_parameters + num_buffers),
                          names.end());
 
+  std::vector<bool> requires_grad;  // empty: no joint graph
   if (trace_joint) {
-    std::vector<bool> requires_grad;
     bool any = false;
     for (const at::Tensor& t : args) {
       requires_grad.push_back(t.requires_grad());
       any = any || t.requires_grad();
     }
     AOTGRAD_CHECK(any, who, ": trace_joint needs an argument that requires grad");
-    TrainingArtifacts a =
-        compile_for_training(*out.captured, requires_grad, pipeline_options(config));
-    out.forward = a.functional;
-    out.meta = a.meta;
-    out.joint = a.joint;
-    out.fw = a.fw;
-    out.bw = a.bw;
-    out.saved = a.saved;
-  } else {
-    std::shared_ptr<const Graph> source = decompose_composites(out.captured);
-    FunctionalizeOptions options;
-    options.keep_input_mutations = config.keep_inference_input_mutations;
-    FunctionalizeResult r = functionalize(*source, options);
-    if (decompose(*r.graph, config.decompositions) > 0) verify(*r.graph);
-    out.forward = std::move(r.graph);
-    out.meta = std::move(r.meta);
   }
+  CompileOptions options = compile_options(config);
+  options.explain = false;  // an export returns no explanation
+  ExportArtifacts a = compile_for_export(*out.captured, requires_grad, options);
+  out.forward = std::move(a.forward);
+  out.meta = std::move(a.meta);
+  out.joint = std::move(a.joint);
+  out.fw = std::move(a.fw);
+  out.bw = std::move(a.bw);
+  out.saved = std::move(a.saved);
   for (int i : out.meta.mutated_inputs_returned) out.inputs_to_mutate.push_back(names.at(i));
   return out;
 }

@@ -105,20 +105,12 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   if (training) {
     std::vector<bool> requires_grad;
     for (const at::Tensor& t : distinct) requires_grad.push_back(t.requires_grad());
-    TrainOptions options;
-    options.fw_compiler = config.fw_compiler;
-    options.bw_compiler = config.bw_compiler;
-    options.pipeline = pipeline_options(config);
-    options.cache_dir = config.cache_dir;
+    TrainOptions options{config.fw_compiler, config.bw_compiler, compile_options(config)};
     c->train =
         std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));
   } else {
-    CompileOptions options;
-    options.keep_inference_input_mutations = config.keep_inference_input_mutations;
-    options.compiler = config.inference_compiler;
-    options.decompositions = config.decompositions;
-    options.cache_dir = config.cache_dir;
-    c->infer = std::make_unique<CompiledGraph>(c->graph, std::move(options));
+    c->infer = std::make_unique<CompiledGraph>(c->graph, compile_options(config),
+                                               config.inference_compiler);
   }
   return c;
 }

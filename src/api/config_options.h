@@ -12,13 +12,16 @@ inline void check_config(const AOTConfig& config, const char* who) {
                 config.activation_memory_budget);
 }
 
-/// The training pipeline's options: decompositions, partition, memory budget and solver.
-inline PipelineOptions pipeline_options(const AOTConfig& config) {
-  PipelineOptions options;
+/// The compile driver's options of `config`, filled once for every compilation of a front end:
+/// decompositions, partition, memory budget and solver, keep_inference_input_mutations, the cache.
+inline CompileOptions compile_options(const AOTConfig& config) {
+  CompileOptions options;
   options.decompositions = config.decompositions;
   options.partition = config.partition;
   options.min_cut.activation_memory_budget = config.activation_memory_budget;
   options.min_cut.memory_budget_solver = config.solver;
+  options.keep_inference_input_mutations = config.keep_inference_input_mutations;
+  options.cache_dir = config.cache_dir;
   return options;
 }
 

@@ -11,8 +11,6 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/runtime/interpreter.h"
-#include "aotgrad/runtime/version.h"
-#include "aotgrad/transforms/compile_cache.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
@@ -176,9 +174,8 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
     state_->id = g_next_id++;
     registry()[state_->id] = state_;
   }
-  state_->art = compile_for_training_cached(*graph, requires_grad, options.pipeline,
-                                            resolve_compile_cache_dir(options.cache_dir), version(),
-                                            &state_->cache_hit);
+  state_->art = compile_for_training(*graph, requires_grad, options.pipeline);
+  state_->cache_hit = state_->art.cache_hit;
   state_->fw = options.fw_compiler->compile(state_->art.fw);
   state_->bw = options.bw_compiler->compile(state_->art.bw);
   state_->output_is_arg = outputs_that_are_args(*graph);

@@ -7,14 +7,13 @@
 #include <functional>
 #include <unordered_map>
 
+#include "aotgrad/driver/driver.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/interpreter.h"
-#include "aotgrad/runtime/version.h"
 #include "aotgrad/support/logging.h"
-#include "aotgrad/transforms/compile_cache.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
 
@@ -131,13 +130,14 @@ Arg int_list(c10::IntArrayRef v) {
 
 }  // namespace
 
-CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options)
-    : graph_(std::move(graph)), options_(std::move(options)) {
+CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options,
+                             std::shared_ptr<const Compiler> compiler)
+    : graph_(std::move(graph)), options_(std::move(options)), compiler_(std::move(compiler)) {
   verify(*graph_);
   graph_ = decompose_composites(graph_);
   mutations_ = std::make_shared<InputMutations>(analyze_input_mutations(*graph_));
   output_is_arg_ = outputs_that_are_args(*graph_);
-  if (!options_.compiler) options_.compiler = default_compiler();
+  if (!compiler_) compiler_ = default_compiler();
   plain_ = compile(graph_, "");
   for (size_t i = 0; i < graph_->placeholders().size(); ++i)
     plain_->input_sources.push_back(static_cast<int>(i));
@@ -154,12 +154,10 @@ std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Gra
   auto spec = std::make_shared<Specialization>();
   spec->key = std::move(key);
   spec->source = source;
-  InferenceArtifacts r = compile_for_inference_cached(
-      *source, options_.keep_inference_input_mutations, options_.decompositions,
-      resolve_compile_cache_dir(options_.cache_dir), version());
+  InferenceArtifacts r = compile_for_inference(*source, options_);
   spec->fw = std::move(r.fw);
   spec->meta = std::move(r.meta);
-  spec->fn = options_.compiler->compile(spec->fw);
+  spec->fn = compiler_->compile(spec->fw);
   if (!r.input_views->output()->args()[0].list.empty()) {
     auto views = std::make_shared<Interpreter>(std::move(r.input_views));
     spec->input_views = [views](std::vector<c10::IValue> args) {

@@ -6,24 +6,14 @@
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "aotgrad/driver/driver.h"
 #include "aotgrad/ir/printer.h"
-#include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/compiled_function.h"
-#include "aotgrad/runtime/version.h"
+#include "aotgrad/report/partition_dot.h"
+#include "aotgrad/report/timeline_svg.h"
 #include "aotgrad/support/file.h"
-#include "aotgrad/support/logging.h"
 #include "aotgrad/support/timer.h"
-#include "aotgrad/transforms/compile_cache.h"
-#include "aotgrad/transforms/decompose.h"
-#include "aotgrad/transforms/functionalize.h"
-#include "aotgrad/transforms/input_mutations.h"
-#include "aotgrad/transforms/memory_timeline.h"
-#include "aotgrad/transforms/partition.h"
-#include "aotgrad/transforms/partition_dot.h"
 #include "aotgrad/transforms/requires_grad.h"
 #include "commands.h"
 #include "pipeline.h"
@@ -62,37 +52,23 @@ nlohmann::ordered_json meta_json(const ViewAndMutationMeta& meta, const Graph& s
   return j;
 }
 
-// Saved values with their sizes; activation bytes count each non-input storage once.
-nlohmann::ordered_json saved_json(const Graph& fw, const std::vector<std::string>& saved,
-                                  int64_t& saved_bytes, int64_t& activation_bytes) {
-  std::vector<int> roots = input_alias_roots(fw);
-  std::vector<const Node*> storage = storage_roots(fw);
-  std::unordered_map<const Node*, size_t> pos;
-  size_t i = 0;
-  for (const Node* n : fw.nodes()) pos[n] = i++;
+// The saved values, with their sizes: the summary the partition's explanation (or, without one,
+// the forward graph) gives.
+nlohmann::ordered_json saved_json(const TrainingArtifacts& a, const SavedSummary& summary) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  std::unordered_set<const Node*> counted;
-  saved_bytes = activation_bytes = 0;
-  for (const std::string& name : saved) {
-    const Node* n = fw.find(name);
+  for (const SavedValue& v : summary.values) {
+    const Node* n = a.fw->find(v.name);
     if (!n || !n->meta().is_tensor()) continue;
     const TensorMeta& m = n->meta().tensor;
-    std::vector<std::string> shape;
     nlohmann::ordered_json dims = nlohmann::ordered_json::array();
-    for (auto& s : m.sizes)
-      dims.push_back(s.is_concrete() ? nlohmann::ordered_json(s.value())
-                                     : nlohmann::ordered_json(s.to_string()));
-    int64_t bytes = m.nbytes_hint();
-    bool is_input = roots[pos.at(n)] >= 0;
-    list.push_back({{"name", name},
+    for (auto& d : m.sizes)
+      dims.push_back(d.is_concrete() ? nlohmann::ordered_json(d.value())
+                                     : nlohmann::ordered_json(d.to_string()));
+    list.push_back({{"name", v.name},
                     {"dtype", std::string(short_name(m.dtype))},
                     {"shape", dims},
-                    {"bytes", bytes},
-                    {"is_input", is_input}});
-    saved_bytes += bytes;
-    const Node* root = storage[pos.at(n)];
-    if (!is_input && counted.insert(root).second)
-      activation_bytes += root->meta().is_tensor() ? root->meta().tensor.nbytes_hint() : bytes;
+                    {"bytes", v.bytes},
+                    {"is_input", v.is_input}});
   }
   return list;
 }
@@ -126,43 +102,41 @@ nlohmann::ordered_json explain_json(const MinCutExplain& e) {
   return j;
 }
 
-// --timeline: live activation bytes of the chosen partition against default_partition on the same
-// joint graph.
-std::string timeline_picture(const TrainingArtifacts& a, const std::string& partition) {
-  JointGraph jg;
-  jg.graph = a.joint->clone();
-  jg.num_primals = a.joint_info.num_primals;
-  jg.num_tangents = a.joint_info.num_tangents;
-  jg.num_forward_outputs = a.joint_info.num_forward_outputs;
-  jg.tangent_of_output = a.joint_info.tangent_of_output;
-  jg.primal_requires_grad = a.joint_info.primal_requires_grad;
-  Partition d = default_partition(jg);
-  std::vector<std::pair<std::string, MemoryTimeline>> series;
-  series.push_back({partition + " (chosen)", activation_timeline(*a.fw, *a.bw, a.saved)});
-  series.push_back({"default_partition", activation_timeline(*d.fw, *d.bw, d.saved)});
-  return timeline_svg(series, "live activation bytes: " + partition + " vs default_partition");
+// What both kinds of compilation print with --stats=json: the options, the metadata, the phases
+// (the command's own: parse, the pipeline's stages, dump) and the cache.
+nlohmann::ordered_json stats_json(const char* kind, const Args& args, const CompileOptions& o) {
+  nlohmann::ordered_json j;
+  j["kind"] = kind;
+  if (std::string(kind) == "autograd") j["partition"] = partition_kind_name(o.partition);
+  j["decomp"] = args.get("decomp").value_or("core");
+  if (o.partition == PartitionKind::kMinCut) {
+    j["memory_budget"] = o.min_cut.activation_memory_budget;
+    j["solver"] = std::string(knapsack_solver_name(o.min_cut.memory_budget_solver));
+  }
+  return j;
+}
+
+void finish_stats(nlohmann::ordered_json& j, const StageTimer& timer, const CompileOptions& o) {
+  add_phases_json(j, timer);
+  j["startup_us"] = g_startup_us;
+  j["cache"] = cache_stats_json(o);
+  std::cout << j.dump() << "\n";
 }
 
 int compile_training(const Args& args, const Graph& graph, const std::vector<bool>& rg,
-                     StageTimer& timer, const std::optional<std::string>& dump, bool json_stats) {
+                     CompileOptions o, StageTimer& timer, const std::optional<std::string>& dump,
+                     bool json_stats) {
   if (args.has("keep-inference-input-mutations"))
     throw UsageError{"--keep-inference-input-mutations applies to inference compilations only"};
-  PipelineOptions popts = pipeline_options(args);
   bool explain = args.has("explain");
-  if (explain && popts.partition != PartitionKind::kMinCut)
+  if (explain && o.partition != PartitionKind::kMinCut)
     throw UsageError{"--explain describes the min_cut partition; drop --partition=default"};
-  popts.explain = explain;
+  o.explain = explain;
   // A cache entry holds the forward and backward graphs, not the joint graph or the explanation:
   // outputs that need those compile (and refresh the entry) without reading it.
-  std::string cache_dir = cache_dir_option(args);
-  bool needs_joint = explain || args.has("dot") || args.has("timeline") || dump || !json_stats;
-  TrainingArtifacts a =
-      compile_for_training_cached(graph, rg, popts, cache_dir, version(), nullptr, !needs_joint);
-  for (size_t i = 0; i < a.phases_us.size(); ++i) {
-    bool has_cpu = i < a.phases_cpu_us.size() && a.phases_cpu_us[i].first == a.phases_us[i].first;
-    timer.add(
-        {a.phases_us[i].first, a.phases_us[i].second, has_cpu ? a.phases_cpu_us[i].second : -1});
-  }
+  o.read_cache = !(explain || args.has("dot") || args.has("timeline") || dump || !json_stats);
+  TrainingArtifacts a = compile_for_training(graph, rg, o);
+  for (const StageTime& t : a.stages) timer.add(t);
   if (dump) {
     write_file_atomic(*dump + "/joint.fx", print_graph(*a.joint));
     write_file_atomic(*dump + "/fw.fx", print_graph(*a.fw));
@@ -171,30 +145,21 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
   if (auto dot = args.get("dot"))
     write_file_atomic(*dot, joint_graph_dot(*a.joint, *a.fw, *a.bw, a.saved));
   if (auto svg = args.get("timeline"))
-    write_file_atomic(*svg, timeline_picture(a, args.get("partition").value_or("min_cut")));
+    write_file_atomic(*svg, partition_timeline_svg(*a.joint, a.joint_info, *a.fw, *a.bw, a.saved,
+                                                   partition_kind_name(o.partition)));
   timer.mark("dump");
   if (json_stats) {
-    nlohmann::ordered_json j;
-    j["kind"] = "autograd";
-    j["partition"] = args.get("partition").value_or("min_cut");
-    j["decomp"] = args.get("decomp").value_or("core");
-    if (popts.partition == PartitionKind::kMinCut) {
-      j["memory_budget"] = popts.min_cut.activation_memory_budget;
-      j["solver"] = std::string(knapsack_solver_name(popts.min_cut.memory_budget_solver));
-    }
+    nlohmann::ordered_json j = stats_json("autograd", args, o);
     if (a.joint) j["joint_nodes"] = a.joint->size();  // absent on a cache hit
     j["fw_nodes"] = a.fw->size();
     j["bw_nodes"] = a.bw->size();
-    int64_t saved_bytes = 0, activation_bytes = 0;
-    j["saved"] = saved_json(*a.fw, a.saved, saved_bytes, activation_bytes);
-    j["saved_bytes"] = saved_bytes;
-    j["saved_activation_bytes"] = activation_bytes;
+    SavedSummary summary = saved_summary(a);
+    j["saved"] = saved_json(a, summary);
+    j["saved_bytes"] = summary.bytes;
+    j["saved_activation_bytes"] = summary.activation_bytes;
     j["meta"] = meta_json(a.meta, graph);
     if (explain && a.explain) j["explain"] = explain_json(*a.explain);
-    add_phases_json(j, timer);
-    j["startup_us"] = g_startup_us;
-    j["cache"] = cache_stats_json(cache_dir);
-    std::cout << j.dump() << "\n";
+    finish_stats(j, timer, o);
   } else if (explain) {
     if (a.explain) std::cout << explain_text(*a.explain);
   } else if (!dump) {
@@ -220,9 +185,10 @@ int run_compile(const Args& args) {
   std::optional<std::string> dump = args.get("dump");
   if (dump && ::mkdir(dump->c_str(), 0755) != 0 && errno != EEXIST)
     throw Error("cannot create directory '" + *dump + "': " + std::strerror(errno));
+  CompileOptions o = compile_options(args);
 
-  bool autograd = needs_autograd(*graph, rg);
-  if (autograd) return compile_training(args, *graph, rg, timer, dump, json_stats);
+  if (needs_autograd(*graph, rg))
+    return compile_training(args, *graph, rg, o, timer, dump, json_stats);
   if (args.has("explain"))
     throw UsageError{"--explain describes the partition of a training compilation: give --grad"};
   for (const char* opt : {"dot", "timeline"})
@@ -233,54 +199,16 @@ int run_compile(const Args& args) {
   std::vector<Node*> phs = graph->placeholders();
   for (size_t i = 0; i < phs.size(); ++i)
     if (phs[i]->meta().is_tensor()) phs[i]->mutable_meta().tensor.requires_grad = rg[i];
-
-  PipelineOptions popts = pipeline_options(args);
-  std::string cache_dir = cache_dir_option(args);
-  decompose(*graph, DecompositionTable::composite_implicit());
-  timer.mark("decompose_composites");
-  std::shared_ptr<const Graph> fw;
-  ViewAndMutationMeta meta;
-  if (!cache_dir.empty()) {
-    // Functionalize and decompose as CompiledGraph does, through the cache.
-    bool hit = false;
-    InferenceArtifacts ia =
-        compile_for_inference_cached(*graph, args.has("keep-inference-input-mutations"),
-                                     popts.decompositions, cache_dir, version(), &hit);
-    timer.mark(hit ? "cache_load" : "functionalize_decompose");
-    fw = std::move(ia.fw);
-    meta = std::move(ia.meta);
-  } else {
-    FunctionalizeOptions fopts;
-    fopts.keep_input_mutations = args.has("keep-inference-input-mutations");
-    fopts.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
-    FunctionalizeResult fr = functionalize(*graph, fopts);
-    verify(*fr.graph);
-    timer.mark("functionalize");
-    decompose(*fr.graph, popts.decompositions);
-    verify(*fr.graph);
-    timer.mark("decompose");
-    if (log_settings().graphs)
-      log_graph("Forward graph " + std::to_string(next_aot_id()), *fr.graph);
-    fw = std::shared_ptr<const Graph>(std::move(fr.graph));
-    meta = std::move(fr.meta);
-  }
-  std::string fw_text = print_graph(*fw);
+  InferenceArtifacts a = compile_for_inference(*graph, o);
+  for (const StageTime& t : a.stages) timer.add(t);
+  std::string fw_text = print_graph(*a.fw);
   if (dump) write_file_atomic(*dump + "/fw.fx", fw_text);
   timer.mark("dump");
   if (json_stats) {
-    nlohmann::ordered_json j;
-    j["kind"] = "inference";
-    j["decomp"] = args.get("decomp").value_or("core");
-    if (popts.partition == PartitionKind::kMinCut) {
-      j["memory_budget"] = popts.min_cut.activation_memory_budget;
-      j["solver"] = std::string(knapsack_solver_name(popts.min_cut.memory_budget_solver));
-    }
-    j["fw_nodes"] = fw->size();
-    j["meta"] = meta_json(meta, *graph);
-    add_phases_json(j, timer);
-    j["startup_us"] = g_startup_us;
-    j["cache"] = cache_stats_json(cache_dir);
-    std::cout << j.dump() << "\n";
+    nlohmann::ordered_json j = stats_json("inference", args, o);
+    j["fw_nodes"] = a.fw->size();
+    j["meta"] = meta_json(a.meta, *graph);
+    finish_stats(j, timer, o);
   } else if (!dump) {
     std::cout << fw_text;
   }

@@ -3,9 +3,9 @@
 #include <set>
 #include <sstream>
 
+#include "aotgrad/driver/pass_pipeline.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/printer.h"
-#include "aotgrad/transforms/pass.h"
 #include "commands.h"
 #include "pipeline.h"
 

@@ -3,10 +3,10 @@
 
 #include <sstream>
 
+#include "aotgrad/driver/cache_store.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/compile_cache.h"
 #include "cli.h"
 
 namespace aotgrad::cli {
@@ -55,8 +55,8 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec) {
   return rg;
 }
 
-PipelineOptions pipeline_options(const Args& args) {
-  PipelineOptions o;
+CompileOptions compile_options(const Args& args) {
+  CompileOptions o;
   try {
     o.decompositions = parse_decomposition_spec(args.get("decomp").value_or("core"));
   } catch (const Error& e) {
@@ -93,6 +93,11 @@ PipelineOptions pipeline_options(const Args& args) {
   if (o.partition != PartitionKind::kMinCut && (args.has("memory-budget") || args.has("solver")))
     throw UsageError{
         "--memory-budget and --solver apply to the min_cut partition; drop --partition=default"};
+  o.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
+  std::string dir = args.get("cache-dir").value_or("off");
+  if (args.has("cache-dir") && dir.empty())
+    throw UsageError{"--cache-dir takes a directory (or off)"};
+  o.cache_dir = dir;
   return o;
 }
 
@@ -114,13 +119,6 @@ std::vector<OptionSpec> pipeline_option_specs() {
            "greedy|dp|ilp"}};
 }
 
-std::string cache_dir_option(const Args& args) {
-  std::string dir = args.get("cache-dir").value_or("");
-  if (args.has("cache-dir") && dir.empty())
-    throw UsageError{"--cache-dir takes a directory (or off)"};
-  return resolve_compile_cache_dir(dir);
-}
-
 OptionSpec cache_dir_option_spec() {
   return {"cache-dir", true,
           "use the on-disk compile cache in DIR (off by default on the command line): a hit loads "
@@ -129,7 +127,8 @@ OptionSpec cache_dir_option_spec() {
           "DIR"};
 }
 
-nlohmann::ordered_json cache_stats_json(const std::string& dir) {
+nlohmann::ordered_json cache_stats_json(const CompileOptions& options) {
+  std::string dir = resolve_compile_cache_dir(options.cache_dir);
   CompileCacheStats s = compile_cache_stats();
   nlohmann::ordered_json j;
   j["dir"] = dir.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(dir);

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "aotgrad/driver/compile_options.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/support/timer.h"
-#include "aotgrad/transforms/aot_pipeline.h"
 #include "cli.h"
 
 namespace aotgrad::cli {
@@ -22,22 +22,22 @@ std::shared_ptr<Graph> load_graph(const std::string& path);
 /// Throws UsageError for an unknown or non-floating name.
 std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 
-/// --decomp=none|core|full|LIST (default core), --partition=default|min_cut (default min_cut),
-/// --memory-budget=F and --solver=greedy|dp|ilp: the pipeline's options.
+/// The compile driver's options of a command line, filled once: --decomp=none|core|full|LIST
+/// (default core), --partition=default|min_cut (default min_cut), --memory-budget=F,
+/// --solver=greedy|dp|ilp, --keep-inference-input-mutations and --cache-dir=DIR (no cache without
+/// it, so the command line never uses the user's cache unless asked; "off" is also no cache).
 /// Throws UsageError naming what is not understood.
-PipelineOptions pipeline_options(const Args& args);
+CompileOptions compile_options(const Args& args);
 
 /// The help lines of --decomp and --partition, for commands that take them.
 std::vector<OptionSpec> pipeline_option_specs();
 
-/// --cache-dir=DIR: the compile cache directory of compile and run; "" (no cache) without it, so
-/// the command line never uses the user's cache unless asked. "off" is also no cache.
-std::string cache_dir_option(const Args& args);
+/// The help line of --cache-dir.
 OptionSpec cache_dir_option_spec();
 
-/// The compile cache's counters and directory as one JSON object, for --stats=json:
-/// {"dir": DIR or null, "hits": N, "misses": N, "corrupt": N, "saved": N, "bypasses": N}.
-nlohmann::ordered_json cache_stats_json(const std::string& dir);
+/// The compile cache's counters and directory (of `options`; null without a cache) as one JSON
+/// object, for --stats=json: {"dir", "hits", "misses", "corrupt", "saved", "bypasses"}.
+nlohmann::ordered_json cache_stats_json(const CompileOptions& options);
 
 /// The timed phases for --stats=json: "phases_us" and "phases_cpu_us" (the phases whose CPU time
 /// is known), "total_us", "total_cpu_us".

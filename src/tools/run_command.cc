@@ -38,8 +38,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
   std::vector<at::Tensor> caller = tensors;
   auto tc0 = std::chrono::steady_clock::now();
   TrainOptions topts;
-  topts.pipeline = pipeline_options(args);
-  topts.cache_dir = cache_dir_option(args);
+  topts.pipeline = compile_options(args);
   CompiledFunction f(graph, rg, topts);
   Interpreter(graph).check_inputs(inputs);
   auto tc1 = std::chrono::steady_clock::now();
@@ -95,7 +94,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
     j["bw_us"] = std::chrono::duration<double, std::micro>(t3 - t2).count();
     j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
     j["saved"] = f.artifacts().saved.size();
-    j["cache"] = cache_stats_json(*topts.cache_dir);
+    j["cache"] = cache_stats_json(topts.pipeline);
     std::cout << j.dump() << "\n";
   }
   return kOk;
@@ -160,11 +159,7 @@ int run_run(const Args& args) {
     interp->check_inputs(inputs);
     fn = [interp](std::vector<c10::IValue> in) { return interp->run(std::move(in)); };
   } else {
-    CompileOptions copts;
-    copts.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
-    copts.decompositions = pipeline_options(args).decompositions;
-    copts.cache_dir = cache_dir_option(args);
-    auto compiled = std::make_shared<CompiledGraph>(graph, copts);
+    auto compiled = std::make_shared<CompiledGraph>(graph, compile_options(args));
     Interpreter(graph).check_inputs(inputs);
     fn = [compiled](std::vector<c10::IValue> in) { return (*compiled)(std::move(in)); };
   }
@@ -197,7 +192,9 @@ int run_run(const Args& args) {
     j["fw_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
     j["compiled"] = !args.has("no-compile");
-    j["cache"] = cache_stats_json(args.has("no-compile") ? std::string() : cache_dir_option(args));
+    CompileOptions none;
+    none.cache_dir = "off";
+    j["cache"] = cache_stats_json(args.has("no-compile") ? none : compile_options(args));
     std::cout << j.dump() << "\n";
   }
   return kOk;

@@ -720,10 +720,10 @@ Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses
 
 namespace {
 
+// Why each value was saved and what the backward recomputes; the bytes come with the saved list
+// of the final partition (explain_saved).
 void fill_explain(const Graph& joint, const JointNodeClasses& c, const MinCutSolution& sol,
                   const Partition& p, MinCutExplain& e) {
-  std::vector<int> input_roots = input_alias_roots(joint);
-  std::vector<const Node*> storage = storage_roots(joint);
   std::unordered_map<const Node*, std::string> banned;
   for (auto& [n, reason] : sol.banned) {
     banned.emplace(n, reason);
@@ -731,27 +731,18 @@ void fill_explain(const Graph& joint, const JointNodeClasses& c, const MinCutSol
         {n->name(),
          n->kind() == NodeKind::Call ? n->op()->name : std::string(OpClasses::packet(*n)), reason});
   }
-  std::unordered_set<const Node*> counted;
   for (const std::string& name : p.saved) {
     const Node* n = joint.find(name);
-    size_t i = c.at(n);
     MinCutExplain::Saved s;
     s.name = name;
     s.annotation = n->meta().annotation();
-    s.bytes = size_of(n->meta());
     const int64_t* w = sol.weight.find(n);
     s.weight = w ? *w : 0;
-    s.is_input = input_roots[i] >= 0;
     auto b = banned.find(n);
     if (b != banned.end())
       s.why = b->second == "primal input" ? "primal input" : "cannot recompute: " + b->second;
     else
       s.why = "min cut";
-    e.saved_bytes += s.bytes;
-    const Node* root = storage[i];
-    if (!s.is_input && counted.insert(root).second)
-      e.saved_activation_bytes +=
-          root->meta().is_tensor() ? root->meta().tensor.nbytes_hint() : s.bytes;
     e.saved.push_back(std::move(s));
   }
   std::unordered_set<std::string> fw_calls;
@@ -762,29 +753,30 @@ void fill_explain(const Graph& joint, const JointNodeClasses& c, const MinCutSol
       e.recomputed.push_back({n->name(), n->op()->name});
 }
 
-// The generator states functionalize_rng_ops added to the saved values, in their place.
-void explain_rng_states(const std::vector<RngStateSave>& rng, const Partition& p,
-                        MinCutExplain& e) {
+// The saved values of the final partition, in its order: the generator states
+// functionalize_rng_ops added in their place, and each value's bytes from summarize_saved.
+void explain_saved(const std::vector<RngStateSave>& rng, const Partition& p, MinCutExplain& e) {
   std::unordered_map<std::string, MinCutExplain::Saved> by_name;
   for (MinCutExplain::Saved& s : e.saved) by_name.emplace(s.name, std::move(s));
   std::unordered_map<std::string, const RngStateSave*> states;
   for (const RngStateSave& r : rng) states.emplace(r.fw_state, &r);
+  SavedSummary summary = summarize_saved(*p.fw, p.saved);
   e.saved.clear();
-  for (const std::string& name : p.saved) {
-    auto st = states.find(name);
-    if (st == states.end()) {
-      e.saved.push_back(std::move(by_name.at(name)));
-      continue;
-    }
+  for (const SavedValue& v : summary.values) {
     MinCutExplain::Saved s;
-    s.name = name;
-    s.annotation = cpu_rng_state_meta().annotation();
-    s.bytes = cpu_rng_state_meta().nbytes_hint();
-    s.why = "rng state for recomputed " + st->second->name;
-    e.saved_bytes += s.bytes;
-    e.saved_activation_bytes += s.bytes;
+    if (auto st = states.find(v.name); st != states.end()) {
+      s.name = v.name;
+      s.annotation = cpu_rng_state_meta().annotation();
+      s.why = "rng state for recomputed " + st->second->name;
+    } else {
+      s = std::move(by_name.at(v.name));
+    }
+    s.bytes = v.bytes;
+    s.is_input = v.is_input;
     e.saved.push_back(std::move(s));
   }
+  e.saved_bytes = summary.bytes;
+  e.saved_activation_bytes = summary.activation_bytes;
 }
 
 }  // namespace
@@ -820,7 +812,7 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
   }
   // Random ops the backward recomputes replay the forward's generator state (§13.25).
   std::vector<RngStateSave> rng = functionalize_rng_ops(p);
-  if (explain) explain_rng_states(rng, p, *explain);
+  if (explain) explain_saved(rng, p, *explain);
   return p;
 }
 

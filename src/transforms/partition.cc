@@ -1,8 +1,13 @@
-// aotgrad: the default partition of a joint graph and subgraph extraction.
+// aotgrad: the default partition of a joint graph, subgraph extraction, what saved values cost.
 #include "aotgrad/transforms/partition.h"
+
+#include <unordered_map>
+#include <unordered_set>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/node_map.h"
+#include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/transforms/min_cut.h"
 
 namespace aotgrad {
 namespace {
@@ -135,6 +140,29 @@ Partition default_partition(const JointGraph& joint) {
   bw_inputs.insert(bw_inputs.end(), tangents.begin(), tangents.end());
   p.bw = extract_subgraph(g, bw_ordered, bw_inputs, grads, /*list_output=*/true);
   return p;
+}
+
+SavedSummary summarize_saved(const Graph& fw, const std::vector<std::string>& saved) {
+  std::vector<int> input_roots = input_alias_roots(fw);
+  std::vector<const Node*> storage = storage_roots(fw);
+  std::unordered_map<const Node*, size_t> position;
+  size_t i = 0;
+  for (const Node* n : fw.nodes()) position[n] = i++;
+  SavedSummary out;
+  std::unordered_set<const Node*> counted;
+  for (const std::string& name : saved) {
+    const Node* n = fw.find(name);
+    AOTGRAD_CHECK(n != nullptr, "summarize_saved: the forward graph has no value '", name, "'");
+    size_t at = position.at(n);
+    SavedValue v{name, value_nbytes(n->meta()), input_roots[at] >= 0};
+    out.bytes += v.bytes;
+    const Node* root = storage[at];
+    if (!v.is_input && counted.insert(root).second)
+      out.activation_bytes +=
+          root->meta().is_tensor() ? root->meta().tensor.nbytes_hint() : v.bytes;
+    out.values.push_back(std::move(v));
+  }
+  return out;
 }
 
 }  // namespace aotgrad

@@ -1,9 +1,6 @@
-// aotgrad: the pass pipeline, make_pass, and the passes that wrap whole-graph transforms.
+// aotgrad: make_pass, and the passes that wrap whole-graph transforms.
 #include "aotgrad/transforms/pass.h"
 
-#include <chrono>
-#include <cstdio>
-#include <ostream>
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
@@ -114,72 +111,6 @@ void assign_graph(Graph& dst, const Graph& src) {
     c->info() = n->info();
     map[n] = c;
   }
-}
-
-// --- PassPipeline -----------------------------------------------------------------------------
-
-PassPipeline::PassPipeline(PassPipelineOptions options) : options_(std::move(options)) {}
-PassPipeline::~PassPipeline() = default;
-PassPipeline::PassPipeline(PassPipeline&&) noexcept = default;
-PassPipeline& PassPipeline::operator=(PassPipeline&&) noexcept = default;
-
-PassPipeline& PassPipeline::add(std::unique_ptr<Pass> pass) {
-  AOTGRAD_CHECK(pass != nullptr, "PassPipeline::add: null pass");
-  passes_.push_back(std::move(pass));
-  return *this;
-}
-
-PassPipeline& PassPipeline::add(std::string_view spec) { return add(make_pass(spec)); }
-
-bool PassPipeline::run(Graph& g) {
-  bool any = false;
-  for (const auto& pass : passes_) {
-    PassStats s;
-    s.pass = std::string(pass->name());
-    s.nodes_before = g.size();
-    auto start = std::chrono::steady_clock::now();
-    try {
-      s.changed = pass->run(g);
-    } catch (const Error& e) {
-      throw Error("pass '" + s.pass + "': " + e.message(), e.loc());
-    }
-    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    s.nodes_after = g.size();
-    s.changes = pass->changes();
-    stats_.push_back(s);
-    any = any || s.changed;
-    if (options_.verify) {
-      try {
-        verify(g);
-      } catch (const Error& e) {
-        throw Error("pass '" + s.pass + "' left an invalid graph: " + e.message(), e.loc());
-      }
-    }
-    if (options_.print_after_all) {
-      *options_.print_after_all << "# after " << s.pass << ": " << s.nodes_after << " nodes, "
-                                << s.changes << " changes\n"
-                                << print_graph(g);
-    }
-    if (options_.after_pass) options_.after_pass(*pass, g);
-  }
-  return any;
-}
-
-std::string PassPipeline::stats_table() const {
-  size_t width = 4;
-  for (const PassStats& s : stats_) width = std::max(width, s.pass.size());
-  std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-*s %8s %8s %8s %10s\n", static_cast<int>(width), "pass",
-                "before", "after", "changes", "ms");
-  out += line;
-  for (const PassStats& s : stats_) {
-    std::snprintf(line, sizeof line, "%-*s %8zu %8zu %8lld %10.3f\n", static_cast<int>(width),
-                  s.pass.c_str(), s.nodes_before, s.nodes_after, static_cast<long long>(s.changes),
-                  s.seconds * 1e3);
-    out += line;
-  }
-  return out;
 }
 
 // --- make_pass --------------------------------------------------------------------------------

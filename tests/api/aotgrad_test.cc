@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "aotgrad/transforms/compile_cache.h"
+#include "aotgrad/driver/cache_store.h"
 
 namespace aotgrad {
 namespace {

@@ -17,7 +17,7 @@ if grep -nE '"?/[^";]*\.(so|a)([";.]|$)' "$targets"; then
   exit 1
 fi
 grep -q 'INTERFACE_COMPILE_FEATURES "cxx_std_20"' "$targets"
-grep -qE 'INTERFACE_LINK_LIBRARIES "aotgrad::aotgrad_transforms;torch[;"]' "$targets"
+grep -qE 'INTERFACE_LINK_LIBRARIES "aotgrad::aotgrad_driver;torch[;"]' "$targets"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -G Ninja \

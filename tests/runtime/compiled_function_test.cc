@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "aotgrad/driver/cache_store.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/compile_cache.h"
 
 namespace aotgrad {
 namespace {
@@ -34,7 +34,7 @@ std::vector<std::string> names(const std::vector<Node*>& nodes) {
 // §13.20: x does not require grad; the default partition saves x and relu's output.
 TEST(CompiledFunction, Seed13_20_LinearReluSavesInputAndReluOutput) {
   auto g = parse_graph(kLinearRelu, aten_ops());
-  PipelineOptions o;
+  CompileOptions o;
   o.partition = PartitionKind::kDefault;
   TrainingArtifacts a = compile_for_training(*g, {false, true, true}, o);
   std::vector<std::string> ops;
@@ -300,7 +300,7 @@ TEST(CompiledFunction, CacheHitTrainsAsEager) {
   reset_compile_cache_stats();
   auto fw1 = std::make_shared<RecordingCompiler>(), bw1 = std::make_shared<RecordingCompiler>();
   TrainOptions o1;
-  o1.cache_dir = dir.path.string();
+  o1.pipeline.cache_dir = dir.path.string();
   o1.fw_compiler = fw1;
   o1.bw_compiler = bw1;
   CompiledFunction first(cached_step_graph(), {false, true, true, false}, o1);
@@ -340,7 +340,7 @@ TEST(CompiledFunction, CacheHitTrainsAsEager) {
 TEST(CompiledFunction, CorruptCacheEntryRecovers) {
   CacheDir dir;
   TrainOptions o;
-  o.cache_dir = dir.path.string();
+  o.pipeline.cache_dir = dir.path.string();
   { CompiledFunction f(cached_step_graph(), {false, true, true, false}, o); }
   std::filesystem::path entry;
   for (const auto& e : std::filesystem::directory_iterator(dir.path)) entry = e.path();
@@ -366,14 +366,14 @@ TEST(CompiledFunction, CorruptCacheEntryRecovers) {
 TEST(CompiledFunction, CacheKeyFollowsOptionsAndOffDisables) {
   CacheDir dir;
   TrainOptions o;
-  o.cache_dir = dir.path.string();
+  o.pipeline.cache_dir = dir.path.string();
   { CompiledFunction f(cached_step_graph(), {false, true, true, false}, o); }
   o.pipeline.partition = PartitionKind::kDefault;
   CompiledFunction d(cached_step_graph(), {false, true, true, false}, o);
   EXPECT_FALSE(d.cache_hit());
   reset_compile_cache_stats();
   for (const char* off : {"off", ""}) {
-    o.cache_dir = off;
+    o.pipeline.cache_dir = off;
     CompiledFunction f(cached_step_graph(), {false, true, true, false}, o);
     EXPECT_FALSE(f.cache_hit());
   }

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "aotgrad/driver/cache_store.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/compile_cache.h"
 
 namespace aotgrad {
 namespace {

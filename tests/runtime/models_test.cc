@@ -293,7 +293,7 @@ TEST_P(ModelTest, MinCutSavesNoMoreActivationsThanDefault) {
   for (size_t i = 0; i < ex.state_names.size(); ++i)
     requires_grad[i] = !ex.is_buffer(ex.state_names[i]) && phs[i]->meta().is_tensor() &&
                        is_floating(phs[i]->tensor_meta().dtype);
-  PipelineOptions def;
+  CompileOptions def;
   def.partition = PartitionKind::kDefault;
   TrainingArtifacts d = compile_for_training(*ex.graph, requires_grad, def);
   TrainingArtifacts m = compile_for_training(*ex.graph, requires_grad);

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "aotgrad/driver/pass_pipeline.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/interpreter.h"
-#include "aotgrad/transforms/pass.h"
 
 namespace aotgrad {
 namespace {

@@ -92,7 +92,7 @@ def forward(self, x: "f32[16, 32]"):
     return (sum_1, getitem_1)
 )";
 
-std::unique_ptr<CompiledFunction> compile(RecomputePolicy policy, PipelineOptions o = {}) {
+std::unique_ptr<CompiledFunction> compile(RecomputePolicy policy, CompileOptions o = {}) {
   auto g = parse_graph(kDropout, aten_ops());
   g->find("native_dropout")->info().recompute = policy;
   return std::make_unique<CompiledFunction>(std::move(g), std::vector<bool>{true},
@@ -182,7 +182,7 @@ TEST(RngState, RecomputedDropoutDrawsTheForwardsMask) {
 }
 
 TEST(RngState, SavedDropoutGivesTheSameNumbers) {
-  PipelineOptions o;
+  CompileOptions o;
   o.min_cut.recompute_random_ops = false;
   auto f = compile(RecomputePolicy::MustRecompute, o);
   EXPECT_FALSE(has(ops_of(*f->artifacts().bw), "run_with_rng_state(aten::native_dropout)"));
@@ -192,7 +192,7 @@ TEST(RngState, SavedDropoutGivesTheSameNumbers) {
 // The activation memory budget may recompute an untagged dropout: at budget 0 only the inputs are
 // saved, and the state.
 TEST(RngState, DropoutTheMemoryBudgetRecomputesDrawsTheForwardsMask) {
-  PipelineOptions o;
+  CompileOptions o;
   o.min_cut.activation_memory_budget = 0;
   auto f = compile(RecomputePolicy::None, o);
   const TrainingArtifacts& a = f->artifacts();
@@ -207,7 +207,7 @@ TEST(RngState, DropoutTheMemoryBudgetRecomputesDrawsTheForwardsMask) {
 // Through the full decomposition table native_dropout is bernoulli.p on a bool empty_like: the
 // tag reaches what it decomposes to, and the backward replays the bernoulli draw.
 TEST(RngState, RecomputedBernoulliOfTheFullDecompositionDrawsTheForwardsMask) {
-  PipelineOptions o;
+  CompileOptions o;
   o.decompositions = DecompositionTable::full();
   auto f = compile(RecomputePolicy::PreferRecompute, o);
   const TrainingArtifacts& a = f->artifacts();

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "aotgrad/driver/driver.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/aot_pipeline.h"
 
 namespace aotgrad {
 namespace {
@@ -77,7 +77,7 @@ def forward(self, x: "f32[32, 64]", w1: "f32[64, 64]", w2: "f32[64, 64]", w3: "f
 
 TrainingArtifacts compile(const Graph& g, const std::vector<bool>& rg, double budget,
                           KnapsackSolver solver = KnapsackSolver::kDp) {
-  PipelineOptions o;
+  CompileOptions o;
   o.min_cut.activation_memory_budget = budget;
   o.min_cut.memory_budget_solver = solver;
   TrainingArtifacts a = compile_for_training(g, rg, o);
@@ -121,7 +121,7 @@ TEST(MemoryBudget, RejectsBudgetsOutsideZeroToOne) {
   auto g = parse(kMlp);
   std::vector<bool> rg{false, true, true, true, true};
   for (double b : {-0.1, 1.5}) {
-    PipelineOptions o;
+    CompileOptions o;
     o.min_cut.activation_memory_budget = b;
     try {
       compile_for_training(*g, rg, o);

@@ -8,21 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "aotgrad/driver/driver.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
-#include "aotgrad/transforms/aot_pipeline.h"
 
 namespace aotgrad {
 
 struct TrainOptions {
   std::shared_ptr<const Compiler> fw_compiler;  // nullptr: the interpreter
   std::shared_ptr<const Compiler> bw_compiler;  // nullptr: the interpreter
-  PipelineOptions pipeline;                     // decompositions, partition
-  /// The on-disk compile cache (transforms/compile_cache.h): unset, the default directory
-  /// ($AOTGRAD_CACHE_DIR, else the user's cache directory; AOTGRAD_CACHE_DIR=off: none); "" or
-  /// "off", no cache; else that directory. On a hit the pipeline does not run and artifacts()
-  /// has no joint graph, functional graph or explanation.
-  std::optional<std::string> cache_dir;
+  /// The compile driver's options (driver/compile_options.h): decompositions, partition, and the
+  /// on-disk compile cache (unset: the default directory, $AOTGRAD_CACHE_DIR or else the user's
+  /// cache directory; AOTGRAD_CACHE_DIR=off: none; "" or "off", none). On a hit the pipeline does
+  /// not run and artifacts() has no joint graph, functional graph or explanation.
+  CompileOptions pipeline;
 };
 
 /// A graph compiled for training (§13.6, §13.7): calling it runs the forward graph and returns the

@@ -12,24 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "aotgrad/driver/compile_options.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
-#include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
-
-struct CompileOptions {
-  /// Data mutations of inputs stay in the graph as a trailing copy_ (§13.13).
-  bool keep_inference_input_mutations = false;
-  std::shared_ptr<const Compiler> compiler;  // nullptr: the interpreter
-  /// Applied to the functional graph (§13.10). Composite ops always decompose first.
-  DecompositionTable decompositions = DecompositionTable::core();
-  /// The on-disk compile cache, as TrainOptions::cache_dir: unset, the default directory; "" or
-  /// "off", none; else that directory. Each specialization is cached under its own key.
-  std::optional<std::string> cache_dir;
-};
 
 /// One compiled form of the graph, for one way the caller's arguments alias each other.
 struct Specialization {
@@ -55,8 +44,12 @@ struct Specialization {
 /// Thread-safe.
 class CompiledGraph {
  public:
-  /// Verifies `graph`; compilation of the no-aliasing specialization is immediate.
-  CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options = {});
+  /// Verifies `graph`; compilation of the no-aliasing specialization is immediate. `options` are
+  /// the compile driver's (decompositions, keep_inference_input_mutations, the compile cache: each
+  /// specialization is cached under its own key); `compiler` is the backend (nullptr: the
+  /// interpreter).
+  CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options = {},
+                std::shared_ptr<const Compiler> compiler = nullptr);
 
   /// Runs on `args` (one per placeholder), mutating them as eager mode would. Returns the user
   /// outputs (output leaves; None for None).
@@ -76,6 +69,7 @@ class CompiledGraph {
   std::shared_ptr<const InputMutations> mutations_;
   std::vector<int> output_is_arg_;  // per output leaf: the argument it is the very tensor of, or -1
   CompileOptions options_;
+  std::shared_ptr<const Compiler> compiler_;
   std::shared_ptr<Specialization> plain_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Specialization>> by_key_;

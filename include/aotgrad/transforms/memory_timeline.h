@@ -1,5 +1,5 @@
-// aotgrad: live activation bytes over the forward + backward schedule of a partition
-// (`aotgrad compile --timeline`), from metadata sizes.
+// aotgrad: live activation bytes over the forward + backward schedule of a partition, from
+// metadata sizes (plotted by report/timeline_svg.h for `aotgrad compile --timeline`).
 #pragma once
 
 #include <cstdint>
@@ -32,10 +32,5 @@ struct MemoryTimeline {
 /// through their getitems; outputs that are not saved count only at their own step.
 MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
                                    const std::vector<std::string>& saved);
-
-/// A self-contained SVG plot of one or more timelines (label, timeline) as polylines over the step
-/// index, with axes, the forward/backward boundary, a legend naming each curve with its peak.
-std::string timeline_svg(const std::vector<std::pair<std::string, MemoryTimeline>>& series,
-                         const std::string& title);
 
 }  // namespace aotgrad

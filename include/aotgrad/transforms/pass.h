@@ -1,9 +1,8 @@
-// aotgrad: the graph pass interface, pass statistics and the pass pipeline.
+// aotgrad: the graph pass interface and the passes by name (a pipeline of them is the driver's
+// PassPipeline, driver/pass_pipeline.h).
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <iosfwd>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,58 +26,6 @@ class Pass {
 
  protected:
   int64_t changes_ = 0;
-};
-
-/// What one run of one pass did.
-struct PassStats {
-  std::string pass;         // Pass::name()
-  size_t nodes_before = 0;  // Graph::size(), placeholders and output included
-  size_t nodes_after = 0;
-  int64_t changes = 0;   // Pass::changes()
-  bool changed = false;  // what run() returned
-  double seconds = 0;    // wall time of run() (the verifier not included)
-};
-
-struct PassPipelineOptions {
-#ifdef NDEBUG
-  static constexpr bool kVerifyByDefault = false;
-#else
-  static constexpr bool kVerifyByDefault = true;
-#endif
-  /// Run the verifier on the graph after every pass (tests always do; on in debug builds).
-  bool verify = kVerifyByDefault;
-  /// Print the graph after every pass to this stream (--print-after-all), after a line
-  /// "# after <pass>: <nodes> nodes, <changes> changes".
-  std::ostream* print_after_all = nullptr;
-  /// Called with each pass and the graph after it ran (after the verifier).
-  std::function<void(const Pass&, const Graph&)> after_pass;
-};
-
-/// Runs passes in order on one graph and keeps what each did. A pass that throws, or leaves a
-/// graph the verifier rejects (when verifying), stops the pipeline with an Error naming the pass.
-class PassPipeline {
- public:
-  explicit PassPipeline(PassPipelineOptions options = {});
-  ~PassPipeline();
-  PassPipeline(PassPipeline&&) noexcept;
-  PassPipeline& operator=(PassPipeline&&) noexcept;
-
-  PassPipeline& add(std::unique_ptr<Pass> pass);
-  /// add(make_pass(spec)).
-  PassPipeline& add(std::string_view spec);
-  const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
-
-  /// Runs every pass once, in order; returns whether any changed the graph.
-  bool run(Graph& g);
-  /// Statistics of every pass run so far, in the order they ran.
-  const std::vector<PassStats>& stats() const { return stats_; }
-  /// The statistics as an aligned table: pass, nodes before -> after, changes, milliseconds.
-  std::string stats_table() const;
-
- private:
-  PassPipelineOptions options_;
-  std::vector<std::unique_ptr<Pass>> passes_;
-  std::vector<PassStats> stats_;
 };
 
 /// The pass named by `spec`: `functionalize` (keeping input mutations as a trailing copy_, so

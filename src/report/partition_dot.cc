@@ -1,5 +1,5 @@
 // aotgrad: the joint graph as partitioned, in Graphviz.
-#include "aotgrad/transforms/partition_dot.h"
+#include "aotgrad/report/partition_dot.h"
 
 #include <functional>
 #include <unordered_map>

@@ -1,5 +1,5 @@
-// aotgrad: version string of the library.
-#include "aotgrad/runtime/version.h"
+// aotgrad: the version of aotgrad.
+#include "aotgrad/support/version.h"
 
 namespace aotgrad {
 

@@ -1,13 +1,13 @@
 // Tests for the joint graph picture: roles of the nodes of a partitioned joint graph, and the DOT
 // text (colours, legend, edges).
-#include "aotgrad/transforms/partition_dot.h"
+#include "aotgrad/report/partition_dot.h"
 
 #include <gtest/gtest.h>
 
+#include "../transforms/joint_text.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/transforms/min_cut.h"
 #include "aotgrad/transforms/partition.h"
-#include "joint_text.h"
 
 namespace aotgrad {
 namespace {

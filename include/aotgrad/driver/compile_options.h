@@ -1,0 +1,50 @@
+// aotgrad: CompileOptions, the one options struct of the compile driver. Every front end -- the
+// command line, CompiledGraph, CompiledFunction, aot_function / aot_module and aot_export -- fills
+// it once and hands it to the driver (driver/driver.h). Std only.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "aotgrad/transforms/decompose.h"
+#include "aotgrad/transforms/min_cut.h"
+
+namespace aotgrad {
+
+/// How the joint graph is split: default_partition (save every forward value the backward uses) or
+/// the min-cut rematerialization partition (min_cut.h), the default as in torch.compile.
+enum class PartitionKind { kDefault, kMinCut };
+
+/// "default" or "min_cut".
+const char* partition_kind_name(PartitionKind kind);
+
+struct CompileOptions {
+  /// The decomposition table (§13.10): applied to the functional graph of an inference or export
+  /// compilation, and to the joint graph of a training one, so the partitioner sees small ops.
+  /// Composite ops (CompositeImplicitAutograd) always decompose first, in every pipeline.
+  DecompositionTable decompositions = DecompositionTable::core();
+  /// Training: how the joint graph is split, and the min-cut partitioner's switches.
+  PartitionKind partition = PartitionKind::kMinCut;
+  MinCutOptions min_cut;
+  /// Inference and export: data mutations of inputs stay in the graph as a trailing copy_ (the
+  /// seed's keep_inference_input_mutations, §13.13) instead of being returned.
+  bool keep_inference_input_mutations = false;
+  /// Run the verifier after every stage: structural checks on the graphs later stages rewrite, the
+  /// metadata re-inferred too on the graphs the compilation returns (see PassPipeline).
+  bool verify = true;
+  /// Training with the min-cut partition: fill the explanation (MinCutExplain) of what was saved
+  /// and recomputed and why; the partitioner log (AOTGRAD_LOGS=partitioner) fills it either way.
+  /// Off, the partition does less work.
+  bool explain = true;
+  /// The on-disk compile cache (driver/cache_store.h): unset, the default directory
+  /// ($AOTGRAD_CACHE_DIR, else $XDG_CACHE_HOME/aotgrad, else ~/.cache/aotgrad;
+  /// AOTGRAD_CACHE_DIR=off: none); "" or "off", no cache; else that directory. Inference and
+  /// training compilations are cached; exports never are. A hit has no joint graph, functional
+  /// graph or explanation.
+  std::optional<std::string> cache_dir;
+  /// With a cache: false writes the entry without looking it up first (a bypass), for a caller
+  /// that needs what an entry does not hold (the joint graph, the explanation).
+  bool read_cache = true;
+};
+
+}  // namespace aotgrad

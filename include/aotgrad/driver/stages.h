@@ -1,0 +1,37 @@
+// aotgrad: the stages of the standard pipelines (driver/driver.h), each a transform of the layers
+// below wrapped as a Stage. Std only.
+#pragma once
+
+#include <memory>
+
+#include "aotgrad/driver/compile_options.h"
+#include "aotgrad/driver/pass_pipeline.h"
+
+namespace aotgrad {
+
+/// "decompose_composites": CompositeImplicitAutograd ops (linear, softmax, dropout, ...) replaced
+/// by what they decompose to, as PyTorch's tracing does, so that functionalization and autograd
+/// only see those. First in every pipeline, and before the compile cache's key is taken.
+std::unique_ptr<Stage> decompose_composites_stage();
+
+/// "functionalize": s.graph becomes the functional graph (transforms/functionalize.h); fills
+/// s.meta and s.input_views. `keep_input_mutations`: input data mutations stay as a trailing copy_.
+/// `positional_input_names`: the placeholders are renamed arg<i>_1, as PyTorch names the inputs of
+/// an inference graph (training keeps the names for the joint graph's primals, and export keeps
+/// them because its signature refers to them).
+std::unique_ptr<Stage> functionalize_stage(bool keep_input_mutations, bool positional_input_names);
+
+/// "joint": the functional forward moves to s.functional and s.graph becomes the joint graph
+/// (transforms/autograd.h) over s.requires_grad; fills s.joint.
+std::unique_ptr<Stage> joint_stage();
+
+/// "decompose": s.graph decomposed with `table` (transforms/decompose.h).
+std::unique_ptr<Stage> decompose_stage(DecompositionTable table);
+
+/// "partition": the joint graph in s.graph split into s.fw and s.bw (default_partition or the
+/// min-cut), with the saved values and, when `explain` or the partitioner log asks, the min-cut's
+/// explanation. Logs the partitioner's decisions on AOTGRAD_LOGS=partitioner.
+std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
+                                       bool explain);
+
+}  // namespace aotgrad

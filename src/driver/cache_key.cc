@@ -1,0 +1,96 @@
+// aotgrad: compile cache keys, the build id and the op registry's fingerprint.
+#include "aotgrad/driver/cache_key.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include "aotgrad/driver/cache_entry.h"
+#include "aotgrad/ir/printer.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/support/sha256.h"
+
+namespace aotgrad {
+namespace {
+
+const char* policy_name(RecomputePolicy p) {
+  switch (p) {
+    case RecomputePolicy::None: return "none";
+    case RecomputePolicy::MustSave: return "must_save";
+    case RecomputePolicy::PreferSave: return "prefer_save";
+    case RecomputePolicy::MustRecompute: return "must_recompute";
+    case RecomputePolicy::PreferRecompute: return "prefer_recompute";
+  }
+  return "?";
+}
+
+// The graph's text, and what the text does not show but a compilation reads: recompute tags and
+// placeholders' requires_grad.
+void append_graph(std::string& out, const Graph& g) {
+  std::string text = print_graph(g);
+  out += "graph " + std::to_string(text.size()) + "\n" + text;
+  out += "tags";
+  for (const Node* n : g.nodes())
+    if (n->info().recompute != RecomputePolicy::None)
+      out += " " + n->name() + "=" + policy_name(n->info().recompute);
+  out += "\nplaceholder_requires_grad";
+  for (const Node* n : g.placeholders())
+    out += n->meta().is_tensor() && n->meta().tensor.requires_grad ? " 1" : " 0";
+  out += "\n";
+}
+
+// Size and modification time of a file, "" when it cannot be read.
+std::string file_identity(const char* path) {
+  struct stat st {};
+  if (::stat(path, &st) != 0) return "";
+  return std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+}  // namespace
+
+const std::string& compile_cache_build_id() {
+  static const std::string id = [] {
+    // The running executable, and the shared library holding this code when it is one.
+    std::string out = file_identity("/proc/self/exe");
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&file_identity), &info) != 0 && info.dli_fname &&
+        std::string_view(info.dli_fname).find(".so") != std::string_view::npos)
+      out += " " + file_identity(info.dli_fname);
+    return out;
+  }();
+  return id;
+}
+
+const std::string& op_registry_fingerprint() {
+  static const std::string fp = [] {
+    std::string all;
+    for (const OpDef* op : aten_ops().all()) {
+      all += op->schema.text + "|" + std::to_string(op->tags) + "|" + (op->meta ? "m" : "") +
+             (op->derivative ? "d" : "") + (op->non_differentiable ? "n" : "") +
+             (op->decomposition ? "x" : "") + "|" + op->functional_variant + "|" +
+             op->inplace_variant + "|" + op->scatter_inverse + "\n";
+    }
+    return sha256_hex(all);
+  }();
+  return fp;
+}
+
+std::string compile_cache_key(const CompileState& s, const PassPipeline& pipeline,
+                              size_t first_stage, std::string_view version) {
+  std::string m = "aotgrad compile cache key\nformat " + std::to_string(kCompileCacheFormat) +
+                  "\nkind " + compile_kind_name(s.kind) + "\nversion " + std::string(version) +
+                  "\nbuild " + compile_cache_build_id() + "\nregistry " +
+                  op_registry_fingerprint() + "\n";
+  if (s.kind == CompileKind::kTraining) {
+    m += "requires_grad";
+    for (bool b : s.requires_grad) m += b ? " 1" : " 0";
+    m += "\n";
+  }
+  const auto& stages = pipeline.stages();
+  for (size_t i = first_stage; i < stages.size(); ++i)
+    m += "stage " + std::string(stages[i]->name()) + " " + stages[i]->fingerprint() + "\n";
+  append_graph(m, *s.graph);
+  return sha256_hex(m);
+}
+
+}  // namespace aotgrad

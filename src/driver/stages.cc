@@ -1,0 +1,208 @@
+// aotgrad: the standard pipelines' stages.
+#include "aotgrad/driver/stages.h"
+
+#include <cstdio>
+#include <unordered_set>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/support/logging.h"
+#include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/decompose.h"
+#include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/partition.h"
+
+namespace aotgrad {
+namespace {
+
+std::string exact_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string table_fingerprint(const DecompositionTable& t) {
+  std::string out = std::to_string(t.ops.size());
+  for (const std::string& op : t.ops) out += " " + op;  // std::set: sorted
+  return out;
+}
+
+class DecomposeCompositesStage : public Stage {
+ public:
+  std::string_view name() const override { return "decompose_composites"; }
+  bool run(CompileState& s) override {
+    changes_ = decompose(*s.graph, DecompositionTable::composite_implicit());
+    return changes_ > 0;
+  }
+  bool before_cache() const override { return true; }
+};
+
+class FunctionalizeStage : public Stage {
+ public:
+  FunctionalizeStage(bool keep_input_mutations, bool positional_input_names)
+      : keep_(keep_input_mutations), positional_(positional_input_names) {}
+  std::string_view name() const override { return "functionalize"; }
+  bool run(CompileState& s) override {
+    FunctionalizeOptions o;
+    o.keep_input_mutations = keep_;
+    if (positional_) o.input_name = [](size_t i) { return "arg" + std::to_string(i) + "_1"; };
+    FunctionalizeResult r = functionalize(*s.graph, o);
+    s.graph = std::move(r.graph);
+    s.meta = std::move(r.meta);
+    s.input_views = std::shared_ptr<const Graph>(std::move(r.input_views));
+    changes_ = 1;
+    return true;
+  }
+  std::string fingerprint() const override {
+    return std::string("keep_input_mutations=") + (keep_ ? "1" : "0") +
+           " input_names=" + (positional_ ? "positional" : "kept");
+  }
+
+ private:
+  bool keep_, positional_;
+};
+
+class JointStage : public Stage {
+ public:
+  std::string_view name() const override { return "joint"; }
+  bool run(CompileState& s) override {
+    // The functional graph's inputs are the original ones; mutated inputs' new values come first.
+    s.functional = std::shared_ptr<const Graph>(std::move(s.graph));
+    JointGraph jg = build_joint(*s.functional, s.requires_grad);
+    s.graph = std::move(jg.graph);
+    s.joint = std::move(jg);
+    changes_ = 1;
+    return true;
+  }
+};
+
+class DecomposeStage : public Stage {
+ public:
+  explicit DecomposeStage(DecompositionTable table) : table_(std::move(table)) {}
+  std::string_view name() const override { return "decompose"; }
+  bool run(CompileState& s) override {
+    changes_ = decompose(*s.graph, table_);
+    return changes_ > 0;
+  }
+  std::string fingerprint() const override { return "decompositions " + table_fingerprint(table_); }
+
+ private:
+  DecompositionTable table_;
+};
+
+// The partitioner log: the min-cut explanation, with PyTorch's "materialized backwards: NODE
+// (USERS)" line for each node banned for that reason; or the default partition's saved values.
+std::string partitioner_log(int aot_id, const Graph& joint, const MinCutExplain* explain,
+                            const std::vector<std::string>& saved) {
+  std::string out = "partitioner (graph " + std::to_string(aot_id) + "): ";
+  if (!explain) {
+    out += "default_partition saves every forward value the backward uses: " +
+           std::to_string(saved.size()) + " values";
+    for (size_t i = 0; i < saved.size(); ++i) out += (i ? ", " : ": ") + saved[i];
+    return out + "\n";
+  }
+  out += "min_cut_rematerialization_partition\n";
+  for (const auto& b : explain->banned) {
+    if (b.reason != "materialized in backward") continue;
+    const Node* n = joint.find(b.name);
+    if (!n) continue;
+    std::unordered_set<const Node*> seen(n->users().begin(), n->users().end());
+    // Graph order, as FX keeps node.users.
+    std::vector<const Node*> order;
+    for (const Node* m : joint.nodes())
+      if (seen.count(m)) order.push_back(m);
+    out += "materialized backwards: " + b.name + " (";
+    for (size_t i = 0; i < order.size(); ++i)
+      out += (i ? ", " : "") +
+             (order[i]->kind() == NodeKind::Output ? std::string("output") : order[i]->name());
+    out += ")\n";
+  }
+  return out + explain_text(*explain);
+}
+
+class PartitionStage : public Stage {
+ public:
+  PartitionStage(PartitionKind kind, MinCutOptions min_cut, bool explain)
+      : kind_(kind), min_cut_(std::move(min_cut)), explain_(explain) {}
+  std::string_view name() const override { return "partition"; }
+  bool run(CompileState& s) override {
+    AOTGRAD_CHECK(s.graph != nullptr, "partition: no joint graph");
+    s.joint.graph = std::move(s.graph);
+    Partition p;
+    s.explain.reset();
+    try {
+      if (kind_ == PartitionKind::kMinCut) {
+        std::shared_ptr<MinCutExplain> explain;
+        if (explain_ || log_settings().partitioner) explain = std::make_shared<MinCutExplain>();
+        p = min_cut_partition(s.joint, min_cut_, explain.get());
+        s.explain = std::move(explain);
+      } else {
+        p = default_partition(s.joint);
+      }
+    } catch (...) {
+      s.graph = std::move(s.joint.graph);
+      throw;
+    }
+    s.graph = std::move(s.joint.graph);
+    s.fw = std::move(p.fw);
+    s.bw = std::move(p.bw);
+    s.saved = std::move(p.saved);
+    s.num_forward_outputs = p.num_forward_outputs;
+    changes_ = 1;
+    return true;
+  }
+  std::vector<GraphSlot> writes() const override {
+    return {GraphSlot::kForward, GraphSlot::kBackward};
+  }
+  std::string fingerprint() const override {
+    std::string m = std::string("partition=") + partition_kind_name(kind_);
+    if (kind_ != PartitionKind::kMinCut) return m;
+    const MinCutOptions& o = min_cut_;
+    m += " ban_if_used_far_apart=" + std::to_string(o.ban_if_used_far_apart) +
+         " ban_if_long_fusible_chains=" + std::to_string(o.ban_if_long_fusible_chains) +
+         " ban_if_materialized_backward=" + std::to_string(o.ban_if_materialized_backward) +
+         " ban_if_not_in_allowlist=" + std::to_string(o.ban_if_not_in_allowlist) +
+         " ban_if_reduction=" + std::to_string(o.ban_if_reduction) +
+         " max_dist_from_bw=" + std::to_string(o.max_dist_from_bw) +
+         " recompute_views=" + std::to_string(o.recompute_views) +
+         " treat_parameters_as_free_to_save=" + std::to_string(o.treat_parameters_as_free_to_save) +
+         " cse=" + std::to_string(o.cse) +
+         " recompute_random_ops=" + std::to_string(o.recompute_random_ops) +
+         " activation_memory_budget=" + exact_double(o.activation_memory_budget) +
+         " solver=" + std::string(knapsack_solver_name(o.memory_budget_solver)) +
+         " static_lifetime_inputs=";
+    for (bool b : o.static_lifetime_inputs) m += b ? "1" : "0";
+    return m;
+  }
+  void log(const CompileState& s, const LogSettings& logs) const override {
+    if (logs.partitioner && s.graph)
+      log_text(partitioner_log(s.aot_id, *s.graph, s.explain.get(), s.saved));
+  }
+
+ private:
+  PartitionKind kind_;
+  MinCutOptions min_cut_;
+  bool explain_;
+};
+
+}  // namespace
+
+std::unique_ptr<Stage> decompose_composites_stage() {
+  return std::make_unique<DecomposeCompositesStage>();
+}
+
+std::unique_ptr<Stage> functionalize_stage(bool keep_input_mutations, bool positional_input_names) {
+  return std::make_unique<FunctionalizeStage>(keep_input_mutations, positional_input_names);
+}
+
+std::unique_ptr<Stage> joint_stage() { return std::make_unique<JointStage>(); }
+
+std::unique_ptr<Stage> decompose_stage(DecompositionTable table) {
+  return std::make_unique<DecomposeStage>(std::move(table));
+}
+
+std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
+                                       bool explain) {
+  return std::make_unique<PartitionStage>(kind, min_cut, explain);
+}
+
+}  // namespace aotgrad

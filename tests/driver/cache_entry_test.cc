@@ -1,0 +1,136 @@
+// Tests for the compile cache's entry text: round trips of training and inference compilations,
+// random-op recomputation, and parse errors that say what is wrong.
+#include "aotgrad/driver/cache_entry.h"
+
+#include <gtest/gtest.h>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/support/sha256.h"
+#include "cache_test_util.h"
+
+namespace aotgrad {
+namespace {
+
+using namespace cache_test;
+
+// The compilation of `g` by the standard pipeline of `kind`, without a cache.
+CompileState compiled(CompileKind kind, const Graph& g, const std::vector<bool>& rg = {}) {
+  CompileState s = begin_compilation(kind, g, rg);
+  PassPipeline p = kind == CompileKind::kTraining ? training_pipeline(cached_in(""))
+                                                  : inference_pipeline(cached_in(""));
+  p.run(s);
+  return s;
+}
+
+CompileState parsed(const std::string& text, const std::string& key, CompileKind kind) {
+  CompileState s;
+  s.kind = kind;
+  parse_cache_entry(text, key, s);
+  return s;
+}
+
+void expect_same(const CompileState& a, const CompileState& b) {
+  auto same_graph = [](const std::unique_ptr<Graph>& x, const std::unique_ptr<Graph>& y) {
+    ASSERT_EQ(x == nullptr, y == nullptr);
+    if (x) EXPECT_EQ(print_graph(*x), print_graph(*y));
+  };
+  same_graph(a.fw, b.fw);
+  same_graph(a.bw, b.bw);
+  EXPECT_EQ(print_graph(*a.input_views), print_graph(*b.input_views));
+  EXPECT_EQ(a.saved, b.saved);
+  EXPECT_EQ(a.num_forward_outputs, b.num_forward_outputs);
+  EXPECT_EQ(a.joint.tangent_of_output, b.joint.tangent_of_output);
+  EXPECT_EQ(a.joint.primal_requires_grad, b.joint.primal_requires_grad);
+  EXPECT_EQ(a.meta.mutated_inputs_returned, b.meta.mutated_inputs_returned);
+  ASSERT_EQ(a.meta.inputs.size(), b.meta.inputs.size());
+  for (size_t i = 0; i < a.meta.inputs.size(); ++i) {
+    EXPECT_EQ(a.meta.inputs[i].mutates_data, b.meta.inputs[i].mutates_data) << i;
+    EXPECT_EQ(a.meta.inputs[i].view, b.meta.inputs[i].view) << i;
+  }
+}
+
+TEST(CacheEntry, TrainingEntryRoundTripsThroughText) {
+  CompileState a = compiled(CompileKind::kTraining, *graph(), kGrad);
+  std::string text = serialize_cache_entry("k", kVersion, a);
+  EXPECT_EQ(text.rfind("aotgrad-compile-cache 1 training k\naotgrad test-version\n", 0), 0u);
+  EXPECT_NE(text.find("\ngraph fw "), std::string::npos);
+  EXPECT_EQ(text.substr(text.size() - 72, 7), "sha256 ");
+  CompileState b = parsed(text, "k", CompileKind::kTraining);
+  expect_same(a, b);
+  EXPECT_EQ(b.graph, nullptr);  // an entry holds no joint graph
+  EXPECT_EQ(serialize_cache_entry("k", kVersion, b), text);
+}
+
+TEST(CacheEntry, InferenceEntryRoundTrips) {
+  CompileState a = compiled(CompileKind::kInference, *graph());
+  std::string text = serialize_cache_entry("key1", kVersion, a);
+  CompileState b = parsed(text, "key1", CompileKind::kInference);
+  EXPECT_EQ(print_graph(*a.graph), print_graph(*b.graph));
+  EXPECT_EQ(print_graph(*a.input_views), print_graph(*b.input_views));
+  EXPECT_EQ(b.meta.mutated_inputs_returned, std::vector<int>{3});
+  EXPECT_EQ(serialize_cache_entry("key1", kVersion, b), text);
+  // A training entry is not an inference entry, nor the other way round.
+  std::string train =
+      serialize_cache_entry("key1", kVersion, compiled(CompileKind::kTraining, *graph(), kGrad));
+  EXPECT_THROW(parsed(train, "key1", CompileKind::kInference), Error);
+  EXPECT_THROW(parsed(text, "key1", CompileKind::kTraining), Error);
+  // Exports are never cached.
+  CompileState e;
+  e.kind = CompileKind::kExport;
+  EXPECT_THROW(serialize_cache_entry("k", kVersion, e), Error);
+}
+
+TEST(CacheEntry, ParseErrorsSayWhatIsWrong) {
+  CompileState a = compiled(CompileKind::kTraining, *graph(), kGrad);
+  std::string good = serialize_cache_entry("k", kVersion, a);
+  auto message = [](const std::string& text) {
+    try {
+      parsed(text, "k", CompileKind::kTraining);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(good.substr(0, good.size() / 2)).find("truncated"), std::string::npos);
+  EXPECT_NE(message("garbage\n").find("not a compile cache entry"), std::string::npos);
+  EXPECT_NE(message(serialize_cache_entry("other", kVersion, a)).find("written for key other"),
+            std::string::npos);
+  // A body edited and re-signed: the reader names the line.
+  auto resign = [](std::string body) { return body + "sha256 " + sha256_hex(body) + "\n"; };
+  std::string body = good.substr(0, good.size() - 72);
+  std::string bad_count = body;
+  bad_count.replace(bad_count.find("\nsaved "), 8, "\nsaved 9");
+  EXPECT_NE(message(resign(bad_count)).find("'saved' count does not match"), std::string::npos)
+      << message(resign(bad_count));
+  std::string bad_graph = body;
+  bad_graph.replace(bad_graph.find("torch.ops.aten.relu.default"), 27,
+                    "torch.ops.aten.reluX.default");
+  std::string m = message(resign(bad_graph));
+  EXPECT_NE(m.find("graph 'fw'"), std::string::npos) << m;
+  EXPECT_NE(m.find("reluX"), std::string::npos) << m;
+  EXPECT_EQ(m.rfind("line ", 0), 0u) << m;
+  EXPECT_EQ(message(resign(body + "extra\n")).find("line "), 0u);
+}
+
+// A recomputed random op: the entry carries run_and_save_rng_state / run_with_rng_state and the
+// rng state placeholder, and parses back to the same graphs.
+TEST(CacheEntry, RngRecomputationRoundTrips) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[4, 8]"):
+    sin = torch.ops.aten.sin.default(x)
+    native_dropout = torch.ops.aten.native_dropout.default(sin, 0.5, True)
+    getitem = native_dropout[0]
+    cos = torch.ops.aten.cos.default(getitem)
+    sum_1 = torch.ops.aten.sum.default(cos)
+    return (sum_1,)
+)",
+                       aten_ops());
+  g->find("native_dropout")->info().recompute = RecomputePolicy::MustRecompute;
+  CompileState a = compiled(CompileKind::kTraining, *g, {true});
+  std::string text = serialize_cache_entry("k", kVersion, a);
+  ASSERT_NE(text.find("run_with_rng_state"), std::string::npos);
+  expect_same(a, parsed(text, "k", CompileKind::kTraining));
+}
+
+}  // namespace
+}  // namespace aotgrad

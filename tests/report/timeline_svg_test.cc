@@ -1,0 +1,58 @@
+// Tests for the activation timeline's SVG plot: its structure, the curves and their peaks, and the
+// plot of a partition against default_partition.
+#include "aotgrad/report/timeline_svg.h"
+
+#include <gtest/gtest.h>
+
+#include "../transforms/joint_text.h"
+#include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/partition.h"
+
+namespace aotgrad {
+namespace {
+
+// x: f32[4] (16 bytes); sin and cos are fresh f32[4] values, v a view of sin.
+const char* kSinCos = R"(
+def forward(self, x: "f32[4]"):
+    sin = torch.ops.aten.sin.default(x)
+    v = torch.ops.aten.view.default(sin, [2, 2])
+    cos = torch.ops.aten.cos.default(v)
+    return (cos,)
+)";
+
+size_t polylines(const std::string& svg) {
+  size_t lines = 0;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1))
+    ++lines;
+  return lines;
+}
+
+TEST(TimelineSvg, HasTwoCurvesWithTheirPeaks) {
+  JointGraph j = joint_graph(kSinCos);
+  Partition d = default_partition(j);
+  Partition m = min_cut_partition(j);
+  std::string svg =
+      timeline_svg({{"min_cut", activation_timeline(*m.fw, *m.bw, m.saved)},
+                    {"default_partition", activation_timeline(*d.fw, *d.bw, d.saved)}},
+                   "a <title>");
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(svg.find("a &lt;title&gt;"), std::string::npos);
+  EXPECT_EQ(polylines(svg), 2u);
+  EXPECT_NE(svg.find("default_partition: peak 48 B (48 bytes)"), std::string::npos);
+  EXPECT_NE(svg.find("live activation bytes"), std::string::npos);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+TEST(TimelineSvg, PartitionAgainstTheDefaultPartition) {
+  JointGraph j = joint_graph(kSinCos);
+  Partition m = min_cut_partition(j);
+  std::string svg = partition_timeline_svg(*j.graph, j, *m.fw, *m.bw, m.saved, "min_cut");
+  EXPECT_EQ(polylines(svg), 2u);
+  EXPECT_NE(svg.find("min_cut (chosen)"), std::string::npos);
+  EXPECT_NE(svg.find("default_partition: peak 48 B (48 bytes)"), std::string::npos);
+  EXPECT_NE(svg.find("live activation bytes: min_cut vs default_partition"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aotgrad
