@@ -8,6 +8,7 @@
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/support/quote.h"
 #include "aotgrad/support/sha256.h"
 
 namespace aotgrad {
@@ -83,7 +84,7 @@ class EntryReader {
     std::istringstream is{std::string(l)};
     for (std::string w; is >> w;) words.push_back(w);
     if (words.empty() || words[0] != name)
-      fail(std::string("expected '") + name + "', found '" + std::string(l.substr(0, 60)) + "'");
+      fail(std::string("expected '") + name + "', found " + quote_bytes(l));
     return words;
   }
 
@@ -95,7 +96,7 @@ class EntryReader {
     } catch (...) {
       used = 0;
     }
-    if (used != w.size() || w.empty()) fail("'" + w + "' is not an integer");
+    if (used != w.size() || w.empty()) fail("'" + escape_bytes(w) + "' is not an integer");
     return v;
   }
 
@@ -105,7 +106,7 @@ class EntryReader {
     if (w.size() < 2) fail(std::string("'") + name + "' without a count");
     int64_t n = to_int(w[1]);
     if (n < 0 || static_cast<size_t>(n) != w.size() - 2)
-      fail(std::string("'") + name + "' says " + w[1] + " items, has " +
+      fail(std::string("'") + name + "' says " + escape_bytes(w[1]) + " items, has " +
            std::to_string(w.size() - 2));
     std::vector<int64_t> out;
     for (size_t i = 2; i < w.size(); ++i) out.push_back(to_int(w[i]));
@@ -177,7 +178,7 @@ std::string_view check_envelope(std::string_view text, const char* kind, const s
   if (magic != "aotgrad-compile-cache")
     throw Error("not a compile cache entry (the first line is not 'aotgrad-compile-cache ...')");
   if (format != std::to_string(kCompileCacheFormat))
-    throw Error("entry format version '" + format + "'; this build reads version " +
+    throw Error("entry format version '" + escape_bytes(format) + "'; this build reads version " +
                 std::to_string(kCompileCacheFormat));
   if (nl == std::string_view::npos || text.empty() || text.back() != '\n')
     throw Error("truncated: the entry does not end with its sha256 line");
@@ -189,8 +190,9 @@ std::string_view check_envelope(std::string_view text, const char* kind, const s
   std::string_view body = text.substr(0, start);
   if (sha256_hex(body) != trailer.substr(7))
     throw Error("checksum mismatch: the entry was changed or partly written");
-  if (k != kind) throw Error("a " + k + " entry where a " + kind + " entry was expected");
-  if (entry_key != key) throw Error("written for key " + entry_key);
+  if (k != kind)
+    throw Error("a " + escape_bytes(k) + " entry where a " + kind + " entry was expected");
+  if (entry_key != key) throw Error("written for key " + escape_bytes(entry_key));
   if (is >> extra) throw Error("malformed first line");
   return body;
 }
@@ -202,7 +204,7 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
     std::vector<std::string> w = r.words("input", 6);
     InputInfo in;
     auto flag = [&](const std::string& s) {
-      if (s != "0" && s != "1") r.fail("input flag '" + s + "' is not 0 or 1");
+      if (s != "0" && s != "1") r.fail("input flag '" + escape_bytes(s) + "' is not 0 or 1");
       return s == "1";
     };
     in.mutates_data = flag(w[1]);
@@ -225,7 +227,7 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
     else if (w[1] == "none")
       o.kind = OutputKind::kNone;
     else
-      r.fail("unknown output kind '" + w[1] + "'");
+      r.fail("unknown output kind '" + escape_bytes(w[1]) + "'");
     o.input = static_cast<int>(r.to_int(w[2]));
     o.view = static_cast<int>(r.to_int(w[3]));
     if (o.input >= static_cast<int>(meta.inputs.size())) r.fail("output names no input");

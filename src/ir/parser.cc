@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "aotgrad/support/quote.h"
 #include "text_lexer.h"
 #include "text_tables.h"
 
@@ -17,14 +18,13 @@ namespace aotgrad {
 namespace {
 
 using text::describe_token;
-using text::quote_for_message;
 using text::Token;
 using text::TokKind;
 
 // Lists and tuples nest at most this deep (Python's own parser stops near 200).
 constexpr int kMaxDepth = 100;
 
-std::string q(std::string_view s) { return quote_for_message(s); }
+std::string q(std::string_view s) { return quote_bytes(s); }
 
 // A forward() parameter without an annotation: one of the pytree arguments of the joint form.
 struct PytreeParam {
@@ -703,7 +703,7 @@ class Parser {
     auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), mag);
     constexpr uint64_t kMaxMag = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
     if (ec != std::errc() || p != t.text.data() + t.text.size() || mag > kMaxMag + (negate ? 1 : 0))
-      fail(t.loc, "integer " + std::string(negate ? "-" : "") + quote_for_message(t.text) +
+      fail(t.loc, "integer " + std::string(negate ? "-" : "") + quote_bytes(t.text) +
                       " is out of range for a 64-bit int");
     if (negate)
       return mag == kMaxMag + 1 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(mag);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/support/quote.h"
 
 namespace aotgrad {
 
@@ -339,7 +340,8 @@ class ExprParser {
     try {
       SymInt v = expr();
       skip_ws();
-      if (pos_ != s_.size()) fail("unexpected '" + std::string(1, s_[pos_]) + "'");
+      if (pos_ != s_.size())
+        fail("unexpected '" + escape_bytes(std::string_view(&s_[pos_], 1)) + "'");
       return v;
     } catch (const Error& e) {
       if (error) *error = e.message();
@@ -349,7 +351,7 @@ class ExprParser {
 
  private:
   [[noreturn]] void fail(const std::string& what) {
-    throw Error("in size expression '" + s_ + "': " + what);
+    throw Error("in size expression '" + escape_bytes(s_) + "': " + what);
   }
   void skip_ws() {
     while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
@@ -429,7 +431,8 @@ class ExprParser {
         ++pos_;
       return SymInt::symbol(s_.substr(start, pos_ - start));
     }
-    fail(pos_ < s_.size() ? "unexpected '" + std::string(1, s_[pos_]) + "'" : "unexpected end");
+    fail(pos_ < s_.size() ? "unexpected '" + escape_bytes(std::string_view(&s_[pos_], 1)) + "'"
+                          : "unexpected end");
   }
 
   static constexpr int kMaxDepth = 200;

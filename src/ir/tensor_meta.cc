@@ -2,6 +2,7 @@
 #include "aotgrad/ir/tensor_meta.h"
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/support/quote.h"
 
 namespace aotgrad {
 
@@ -159,9 +160,9 @@ SymIntVector parse_dims(const std::string& text, const std::string& whole) {
   SymIntVector dims;
   for (auto& d : split_dims(text)) {
     std::string err;
-    if (d.empty()) throw Error("annotation \"" + whole + "\": empty dimension");
+    if (d.empty()) throw Error("annotation \"" + escape_bytes(whole) + "\": empty dimension");
     auto v = parse_sym_expr(d, &err);
-    if (!v) throw Error("annotation \"" + whole + "\": " + err);
+    if (!v) throw Error("annotation \"" + escape_bytes(whole) + "\": " + err);
     dims.push_back(*v);
   }
   return dims;
@@ -171,7 +172,8 @@ SymIntVector parse_dims(const std::string& text, const std::string& whole) {
 
 ValueMeta parse_annotation(const std::string& text) {
   if (text.rfind("Sym(", 0) == 0) {
-    if (text.back() != ')') throw Error("annotation \"" + text + "\": expected ')' at the end");
+    if (text.back() != ')')
+      throw Error("annotation \"" + escape_bytes(text) + "\": expected ')' at the end");
     std::string inner = text.substr(4, text.size() - 5);
     std::string err;
     if (auto v = parse_sym_expr(inner, &err)) return ValueMeta::of_sym(*v);
@@ -183,13 +185,16 @@ ValueMeta parse_annotation(const std::string& text) {
   }
   size_t lb = text.find('[');
   if (lb == std::string::npos)
-    throw Error("annotation \"" + text + "\": expected '<dtype>[<sizes>]' or 'Sym(...)'");
+    throw Error("annotation \"" + escape_bytes(text) +
+                "\": expected '<dtype>[<sizes>]' or 'Sym(...)'");
   auto dtype = scalar_type_from_short_name(text.substr(0, lb));
   if (!dtype)
-    throw Error("annotation \"" + text + "\": unknown dtype '" + text.substr(0, lb) +
+    throw Error("annotation \"" + escape_bytes(text) + "\": unknown dtype '" +
+                escape_bytes(text.substr(0, lb)) +
                 "' (expected one of f64 f32 f16 bf16 i64 i32 i16 i8 u8 b8 c64 c128)");
   size_t rb = text.find(']', lb);
-  if (rb == std::string::npos) throw Error("annotation \"" + text + "\": expected ']' after sizes");
+  if (rb == std::string::npos)
+    throw Error("annotation \"" + escape_bytes(text) + "\": expected ']' after sizes");
   TensorMeta t;
   t.dtype = *dtype;
   t.sizes = parse_dims(text.substr(lb + 1, rb - lb - 1), text);
@@ -197,11 +202,11 @@ ValueMeta parse_annotation(const std::string& text) {
   if (pos < text.size() && text[pos] == '[') {
     size_t rb2 = text.find(']', pos);
     if (rb2 == std::string::npos)
-      throw Error("annotation \"" + text + "\": expected ']' after strides");
+      throw Error("annotation \"" + escape_bytes(text) + "\": expected ']' after strides");
     t.strides = parse_dims(text.substr(pos + 1, rb2 - pos - 1), text);
     if (t.strides.size() != t.sizes.size())
-      throw Error("annotation \"" + text + "\": " + std::to_string(t.sizes.size()) + " sizes but " +
-                  std::to_string(t.strides.size()) + " strides");
+      throw Error("annotation \"" + escape_bytes(text) + "\": " + std::to_string(t.sizes.size()) +
+                  " sizes but " + std::to_string(t.strides.size()) + " strides");
     pos = rb2 + 1;
   } else {
     t.strides = contiguous_strides(t.sizes);
@@ -209,8 +214,8 @@ ValueMeta parse_annotation(const std::string& text) {
   if (pos < text.size()) {
     auto dev = device_from_string(text.substr(pos));
     if (!dev)
-      throw Error("annotation \"" + text + "\": unknown device '" + text.substr(pos) +
-                  "' (expected cpu, cuda or meta)");
+      throw Error("annotation \"" + escape_bytes(text) + "\": unknown device '" +
+                  escape_bytes(text.substr(pos)) + "' (expected cpu, cuda or meta)");
     t.device = *dev;
   }
   return ValueMeta::of(std::move(t));

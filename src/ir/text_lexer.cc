@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "aotgrad/support/quote.h"
+
 namespace aotgrad::text {
 namespace {
 
@@ -120,7 +122,7 @@ __attribute__((always_inline)) inline void Lexer::lex_one(Token& t) {
     if ((c == ')' || c == ']' || c == '}') && depth_ > 0) --depth_;
   } else {
     pos_ = p;
-    throw Error("unexpected character " + quote_for_message(std::string_view(s + p, 1)) +
+    throw Error("unexpected character " + quote_bytes(std::string_view(s + p, 1)) +
                     " (the graph text is ASCII Python code)",
                 t.loc);
   }
@@ -185,34 +187,12 @@ std::string decode_string(const Token& t) {
   return out;
 }
 
-std::string quote_for_message(std::string_view s) {
-  constexpr size_t kMax = 60;
-  std::string out = "'";
-  size_t shown = 0;
-  for (char c : s) {
-    if (++shown > kMax) {
-      out += "...";
-      break;
-    }
-    auto u = static_cast<unsigned char>(c);
-    if (u < 32 || u >= 127) {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 std::string describe_token(const Token& t) {
   switch (t.kind) {
     case TokKind::Newline: return "end of line";
     case TokKind::End: return "end of input";
-    case TokKind::String: return "string " + quote_for_message(t.text);
-    default: return quote_for_message(t.text);
+    case TokKind::String: return "string " + quote_bytes(t.text);
+    default: return quote_bytes(t.text);
   }
 }
 

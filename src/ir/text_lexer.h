@@ -58,8 +58,6 @@ class Lexer {
 
 /// The value of a string token's contents, with Python escapes (\n \t \\ \' \" \xNN) decoded.
 std::string decode_string(const Token& t);
-/// `s` quoted for an error message, with unprintable bytes as \xNN and long text shortened.
-std::string quote_for_message(std::string_view s);
 /// How a token reads in "got ..." messages: "'mul'", "end of line", "end of input".
 std::string describe_token(const Token& t);
 

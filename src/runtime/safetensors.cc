@@ -9,6 +9,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/support/file.h"
+#include "aotgrad/support/quote.h"
 
 namespace aotgrad {
 
@@ -31,9 +32,11 @@ constexpr DtypeName kDtypes[] = {
     {"BOOL", ScalarType::Bool},
 };
 
+// `field` and `problem` may quote bytes of the file (tensor names, a dtype, the JSON parser's
+// "last read: ..."): what is not printable ASCII is escaped, so the message stays text.
 [[noreturn]] void fail(const std::string& what, const std::string& field,
                        const std::string& problem) {
-  throw Error(what + ": " + field + ": " + problem);
+  throw Error(what + ": " + escape_bytes(field) + ": " + escape_bytes(problem));
 }
 
 uint64_t read_u64_le(const std::string& b) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/support/quote.h"
 #include "aotgrad/support/sha256.h"
 #include "cache_test_util.h"
 
@@ -110,6 +111,43 @@ TEST(CacheEntry, ParseErrorsSayWhatIsWrong) {
   EXPECT_NE(m.find("reluX"), std::string::npos) << m;
   EXPECT_EQ(m.rfind("line ", 0), 0u) << m;
   EXPECT_EQ(message(resign(body + "extra\n")).find("line "), 0u);
+}
+
+// Bytes of a corrupt entry that are not printable ASCII are escaped in the message: every
+// corruption below gives printable ASCII.
+TEST(CacheEntry, CorruptEntriesGiveTextMessages) {
+  CompileState a = compiled(CompileKind::kTraining, *graph(), kGrad);
+  std::string good = serialize_cache_entry("k", kVersion, a);
+  auto resign = [](std::string body) { return body + "sha256 " + sha256_hex(body) + "\n"; };
+  std::string body = good.substr(0, good.size() - 72);
+  std::vector<std::string> bad = {
+      "aotgrad-compile-cache \xff\xfe training k\n",
+      "aotgrad-compile-cache 1 \xc3\xa9 k\n" + good.substr(good.find('\n') + 1),
+      resign(body.substr(0, body.find("\ninputs")) + "\ninputs \x80\x81" +
+             body.substr(body.find("\ninputs") + 9)),
+      resign(body.substr(0, body.find("\ninput ") + 7) + "\xe2 " +
+             body.substr(body.find("\ninput ") + 9)),
+      resign(body + "\x01\x02\xff\n"),
+      resign(body.substr(0, body.find("\noutputs")) + "\n\xf0\x9f\x98" +
+             body.substr(body.find("\noutputs"))),
+  };
+  std::string k;
+  for (int i = 0; i < 40; ++i) {  // high bytes in random places, re-signed
+    std::string b = body;
+    b[(static_cast<size_t>(i) * 2654435761u) % b.size()] = static_cast<char>(0x80 + i);
+    bad.push_back(resign(b));
+  }
+  for (size_t i = 0; i < bad.size(); ++i) {
+    try {
+      parsed(bad[i], "k", CompileKind::kTraining);
+    } catch (const Error& e) {
+      for (char c : e.message())
+        if (static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) >= 127) {
+          ADD_FAILURE() << i << ": " << escape_bytes(e.message());
+          break;
+        }
+    }
+  }
 }
 
 // A recomputed random op: the entry carries run_and_save_rng_state / run_with_rng_state and the

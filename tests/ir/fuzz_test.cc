@@ -1,6 +1,6 @@
 // aotgrad: a seeded mutation fuzzer over the graphs in tests/data -- parse + verify must end in a
-// graph or an aotgrad::Error, never a crash or another exception; graphs that survive must print
-// as a fixed point.
+// graph or an aotgrad::Error whose message is printable ASCII, never a crash or another exception;
+// graphs that survive must print as a fixed point.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/support/quote.h"
 
 namespace aotgrad {
 namespace {
@@ -207,6 +208,13 @@ bool run_one(const std::string& text, const std::string& what) {
     return true;
   } catch (const Error& e) {
     if (e.message().empty()) ADD_FAILURE() << what << ": an Error without a message";
+    // Bytes quoted from the text are escaped: the message is printable ASCII, valid UTF-8.
+    for (char c : e.message())
+      if (static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) >= 127) {
+        ADD_FAILURE() << what
+                      << ": the message quotes bytes unescaped: " << escape_bytes(e.message());
+        break;
+      }
     return false;
   } catch (const std::exception& e) {
     ADD_FAILURE() << what << ": non-aotgrad exception " << e.what() << "\n--- input ---\n"

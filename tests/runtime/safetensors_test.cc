@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/support/quote.h"
 
 namespace aotgrad {
 namespace {
@@ -30,6 +31,12 @@ std::string header_of(const std::string& json, const std::string& data) {
   uint64_t len = json.size();
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((len >> (8 * i)) & 0xff);
   return out + json + data;
+}
+
+bool printable_ascii(const std::string& s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) >= 127) return false;
+  return true;
 }
 
 std::string error_of(const std::string& bytes) {
@@ -165,11 +172,63 @@ TEST(Safetensors, MutatedBytesNeverCrash) {
     }
     try {
       parse_safetensors(b, "fuzz");
-    } catch (const Error&) {
+    } catch (const Error& e) {
       ++errors;
+      EXPECT_TRUE(printable_ascii(e.message())) << i << ": " << escape_bytes(e.message());
     }
   }
   EXPECT_GT(errors, 1000);  // most mutations are detected; none crashed
+}
+
+// Bytes of a corrupt header that are not printable ASCII are escaped in the message (they were
+// echoed raw: a message that is not valid UTF-8 breaks logs and tools reading stderr as text).
+// Each case puts such bytes where the reader quotes them: the JSON parser's "last read", a tensor
+// name, a dtype, a field name, metadata.
+TEST(Safetensors, CorruptHeadersGiveTextMessages) {
+  const std::string data(24, '\0');
+  const std::string ok = R"("shape": [2, 3], "data_offsets": [0, 24])";
+  const std::vector<std::string> headers = {
+      "{\"a\": {\"dtype\": \"F32\", " + ok + "}\xff}",
+      "{\"\xc3\xa9\": {\"dtype\": \"F32\", " + ok + ", \"x\": 1}}",
+      "{\"\xff\xfe\": {\"dtype\": \"F32\", " + ok + "}}",
+      "{\"a\": {\"dtype\": \"F\xc3\xa9\", " + ok + "}}",
+      "{\"a\": {\"dtype\": \"\xe2\x82\", " + ok + "}}",
+      "{\"a\": {\"dtype\": \"F32\", " + ok + ", \"\x01\x02\": 1}}",
+      "{\"__metadata__\": {\"\xc0\": 1}}",
+      "{\"a\": {\"dtype\": \"F32\", \"shape\": [2, \"\x9f\"], \"data_offsets\": [0, 24]}}",
+      "\x80\x81\x82",
+      "{\"a\x00b\": 7}",
+      "{\"\t\n\": {}}",
+  };
+  int messages = 0;
+  for (size_t i = 0; i < headers.size(); ++i) {
+    std::string m = error_of(header_of(headers[i], data));
+    ASSERT_FALSE(m.empty()) << i << ": no error";
+    EXPECT_TRUE(printable_ascii(m)) << i << ": " << escape_bytes(m);
+    EXPECT_EQ(m.rfind("in.safetensors: ", 0), 0u) << m;
+    ++messages;
+  }
+  // A quoted name (valid JSON, UTF-8) keeps its printable bytes and escapes the rest.
+  std::string named = error_of(header_of(headers[1], data));
+  EXPECT_NE(named.find("tensor '\\xc3\\xa9'.x: unknown field"), std::string::npos) << named;
+  // Random corruption of header bytes, from the bytes that break UTF-8 most often.
+  TensorFile f;
+  f.tensors.push_back(make("weight", ScalarType::Float32, {3, 2}));
+  const std::string good = serialize_safetensors(f);
+  uint32_t seed = 99;
+  auto rnd = [&] { return seed = seed * 1664525u + 1013904223u; };
+  for (int i = 0; i < 60; ++i) {
+    std::string b = good;
+    size_t header_len = static_cast<unsigned char>(good[0]) |
+                        static_cast<size_t>(static_cast<unsigned char>(good[1])) << 8;
+    for (int k = 0; k < 1 + i % 3; ++k)
+      b[8 + rnd() % header_len] = static_cast<char>(0x80 | (rnd() & 0x7f));
+    std::string m = error_of(b);
+    if (m.empty()) continue;
+    EXPECT_TRUE(printable_ascii(m)) << i << ": " << escape_bytes(m);
+    ++messages;
+  }
+  EXPECT_GT(messages, 50);
 }
 
 }  // namespace
