@@ -2,6 +2,7 @@
 #include "aotgrad/transforms/knapsack.h"
 
 #include <Cbc_C_Interface.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <type_traits>
 
 #include "aotgrad/ir/error.h"
 
@@ -126,30 +128,81 @@ KnapsackResult dp_knapsack(const std::vector<double>& memory, const std::vector<
   return result_of(take, runtime);
 }
 
+namespace {
+
+// CBC's C interface, loaded on first use: the library (and the OpenBLAS and LAPACK it links) costs
+// every process some milliseconds of start-up, which only an ILP solve should pay.
+struct Cbc {
+  decltype(&Cbc_newModel) newModel;
+  decltype(&Cbc_deleteModel) deleteModel;
+  decltype(&Cbc_setLogLevel) setLogLevel;
+  decltype(&Cbc_loadProblem) loadProblem;
+  decltype(&Cbc_setInteger) setInteger;
+  decltype(&Cbc_setObjSense) setObjSense;
+  decltype(&Cbc_solve) solve;
+  decltype(&Cbc_isProvenOptimal) isProvenOptimal;
+  decltype(&Cbc_status) status;
+  decltype(&Cbc_secondaryStatus) secondaryStatus;
+  decltype(&Cbc_getColSolution) getColSolution;
+};
+
+const Cbc& cbc() {
+  static const Cbc loaded = [] {
+    void* lib = ::dlopen(AOTGRAD_CBC_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* why = ::dlerror();
+      throw Error(std::string("the ilp knapsack solver needs CBC (") + AOTGRAD_CBC_LIBRARY +
+                  ", Debian's coinor-libcbc3), which could not be loaded: " +
+                  (why ? why : "unknown error") + "; use --solver=dp or greedy");
+    }
+    Cbc c;
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+      if (!fn) throw Error(std::string("CBC (") + AOTGRAD_CBC_LIBRARY + ") has no " + name);
+    };
+    get(c.newModel, "Cbc_newModel");
+    get(c.deleteModel, "Cbc_deleteModel");
+    get(c.setLogLevel, "Cbc_setLogLevel");
+    get(c.loadProblem, "Cbc_loadProblem");
+    get(c.setInteger, "Cbc_setInteger");
+    get(c.setObjSense, "Cbc_setObjSense");
+    get(c.solve, "Cbc_solve");
+    get(c.isProvenOptimal, "Cbc_isProvenOptimal");
+    get(c.status, "Cbc_status");
+    get(c.secondaryStatus, "Cbc_secondaryStatus");
+    get(c.getColSolution, "Cbc_getColSolution");
+    return c;
+  }();
+  return loaded;
+}
+
+}  // namespace
+
 KnapsackResult ilp_knapsack(const std::vector<double>& memory, const std::vector<double>& runtime,
                             double max_memory) {
   check_items(memory, runtime);
   const int n = static_cast<int>(memory.size());
   if (n == 0) return {};
-  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)> model(Cbc_newModel(), Cbc_deleteModel);
+  const Cbc& c = cbc();
+  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)> model(c.newModel(), c.deleteModel);
   AOTGRAD_CHECK(model != nullptr, "ilp knapsack: CBC could not create a model");
-  Cbc_setLogLevel(model.get(), 0);
+  c.setLogLevel(model.get(), 0);
   // One binary column per item, one row: sum(memory * x) <= max_memory; maximize sum(runtime * x).
   std::vector<CoinBigIndex> start(n + 1);
   std::vector<int> index(n, 0);
   for (int i = 0; i <= n; ++i) start[i] = i;
   std::vector<double> lower(n, 0.0), upper(n, 1.0);
   double row_upper = std::max(0.0, max_memory);
-  Cbc_loadProblem(model.get(), n, 1, start.data(), index.data(), memory.data(), lower.data(),
-                  upper.data(), runtime.data(), /*rowlb=-inf*/ nullptr, &row_upper);
-  for (int i = 0; i < n; ++i) Cbc_setInteger(model.get(), i);
-  Cbc_setObjSense(model.get(), -1);
-  Cbc_solve(model.get());
-  if (!Cbc_isProvenOptimal(model.get()))
+  c.loadProblem(model.get(), n, 1, start.data(), index.data(), memory.data(), lower.data(),
+                upper.data(), runtime.data(), /*rowlb=-inf*/ nullptr, &row_upper);
+  for (int i = 0; i < n; ++i) c.setInteger(model.get(), i);
+  c.setObjSense(model.get(), -1);
+  c.solve(model.get());
+  if (!c.isProvenOptimal(model.get()))
     throw Error("ilp knapsack: CBC did not prove an optimum (status " +
-                std::to_string(Cbc_status(model.get())) + ", secondary status " +
-                std::to_string(Cbc_secondaryStatus(model.get())) + ")");
-  const double* x = Cbc_getColSolution(model.get());
+                std::to_string(c.status(model.get())) + ", secondary status " +
+                std::to_string(c.secondaryStatus(model.get())) + ")");
+  const double* x = c.getColSolution(model.get());
   std::vector<bool> take(n, false);
   double used = 0;
   for (int i = 0; i < n; ++i) {

@@ -27,4 +27,8 @@ out="$("$tmp/consumer/consumer")"
 grep -q 'torch.ops.aten.relu.default(x)' <<<"$out"
 grep -q 'aot_module matches eager' <<<"$out"
 "$tmp/prefix/bin/aotgrad" ops | grep -q '^aten::relu'
+# The installed command line finds its libtorch module (lib/aotgrad/aotgrad_torch.so) for run.
+printf 'def forward(self, x: "f32[3]"):\n    relu = torch.ops.aten.relu.default(x)\n    return (relu,)\n' \
+  >"$tmp/g.fx"
+"$tmp/prefix/bin/aotgrad" run "$tmp/g.fx" --random-inputs --stats=json | grep -q '"compiled":true'
 echo "1 passed, 0 failed"

@@ -1,0 +1,8 @@
+// aotgrad: the command line's libtorch module (aotgrad_torch.so) -- its entry point.
+#include "../torch_module.h"
+#include "run.h"
+
+extern "C" const aotgrad::cli::TorchModule* aotgrad_torch_module() {
+  static const aotgrad::cli::TorchModule m{aotgrad::cli::kTorchModuleAbi, &aotgrad::cli::run_graph};
+  return &m;
+}
