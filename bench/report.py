@@ -455,6 +455,26 @@ def write_report(results_dir, md_path, svg_dir, command):
                                                    row["time_us"], "—" if row is ref else "%.2f" % ohw))
     L.append("")
 
+    startup = None
+    startup_path = os.path.join(results_dir, "cli_startup.json")
+    if os.path.exists(startup_path):
+        startup = load_json(startup_path)
+        L.append("## Command-line start-up")
+        L.append("")
+        L.append("`bench/cli_startup.sh` (hyperfine, median of %d runs per command, %d for `run`): the "
+                 "process wall time of `aotgrad` on a generated chain of %d nodes (two inputs, add, mul, "
+                 "sigmoid and relu in turn). check, ops, opt and compile do not load libtorch; run does "
+                 "(the command line's libtorch module, aotgrad_torch.so), which most of its time is."
+                 % (startup["commands"]["check"]["runs"], startup["commands"]["run"]["runs"],
+                    startup["graph_nodes"]))
+        L.append("")
+        L.append("| command | median (ms) | min (ms) | max (ms) |")
+        L.append("|---|---|---|---|")
+        for name, row in startup["commands"].items():
+            L.append("| `aotgrad %s` | %.1f | %.1f | %.1f |" % (name.replace("_grad", " --grad=all"),
+                                                           row["median_ms"], row["min_ms"], row["max_ms"]))
+        L.append("")
+
     # --- targets ---
     T = ["## Targets", ""]
     ratios = [m["cpu_ratio"] for m in models]
@@ -487,6 +507,13 @@ def write_report(results_dir, md_path, svg_dir, command):
             T.append("- Call overhead under 5 µs, %s: %s -- %.2f µs CPU time over the direct ATen calls "
                      "(wall time: %.2f µs)." % (name.replace("BM_Inference_", ""), verdict(overheads[name][0] < 5),
                                                 overheads[name][0], overheads[name][1]))
+    if startup:
+        check = startup["commands"]["check"]["median_ms"]
+        T.append("- `aotgrad check` on a %d-node graph within %.0f ms of process wall time: %s -- %.1f ms "
+                 "median (`aotgrad run`, which loads libtorch: %.0f ms)."
+                 % (startup["graph_nodes"], startup["target_check_ms"],
+                    verdict(check <= startup["target_check_ms"]), check,
+                    startup["commands"]["run"]["median_ms"]))
     T.append("")
     T.append("Where a target is missed, the reason is in the section's figures: see the notes below.")
     T.append("")

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Builds aotgrad's benchmarks and runs all of them -- compile time and saved activation bytes
 # against PyTorch's own AOTAutograd (functorch 1.13), training-step memory and time against eager,
-# call overhead -- then rewrites BENCHMARKS.md and its plots (docs/bench/*.svg) at the repo root.
+# call overhead, the command line's start-up -- then rewrites BENCHMARKS.md and its plots
+# (docs/bench/*.svg) at the repo root.
 #
 # usage: scripts/bench.sh [--quick]
 #   --quick   gpt_1l and resnet18 only, one repetition each (a smoke run; BENCHMARKS.md is then
 #             written to $AOTGRAD_BENCH_OUT instead of the repo root)
 # environment: AOTGRAD_BUILD_DIR (default build/), AOTGRAD_BENCH_OUT (default: a temporary directory
 #              for the raw results), AOTGRAD_BENCH_REPS (Google Benchmark repetitions, default 5).
-# Needs Debian's python3-torch, python3-torchvision, python3-networkx and libopenblas0-pthread
-# (scripts/setup.sh installs them); no other dependency.
+# Needs Debian's python3-torch, python3-torchvision, python3-networkx, libopenblas0-pthread and
+# hyperfine (scripts/setup.sh installs them); no other dependency.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${AOTGRAD_BUILD_DIR:-$root/build}"
@@ -49,5 +50,7 @@ else
 fi
 "$build/bench/train_step_bench" "${gbench[@]}" --benchmark_out="$out/train_step.json"
 "$build/bench/call_overhead_bench" "${gbench[@]}" --benchmark_out="$out/call_overhead.json"
+if [ "$quick" -eq 1 ]; then startup_runs=2; else startup_runs=20; fi
+"$root/bench/cli_startup.sh" "$build/aotgrad" --runs="$startup_runs" --out="$out/cli_startup.json"
 "$PY" "$root/bench/report.py" write --results="$out" --md="$md" --svg-dir="$svg" --command="$cmd"
 echo "wrote $md (raw results in $out)"

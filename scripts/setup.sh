@@ -15,6 +15,7 @@ packages=(
   python3-torchvision                 # torchvision's resnet18 for the exporter's round-trip test
   graphviz                            # dot, which renders `aotgrad compile --dot` in a test
   python3-networkx                    # functorch's min-cut partitioner, the reference in tests/cli/partition_test.sh
+  hyperfine                           # bench/cli_startup.sh: process wall time of the command line
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # Smoke test of the benchmark scripts (scripts/bench.sh's parts, not its figures):
 # bench/compile_compare.py on the 1-layer GPT-2-width model with one repetition each (aotgrad and
 # functorch phases, saved activation bytes, the ratio), the Google Benchmark programs on a filter
-# with a tiny minimum time, and bench/report.py writing BENCHMARKS.md and its SVG plots from them.
+# with a tiny minimum time, bench/cli_startup.sh with two runs, and bench/report.py writing
+# BENCHMARKS.md and its SVG plots from them.
 # usage: bench_test.sh AOTGRAD_BINARY TEST_DATA_DIR
 set -u
 bin="$1"
@@ -74,6 +75,18 @@ check [ -x "$benchdir/train_step_bench" ] && check [ -x "$benchdir/call_overhead
 check [ $? -eq 0 ]
 "$benchdir/call_overhead_bench" "${gb[@]}" --benchmark_out="$tmp/call_overhead.json" >/dev/null 2>>"$tmp/gb.err"
 check [ $? -eq 0 ]
+# The command line's start-up: two runs per command, the figures as JSON.
+"$root/bench/cli_startup.sh" "$bin" --runs=2 --out="$tmp/cli_startup.json" >"$tmp/startup.out"
+check [ $? -eq 0 ]
+check grep -q "^check on a 1,000-node graph: .* ms median, target 30 ms: " "$tmp/startup.out"
+check "$PY" - "$tmp/cli_startup.json" <<'P'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["graph_nodes"] == 1000 and set(d["commands"]) == {"check", "ops", "opt", "compile", "compile_grad", "run"}, d
+assert all(r["median_ms"] > 0 and r["min_ms"] <= r["median_ms"] <= r["max_ms"] for r in d["commands"].values()), d
+P
+"$root/bench/cli_startup.sh" "$bin" --runs=0 2>"$tmp/err"
+check [ $? -eq 2 ]
 "$PY" "$root/bench/report.py" write --results="$tmp" --md="$tmp/BENCHMARKS.md" --svg-dir="$tmp/svg" \
   --command="scripts/bench.sh --quick"
 check [ $? -eq 0 ]
@@ -82,7 +95,7 @@ import os, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]
 md = open(os.path.join(d, "BENCHMARKS.md")).read()
 for s in ("## Machine", "## Targets", "## Compile time", "## Saved activation bytes", "## Training step",
-          "## Call overhead", "| gpt_1l |", "scripts/bench.sh --quick", "BM_Inference_CompiledGraph",
+          "## Call overhead", "## Command-line start-up", "| `aotgrad check` |", "| gpt_1l |", "scripts/bench.sh --quick", "BM_Inference_CompiledGraph",
           "gpt_block", "svg/compile_time.svg", "svg/train_step_gpt_block.svg"):
     assert s in md, s
 assert md.count("**met**") + md.count("**missed**") >= 5, md
