@@ -239,34 +239,31 @@ const Command& compile_command() {
        "joint graph, the forward and backward graphs and the partitioner's decisions to stderr.\n"
        "--cache-dir=DIR reads and writes the compile cache there; a training compilation reads it\n"
        "only with --stats=json alone (an entry has no joint graph or explanation).",
-       {{"grad", true, "inputs that require grad: all (floating-point), none (default), or names",
-         "SPEC"},
-        {"keep-inference-input-mutations", false,
-         "keep input mutations in the graph as a trailing copy_"},
-        {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)",
-         "DIR"},
-        {"stats", true, "print statistics and metadata as one JSON object", "json"},
-        {"dot", true,
-         "write the joint graph as partitioned as a Graphviz file: inputs, tangents, forward, "
-         "saved, "
-         "recomputed and backward nodes in distinct colours, with a legend (render: dot -Tsvg)",
-         "FILE"},
-        {"timeline", true,
-         "write an SVG plot of live activation bytes over the forward then backward schedule of "
-         "the "
-         "chosen partition against default_partition, with each peak in the legend",
-         "FILE"},
-        {"explain", false,
-         "print why the min_cut partition saves each saved value, which forward ops the backward "
-         "recomputes and which ops it may not recompute (in the JSON as \"explain\" with "
-         "--stats=json)"},
-        pipeline_option_specs()[0],
-        pipeline_option_specs()[1],
-        pipeline_option_specs()[2],
-        pipeline_option_specs()[3],
-        cache_dir_option_spec()},
-       1,
-       1},
+       with_compile_options(
+           {{"grad", true,
+             "inputs that require grad: all (floating-point), none (default), or names", "SPEC"},
+            {"keep-inference-input-mutations", false,
+             "keep input mutations in the graph as a trailing copy_"},
+            {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)",
+             "DIR"},
+            {"stats", true, "print statistics and metadata as one JSON object", "json"},
+            {"dot", true,
+             "write the joint graph as partitioned as a Graphviz file: inputs, tangents, forward, "
+             "saved, "
+             "recomputed and backward nodes in distinct colours, with a legend (render: dot -Tsvg)",
+             "FILE"},
+            {"timeline", true,
+             "write an SVG plot of live activation bytes over the forward then backward schedule "
+             "of "
+             "the "
+             "chosen partition against default_partition, with each peak in the legend",
+             "FILE"},
+            {"explain", false,
+             "print why the min_cut partition saves each saved value, which forward ops the "
+             "backward "
+             "recomputes and which ops it may not recompute (in the JSON as \"explain\" with "
+             "--stats=json)"}}),
+       1, 1},
       run_compile};
   return cmd;
 }

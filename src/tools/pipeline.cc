@@ -101,30 +101,30 @@ CompileOptions compile_options(const Args& args) {
   return o;
 }
 
-std::vector<OptionSpec> pipeline_option_specs() {
-  return {{"decomp", true,
-           "decomposition table: none, core (default), full, op names, -op to leave one out "
-           "(e.g. full,-aten::native_layer_norm)",
-           "SPEC"},
-          {"partition", true,
-           "how the joint graph is split: min_cut (default: save what is cheapest, recompute cheap "
-           "forward ops in the backward) or default (save every forward value the backward uses)",
-           "default|min_cut"},
-          {"memory-budget", true,
-           "activation memory budget of the min_cut partition in [0, 1]: 1 (default) saves what is "
-           "fastest, 0 saves only the inputs and recomputes the rest, values in between recompute "
-           "the ops a knapsack picks",
-           "F"},
-          {"solver", true, "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
-           "greedy|dp|ilp"}};
-}
-
-OptionSpec cache_dir_option_spec() {
-  return {"cache-dir", true,
-          "use the on-disk compile cache in DIR (off by default on the command line): a hit loads "
-          "the stored forward/backward graphs instead of compiling; --stats=json reports hits and "
-          "misses",
-          "DIR"};
+std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
+  own.push_back({"decomp", true,
+                 "decomposition table: none, core (default), full, op names, -op to leave one out "
+                 "(e.g. full,-aten::native_layer_norm)",
+                 "SPEC"});
+  own.push_back({"partition", true,
+                 "how the joint graph is split: min_cut (default: save what is cheapest, recompute "
+                 "cheap forward ops in the backward) or default (save every forward value the "
+                 "backward uses)",
+                 "default|min_cut"});
+  own.push_back({"memory-budget", true,
+                 "activation memory budget of the min_cut partition in [0, 1]: 1 (default) saves "
+                 "what is fastest, 0 saves only the inputs and recomputes the rest, values in "
+                 "between recompute the ops a knapsack picks",
+                 "F"});
+  own.push_back({"solver", true,
+                 "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
+                 "greedy|dp|ilp"});
+  own.push_back({"cache-dir", true,
+                 "use the on-disk compile cache in DIR (off by default on the command line): a hit "
+                 "loads the stored forward/backward graphs instead of compiling; --stats=json "
+                 "reports hits and misses",
+                 "DIR"});
+  return own;
 }
 
 nlohmann::ordered_json cache_stats_json(const CompileOptions& options) {

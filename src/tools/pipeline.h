@@ -29,11 +29,9 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 /// Throws UsageError naming what is not understood.
 CompileOptions compile_options(const Args& args);
 
-/// The help lines of --decomp and --partition, for commands that take them.
-std::vector<OptionSpec> pipeline_option_specs();
-
-/// The help line of --cache-dir.
-OptionSpec cache_dir_option_spec();
+/// A command's own options followed by those compile_options() reads (--decomp, --partition,
+/// --memory-budget, --solver, --cache-dir), for the commands that compile.
+std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own);
 
 /// The compile cache's counters and directory (of `options`; null without a cache) as one JSON
 /// object, for --stats=json: {"dir", "hits", "misses", "corrupt", "saved", "bypasses"}.

@@ -24,6 +24,17 @@
 namespace aotgrad::cli {
 namespace {
 
+// The inputs `graph` mutates, under their placeholder names, as the caller's tensors hold them
+// after the run.
+void add_mutated_inputs(TensorFile& out, const Graph& graph,
+                        const std::vector<at::Tensor>& caller) {
+  InputMutations mut = analyze_input_mutations(graph);
+  std::vector<Node*> placeholders = graph.placeholders();
+  for (size_t i = 0; i < placeholders.size(); ++i)
+    if (mut.data_mutated[i] || mut.metadata_mutated[i])
+      out.tensors.push_back(to_record(placeholders[i]->name(), caller[i]));
+}
+
 // `--train`: forward through CompiledFunction, then backward with the tangents.
 int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
                  const std::vector<Node*>& placeholders, std::vector<c10::IValue> inputs,
@@ -78,10 +89,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
     TensorFile out;
     for (size_t k = 0; k < outs.size(); ++k)
       if (outs[k].defined()) out.tensors.push_back(to_record("out_" + std::to_string(k), outs[k]));
-    InputMutations mut = analyze_input_mutations(*graph);
-    for (size_t i = 0; i < placeholders.size(); ++i)
-      if (mut.data_mutated[i] || mut.metadata_mutated[i])
-        out.tensors.push_back(to_record(placeholders[i]->name(), caller[i]));
+    add_mutated_inputs(out, *graph, caller);
     for (size_t i = 0; i < placeholders.size(); ++i)
       if (rg[i] && caller[i].grad().defined())
         out.tensors.push_back(to_record("grad_" + placeholders[i]->name(), caller[i].grad()));
@@ -181,10 +189,10 @@ int run_graph(const Args& args) {
       if (outputs[i].isTensor() && outputs[i].toTensor().defined())
         out.tensors.push_back(to_record("out_" + std::to_string(i), outputs[i].toTensor()));
     }
-    InputMutations mut = analyze_input_mutations(*graph);
-    for (size_t i = 0; i < placeholders.size(); ++i)
-      if (mut.data_mutated[i] || mut.metadata_mutated[i])
-        out.tensors.push_back(to_record(placeholders[i]->name(), caller_inputs[i].toTensor()));
+    std::vector<at::Tensor> caller;
+    for (const c10::IValue& v : caller_inputs)
+      caller.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
+    add_mutated_inputs(out, *graph, caller);
     save_safetensors(*out_path, out);
   }
   if (json_stats) {
