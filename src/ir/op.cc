@@ -46,6 +46,20 @@ std::vector<int> OpDef::mutated_args() const {
   return out;
 }
 
+std::vector<int> OpDef::written_args(const std::vector<Arg>& call_args) const {
+  std::vector<int> out = mutated_args();
+  if (undeclared_mutations.empty()) return out;
+  // Conditional (native_batch_norm's `training`): no mutation only for a constant False; a
+  // symbolic condition may be true, and a mutation is never dropped on a guess.
+  if (undeclared_mutation_if >= 0) {
+    const Arg& cond = call_args.at(static_cast<size_t>(undeclared_mutation_if));
+    if (cond.kind == Arg::Kind::Bool && cond.i == 0) return out;
+  }
+  for (int i : undeclared_mutations)
+    if (call_args.at(static_cast<size_t>(i)).is_node()) out.push_back(i);
+  return out;
+}
+
 int OpDef::return_alias_of(size_t ret) const {
   if (ret >= schema.returns.size()) return -1;
   const std::string& set = schema.returns[ret].alias.set;

@@ -1,6 +1,9 @@
 // aotgrad: ops that copy data into fresh tensors -- clone, copy, _to_copy, the view scatters
 // (view inverses), cat/stack and the index copies; layouts follow ATen 1.13.
+#include <algorithm>
+
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
@@ -535,6 +538,30 @@ void scatter_add_grad(GradBuilder& b) {
   b.set(3, g);
 }
 
+// copy_(self, src) functionalized: the new value is src's values (cast, broadcast) in a fresh
+// tensor laid out as self, i.e. PyTorch 2.x's copy(). libtorch 1.13's aten::copy returns src itself
+// when shape and dtype match and is laid out as src otherwise, so the new value could alias
+// another value (an input the runtime later writes into) and an input's new base would not have
+// the input's layout, which the runtime's write-back relies on. slice_scatter over all of self
+// clones self and copies src in. nullptr (use aten::copy) for a number src or a broadcast with
+// symbolic sizes.
+Node* copy_inplace_value(InplaceValueBuilder& b) {
+  Arg src_arg = b.arg(1);
+  if (!src_arg.is_node()) return nullptr;
+  Node* src = src_arg.node;
+  Node* self = b.arg(0).node;
+  const TensorMeta& sm = self->tensor_meta();
+  bool cast = src->tensor_meta().dtype != sm.dtype;
+  bool broadcast = src->tensor_meta().sizes != sm.sizes;
+  if (broadcast && !std::all_of(sm.sizes.begin(), sm.sizes.end(),
+                                [](const SymInt& x) { return x.is_concrete(); }))
+    return nullptr;
+  if (cast) src = b.call("aten::_to_copy", {Arg(src)}, {{"dtype", Arg::of_dtype(sm.dtype)}});
+  if (sm.dim() == 0) return cast ? src : b.call("aten::clone", {Arg(src)});
+  if (broadcast) src = b.call("aten::expand", {Arg(src), Arg::of_symints(sm.sizes)});
+  return b.call("aten::slice_scatter", {Arg(self), Arg(src)});
+}
+
 }  // namespace
 
 void register_copy_ops(OpTable& t) {
@@ -553,7 +580,8 @@ void register_copy_ops(OpTable& t) {
       .inplace("copy_");
   t.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
       .tags(kInplace)
-      .meta(copy_);
+      .meta(copy_)
+      .inplace_value(copy_inplace_value);
   t.def(
        "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> "

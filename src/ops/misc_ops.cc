@@ -1,5 +1,6 @@
 // aotgrad: ops that read a tensor's metadata as SymInts (sym_size, ...) and lift_fresh.
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
@@ -47,6 +48,7 @@ void register_misc_ops(OpTable& t) {
   t.def("sym_storage_offset(Tensor self) -> SymInt").meta(sym_storage_offset).non_differentiable();
   t.def("lift_fresh(Tensor(a) self) -> Tensor(a)")
       .meta(lift_fresh)
+      .view_inverse(identity_view_inverse)
       .derivative(rule(lift_fresh_grad, "self: grad"));
 }
 

@@ -254,27 +254,28 @@ TensorMeta softmax_out(const TensorMeta& x, int64_t dim, bool half_to_float, boo
   return meta::empty(x.sizes, dt, x.device);
 }
 
-// _softmax / _log_softmax(Tensor self, int dim, bool half_to_float): contiguous.
+// _softmax / _log_softmax (kLog)(Tensor self, int dim, bool half_to_float): contiguous.
+template <bool kLog>
 ValueMeta softmax_meta(const MetaArgs& a) {
-  return one(softmax_out(a.tensor(0), a.int_value(1), a.bool_value(2),
-                         a.op().base_name == "_log_softmax"));
+  return one(softmax_out(a.tensor(0), a.int_value(1), a.bool_value(2), kLog));
 }
 
 // softmax.int / log_softmax.int(Tensor self, int dim, ScalarType? dtype=None): the input is
 // converted to dtype first.
+template <bool kLog>
 ValueMeta softmax_int_meta(const MetaArgs& a) {
   TensorMeta x = a.tensor(0);
   if (auto dt = a.dtype(2)) x.dtype = *dt;
-  return one(softmax_out(x, a.int_value(1), false, a.op().base_name == "log_softmax"));
+  return one(softmax_out(x, a.int_value(1), false, kLog));
 }
 
 // _softmax_backward_data / _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim,
 //   ScalarType input_dtype): grad_output's shape and dtype (half for a float grad of a half input).
+template <bool kLog>
 ValueMeta softmax_backward_meta(const MetaArgs& a) {
   const TensorMeta& g = a.tensor(0);
   const TensorMeta& y = a.tensor(1);
-  bool log = a.op().base_name == "_log_softmax_backward_data";
-  if (!log && g.sizes != y.sizes)
+  if (!kLog && g.sizes != y.sizes)
     throw Error(
         "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
         "'output'; but " +
@@ -290,7 +291,7 @@ ValueMeta softmax_backward_meta(const MetaArgs& a) {
   }
   check_dtype(g, y);
   check_floating(g.dtype,
-                 log ? "log_softmax_backward_kernel_impl" : "softmax_backward_kernel_impl");
+                 kLog ? "log_softmax_backward_kernel_impl" : "softmax_backward_kernel_impl");
   return one(meta::empty(g.sizes, dt, g.device));
 }
 
@@ -861,13 +862,13 @@ void register_nn_ops(OpTable& t) {
   // Softmax.
   t.def("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
-      .meta(softmax_meta)
+      .meta(softmax_meta<false>)
       .derivative(
           rule(softmax_grad, "self: _softmax_backward_data(grad, result, dim, self.scalar_type())"))
       .decomposition(decomp(softmax_full_decomp, kFullTable, "torch/_decomp: _softmax"));
   t.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
-      .meta(softmax_meta)
+      .meta(softmax_meta<true>)
       .derivative(rule(log_softmax_grad,
                        "self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"))
       .decomposition(decomp(log_softmax_full_decomp, kFullTable, "torch/_decomp: _log_softmax"));
@@ -875,7 +876,7 @@ void register_nn_ops(OpTable& t) {
        "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) "
        "-> Tensor")
       .tags(kBackward)
-      .meta(softmax_backward_meta)
+      .meta(softmax_backward_meta<false>)
       .derivative(rule(softmax_backward_data_grad,
                        "grad_output: _softmax_backward_data(grad, output, dim, input_dtype); "
                        "output: softmax_double_backward(grad, grad_output, dim, output)"))
@@ -885,7 +886,7 @@ void register_nn_ops(OpTable& t) {
        "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
        "ScalarType input_dtype) -> Tensor")
       .tags(kBackward)
-      .meta(softmax_backward_meta)
+      .meta(softmax_backward_meta<true>)
       .derivative(rule(log_softmax_backward_data_grad,
                        "grad_output: grad - (grad * output.exp()).sum(dim, true); "
                        "output: (-grad_output.sum(dim, true) * output.exp() * grad)"))
@@ -1015,11 +1016,11 @@ void register_nn_ops(OpTable& t) {
           decomp(batch_norm_decomp, kCoreFull, "at::native::batch_norm (_batch_norm_impl_index)"));
   t.def("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
       .tags(kCompositeImplicit)
-      .meta(softmax_int_meta)
+      .meta(softmax_int_meta<false>)
       .decomposition(decomp(softmax_int_decomp, kCoreFull, "at::native::softmax"));
   t.def("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
       .tags(kCompositeImplicit)
-      .meta(softmax_int_meta)
+      .meta(softmax_int_meta<true>)
       .decomposition(decomp(log_softmax_int_decomp, kCoreFull, "at::native::log_softmax"));
   t.def(
        "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, "

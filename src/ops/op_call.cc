@@ -7,7 +7,11 @@ namespace aotgrad {
 
 Node* append_call(Graph& g, std::string_view op_name, std::vector<Arg> args,
                   std::vector<std::pair<std::string, Arg>> kwargs) {
-  const OpDef& op = aten_ops().get(op_name);
+  return append_call(g, aten_ops().get(op_name), std::move(args), std::move(kwargs));
+}
+
+Node* append_call(Graph& g, const OpDef& op, std::vector<Arg> args,
+                  std::vector<std::pair<std::string, Arg>> kwargs) {
   const auto& sargs = op.schema.args;
   while (!args.empty() && args.size() <= sargs.size() && sargs[args.size() - 1].has_default &&
          default_arg(sargs[args.size() - 1]) == args.back())

@@ -91,33 +91,37 @@ TensorMeta wrapped_scalar(const ScalarValue& s) {
 
 // --- meta functions ------------------------------------------------------------------------------
 
+// What a unary op that keeps the dtype does with a bool input.
+enum class BoolInput { kAllowed, kNeg, kRelu, kAbs };
+
 // Unary ops that keep the dtype (abs, neg, relu, sign); abs, neg and relu refuse bool.
+template <BoolInput kBool>
 ValueMeta unary_same(const MetaArgs& a) {
   const TensorMeta& x = a.tensor(0);
   if (x.dtype == ScalarType::Bool) {
-    const std::string& op = a.op().base_name;
-    if (op == "neg" || op == "neg_")
+    if constexpr (kBool == BoolInput::kNeg)
       throw Error(
           "Negation, the `-` operator, on a bool tensor is not supported. If you are "
           "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-    if (op == "relu" || op == "relu_") throw Error("Boolean inputs not supported for relu");
-    if (op == "abs" || op == "abs_") not_implemented("abs_cpu", x.dtype);
+    if constexpr (kBool == BoolInput::kRelu) throw Error("Boolean inputs not supported for relu");
+    if constexpr (kBool == BoolInput::kAbs) not_implemented("abs_cpu", x.dtype);
   }
   return one(tensor_iterator_output({&x}, x.dtype));
 }
 
-// Unary ops whose CPU kernels exist for floating types only and keep the dtype (silu, gelu).
-ValueMeta unary_floating_only(const MetaArgs& a) {
+// Unary ops whose CPU kernel (named in the error) exists for floating types only and keeps the
+// dtype (silu, gelu).
+ValueMeta unary_floating_only(const MetaArgs& a, const char* kernel) {
   const TensorMeta& x = a.tensor(0);
-  const std::string& op = a.op().base_name;
-  if (op == "gelu" || op == "gelu_") {
-    std::string approximate = a.str(1);
-    if (approximate != "none" && approximate != "tanh")
-      throw Error("approximate argument must be either none or tanh.");
-  }
-  if (!is_floating(x.dtype) && !is_complex(x.dtype))
-    not_implemented(op == "gelu" || op == "gelu_" ? "GeluKernelImpl" : "silu", x.dtype);
+  if (!is_floating(x.dtype) && !is_complex(x.dtype)) not_implemented(kernel, x.dtype);
   return one(tensor_iterator_output({&x}, x.dtype));
+}
+ValueMeta silu_meta(const MetaArgs& a) { return unary_floating_only(a, "silu"); }
+ValueMeta gelu_meta(const MetaArgs& a) {
+  std::string approximate = a.str(1);
+  if (approximate != "none" && approximate != "tanh")
+    throw Error("approximate argument must be either none or tanh.");
+  return unary_floating_only(a, "GeluKernelImpl");
 }
 
 // Unary float ops: integer and bool inputs compute in the default float dtype.
@@ -146,20 +150,22 @@ ValueMeta binary(const MetaArgs& a) {
   return one(tensor_iterator_output({&x, &y}, result_type({&x, &y})));
 }
 
-// add.Tensor / sub.Tensor with alpha.
+// add.Tensor / sub.Tensor (kSub) with alpha.
+template <bool kSub>
 ValueMeta add_sub(const MetaArgs& a) {
   const TensorMeta &x = a.tensor(0), &y = a.tensor(1);
-  if (a.op().base_name == "sub") check_sub(x, y);
+  if constexpr (kSub) check_sub(x, y);
   ScalarType dt = result_type({&x, &y});
   check_alpha(dt, a.scalar(2));
   return one(tensor_iterator_output({&x, &y}, dt));
 }
 
-// add.Scalar / sub.Scalar / rsub.Scalar: ATen wraps `other` into a 0-dim tensor operand.
+// add.Scalar / sub.Scalar / rsub.Scalar (kSub): ATen wraps `other` into a 0-dim tensor operand.
+template <bool kSub>
 ValueMeta add_sub_scalar(const MetaArgs& a) {
   const TensorMeta& x = a.tensor(0);
   TensorMeta y = wrapped_scalar(a.scalar(1));
-  if (a.op().base_name != "add") check_sub(x, y);
+  if constexpr (kSub) check_sub(x, y);
   ScalarType dt = result_type({&x, &y});
   check_alpha(dt, a.scalar(2));
   return one(tensor_iterator_output({&x, &y}, dt));
@@ -173,13 +179,11 @@ ValueMeta pow_tensor_tensor(const MetaArgs& a) {
   return one(tensor_iterator_output({&x, &y}, dt));
 }
 
-// bitwise_and / bitwise_or: integral and bool only.
+// bitwise_and / bitwise_or: integral and bool only (the CPU kernel is <op>_cpu).
 ValueMeta bitwise(const MetaArgs& a) {
   const TensorMeta &x = a.tensor(0), &y = a.tensor(1);
   ScalarType dt = result_type({&x, &y});
-  if (!is_integral(dt, /*include_bool=*/true))
-    not_implemented(
-        a.op().base_name.rfind("bitwise_or", 0) == 0 ? "bitwise_or_cpu" : "bitwise_and_cpu", dt);
+  if (!is_integral(dt, /*include_bool=*/true)) not_implemented(a.op().base_name + "_cpu", dt);
   return one(tensor_iterator_output({&x, &y}, dt));
 }
 
@@ -811,12 +815,14 @@ OpDefBuilder unary(OpTable& t, const std::string& name, MetaFn fn, uint32_t tags
 
 void register_pointwise_ops(OpTable& t) {
   // Unary.
-  unary(t, "abs", unary_same).derivative(rule(abs_grad, "self: grad * self.sgn()"));
-  unary(t, "sgn", unary_same, /*tags=*/0)
+  unary(t, "abs", unary_same<BoolInput::kAbs>)
+      .derivative(rule(abs_grad, "self: grad * self.sgn()"));
+  unary(t, "sgn", unary_same<BoolInput::kAllowed>, /*tags=*/0)
       .derivative(rule(sgn_grad, "self: sgn_backward(self, grad, result) (real: zeros)"));
-  unary(t, "neg", unary_same).derivative(rule(neg_grad, "self: grad.neg()"));
-  unary(t, "sign", unary_same).derivative(rule(zeros_like_grad, "self: zeros_like(grad)"));
-  unary(t, "relu", unary_same)
+  unary(t, "neg", unary_same<BoolInput::kNeg>).derivative(rule(neg_grad, "self: grad.neg()"));
+  unary(t, "sign", unary_same<BoolInput::kAllowed>)
+      .derivative(rule(zeros_like_grad, "self: zeros_like(grad)"));
+  unary(t, "relu", unary_same<BoolInput::kRelu>)
       .derivative(rule(relu_grad, "self: threshold_backward(grad, result, 0)"));
   unary(t, "exp", unary_float).derivative(rule(exp_grad, "self: grad * result.conj()"));
   unary(t, "log", unary_float).derivative(rule(log_grad, "self: grad.div(self.conj())"));
@@ -836,14 +842,14 @@ void register_pointwise_ops(OpTable& t) {
       .derivative(rule(sigmoid_grad, "self: sigmoid_backward(grad, result)"));
   unary(t, "erf", unary_float)
       .derivative(rule(erf_grad, "self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad"));
-  unary(t, "silu", unary_floating_only, /*tags=*/0)
+  unary(t, "silu", silu_meta, /*tags=*/0)
       .derivative(rule(silu_grad, "self: silu_backward(grad, self)"))
       .decomposition(decomp(silu_full_decomp, kFullTable, "torch/_decomp: silu"));
   unary(t, "logical_not", unary_bool).non_differentiable();
   unary(t, "bitwise_not", unary_bitwise).non_differentiable();
   t.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor")
       .tags(kPointwise | kCore)
-      .meta(unary_floating_only)
+      .meta(gelu_meta)
       .inplace("gelu_")
       .derivative(rule(gelu_grad, "self: gelu_backward(grad, self, approximate)"))
       .decomposition(decomp(gelu_full_decomp, kFullTable, "torch/_refs: gelu"));
@@ -854,7 +860,7 @@ void register_pointwise_ops(OpTable& t) {
   // Binary arithmetic.
   t.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
       .tags(kPointwise | kCore)
-      .meta(add_sub)
+      .meta(add_sub<false>)
       .inplace("add_.Tensor")
       .derivative(rule(add_grad, "self: grad; other: maybe_multiply(grad, alpha.conj())"));
   t.def("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
@@ -862,7 +868,7 @@ void register_pointwise_ops(OpTable& t) {
       .meta(inplace);
   t.def("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
       .tags(kPointwise | kCore)
-      .meta(add_sub_scalar)
+      .meta(add_sub_scalar<false>)
       .inplace("add_.Scalar")
       .derivative(rule(identity_grad, "self: grad"));
   t.def("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")
@@ -870,7 +876,7 @@ void register_pointwise_ops(OpTable& t) {
       .meta(inplace);
   t.def("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
       .tags(kPointwise | kCore)
-      .meta(add_sub)
+      .meta(add_sub<true>)
       .inplace("sub_.Tensor")
       .derivative(rule(sub_grad, "self: grad; other: maybe_multiply(-grad, alpha.conj())"));
   t.def("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
@@ -878,7 +884,7 @@ void register_pointwise_ops(OpTable& t) {
       .meta(inplace);
   t.def("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
       .tags(kPointwise | kCore)
-      .meta(add_sub_scalar)
+      .meta(add_sub_scalar<true>)
       .inplace("sub_.Scalar")
       .derivative(rule(identity_grad, "self: grad"));
   t.def("sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")
@@ -886,7 +892,7 @@ void register_pointwise_ops(OpTable& t) {
       .meta(inplace);
   t.def("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
       .tags(kPointwise)
-      .meta(add_sub_scalar)
+      .meta(add_sub_scalar<true>)
       .derivative(rule(rsub_grad, "self: maybe_multiply(-grad, alpha.conj())"));
   t.def("mul.Tensor(Tensor self, Tensor other) -> Tensor")
       .tags(kPointwise | kCore)

@@ -86,7 +86,7 @@ ValueMeta mean_dim_meta(const MetaArgs& a) {
 ValueMeta amax_amin_meta(const MetaArgs& a) {
   const TensorMeta& x = a.tensor(0);
   auto dims = reduction_dims(a, 1, x.dim());
-  check_zero_numel(x, dims, a.op().base_name == "amax" ? "amax()" : "amin()");
+  check_zero_numel(x, dims, (a.op().base_name + "()").c_str());
   return one(reduced(x, dims, a.bool_value(2), x.dtype));
 }
 
@@ -94,7 +94,7 @@ ValueMeta amax_amin_meta(const MetaArgs& a) {
 ValueMeta max_min_dim_meta(const MetaArgs& a) {
   const TensorMeta& x = a.tensor(0);
   int64_t dim = meta::wrap_dim(a.int_value(1), x.dim());
-  check_zero_numel(x, {dim}, a.op().base_name == "max" ? "max()" : "min()");
+  check_zero_numel(x, {dim}, (a.op().base_name + "()").c_str());
   bool keepdim = a.bool_value(2);
   return meta::tuple_of(
       {reduced(x, {dim}, keepdim, x.dtype), reduced(x, {dim}, keepdim, ScalarType::Int64)});
@@ -120,17 +120,16 @@ ValueMeta arg_max_min_meta(const MetaArgs& a) {
 
 // var/std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False); var_mean
 // and std_mean also return the mean. Complex inputs give a real variance.
+template <bool kWithMean>
 ValueMeta var_std_meta(const MetaArgs& a) {
   const TensorMeta& x = a.tensor(0);
-  const std::string& base = a.op().base_name;
-  bool with_mean = base == "var_mean" || base == "std_mean";
   if (!is_floating(x.dtype) && !is_complex(x.dtype))
-    throw Error(with_mean ? base + " only support floating point and complex dtypes"
+    throw Error(kWithMean ? a.op().base_name + " only support floating point and complex dtypes"
                           : "std and var only support floating point and complex dtypes");
   auto dims = reduction_dims(a, 1, x.dim());
   bool keepdim = a.bool_value(3);
   TensorMeta var = reduced(x, dims, keepdim, to_real_value_type(x.dtype));
-  if (!with_mean) return one(var);
+  if constexpr (!kWithMean) return one(var);
   return meta::tuple_of({var, reduced(x, dims, keepdim, x.dtype)});
 }
 
@@ -455,20 +454,20 @@ void register_reduction_ops(OpTable& t) {
   t.def(
        "var.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor")
       .tags(kReduction | kCore)
-      .meta(var_std_meta)
+      .meta(var_std_meta<false>)
       .derivative(rule(var_grad, "self: var_backward(grad, self, dim, correction, keepdim)"));
   t.def(
        "var_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
        "(Tensor, Tensor)")
       .tags(kReduction)
-      .meta(var_std_meta)
+      .meta(var_std_meta<true>)
       .derivative(
           rule(var_mean_grad,
                "self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)"));
   t.def(
        "std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor")
       .tags(kReduction)
-      .meta(var_std_meta)
+      .meta(var_std_meta<false>)
       .derivative(
           rule(std_grad, "self: std_backward(result, grad, self, dim, correction, keepdim)"));
 }

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 #include "composite_decomps.h"
@@ -455,64 +456,159 @@ void as_strided_grad(GradBuilder& b) {
   b.set(0, strided(storage, in_sizes, in_strides, inp_effective_offset));
 }
 
+// --- view inverses (FunctionalInverses.cpp): the base after the view got a new value ------------
+
+Node* t_inverse(ViewInverseBuilder& b) { return b.call("aten::t", {Arg(b.value())}); }
+
+Node* transpose_inverse(ViewInverseBuilder& b) {
+  return b.call(b.op(), {Arg(b.value()), b.arg(1), b.arg(2)});
+}
+
+// permute: the inverse permutation.
+Node* permute_inverse(ViewInverseBuilder& b) {
+  const Arg& dims = b.arg(1);
+  int64_t nd = static_cast<int64_t>(dims.list.size());
+  std::vector<Arg> inv(nd);
+  for (int64_t i = 0; i < nd; ++i) inv[wrap_dim(dims.list[i].i, nd)] = Arg::of_int(i);
+  return b.call(b.op(), {Arg(b.value()), Arg::of_list(std::move(inv))});
+}
+
+Node* slice_inverse(ViewInverseBuilder& b) {
+  return b.call("aten::slice_scatter",
+                {Arg(b.base()), Arg(b.value()), b.arg(1), b.arg(2), b.arg(3), b.arg(4)});
+}
+
+// narrow(self, dim, start, length) is slice(self, dim, start, start + length).
+Node* narrow_inverse(ViewInverseBuilder& b) {
+  const TensorMeta& base = b.base_meta();
+  int64_t dim = wrap_dim(b.arg(1).i, base.dim());
+  int64_t start = b.arg(2).i;
+  if (start < 0) {
+    const SymInt& size = base.sizes[static_cast<size_t>(dim)];
+    if (!size.is_concrete())
+      throw Error(
+          "cannot write through 'aten::narrow' with a negative start of a tensor with "
+          "symbolic sizes");
+    start += size.value();
+  }
+  return b.call("aten::slice_scatter", {Arg(b.base()), Arg(b.value()), Arg::of_int(dim),
+                                        Arg::of_int(start), Arg::of_int(start + b.arg(3).i)});
+}
+
+Node* select_inverse(ViewInverseBuilder& b) {
+  return b.call("aten::select_scatter", {Arg(b.base()), Arg(b.value()), b.arg(1), b.arg(2)});
+}
+
+Node* diagonal_inverse(ViewInverseBuilder& b) {
+  return b.call("aten::diagonal_scatter",
+                {Arg(b.base()), Arg(b.value()), b.arg(1), b.arg(2), b.arg(3)});
+}
+
+Node* as_strided_inverse(ViewInverseBuilder& b) {
+  return b.call("aten::as_strided_scatter",
+                {Arg(b.base()), Arg(b.value()), b.arg(1), b.arg(2), b.arg(3)});
+}
+
+// unbind: element k is select(dim, k).
+Node* unbind_inverse(ViewInverseBuilder& b) {
+  return b.call("aten::select_scatter",
+                {Arg(b.base()), Arg(b.value()), b.arg(1), Arg::of_int(b.element())});
+}
+
+// split / split_with_sizes: element k is a slice along dim.
+Node* split_inverse(ViewInverseBuilder& b) {
+  const TensorMeta& base = b.base_meta();
+  int64_t dim = wrap_dim(b.arg(2).i, base.dim());
+  int64_t total = base.sizes[dim].value();
+  int64_t k = b.element(), start = 0, end = 0;
+  if (b.arg(1).is_list()) {  // split_with_sizes
+    for (int64_t j = 0; j < k; ++j) start += b.arg(1).list[j].i;
+    end = start + b.arg(1).list[k].i;
+  } else {
+    int64_t split = b.arg(1).i;
+    start = split * k;
+    end = std::min(total, start + split);
+  }
+  return b.call("aten::slice_scatter", {Arg(b.base()), Arg(b.value()), Arg::of_int(dim),
+                                        Arg::of_int(start), Arg::of_int(end)});
+}
+
+Node* expand_inverse(ViewInverseBuilder&) {
+  throw Error("cannot functionalize a write into an expanded view (several elements share memory)");
+}
+
 }  // namespace
 
 void register_view_ops(OpTable& t) {
   t.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(view_meta)
+      .view_inverse(reshape_view_inverse)
       .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+  // _unsafe_view's result shares self's storage although its schema does not say so.
   t.def("_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
       .meta(view_meta)
+      .undeclared_alias(0)
       .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
   t.def("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)")
       .tags(kView)
       .meta(reshape_alias_meta)
+      .view_inverse(reshape_view_inverse)
       .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
   // view_as is CompositeImplicitAutograd (view(other.sizes())): view's formula.
   t.def("view_as(Tensor(a) self, Tensor other) -> Tensor(a)")
       .tags(kView)
       .meta(view_as_meta)
+      .view_inverse(reshape_view_inverse)
       .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
   t.def("alias(Tensor(a) self) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(alias_meta)
+      .view_inverse(identity_view_inverse)
       .derivative(rule(identity_grad, "self: grad"));
   t.def("detach(Tensor(a) self) -> Tensor(a)")
       .tags(kView)
       .meta(alias_meta)
+      .view_inverse(identity_view_inverse)
       .non_differentiable();  // derivatives.yaml: output_differentiability: [False]
   t.def("t(Tensor(a) self) -> Tensor(a)")
       .tags(kView)
       .meta(t_meta)
+      .view_inverse(t_inverse)
       .derivative(rule(t_grad, "self: grad.t()"))
       .inplace("t_");
   t.def("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
       .tags(kView)
       .meta(transpose_meta)
+      .view_inverse(transpose_inverse)
       .derivative(rule(transpose_grad, "self: grad.transpose(dim0, dim1)"))
       .inplace("transpose_");
   t.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(permute_meta)
+      .view_inverse(permute_inverse)
       .derivative(rule(permute_grad, "self: permute_backwards(grad, dims)"));
   t.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(expand_meta)
+      .view_inverse(expand_inverse)
       .derivative(rule(expand_grad, "self: at::sum_to(grad, self.sym_sizes())"));
   t.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(unsqueeze_meta)
+      .view_inverse(reshape_view_inverse)
       .derivative(rule(unsqueeze_grad, "self: grad.squeeze(dim)"))
       .inplace("unsqueeze_");
   t.def("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(squeeze_dim_meta)
+      .view_inverse(reshape_view_inverse)
       .derivative(rule(squeeze_dim_grad, "self: unsqueeze_to(grad, dim, self.sym_sizes())"))
       .inplace("squeeze_.dim");
   t.def("squeeze(Tensor(a) self) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(squeeze_meta)
+      .view_inverse(reshape_view_inverse)
       .derivative(rule(squeeze_grad, "self: unsqueeze_to(grad, self.sym_sizes())"))
       .inplace("squeeze_");
   t.def(
@@ -520,6 +616,7 @@ void register_view_ops(OpTable& t) {
        "SymInt step=1) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(slice_meta)
+      .view_inverse(slice_inverse)
       .derivative(
           rule(slice_grad,
                "self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)"))
@@ -527,34 +624,40 @@ void register_view_ops(OpTable& t) {
   t.def("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)")
       .tags(kView | kCompositeImplicit)
       .meta(narrow_meta)
+      .view_inverse(narrow_inverse)
       .decomposition(decomp(narrow_decomp, kCoreTable | kFullTable, "at::native::narrow"));
   t.def("select.int(Tensor(a) self, int dim, int index) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(select_meta)
+      .view_inverse(select_inverse)
       .derivative(
           rule(select_grad, "self: select_backward_symint(grad, self.sym_sizes(), dim, index)"))
       .scatter("select_scatter");
   t.def("split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]")
       .tags(kView | kCore)
       .meta(split_meta)
+      .view_inverse(split_inverse)
       .derivative(
           rule(split_grad,
                "self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())"));
   t.def("split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]")
       .tags(kView | kCore)
       .meta(split_with_sizes_meta)
+      .view_inverse(split_inverse)
       .derivative(rule(split_with_sizes_grad,
                        "self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), "
                        "self.options())"));
   t.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
       .tags(kView)
       .meta(unbind_meta)
+      .view_inverse(unbind_inverse)
       .derivative(rule(unbind_grad, "self: unbind_backward(grads, dim)"));
   t.def(
        "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
        "-> Tensor(a)")
       .tags(kView | kCore)
       .meta(as_strided_meta)
+      .view_inverse(as_strided_inverse, /*absolute=*/true)
       .derivative(rule(
           as_strided_grad,
           "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)"))
@@ -563,6 +666,7 @@ void register_view_ops(OpTable& t) {
   t.def("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)")
       .tags(kView)
       .meta(diagonal_meta)
+      .view_inverse(diagonal_inverse)
       .derivative(
           rule(diagonal_grad,
                "self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)"))

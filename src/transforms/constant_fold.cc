@@ -90,9 +90,8 @@ std::optional<double> uniform_value(const GraphFacts& facts, const Arg& a) {
       if (*v == 0.0) return floating && std::signbit(*v) ? -0.0 : 0.0;
       return std::nullopt;
     }
-    bool passes_value = op.return_alias_of(0) == 0 || is_op(*n, "aten::clone") ||
-                        is_op(*n, "aten::_to_copy") || is_op(*n, "aten::lift_fresh_copy") ||
-                        is_op(*n, "aten::_unsafe_view");
+    bool passes_value = op.storage_alias_of(0) == 0 || is_op(*n, "aten::clone") ||
+                        is_op(*n, "aten::_to_copy") || is_op(*n, "aten::lift_fresh_copy");
     if (!passes_value || !n->arg(0).is_node()) return std::nullopt;
     n = n->arg(0).node;
   }

@@ -6,15 +6,7 @@
 namespace aotgrad {
 
 bool has_mutations(const Node& n) {
-  if (n.kind() != NodeKind::Call) return false;
-  const OpDef& op = *n.op();
-  for (const SchemaArg& a : op.schema.args)
-    if (a.alias.is_write) return true;
-  if (op.undeclared_mutations.empty()) return false;
-  if (op.undeclared_mutation_if < 0) return true;
-  // Conditional (native_batch_norm's `training`): no mutation only for a constant false.
-  const Arg& cond = n.arg(static_cast<size_t>(op.undeclared_mutation_if));
-  return !(cond.kind == Arg::Kind::Bool && cond.i == 0);
+  return n.kind() == NodeKind::Call && !n.op()->written_args(n.args()).empty();
 }
 
 bool is_random(const OpDef& op) {

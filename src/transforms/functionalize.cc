@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
@@ -265,15 +266,9 @@ class Functionalizer {
 
   void call(const Node* n) {
     const OpDef& op = *n->op();
-    std::vector<int> mutated = op.mutated_args();
-    bool undeclared = !op.undeclared_mutations.empty() &&
-                      (op.undeclared_mutation_if < 0 ||
-                       (n->args()[op.undeclared_mutation_if].kind == Arg::Kind::Bool &&
-                        n->args()[op.undeclared_mutation_if].i != 0));
-    // native_batch_norm without running stats writes nothing.
-    for (int i : op.undeclared_mutations) undeclared = undeclared && n->args()[i].is_node();
     if (op.has_tag(kView) && op.has_tag(kInplace)) return metadata_mutation(n);
-    if (!mutated.empty() || undeclared) return data_mutation(n, mutated, undeclared);
+    std::vector<int> written = op.written_args(n->args());
+    if (!written.empty()) return data_mutation(n, written);
     int aliased = op.return_alias_of(0);
     if (aliased >= 0) return view(n, aliased);
     std::vector<Arg> args;
@@ -310,7 +305,7 @@ class Functionalizer {
     v->storage = src->storage;
     // as_strided's sizes, strides and offset are absolute in the storage: it views the storage's
     // base, whatever view of it `src` is, and its scatter inverse writes into that base.
-    if (op.name != "aten::as_strided") v->chain = src->chain;
+    if (!op.absolute_view) v->chain = src->chain;
     v->chain.push_back(std::move(step));
     v->node = result;
     v->generation = src->storage->generation;
@@ -330,52 +325,32 @@ class Functionalizer {
       step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
     Node* self = sync(*v);
     v->node = apply_step(step, self);
-    if (view_op.name == "aten::as_strided") v->chain.clear();  // absolute, as in view()
+    if (view_op.absolute_view) v->chain.clear();  // as in view()
     v->chain.push_back(std::move(step));
     v->metadata_mutated = true;
     values_[n] = v;  // the in-place op returns its (mutated) argument
   }
 
-  // copy_(self, src): the new value is src's values (cast, broadcast) in a fresh tensor laid out
-  // as self, i.e. PyTorch 2.x's copy(). libtorch 1.13's aten::copy returns src itself when shape
-  // and dtype match and is laid out as src otherwise, so the new value could alias another value
-  // (an input the runtime later writes into) and the input's new base would not have the input's
-  // layout, which the runtime's write-back relies on. slice_scatter over all of self clones self
-  // and copies src in. Returns false (use aten::copy) when a broadcast has symbolic sizes.
-  bool lower_copy(const Node* n) {
-    if (!n->args()[1].is_node()) return false;
-    FValuePtr v = value_of(n->args()[0], "the mutated argument");
-    Node* src = map_arg(n->args()[1]).node;
-    Node* self = sync(*v);
-    const TensorMeta& sm = self->tensor_meta();
-    bool cast = src->tensor_meta().dtype != sm.dtype;
-    bool broadcast = src->tensor_meta().sizes != sm.sizes;
-    if (broadcast && !std::all_of(sm.sizes.begin(), sm.sizes.end(),
-                                  [](const SymInt& x) { return x.is_concrete(); }))
-      return false;
-    if (cast)
-      src = out_->add_call(ops_.get("aten::_to_copy"), {Arg(src)},
-                           {{"dtype", Arg::of_dtype(sm.dtype)}});
-    Node* value = nullptr;
-    if (sm.dim() == 0) {
-      value = cast ? src : emit(ops_.get("aten::clone"), {Arg(src)});
-    } else {
-      if (broadcast) src = emit(ops_.get("aten::expand"), {Arg(src), Arg::of_symints(sm.sizes)});
-      value = emit(ops_.get("aten::slice_scatter"), {Arg(self), Arg(src)});
-    }
-    write(*v, value);
-    values_[n] = v;
-    return true;
-  }
-
-  void data_mutation(const Node* n, const std::vector<int>& mutated, bool undeclared) {
+  // An in-place call: its functional variant computes the new values (or the op's own
+  // inplace_value, copy_'s), written into the storages of the written arguments.
+  void data_mutation(const Node* n, const std::vector<int>& written) {
     const OpDef& op = *n->op();
-    if (op.name == "aten::copy_" && lower_copy(n)) return;
+    std::vector<int> declared = op.mutated_args();
+    if (op.inplace_value && declared.size() == 1) {
+      // Arguments are read when the op's function asks for them (the order of view replays).
+      InplaceValueBuilder b(*out_, op, [&](size_t i) { return map_arg(n->args().at(i)); });
+      if (Node* value = op.inplace_value(b)) {
+        FValuePtr v = value_of(n->args()[declared[0]], "the mutated argument");
+        write(*v, cast_to(value, n->args()[declared[0]].node->tensor_meta().dtype));
+        values_[n] = v;
+        return;
+      }
+    }
     if (op.functional_variant.empty())
       throw Error("cannot functionalize " + op.name +
                   ": it mutates its inputs and has no functional variant");
     const OpDef& fop = ops_.get(op.functional_variant);
-    if (mutated.size() > 1)
+    if (declared.size() > 1)
       throw Error("cannot functionalize " + op.name + ": it writes several arguments");
     std::vector<Arg> args;
     for (auto& a : n->args()) args.push_back(map_arg(a));
@@ -383,31 +358,32 @@ class Functionalizer {
     AOTGRAD_CHECK(args.size() == fop.schema.args.size(), op.name, " and its functional variant ",
                   fop.name, " take different arguments");
     Node* result = call_op(fop, std::move(args), n->given_mask());
-    if (!mutated.empty()) {
-      FValuePtr v = value_of(n->args()[mutated[0]], "the mutated argument");
+    if (!declared.empty()) {
+      FValuePtr v = value_of(n->args()[declared[0]], "the mutated argument");
       Node* new_value =
           result->meta().kind == ValueMeta::Kind::Tuple ? out_->add_getitem(result, 0) : result;
       // An in-place op keeps self's dtype (mul_ of f32 by f64 computes in f64 and stores f32); the
       // functional variant promotes. Cast back, as FunctionalTensorWrapper::replace_ does.
-      ScalarType dtype = n->args()[mutated[0]].node->tensor_meta().dtype;
-      if (new_value->tensor_meta().dtype != dtype)
-        new_value = out_->add_call(ops_.get("aten::_to_copy"), {Arg(new_value)},
-                                   {{"dtype", Arg::of_dtype(dtype)}});
-      write(*v, new_value);
+      write(*v, cast_to(new_value, n->args()[declared[0]].node->tensor_meta().dtype));
       values_[n] = v;  // the in-place op returns its argument
       return;
     }
     // Undeclared mutations (native_batch_norm in training): the functional variant returns the
-    // op's own results followed by the new value of each mutated argument.
+    // op's own results followed by the new value of each of them (those not written: None).
     size_t own = op.schema.returns.size();
     for (size_t k = 0; k < op.undeclared_mutations.size(); ++k) {
-      const Arg& target = n->args()[op.undeclared_mutations[k]];
-      if (target.is_none()) continue;
-      FValuePtr v = value_of(target, "the mutated argument");
+      int arg = op.undeclared_mutations[k];
+      if (std::find(written.begin(), written.end(), arg) == written.end()) continue;
+      FValuePtr v = value_of(n->args()[arg], "the mutated argument");
       write(*v, out_->add_getitem(result, static_cast<int64_t>(own + k)));
     }
     plain_[n] = result;  // getitems 0..own-1 of the original read the same results
-    (void)undeclared;
+  }
+
+  Node* cast_to(Node* value, ScalarType dtype) {
+    if (value->tensor_meta().dtype == dtype) return value;
+    return out_->add_call(ops_.get("aten::_to_copy"), {Arg(value)},
+                          {{"dtype", Arg::of_dtype(dtype)}});
   }
 
   // Writes `new_value` into value `v`: folds it into the storage's base through the view chain.
@@ -431,74 +407,14 @@ class Functionalizer {
     s.written = true;
   }
 
-  // The base after writing `value` into the view `step` of `base`.
+  // The base after writing `value` into the view `step` of `base`: the view op's inverse.
   Node* inverse(const ViewStep& step, Node* base, Node* value) {
     const OpDef& op = *step.op;
-    const std::string& name = op.name;
-    const TensorMeta& bm = base->tensor_meta();
-    auto arg = [&](size_t i) { return step.args.at(i); };
-    auto sizes_arg = [&]() -> Arg {
-      std::vector<Arg> l;
-      for (auto& s : bm.sizes) {
-        if (!s.is_concrete())
-          throw Error("cannot write through '" + name + "' of a tensor with symbolic sizes");
-        l.push_back(Arg::of_int(s.value()));
-      }
-      return Arg::of_list(std::move(l));
-    };
-    if (name == "aten::view" || name == "aten::_reshape_alias" || name == "aten::_unsafe_view" ||
-        name == "aten::squeeze.dim" || name == "aten::squeeze" || name == "aten::view_as" ||
-        name == "aten::unsqueeze")
-      return emit(ops_.get("aten::view"), {Arg(value), sizes_arg()});
-    if (name == "aten::t") return emit(ops_.get("aten::t"), {Arg(value)});
-    if (name == "aten::transpose.int") return emit(op, {Arg(value), arg(1), arg(2)});
-    if (name == "aten::permute") {
-      const Arg& dims = arg(1);
-      int64_t nd = static_cast<int64_t>(dims.list.size());
-      std::vector<Arg> inv(nd);
-      for (int64_t i = 0; i < nd; ++i) {
-        int64_t d = dims.list[i].i < 0 ? dims.list[i].i + nd : dims.list[i].i;
-        inv[d] = Arg::of_int(i);
-      }
-      return emit(op, {Arg(value), Arg::of_list(std::move(inv))});
-    }
-    if (name == "aten::alias" || name == "aten::detach" || name == "aten::lift_fresh") return value;
-    if (name == "aten::slice.Tensor")
-      return emit(ops_.get("aten::slice_scatter"),
-                  {Arg(base), Arg(value), arg(1), arg(2), arg(3), arg(4)});
-    if (name == "aten::select.int")
-      return emit(ops_.get("aten::select_scatter"), {Arg(base), Arg(value), arg(1), arg(2)});
-    if (name == "aten::diagonal")
-      return emit(ops_.get("aten::diagonal_scatter"),
-                  {Arg(base), Arg(value), arg(1), arg(2), arg(3)});
-    if (name == "aten::as_strided")
-      return emit(ops_.get("aten::as_strided_scatter"),
-                  {Arg(base), Arg(value), arg(1), arg(2), arg(3)});
-    if (name == "aten::unbind.int")
-      return emit(ops_.get("aten::select_scatter"),
-                  {Arg(base), Arg(value), arg(1), Arg::of_int(step.element)});
-    if (name == "aten::split.Tensor" || name == "aten::split_with_sizes") {
-      int64_t dim = arg(2).i;
-      int64_t nd = bm.dim();
-      if (dim < 0) dim += nd;
-      int64_t total = bm.sizes[dim].value();
-      int64_t start = 0, end = 0;
-      if (name == "aten::split.Tensor") {
-        int64_t split = arg(1).i;
-        start = split * step.element;
-        end = std::min(total, start + split);
-      } else {
-        for (int64_t k = 0; k < step.element; ++k) start += arg(1).list[k].i;
-        end = start + arg(1).list[step.element].i;
-      }
-      return emit(ops_.get("aten::slice_scatter"),
-                  {Arg(base), Arg(value), Arg::of_int(dim), Arg::of_int(start), Arg::of_int(end)});
-    }
-    if (name == "aten::expand")
-      throw Error(
-          "cannot functionalize a write into an expanded view (several elements share memory)");
-    throw Error("cannot functionalize a write through view op " + name +
-                ": it has no known inverse");
+    if (!op.view_inverse)
+      throw Error("cannot functionalize a write through view op " + op.name +
+                  ": it has no known inverse");
+    ViewInverseBuilder b(*out_, op, step.args, step.element, base, value);
+    return op.view_inverse(b);
   }
 
   void output(const Node* n) {
@@ -516,7 +432,7 @@ class Functionalizer {
       // an as_strided_ leaves out of the final view would lose their writes.
       if (info.mutates_data && info.mutates_metadata)
         for (const ViewStep& step : v.chain)
-          if (step.op->name == "aten::as_strided")
+          if (step.op->absolute_view)
             throw Error(
                 "input " + std::to_string(idx) + " ('" + v.storage->placeholder->name() +
                 "') is given new strides by as_strided_ and its data is written: not supported");
@@ -533,7 +449,7 @@ class Functionalizer {
     std::vector<Arg> user;
     flatten(n->args()[0], user);
     for (auto& a : user) outs.push_back(a);
-    for (auto& [ph, value] : copies) emit(ops_.get("aten::copy_"), {Arg(ph), Arg(value)});
+    for (auto& [ph, value] : copies) emit(ops_.get(kWriteBackOp), {Arg(ph), Arg(value)});
     out_->set_output(Arg::of_tuple(std::move(outs)));
   }
 

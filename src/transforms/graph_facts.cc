@@ -16,19 +16,13 @@ namespace {
 
 // The argument whose storage a call's result lives in, or -1 for a fresh result.
 int aliased_arg(const Node& n) {
-  const OpDef& op = *n.op();
-  int a = op.return_alias_of(0);
-  if (a < 0 && op.name == "aten::_unsafe_view") a = 0;  // a view ATen does not annotate
+  int a = n.op()->storage_alias_of(0);
   if (a < 0 || !n.arg(static_cast<size_t>(a)).is_node()) return -1;
   return a;
 }
 
 void for_each_written(const Node& n, const std::function<void(const Node*)>& f) {
-  const OpDef& op = *n.op();
-  for (size_t i = 0; i < op.schema.args.size(); ++i)
-    if (op.schema.args[i].alias.is_write) n.arg(i).for_each_node(f);
-  if (!op.undeclared_mutations.empty() && has_mutations(n))
-    for (int i : op.undeclared_mutations) n.arg(static_cast<size_t>(i)).for_each_node(f);
+  for (int i : n.op()->written_args(n.args())) n.arg(static_cast<size_t>(i)).for_each_node(f);
 }
 
 // reshape, contiguous, flatten (CompositeImplicitAutograd): a view when they can, else a copy.

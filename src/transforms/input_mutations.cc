@@ -105,13 +105,7 @@ InputMutations analyze_input_mutations(const Graph& g) {
     if (n->kind() != NodeKind::Call) continue;
     const OpDef* op = n->op();
     bool metadata_only = op->has_tag(kView) && op->has_tag(kInplace);
-    for (int i : op->mutated_args()) mark(n->args()[i], metadata_only);
-    if (!op->undeclared_mutations.empty()) {
-      int cond = op->undeclared_mutation_if;
-      bool active = cond < 0 || (n->args()[cond].kind == Arg::Kind::Bool && n->args()[cond].i != 0);
-      if (active)
-        for (int i : op->undeclared_mutations) mark(n->args()[i], false);
-    }
+    for (int i : op->written_args(n->args())) mark(n->args()[i], metadata_only);
   }
   return m;
 }
@@ -124,7 +118,7 @@ std::vector<int> outputs_that_are_args(const Graph& g) {
       arg_of[n] = index++;
     } else if (n->kind() == NodeKind::Call && n->op()->return_alias_of(0) == 0 &&
                !n->args().empty() && n->args()[0].is_node()) {
-      std::vector<int> written = n->op()->mutated_args();
+      std::vector<int> written = n->op()->written_args(n->args());
       auto it = arg_of.find(n->args()[0].node);
       if (it != arg_of.end() && std::find(written.begin(), written.end(), 0) != written.end())
         arg_of[n] = it->second;

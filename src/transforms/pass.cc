@@ -33,7 +33,7 @@ bool already_functional(const Graph& g) {
   bool in_tail = false;
   for (const Node* n : g.nodes()) {
     if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
-    bool write_back = n->kind() == NodeKind::Call && n->op()->name == "aten::copy_" &&
+    bool write_back = n->kind() == NodeKind::Call && n->op()->name == kWriteBackOp &&
                       n->arg(0).is_node() && n->arg(0).node->kind() == NodeKind::Placeholder &&
                       n->users().empty();
     if (write_back) {

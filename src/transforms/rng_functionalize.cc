@@ -24,7 +24,7 @@ bool on_cuda(const ValueMeta& m) {
 }
 
 void check_replayable(const Node& n) {
-  if (!n.op()->mutated_args().empty())
+  if (!n.op()->written_args(n.args()).empty())
     throw Error(n.describe() +
                     ": a random op that writes its arguments cannot be recomputed with a saved RNG "
                     "state (functionalize the graph first)",

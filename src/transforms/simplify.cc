@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/dce.h"
 #include "graph_facts.h"
 
@@ -14,11 +15,18 @@ namespace {
 bool is_view_call(const Node& n) {
   if (n.kind() != NodeKind::Call || is_impure(n) || !n.meta().is_tensor()) return false;
   if (n.args().empty() || !n.arg(0).is_node()) return false;
-  return n.op()->return_alias_of(0) == 0 || n.op()->name == "aten::_unsafe_view";
+  return n.op()->storage_alias_of(0) == 0;
 }
 
+// A view that stops gradients (detach): an alias whose result is not differentiable.
 bool is_detach(const Node& n) {
-  return n.kind() == NodeKind::Call && n.op()->name == "aten::detach";
+  return n.kind() == NodeKind::Call && n.op()->non_differentiable &&
+         n.op()->return_alias_of(0) == 0;
+}
+
+const OpDef& clone_op() {
+  static const OpDef& op = aten_ops().get("aten::clone");
+  return op;
 }
 
 // The value earlier in `n`'s chain of views that `n` may become: the deepest one with n's
@@ -60,7 +68,7 @@ bool AlgebraicSimplification::run(Graph& g) {
     Node* src = identity_operand(*n, literal_value);
     if (src && !facts.can_replace(n, src)) src = nullptr;
     if (!src && is_view_call(*n)) src = same_view_ancestor(*n, facts);
-    if (!src && functional && n->op()->name == "aten::clone" && n->arg(0).is_node() &&
+    if (!src && functional && n->op() == &clone_op() && n->arg(0).is_node() &&
         facts.can_replace(n, n->arg(0).node))
       src = n->arg(0).node;
     if (!src) continue;

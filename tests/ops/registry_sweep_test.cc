@@ -7,6 +7,7 @@
 // return counts), so that no op escapes the check by lacking samples.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -229,6 +230,44 @@ TEST(Registry, ViewOpsWithScatterInverseAreLinked) {
   std::string list;
   for (auto& m : bad) list += "\n    " + m;
   EXPECT_TRUE(bad.empty()) << bad.size() << " view/scatter link problems:" << list;
+}
+
+// Every view -- an op whose result aliases an argument it does not write -- declares how a write
+// into its result reaches the argument (OpDef::view_inverse), as PyTorch's FunctionalInverses
+// does; a metadata mutation (t_, as_strided_) is functionalized as its view, which must have one.
+// A CompositeImplicitAutograd view that may copy (reshape, flatten, contiguous) is functionalized
+// through its decomposition instead.
+TEST(Registry, EveryViewOpHasAnInverse) {
+  std::vector<std::string> bad;
+  size_t views = 0;
+  for (const OpDef* op : aten_ops().all()) {
+    if (op->has_tag(kView) && op->has_tag(kInplace)) {
+      const OpDef* v = aten_ops().find(op->functional_variant);
+      if (!v || !v->view_inverse)
+        bad.push_back(op->short_name + ": a metadata mutation whose view " +
+                      (v ? v->short_name + " has no inverse" : std::string("is not registered")));
+      continue;
+    }
+    bool view = false;
+    std::vector<int> written = op->mutated_args();
+    for (size_t r = 0; r < op->schema.returns.size(); ++r) {
+      int a = op->return_alias_of(r);
+      view = view || (a >= 0 && std::find(written.begin(), written.end(), a) == written.end());
+    }
+    if (!view) {
+      if (op->has_tag(kView)) bad.push_back(op->short_name + ": tagged view but aliases nothing");
+      if (op->view_inverse) bad.push_back(op->short_name + ": has an inverse but is no view");
+      continue;
+    }
+    ++views;
+    if (op->view_inverse) continue;
+    if (op->has_tag(kCompositeImplicit) && op->decomposition && !op->has_tag(kView)) continue;
+    bad.push_back(op->short_name + " [" + tag_names(op->tags) + "]: a view without an inverse");
+  }
+  EXPECT_GT(views, 20u);
+  std::string list;
+  for (auto& m : bad) list += "\n    " + m;
+  EXPECT_TRUE(bad.empty()) << bad.size() << " view inverse problems:" << list;
 }
 
 }  // namespace

@@ -19,8 +19,10 @@ namespace aotgrad {
 struct Arg;
 class Node;
 struct OpDef;
-struct DerivativeRule;  // see ops/derivative.h
-struct Decomposition;   // see ops/decomposition.h
+struct DerivativeRule;      // see ops/derivative.h
+struct Decomposition;       // see ops/decomposition.h
+class ViewInverseBuilder;   // see ops/functionalization.h
+class InplaceValueBuilder;  // see ops/functionalization.h
 
 /// Op tags, as in ATen's tags.yaml where one exists.
 enum Tag : uint32_t {
@@ -99,6 +101,13 @@ class MetaArgs {
 /// Computes an op's result metadata from its arguments; throws Error on invalid arguments.
 using MetaFn = ValueMeta (*)(const MetaArgs&);
 
+/// A view op's inverse (PyTorch's FunctionalInverses): the new value of the view's base after a
+/// write gave the view a new value. Throws Error when a write through the view cannot be undone.
+using ViewInverseFn = Node* (*)(ViewInverseBuilder&);
+/// How functionalization computes the value an in-place call writes, when it is not simply the
+/// functional variant's result; nullptr from the function: use the functional variant after all.
+using InplaceValueFn = Node* (*)(InplaceValueBuilder&);
+
 /// One ATen op overload: schema, tags, meta function, derivative, and links to related ops.
 struct OpDef {
   FunctionSchema schema;
@@ -120,11 +129,24 @@ struct OpDef {
   std::string scatter_inverse;     // for a view op: "aten::slice_scatter"
   std::string view_of;             // for a scatter op: the view it inverts
 
+  // Op facts the passes read (one meaning each, declared with the op or filled by an op
+  // provider for the ops it derives from schemas; see ops/functionalization.h).
+  /// For an op whose result aliases an argument: how a write into the result reaches that
+  /// argument. Every view op has one (the registry sweep checks it).
+  ViewInverseFn view_inverse = nullptr;
+  /// A view whose sizes, strides and offset are absolute in its storage (as_strided): it views the
+  /// storage's base, whatever view of it the argument is, and its inverse writes into that base.
+  bool absolute_view = false;
+  /// For an in-place op whose functional variant does not give the written value as the in-place
+  /// op leaves it (1.13's copy returns `src` itself); nullptr: the functional variant's result.
+  InplaceValueFn inplace_value = nullptr;
+  /// Result 0 lives in this argument's storage although the schema does not say so
+  /// (`_unsafe_view`, a view ATen does not annotate); -1 for none.
+  int undeclared_alias = -1;
   /// Arguments mutated although the schema does not say so (1.13's native_batch_norm mutates
-  /// running_mean/running_var in training mode). Applies when `undeclared_mutation_if` < 0 or
-  /// that bool argument is true.
+  /// running_mean/running_var in training mode). See written_args() for when they apply.
   std::vector<int> undeclared_mutations;
-  int undeclared_mutation_if = -1;
+  int undeclared_mutation_if = -1;  // the bool argument they depend on, or -1
 
   /// A higher-order op (OpTable::higher_order): the op it wraps and the position of the argument
   /// that references it; the wrapped op's arguments follow that one. nullptr / -1 for other ops.
@@ -137,8 +159,19 @@ struct OpDef {
   }
   /// Argument indices written by this op (alias annotations with '!').
   std::vector<int> mutated_args() const;
+  /// The arguments a call of this op writes, the one meaning every pass uses: those the schema
+  /// annotates with '!', then the undeclared mutations unless the call's condition argument is
+  /// the constant False, leaving out arguments that are not tensor values (None). In order of
+  /// mutated_args(), then undeclared_mutations.
+  std::vector<int> written_args(const std::vector<Arg>& call_args) const;
   /// Whether the op's i-th return aliases an input (`Tensor(a)` on the return), and which.
   int return_alias_of(size_t ret) const;
+  /// The argument whose storage return `ret` lives in: return_alias_of(ret), or for return 0 the
+  /// undeclared alias; -1 for a fresh result.
+  int storage_alias_of(size_t ret) const {
+    int a = return_alias_of(ret);
+    return a < 0 && ret == 0 ? undeclared_alias : a;
+  }
 };
 
 /// Fluent registration: `table.def("abs(Tensor self) -> Tensor").tags(kPointwise).meta(f)`.
@@ -179,6 +212,21 @@ class OpDefBuilder {
   OpDefBuilder& undeclared_mutations(std::vector<int> args, int if_bool_arg = -1) {
     op_->undeclared_mutations = std::move(args);
     op_->undeclared_mutation_if = if_bool_arg;
+    return *this;
+  }
+  /// Declares the view's inverse (see OpDef::view_inverse); `absolute` for as_strided.
+  OpDefBuilder& view_inverse(ViewInverseFn f, bool absolute = false) {
+    op_->view_inverse = f;
+    op_->absolute_view = absolute;
+    return *this;
+  }
+  OpDefBuilder& inplace_value(InplaceValueFn f) {
+    op_->inplace_value = f;
+    return *this;
+  }
+  /// Result 0 shares argument `arg`'s storage although the schema does not say so.
+  OpDefBuilder& undeclared_alias(int arg) {
+    op_->undeclared_alias = arg;
     return *this;
   }
   OpDef& op() { return *op_; }

@@ -15,5 +15,7 @@ namespace aotgrad {
 /// keyword arguments equal to their schema defaults are dropped, as FX prints calls.
 Node* append_call(Graph& g, std::string_view op, std::vector<Arg> args,
                   std::vector<std::pair<std::string, Arg>> kwargs = {});
+Node* append_call(Graph& g, const OpDef& op, std::vector<Arg> args,
+                  std::vector<std::pair<std::string, Arg>> kwargs = {});
 
 }  // namespace aotgrad

@@ -45,6 +45,10 @@ struct ViewAndMutationMeta {
   int num_mutated_outputs() const { return static_cast<int>(mutated_inputs_returned.size()); }
 };
 
+/// The op a functionalized graph writes a mutated input back with when the mutation stays in the
+/// graph (keep_input_mutations): a trailing `copy_(placeholder, new_value)`.
+inline constexpr const char* kWriteBackOp = "aten::copy_";
+
 struct FunctionalizeOptions {
   /// Keep data mutations of inputs in the graph as a trailing `copy_(input, new_value)` (the
   /// seed's keep_inference_input_mutations, §13.13) instead of returning the new value.
