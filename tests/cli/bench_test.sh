@@ -5,19 +5,8 @@
 # with a tiny minimum time, bench/cli_startup.sh with two runs, and bench/report.py writing
 # BENCHMARKS.md and its SVG plots from them.
 # usage: bench_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-root="$(cd "$data/../.." && pwd)"
+source "$(dirname "$0")/lib.sh" "$@"
 benchdir="$(dirname "$bin")/bench"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 
 # Bad arguments are usage errors naming the cause.
 "$PY" "$root/bench/compile_compare.py" --aotgrad="$bin" --dir="$tmp/g" --models=nosuch 2>"$tmp/err"
@@ -107,5 +96,4 @@ P
 check [ $? -eq 1 ]
 check grep -q "has no machine.json" "$tmp/err"
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

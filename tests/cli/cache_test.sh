@@ -3,18 +3,7 @@
 # same outputs and grads from a hit, a corrupted entry reported and rewritten, concurrent writers,
 # an unusable directory, AOTGRAD_LOGS=cache, and no cache (nor any file in HOME) without the option.
 # usage: cache_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
-has() { grep -qF -- "$2" "$1" || { echo "missing in $1: $2"; return 1; }; }
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+source "$(dirname "$0")/lib.sh" "$@"
 # cache_field FILE FIELD: the field of the "cache" object of a --stats=json line.
 cache_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["cache"][sys.argv[2]])' "$1" "$2"; }
 entries() { find "$1" -name '*.entry' | wc -l; }
@@ -138,5 +127,4 @@ check [ $? -eq 2 ]
 "$bin" compile "$g" --cache-dir= >/dev/null 2>&1
 check [ $? -eq 2 ]
 
-echo "cache_test: $passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

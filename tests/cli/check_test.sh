@@ -1,28 +1,7 @@
 #!/usr/bin/env bash
 # `aotgrad check` and `aotgrad ops`: output, fixed point, error format and exit codes.
 # usage: check_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-root="$(cd "$data/../.." && pwd)"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { passes=$((passes + 1)); }
-
-expect_exit() {  # expected_code description command...
-  local want="$1" what="$2"
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "$what: exit $got, expected $want; stderr: $(head -c 300 "$tmp/err")"
-  else
-    pass
-  fi
-}
+source "$(dirname "$0")/lib.sh" "$@"
 
 # A real graph prints, and its printed form is a fixed point.
 expect_exit 0 "check example" "$bin" check "$root/examples/linear_relu_joint.fx"
@@ -72,5 +51,4 @@ grep -qE '^aten::add\.Tensor[[:space:]].*pointwise' "$tmp/out" && pass || fail "
 expect_exit 0 "ops --tag" "$bin" ops --tag=inplace
 grep -q 'aten::add_.Tensor' "$tmp/out" && ! grep -q 'aten::add.Tensor' "$tmp/out" && pass || fail "ops --tag=inplace filter"
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -3,20 +3,9 @@
 # exported from PyTorch, trained one step by `aotgrad run --train` (default min-cut partition), with
 # the loss, every parameter grad and the written-back buffers compared with PyTorch eager autograd.
 # usage: export_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-root="$(cd "$data/../.." && pwd)"
+source "$(dirname "$0")/lib.sh" "$@"
 exporter="$root/tools/export.py"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
 # torch 1.13 and torchvision 0.14 are Debian's python3-torch and python3-torchvision.
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 if ! "$PY" -c "import torchvision" 2>"$tmp/tv.err"; then
   echo "FAIL: python3-torchvision is missing (scripts/setup.sh installs it): $(tail -1 "$tmp/tv.err")"
   exit 1
@@ -211,5 +200,4 @@ for l in open(sys.argv[1]):
   check [ -n "$mc" ] && check [ -n "$ft" ] && check [ "$mc" -le "$ft" ]
 done
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

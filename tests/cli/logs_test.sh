@@ -3,19 +3,7 @@
 # compile --dot (rendered with Graphviz's dot -Tsvg) and compile --timeline (well-formed SVG with
 # two curves and their peaks); unwritable paths exit 1 and leave nothing behind.
 # usage: logs_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
-has() { grep -qF -- "$2" "$1" || { echo "missing in $1: $2"; return 1; }; }
-hasnt() { ! grep -qF -- "$2" "$1" || { echo "unexpected in $1: $2"; return 1; }; }
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+source "$(dirname "$0")/lib.sh" "$@"
 
 cat >"$tmp/lr.fx" <<'FX'
 def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]"):
@@ -127,5 +115,4 @@ check has "$tmp/help" "--dot"
 check has "$tmp/help" "--timeline"
 check has "$tmp/help" "AOTGRAD_LOGS"
 
-echo "logs_test: $passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -1,14 +1,7 @@
 #!/usr/bin/env bash
 # `aotgrad opt`: passes in order, --print-after-all, --stats, and bad pass lists.
 # usage: opt_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
+source "$(dirname "$0")/lib.sh" "$@"
 
 cat >"$tmp/g.fx" <<'G'
 def forward(self, x: "f32[4, 8]", w: "f32[8]", b: "f32[8]"):
@@ -47,5 +40,4 @@ check [ $? -eq 2 ]
 check [ $? -eq 2 ]
 check grep -q "unknown op" "$tmp/err"
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

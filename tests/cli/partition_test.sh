@@ -5,18 +5,7 @@
 # unique storage bytes of saved values that are not parameters, buffers or inputs, all
 # parameters requiring grad. Also checks that the partition time is reported.
 # usage: partition_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-root="$(cd "$data/../.." && pwd)"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+source "$(dirname "$0")/lib.sh" "$@"
 
 # The models' parameters: placeholders named p_*, less BatchNorm's buffers.
 params() { grep -m1 'def forward' "$data/models/$1.fx" | grep -o 'p_[a-z_0-9]*: "f[0-9]*\[' | cut -d: -f1 | grep -v 'running_\|num_batches' | paste -sd, -; }
@@ -58,5 +47,4 @@ for l in open(sys.argv[1]):
   check "$PY" -c "import json,sys; e=json.load(open(sys.argv[1]))['explain']; assert e['memory_budget']['stage'] == 'inputs' and all(s['is_input'] for s in e['saved']), e" "$tmp/$m.0.dp.json"
 done
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

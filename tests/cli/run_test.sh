@@ -1,16 +1,7 @@
 #!/usr/bin/env bash
 # `aotgrad run`: random and file inputs, outputs file contents, mutated inputs, stats, errors.
 # usage: run_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-root="$(cd "$data/../.." && pwd)"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
+source "$(dirname "$0")/lib.sh" "$@"
 py() { python3 -c "$@"; }
 # Names in a safetensors file's header, sorted, comma-separated.
 names() { py "import json,struct,sys; b=open(sys.argv[1],'rb').read(); n=struct.unpack('<Q',b[:8])[0]; h=json.loads(b[8:8+n]); print(','.join(sorted(k for k in h if k!='__metadata__')))" "$1"; }
@@ -70,5 +61,4 @@ check grep -q "= torch.ops.aten.copy_.default(arg0_1, add);  arg0_1 = add = copy
 "$bin" compile "$tmp/sgd.fx" --grad=nosuch 2>/dev/null
 check [ $? -eq 2 ]
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

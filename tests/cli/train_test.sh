@@ -2,19 +2,7 @@
 # `aotgrad compile --grad` and `aotgrad run --train`: dumps, statistics, and grads and buffers of
 # the example models against PyTorch eager (Debian's python3-torch) on the same inputs.
 # usage: train_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-root="$(cd "$data/../.." && pwd)"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
-# torch 1.13 is Debian's python3-torch, for the system interpreter.
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+source "$(dirname "$0")/lib.sh" "$@"
 
 # compile --grad: joint.fx, fw.fx, bw.fx that parse and verify; the statistics the issue lists.
 "$bin" compile "$data/models/mlp.fx" --grad=all --dump "$tmp/mlp" --stats=json >"$tmp/mlp.json"
@@ -143,5 +131,4 @@ assert checked > 0
 P
 done
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish
