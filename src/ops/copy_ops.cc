@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
@@ -322,24 +323,12 @@ ValueMeta scatter_add(const MetaArgs& a) {
   return one(meta::empty(self.sizes, self.dtype, self.device));
 }
 
-// --- derivative rules (tools/autograd/derivatives.yaml, FunctionsManual.cpp)
-// ----------------------
+// --- derivative helpers (FunctionsManual.cpp)
+// ------------------------------------------------------ The formulas are at the declarations (see
+// Note [Derivative formulas]); these are the named functions they call.
 
-/// at::zeros(sizes, options) with a tensor's options (dtype, layout, device given).
-Node* zeros(GradBuilder& b, const SymIntVector& sizes, const TensorMeta& options, Node* like) {
-  return b.call("zeros.default", {b.sizes_arg(sizes, like)},
-                {{"dtype", Arg::of_dtype(options.dtype)},
-                 {"layout", Arg::of_layout(Layout::Strided)},
-                 {"device", Arg::of_device(options.device)}});
-}
-
-/// maybe_multiply(t, s): t itself when the Scalar s is 1, else t * s (mul.Scalar).
-Node* maybe_multiply(GradBuilder& b, Node* t, const Arg& s) {
-  bool one = (s.kind == Arg::Kind::Int || s.kind == Arg::Kind::Bool) ? s.i == 1
-             : s.kind == Arg::Kind::Float                            ? s.f == 1.0
-                                                                     : false;
-  return one ? t : b.call("mul.Scalar", {Arg(t), s});
-}
+using V = FormulaValue;
+using Vs = std::vector<FormulaValue>;
 
 /// grad.contiguous(): grad itself, or a contiguous clone.
 Node* contiguous(GradBuilder& b, Node* x) {
@@ -348,100 +337,78 @@ Node* contiguous(GradBuilder& b, Node* x) {
                 {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
 }
 
-// clone, lift_fresh_copy: self: grad
-void identity_grad(GradBuilder& b) { b.set(0, b.grad()); }
-
-// copy: self: zeros_like(grad); src: grad (sum_to and the cast to src's dtype follow in autograd).
-void copy_grad(GradBuilder& b) {
-  if (b.needs(0)) b.set(0, b.zeros_like(b.grad()));
-  if (b.needs(1)) b.set(1, b.grad());
+/// at::zeros(sizes, options) with the options of a tensor (dtype, layout, device given).
+Node* zeros(GradBuilder& b, const SymIntVector& sizes, const TensorMeta& options, Node* like) {
+  return b.call("zeros.default", {b.sizes_arg(sizes, like)},
+                {{"dtype", Arg::of_dtype(options.dtype)},
+                 {"layout", Arg::of_layout(Layout::Strided)},
+                 {"device", Arg::of_device(options.device)}});
 }
 
-// _to_copy: self: _to_copy_backward(grad, self.options()) -- grad.to(self's dtype and device).
-void to_copy_grad(GradBuilder& b) {
-  const TensorMeta& self = b.input_meta(0);
-  Node* g = b.grad();
+// _to_copy_backward(grad, self.options()): grad.to(self's dtype and device).
+V to_copy_backward(GradBuilder& b, Vs& a) {
+  const TensorMeta& self = a[1].options;
+  Node* g = a[0].node();
   const TensorMeta& gm = g->tensor_meta();
-  if (gm.dtype == self.dtype && gm.device == self.device) return b.set(0, g);
-  b.set(0, b.call("_to_copy.default", {Arg(g)},
-                  {{"dtype", Arg::of_dtype(self.dtype)},
-                   {"layout", Arg::of_layout(Layout::Strided)},
-                   {"device", Arg::of_device(self.device)}}));
+  if (gm.dtype == self.dtype && gm.device == self.device) return a[0];
+  return V::tensor(b.call("_to_copy.default", {Arg(g)},
+                          {{"dtype", Arg::of_dtype(self.dtype)},
+                           {"layout", Arg::of_layout(Layout::Strided)},
+                           {"device", Arg::of_device(self.device)}}));
 }
 
-// slice_scatter: self: slice_scatter_symint(grad, zeros_like(src), dim, start, end, step)
-//                src: grad.slice_symint(dim, start, end, step)
-void slice_scatter_grad(GradBuilder& b) {
-  if (b.needs(0))
-    b.set(0, b.call("slice_scatter.default", {Arg(b.grad()), Arg(b.zeros_like(b.input(1))),
-                                              b.arg(2), b.arg(3), b.arg(4), b.arg(5)}));
-  if (b.needs(1))
-    b.set(1, b.call("slice.Tensor", {Arg(b.grad()), b.arg(2), b.arg(3), b.arg(4), b.arg(5)}));
-}
-
-// select_scatter: self: select_scatter_symint(grad, zeros_like(src), dim, index)
-//                 src: grad.select_symint(dim, index)
-void select_scatter_grad(GradBuilder& b) {
-  if (b.needs(0))
-    b.set(0, b.call("select_scatter.default",
-                    {Arg(b.grad()), Arg(b.zeros_like(b.input(1))), b.arg(2), b.arg(3)}));
-  if (b.needs(1)) b.set(1, b.call("select.int", {Arg(b.grad()), b.arg(2), b.arg(3)}));
-}
-
-// diagonal_scatter: self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
-//                   src: grad.diagonal(offset, dim1, dim2)
-void diagonal_scatter_grad(GradBuilder& b) {
-  if (b.needs(0))
-    b.set(0, b.call("diagonal_scatter.default",
-                    {Arg(b.grad()), Arg(b.zeros_like(b.input(1))), b.arg(2), b.arg(3), b.arg(4)}));
-  if (b.needs(1))
-    b.set(1, b.call("diagonal.default", {Arg(b.grad()), b.arg(2), b.arg(3), b.arg(4)}));
-}
-
-// as_strided_scatter: src: grad.contiguous().as_strided_symint(size, stride, storage_offset).
+// as_strided_scatter_backward(grad, result, src, size, stride, storage_offset, grad_input_mask):
 // self: the gradient with the scattered region zeroed, written like the other scatters'
-// `X_scatter(grad, zeros_like(src), ...)`. PyTorch's as_strided_scatter_backward instead returns
-// a zero (1.13: uninitialized) buffer holding grad's slice -- the region that is *not* self's
-// (see albanD's review of pytorch#77128, "Autograd formula looks wrong"); finite differences
-// agree with this rule. The region is defined on the result's layout: PyTorch assumes a
-// contiguous one (Note [as_strided_scatter backward support]); for another layout the gradient
-// is first copied into that layout (as_strided_scatter of grad into new_empty_strided).
-void as_strided_scatter_grad(GradBuilder& b) {
-  const TensorMeta& out = b.result_meta(0);
+// `X_scatter(grad, zeros_like(src), ...)`; src: grad.contiguous().as_strided_symint(size, stride,
+// storage_offset). PyTorch's as_strided_scatter_backward instead returns a zero (1.13:
+// uninitialized) buffer holding grad's slice -- the region that is *not* self's (see albanD's
+// review of pytorch#77128, "Autograd formula looks wrong"); finite differences agree with this
+// rule. The region is defined on the result's layout: PyTorch assumes a contiguous one (Note
+// [as_strided_scatter backward support]); for another layout the gradient is first copied into
+// that layout (as_strided_scatter of grad into new_empty_strided). The result is only read for
+// its layout, so it is not saved.
+V as_strided_scatter_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  const TensorMeta& out = a[1].meta();
   Node* g;
   if (out.is_contiguous()) {
-    g = contiguous(b, b.grad());
+    g = contiguous(b, grad);
   } else {
     Node* like = const_cast<Node*>(&b.node());
     Arg sizes = b.sizes_arg(out.sizes, like), strides = b.sizes_arg(out.strides);
-    Node* buf = b.call("new_empty_strided.default", {Arg(b.grad()), sizes, strides});
-    g = b.call("as_strided_scatter.default",
-               {Arg(buf), Arg(b.grad()), sizes, strides, Arg::of_int(0)});
+    Node* buf = b.call("new_empty_strided.default", {Arg(grad), sizes, strides});
+    g = b.call("as_strided_scatter.default", {Arg(buf), Arg(grad), sizes, strides, Arg::of_int(0)});
   }
-  if (b.needs(0))
-    b.set(0, b.call("as_strided_scatter.default",
-                    {Arg(g), Arg(b.zeros_like(b.input(1))), b.arg(2), b.arg(3), b.arg(4)}));
-  if (b.needs(1)) b.set(1, b.call("as_strided.default", {Arg(g), b.arg(2), b.arg(3), b.arg(4)}));
+  const Arg& mask = a[6].arg;
+  V self, src;
+  if (mask.list[0].i)
+    self = V::tensor(b.call("as_strided_scatter.default",
+                            {Arg(g), Arg(b.zeros_like(a[2].node())), formula_arg(b, a[3]),
+                             formula_arg(b, a[4]), a[5].arg}));
+  if (mask.list[1].i)
+    src = V::tensor(b.call("as_strided.default",
+                           {Arg(g), formula_arg(b, a[3]), formula_arg(b, a[4]), a[5].arg}));
+  return V::tuple({self, src});
 }
 
-// cat: tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), ..., dim) -- a narrow
-// (slice) of grad per input; 1-d empty inputs get zeros({0}).
-void cat_grad(GradBuilder& b) {
-  const Arg& list = b.arg(0);
+// cat_tensors_backward(grad, sizes, dtypes, dim): a narrow (slice) of grad per input; 1-d empty
+// inputs get zeros({0}).
+V cat_tensors_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
   std::vector<const TensorMeta*> ts;
-  for (const Arg& e : list.list) ts.push_back(&e.node->tensor_meta());
+  for (const V& e : a[1].elems) ts.push_back(&e.meta());
   auto skip = [](const TensorMeta* t) { return t->dim() == 1 && t->sizes[0] == 0; };
-  int64_t dim = MetaArgs(b.op(), b.node().args()).int_value(1);
+  int64_t dim = a[3].to_int();
   for (auto* t : ts)
     if (!skip(t)) {
       dim = meta::wrap_dim(dim, t->dim());
       break;
     }
-  Node* grad = b.grad();
+  std::vector<V> out(ts.size());
   SymInt acc = 0;
   for (size_t k = 0; k < ts.size(); ++k) {
     if (skip(ts[k])) {
-      if (b.needs(0, k)) b.set(0, k, zeros(b, {0}, grad->tensor_meta(), nullptr));
+      if (b.needs(0, k)) out[k] = V::tensor(zeros(b, {0}, grad->tensor_meta(), nullptr));
       continue;
     }
     SymInt size = ts[k]->sizes[dim];
@@ -450,92 +417,65 @@ void cat_grad(GradBuilder& b) {
     if (!b.needs(0, k)) continue;
     if (!start.is_concrete() || !acc.is_concrete())
       throw Error("cat backward needs concrete sizes along dim " + std::to_string(dim));
-    b.set(0, k,
-          b.call("slice.Tensor", {Arg(grad), Arg::of_int(dim), Arg::of_int(start.value()),
-                                  Arg::of_int(acc.value())}));
+    out[k] =
+        V::tensor(b.call("slice.Tensor", {Arg(grad), Arg::of_int(dim), Arg::of_int(start.value()),
+                                          Arg::of_int(acc.value())}));
   }
+  return V::tuple(std::move(out));
 }
 
-// stack: tensors: stack_tensors_backward(grad, dim, ...) -- grad.select(dim, i) per input.
-void stack_grad(GradBuilder& b) {
-  size_t n = b.arg(0).list.size();
-  for (size_t k = 0; k < n; ++k)
+// stack_tensors_backward(grad, dim, dtypes): grad.select(dim, i) per input.
+V stack_tensors_backward(GradBuilder& b, Vs& a) {
+  std::vector<V> out(a[2].elems.size());
+  for (size_t k = 0; k < out.size(); ++k)
     if (b.needs(0, k))
-      b.set(0, k,
-            b.call("select.int", {Arg(b.grad()), b.arg(1), Arg::of_int(static_cast<int64_t>(k))}));
+      out[k] = V::tensor(
+          b.call("select.int", {Arg(a[0].node()), a[1].arg, Arg::of_int(static_cast<int64_t>(k))}));
+  return V::tuple(std::move(out));
 }
 
-// index_select: self: index_select_backward_symint(grad, self.sym_sizes(), dim, index)
-//   = grad.new_zeros_symint(self_sizes).index_add_(dim, index, grad)
-void index_select_grad(GradBuilder& b) {
-  Node* z =
-      b.call("new_zeros.default", {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0))});
-  b.set(0, b.call("index_add.default", {Arg(z), b.arg(1), b.arg(2), Arg(b.grad())}));
-}
-
-// gather: self: gather_backward(grad, self, dim, index, sparse_grad)
+// gather_backward(grad, self, dim, index, sparse_grad)
 //   = grad.new_zeros_symint(self.sym_sizes()).scatter_add_(dim, index, grad)
-void gather_grad(GradBuilder& b) {
-  if (b.arg(3).kind == Arg::Kind::Bool && b.arg(3).i)
+V gather_backward(GradBuilder& b, Vs& a) {
+  if (a[4].arg.kind == Arg::Kind::Bool && a[4].arg.i)
     throw Error("gather backward with sparse_grad=True (_gather_sparse_backward) is not supported");
-  Node* z =
-      b.call("new_zeros.default", {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0))});
-  b.set(0, b.call("scatter_add.default", {Arg(z), b.arg(1), b.arg(2), Arg(b.grad())}));
+  Node* grad = a[0].node();
+  Node* self = a[1].node();
+  Node* z = b.call("new_zeros.default", {Arg(grad), b.sizes_arg(self->tensor_meta().sizes, self)});
+  return V::tensor(b.call("scatter_add.default", {Arg(z), a[2].arg, a[3].arg, Arg(grad)}));
 }
 
-// slice_backward: grad_output: grad.slice_symint(dim, start, end, step)
-void slice_backward_grad(GradBuilder& b) {
-  b.set(0, b.call("slice.Tensor", {Arg(b.grad()), b.arg(2), b.arg(3), b.arg(4), b.arg(5)}));
-}
-
-// select_backward: grad_output: grad.select_symint(dim, index)
-void select_backward_grad(GradBuilder& b) {
-  b.set(0, b.call("select.int", {Arg(b.grad()), b.arg(2), b.arg(3)}));
-}
-
-// diagonal_backward: grad_output: grad.diagonal(offset, dim1, dim2)
-void diagonal_backward_grad(GradBuilder& b) {
-  b.set(0, b.call("diagonal.default", {Arg(b.grad()), b.arg(2), b.arg(3), b.arg(4)}));
-}
-
-// index_add: self: grad
-//   source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim, index).expand_as(source)
-//                                           : grad.index_select(dim, index.squeeze(0)), alpha)
-void index_add_grad(GradBuilder& b) {
-  if (b.needs(0)) b.set(0, b.grad());
-  if (!b.needs(3)) return;
-  const TensorMeta& source = b.input_meta(3);
-  Node* g;
-  if (source.dim() > 0) {
-    Node* sel = b.call("index_select.default", {Arg(b.grad()), b.arg(1), b.arg(2)});
-    g = b.call("expand.default", {Arg(sel), b.sizes_arg(source.sizes, b.input(3))});
-  } else {
-    Node* index = b.call("squeeze.dim", {b.arg(2), Arg::of_int(0)});
-    g = b.call("index_select.default", {Arg(b.grad()), b.arg(1), Arg(index)});
-  }
-  b.set(3, maybe_multiply(b, g, b.arg(4)));
-}
-
-// scatter_add: self: grad; src: grad.gather(dim, index)
-// The gather has index's shape; when src is larger PyTorch's backward fails (ScatterAddBackward0
-// "returned an invalid gradient"), so aotgrad places it in zeros of src's shape instead: the
-// src elements the index does not reach get zero gradient.
-void scatter_add_grad(GradBuilder& b) {
-  if (b.needs(0)) b.set(0, b.grad());
-  if (!b.needs(3)) return;
-  const TensorMeta& src = b.input_meta(3);
-  const TensorMeta& index = b.input_meta(2);
+// scatter_add's src: grad.gather(dim, index) has index's shape; when src is larger PyTorch's
+// backward fails (ScatterAddBackward0 "returned an invalid gradient"), so aotgrad places it in
+// zeros of src's shape instead: the src elements the index does not reach get zero gradient.
+V scatter_add_src_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  Node* index_node = a[2].node();
+  Node* src_node = a[3].node();
+  const TensorMeta& src = src_node->tensor_meta();
+  const TensorMeta& index = index_node->tensor_meta();
   if (index.dim() != src.dim())  // only an empty index: nothing reaches src
-    return b.set(3,
-                 b.call("new_zeros.default", {Arg(b.grad()), b.sizes_arg(src.sizes, b.input(3))}));
-  Node* g = b.call("gather.default", {Arg(b.grad()), b.arg(1), b.arg(2)});
+    return V::tensor(b.call("new_zeros.default", {Arg(grad), b.sizes_arg(src.sizes, src_node)}));
+  Node* g = b.call("gather.default", {Arg(grad), a[1].arg, a[2].arg});
   if (index.sizes != src.sizes) {
-    Node* z = b.call("new_zeros.default", {Arg(g), b.sizes_arg(src.sizes, b.input(3))});
+    Node* z = b.call("new_zeros.default", {Arg(g), b.sizes_arg(src.sizes, src_node)});
     g = b.call("as_strided_scatter.default",
-               {Arg(z), Arg(g), b.sizes_arg(index.sizes, b.input(2)),
+               {Arg(z), Arg(g), b.sizes_arg(index.sizes, index_node),
                 b.sizes_arg(contiguous_strides(src.sizes)), Arg::of_int(0)});
   }
-  b.set(3, g);
+  return V::tensor(g);
+}
+
+void add_copy_grad_helpers() {
+  add_grad_helper("_to_copy_backward", to_copy_backward);
+  add_grad_helper("as_strided_scatter_backward", as_strided_scatter_backward);
+  add_grad_helper("cat_tensors_backward", cat_tensors_backward);
+  add_grad_helper("stack_tensors_backward", stack_tensors_backward);
+  add_grad_helper("gather_backward", gather_backward);
+  add_grad_helper("scatter_add_src_backward", scatter_add_src_backward);
+  // index_select_backward_symint(grad, self.sym_sizes(), dim, index)
+  add_grad_helper("index_select_backward(grad, self_sizes, dim, index)",
+                  "grad.new_zeros_symint(self_sizes).index_add_(dim, index, grad)");
 }
 
 // copy_(self, src) functionalized: the new value is src's values (cast, broadcast) in a fresh
@@ -565,18 +505,18 @@ Node* copy_inplace_value(InplaceValueBuilder& b) {
 }  // namespace
 
 void register_copy_ops(OpTable& t) {
+  add_copy_grad_helpers();
   t.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
       .tags(kCore)
       .meta(clone)
-      .derivative(rule(identity_grad, "self: grad"));
+      .derivative(formula("self: grad"));
   t.def("lift_fresh_copy(Tensor self) -> Tensor")
       .meta(lift_fresh_copy)
-      .derivative(rule(identity_grad, "self: grad"));
+      .derivative(formula("self: grad"));
   t.def("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor")
       .tags(kCore)
       .meta(copy)
-      .derivative(
-          rule(copy_grad, "self: zeros_like(grad); src: grad (sum_to / dtype cast by autograd)"))
+      .derivative(formula("self: zeros_like(grad); src: grad"))  // sum_to, cast: autograd
       .inplace("copy_");
   t.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
       .tags(kInplace)
@@ -588,7 +528,7 @@ void register_copy_ops(OpTable& t) {
        "Tensor")
       .tags(kCore)
       .meta(to_copy)
-      .derivative(rule(to_copy_grad, "self: _to_copy_backward(grad, self.options())"));
+      .derivative(formula("self: _to_copy_backward(grad, self.options())"));
 
   // View inverses: a copy of self with src written into the view.
   t.def(
@@ -596,50 +536,45 @@ void register_copy_ops(OpTable& t) {
        "SymInt step=1) -> Tensor")
       .tags(kScatter | kCore)
       .meta(slice_scatter)
-      .derivative(rule(slice_scatter_grad,
-                       "self: slice_scatter_symint(grad, zeros_like(src), dim, start, end, step); "
-                       "src: grad.slice_symint(dim, start, end, step)"));
+      .derivative(
+          formula("self: slice_scatter_symint(grad, zeros_like(src), dim, start, end, step); "
+                  "src: grad.slice_symint(dim, start, end, step)"));
   t.def("select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor")
       .tags(kScatter | kCore)
       .meta(select_scatter)
-      .derivative(rule(select_scatter_grad,
-                       "self: select_scatter_symint(grad, zeros_like(src), dim, index); src: "
-                       "grad.select_symint(dim, index)"));
+      .derivative(formula("self: select_scatter_symint(grad, zeros_like(src), dim, index); src: "
+                          "grad.select_symint(dim, index)"));
   t.def("diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor")
       .tags(kScatter | kCore)
       .meta(diagonal_scatter)
-      .derivative(rule(diagonal_scatter_grad,
-                       "self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2); src: "
-                       "grad.diagonal(offset, dim1, dim2)"));
+      .derivative(formula("self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2); src: "
+                          "grad.diagonal(offset, dim1, dim2)"));
   t.def(
        "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, "
        "SymInt? storage_offset=None) -> Tensor")
       .tags(kScatter | kCore)
       .meta(as_strided_scatter)
-      .derivative(rule(as_strided_scatter_grad,
-                       "self: as_strided_scatter(grad.contiguous(), zeros_like(src), size, stride, "
-                       "storage_offset) (PyTorch: as_strided_scatter_backward); src: "
-                       "grad.contiguous().as_strided_symint(size, stride, storage_offset)"));
+      .derivative(formula("self, src: as_strided_scatter_backward(grad, result, src, size, stride, "
+                          "storage_offset, grad_input_mask)"));
 
   t.def("cat(Tensor[] tensors, int dim=0) -> Tensor")
       .tags(kCore)
       .meta(cat)
-      .derivative(rule(cat_grad,
-                       "tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), "
-                       "to_args_scalartypes(tensors), dim)"));
+      .derivative(formula("tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), "
+                          "to_args_scalartypes(tensors), dim)"));
   t.def("stack(Tensor[] tensors, int dim=0) -> Tensor")
       .meta(stack)
-      .derivative(rule(stack_grad,
-                       "tensors: stack_tensors_backward(grad, dim, to_args_scalartypes(tensors))"));
+      .derivative(
+          formula("tensors: stack_tensors_backward(grad, dim, to_args_scalartypes(tensors))"));
   t.def("index_select(Tensor self, int dim, Tensor index) -> Tensor")
       .tags(kCore)
       .meta(index_select)
-      .derivative(rule(index_select_grad,
-                       "self: index_select_backward_symint(grad, self.sym_sizes(), dim, index)"));
+      .derivative(
+          formula("self: index_select_backward_symint(grad, self.sym_sizes(), dim, index)"));
   t.def("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
       .tags(kCore)
       .meta(gather)
-      .derivative(rule(gather_grad, "self: gather_backward(grad, self, dim, index, sparse_grad)"));
+      .derivative(formula("self: gather_backward(grad, self, dim, index, sparse_grad)"));
 
   // The view ops' backward kernels and the index scatters their formulas use.
   t.def(
@@ -647,29 +582,27 @@ void register_copy_ops(OpTable& t) {
        "SymInt end, SymInt step) -> Tensor")
       .tags(kBackward)
       .meta(slice_backward)
-      .derivative(
-          rule(slice_backward_grad, "grad_output: grad.slice_symint(dim, start, end, step)"));
+      .derivative(formula("grad_output: grad.slice_symint(dim, start, end, step)"));
   t.def("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor")
       .tags(kBackward)
       .meta(select_backward)
-      .derivative(rule(select_backward_grad, "grad_output: grad.select_symint(dim, index)"));
+      .derivative(formula("grad_output: grad.select_symint(dim, index)"));
   t.def(
        "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, "
        "int dim2) -> Tensor")
       .tags(kBackward)
       .meta(diagonal_backward)
-      .derivative(rule(diagonal_backward_grad, "grad_output: grad.diagonal(offset, dim1, dim2)"));
+      .derivative(formula("grad_output: grad.diagonal(offset, dim1, dim2)"));
   t.def(
        "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> "
        "Tensor")
       .meta(index_add)
       .derivative(
-          rule(index_add_grad,
-               "self: grad; source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim, "
-               "index).expand_as(source) : grad.index_select(dim, index.squeeze(0)), alpha)"));
+          formula("self: grad; source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim, "
+                  "index).expand_as(source) : grad.index_select(dim, index.squeeze(0)), alpha)"));
   t.def("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
       .meta(scatter_add)
-      .derivative(rule(scatter_add_grad, "self: grad; src: grad.gather(dim, index)"));
+      .derivative(formula("self: grad; src: scatter_add_src_backward(grad, dim, index, src)"));
 }
 
 }  // namespace aotgrad

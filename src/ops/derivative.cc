@@ -53,6 +53,23 @@ const TensorMeta& GradBuilder::result_meta(size_t i) const {
   return fwd_.tensor_meta();
 }
 
+Node* GradBuilder::saved_output(size_t i) {
+  Node* fwd = const_cast<Node*>(&fwd_);
+  int64_t k = static_cast<int64_t>(i);
+  for (Node* u : fwd->users())
+    if (u->kind() == NodeKind::GetItem && u->getitem_input() == fwd && u->getitem_index() == k)
+      return u;
+  Node* last = fwd;
+  while (last->next() && last->next()->kind() == NodeKind::GetItem &&
+         last->next()->getitem_input() == fwd && last->next()->getitem_index() < k)
+    last = last->next();
+  Node* insertion = g_.insertion_point();
+  g_.set_insertion_point(last->next());
+  Node* r = g_.add_getitem(fwd, k);
+  g_.set_insertion_point(insertion);
+  return r;
+}
+
 Node* GradBuilder::grad_or_zeros(size_t i) {
   if (Node* g = grad(i)) return g;
   Node* r = const_cast<Node*>(&fwd_);

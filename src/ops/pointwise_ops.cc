@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 #include "full_decomps.h"
@@ -387,13 +388,13 @@ ValueMeta threshold_backward(const MetaArgs& a) {
   return one(tensor_iterator_output({&x, &g}, result_type({&x, &g})));
 }
 
-// --- derivative rules (tools/autograd/derivatives.yaml, FunctionsManual.cpp) ---------------------
-// Each rule emits the graph PyTorch's AOTAutograd traces for its formula: a backward function
-// computes its inputs' gradients in the order of the formula keys sorted by name ("other" before
-// "self"), the operands of a nested C++ expression are evaluated right to left (as GCC does),
-// `Tensor * Scalar` is the `.Scalar` overload, and `Scalar - Tensor` / `Scalar / Tensor` are
-// empty_like(t).fill_(s).sub_(t) / .div_(t). Tensor arguments that are Python numbers in the
-// forward call are passed on as numbers.
+// --- derivative helpers (FunctionsManual.cpp)
+// ------------------------------------------------------ The formulas are at the declarations (see
+// Note [Derivative formulas]); these are the named functions they call, emitting what PyTorch's
+// AOTAutograd traces for them.
+
+using V = FormulaValue;
+using Vs = std::vector<FormulaValue>;
 
 Node* call(GradBuilder& b, std::string_view op, std::vector<Arg> args) {
   return b.call(op, std::move(args));
@@ -401,26 +402,6 @@ Node* call(GradBuilder& b, std::string_view op, std::vector<Arg> args) {
 Node* mul(GradBuilder& b, const Arg& x, const Arg& y) { return call(b, "mul.Tensor", {x, y}); }
 Node* mul_s(GradBuilder& b, Node* x, const Arg& s) { return call(b, "mul.Scalar", {Arg(x), s}); }
 Node* neg(GradBuilder& b, Node* x) { return call(b, "neg.default", {Arg(x)}); }
-// at::zeros_like(x) as a C++ formula calls it: no memory_format argument.
-Node* zeros_like(GradBuilder& b, Node* x) { return call(b, "zeros_like.default", {Arg(x)}); }
-
-// A string argument ("none", "tanh").
-std::string args_str(const GradBuilder& b, size_t i) {
-  return MetaArgs(b.op(), b.node().args()).str(i);
-}
-
-// maybe_multiply(t, s): t itself when the Scalar s is 1, else t * s.
-Node* maybe_multiply(GradBuilder& b, Node* t, const Arg& s) {
-  bool one = (s.kind == Arg::Kind::Int || s.kind == Arg::Kind::Bool) ? s.i == 1
-             : s.kind == Arg::Kind::Float                            ? s.f == 1.0
-                                                                     : false;
-  return one ? t : mul_s(b, t, s);
-}
-
-// A Scalar argument's value as C++'s Scalar::toDouble() gives it.
-double to_double(const Arg& s) {
-  return s.kind == Arg::Kind::Float ? s.f : static_cast<double>(s.i);
-}
 
 // at::scalar_tensor(s, t.options()) and at::zeros_like(t, t.options().dtype(dt)): options as a C++
 // formula passes them (dtype, layout and device set).
@@ -451,314 +432,134 @@ Node* cmp(GradBuilder& b, const char* op, const Arg& x, const Arg& y) {
   return call(b, std::string(op) + (y.is_node() ? ".Tensor" : ".Scalar"), {x, y});
 }
 
-void abs_grad(GradBuilder& b) {  // self: grad * self.sgn()
-  Node* sgn = call(b, "sgn.default", {b.arg(0)});
-  b.set(0, mul(b, Arg(b.grad()), Arg(sgn)));
-}
-// neg: self: grad.neg()
-void neg_grad(GradBuilder& b) { b.set(0, neg(b, b.grad())); }
-// exp: self: grad * result.conj()
-void exp_grad(GradBuilder& b) { b.set(0, mul(b, Arg(b.grad()), Arg(b.result()))); }
-void log_grad(GradBuilder& b) {  // self: grad.div(self.conj())
-  b.set(0, call(b, "div.Tensor", {Arg(b.grad()), b.arg(0)}));
-}
-void log1p_grad(GradBuilder& b) {  // self: log1p_backward(grad, self) = grad / (self + 1).conj()
-  Node* p = call(b, "add.Scalar", {b.arg(0), Arg::of_int(1)});
-  b.set(0, call(b, "div.Tensor", {Arg(b.grad()), Arg(p)}));
-}
-void expm1_grad(GradBuilder& b) {  // self: grad * (result.conj() + 1)
-  Node* p = call(b, "add.Scalar", {Arg(b.result()), Arg::of_int(1)});
-  b.set(0, mul(b, Arg(b.grad()), Arg(p)));
-}
-void sqrt_grad(GradBuilder& b) {  // self: grad / (2 * result.conj())
-  Node* d = mul_s(b, b.result(), Arg::of_int(2));
-  b.set(0, call(b, "div.Tensor", {Arg(b.grad()), Arg(d)}));
-}
-void rsqrt_grad(GradBuilder& b) {  // self: -0.5 * grad * result.pow(3).conj()
-  Node* p = call(b, "pow.Tensor_Scalar", {Arg(b.result()), Arg::of_int(3)});
-  Node* g = mul_s(b, b.grad(), Arg::of_float(-0.5));
-  b.set(0, mul(b, Arg(g), Arg(p)));
-}
-void reciprocal_grad(GradBuilder& b) {  // self: -grad * (result * result).conj()
-  Node* r = b.result();
-  Node* sq = mul(b, Arg(r), Arg(r));
-  b.set(0, mul(b, Arg(neg(b, b.grad())), Arg(sq)));
-}
-void sin_grad(GradBuilder& b) {  // self: grad * self.cos().conj()
-  Node* c = call(b, "cos.default", {b.arg(0)});
-  b.set(0, mul(b, Arg(b.grad()), Arg(c)));
-}
-void cos_grad(GradBuilder& b) {  // self: grad * -self.sin().conj()
-  Node* s = call(b, "sin.default", {b.arg(0)});
-  b.set(0, mul(b, Arg(b.grad()), Arg(neg(b, s))));
-}
-void sinh_grad(GradBuilder& b) {  // self: grad * self.cosh().conj()
-  Node* c = call(b, "cosh.default", {b.arg(0)});
-  b.set(0, mul(b, Arg(b.grad()), Arg(c)));
-}
-void cosh_grad(GradBuilder& b) {  // self: grad * self.sinh().conj()
-  Node* s = call(b, "sinh.default", {b.arg(0)});
-  b.set(0, mul(b, Arg(b.grad()), Arg(s)));
-}
-void tanh_grad(GradBuilder& b) {  // self: tanh_backward(grad, result)
-  b.set(0, call(b, "tanh_backward.default", {Arg(b.grad()), Arg(b.result())}));
-}
-void sigmoid_grad(GradBuilder& b) {  // self: sigmoid_backward(grad, result)
-  b.set(0, call(b, "sigmoid_backward.default", {Arg(b.grad()), Arg(b.result())}));
-}
-void erf_grad(GradBuilder& b) {  // self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad
-  Node* p = call(b, "pow.Tensor_Scalar", {b.arg(0), Arg::of_int(2)});
-  Node* e = call(b, "exp.default", {Arg(neg(b, p))});
-  Node* k = mul_s(b, e, Arg::of_float(2.0 / std::sqrt(M_PI)));
-  b.set(0, mul(b, Arg(k), Arg(b.grad())));
-}
-void relu_grad(GradBuilder& b) {  // self: threshold_backward(grad, result, 0)
-  b.set(0, call(b, "threshold_backward.default", {Arg(b.grad()), Arg(b.result()), Arg::of_int(0)}));
-}
-void gelu_grad(GradBuilder& b) {  // self: gelu_backward(grad, self, approximate)
-  b.set(0, b.call("gelu_backward.default", {Arg(b.grad()), b.arg(0)}, {{"approximate", b.arg(1)}}));
-}
-void silu_grad(GradBuilder& b) {  // self: silu_backward(grad, self) -- grad mode is off in backward
-  b.set(0, call(b, "silu_backward.default", {Arg(b.grad()), b.arg(0)}));
-}
-// sign, zero: self: zeros_like(grad)
-void zeros_like_grad(GradBuilder& b) { b.set(0, zeros_like(b, b.grad())); }
-
-// sgn: self: sgn_backward(self, grad, result) -- for a real self,
-// at::_efficientzerotensor(sgn.sizes(), sgn.options()); a ZeroTensor is a dispatch wrapper the
-// interpreter does not keep, so the zeros are materialized with at::zeros.
-void sgn_grad(GradBuilder& b) {
-  const TensorMeta& r = b.result_meta();
-  b.set(0, b.call("zeros.default", {b.sizes_arg(r.sizes, const_cast<Node*>(&b.node()))},
-                  options(r.dtype, r.device)));
+// sgn_backward(self, grad, result): for a real self, at::_efficientzerotensor(sgn.sizes(),
+// sgn.options()); a ZeroTensor is a dispatch wrapper the interpreter does not keep, so the zeros
+// are materialized with at::zeros (the result's sizes and options only: it is not saved).
+V sgn_backward(GradBuilder& b, Vs& a) {
+  const TensorMeta& r = a[2].meta();
+  return V::tensor(b.call("zeros.default", {b.sizes_arg(r.sizes, const_cast<Node*>(&b.node()))},
+                          options(r.dtype, r.device)));
 }
 
-// add.Tensor: self: grad; other: maybe_multiply(grad, alpha.conj())
-void add_grad(GradBuilder& b) {
-  if (b.needs(1)) b.set(1, maybe_multiply(b, b.grad(), b.arg(2)));
-  b.set(0, b.grad());
+// log1p_backward(grad, self) = grad / (self + 1).conj()
+V log1p_backward(GradBuilder& b, Vs& a) {
+  Node* p = call(b, "add.Scalar", {a[1].arg, Arg::of_int(1)});
+  return V::tensor(call(b, "div.Tensor", {Arg(a[0].node()), Arg(p)}));
 }
-// add.Scalar / sub.Scalar: self: grad
-void identity_grad(GradBuilder& b) { b.set(0, b.grad()); }
-// sub.Tensor: self: grad; other: maybe_multiply(-grad, alpha.conj())
-void sub_grad(GradBuilder& b) {
-  if (b.needs(1)) b.set(1, maybe_multiply(b, neg(b, b.grad()), b.arg(2)));
-  b.set(0, b.grad());
-}
-// rsub.Scalar: self: maybe_multiply(-grad, alpha.conj())
-void rsub_grad(GradBuilder& b) { b.set(0, maybe_multiply(b, neg(b, b.grad()), b.arg(2))); }
-// mul.Tensor: self: mul_tensor_backward(grad, other, ...) = grad * other.conj();
-//             other: grad * self.conj()
-void mul_grad(GradBuilder& b) {
-  if (b.needs(1)) b.set(1, mul(b, Arg(b.grad()), b.arg(0)));
-  if (b.needs(0)) b.set(0, mul(b, Arg(b.grad()), b.arg(1)));
-}
-// mul.Scalar: self: mul_tensor_backward(grad, other, ...) = grad * other
-void mul_scalar_grad(GradBuilder& b) { b.set(0, mul_s(b, b.grad(), b.arg(1))); }
-// div.Tensor, div.Tensor_mode: self: div_tensor_self_backward(grad, other, ..., rounding_mode)
-//   = grad / other.conj(), other: div_tensor_other_backward(grad, self, other, rounding_mode)
-//   = -grad * ((self / other) / other).conj(); with a rounding mode, zeros in the input's dtype.
-void div_grad(GradBuilder& b) {
-  bool rounding = b.node().args().size() > 2 && !b.arg(2).is_none();
-  if (b.needs(1)) {
-    if (rounding) {
-      const TensorMeta& other = b.input_meta(1);
-      b.set(1, b.call("zeros_like.default", {Arg(b.grad())}, options(other.dtype, other.device)));
-    } else {
-      Node* q = call(b, "div.Tensor", {b.arg(0), b.arg(1)});
-      Node* q2 = call(b, "div.Tensor", {Arg(q), b.arg(1)});
-      b.set(1, mul(b, Arg(neg(b, b.grad())), Arg(q2)));
-    }
-  }
-  if (!b.needs(0)) return;
-  if (rounding) {
-    const TensorMeta& self = b.input_meta(0);
-    b.set(0, b.call("zeros_like.default", {Arg(b.grad())}, options(self.dtype, self.device)));
-  } else {
-    b.set(0, call(b, "div.Tensor", {Arg(b.grad()), b.arg(1)}));
-  }
-}
-// div.Scalar: self: div_tensor_self_backward(grad, other, ...) = grad / other
-void div_scalar_grad(GradBuilder& b) { b.set(0, call(b, "div.Scalar", {Arg(b.grad()), b.arg(1)})); }
 
-// pow.Tensor_Scalar: self: pow_backward(grad, self, exponent) = zeros_like(self) for exponent 0,
-//   else grad * (exponent * self.pow(exponent - 1)).conj() (exponent as a double)
-void pow_scalar_grad(GradBuilder& b) {
-  double e = to_double(b.arg(1));
-  if (e == 0.0) {
-    b.set(0, b.call("zeros_like.default", {b.arg(0)},
-                    {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}}));
-    return;
+// maybe_multiply(t, s): t itself when the Scalar s is 1, else t * s.
+V maybe_multiply(GradBuilder& b, Vs& a) {
+  const Arg& s = a[1].arg;
+  bool one = (s.kind == Arg::Kind::Int || s.kind == Arg::Kind::Bool) ? s.i == 1
+             : s.kind == Arg::Kind::Float                            ? s.f == 1.0
+                                                                     : false;
+  return one ? a[0] : V::tensor(mul_s(b, a[0].node(), s));
+}
+
+bool has_rounding_mode(const Vs& a, size_t i) { return a.size() > i && !a[i].is_none(); }
+
+// div_tensor_self_backward(grad, other, self_st, rounding_mode) = grad / other.conj(); with a
+// rounding mode, zeros in self's dtype.
+V div_tensor_self_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  if (has_rounding_mode(a, 3)) {
+    const TensorMeta& g = grad->tensor_meta();
+    return V::tensor(b.call("zeros_like.default", {Arg(grad)},
+                            options(static_cast<ScalarType>(a[2].arg.i), g.device)));
   }
-  Node* p = call(b, "pow.Tensor_Scalar", {b.arg(0), Arg::of_float(e - 1)});
+  const char* op = a[1].kind == V::Kind::kScalar ? "div.Scalar" : "div.Tensor";
+  return V::tensor(call(b, op, {Arg(grad), a[1].arg}));
+}
+
+// div_tensor_other_backward(grad, self, other, rounding_mode) = -grad * ((self / other) / other)
+// .conj(); with a rounding mode, zeros in other's dtype.
+V div_tensor_other_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  if (has_rounding_mode(a, 3)) {
+    const TensorMeta& other = a[2].meta();
+    return V::tensor(b.call("zeros_like.default", {Arg(grad)}, options(other.dtype, other.device)));
+  }
+  Node* q = call(b, "div.Tensor", {a[1].arg, a[2].arg});
+  Node* q2 = call(b, "div.Tensor", {Arg(q), a[2].arg});
+  return V::tensor(mul(b, Arg(neg(b, grad)), Arg(q2)));
+}
+
+// pow_backward(grad, self, exponent) = zeros_like(self) for exponent 0, else
+// grad * (exponent * self.pow(exponent - 1)).conj() (exponent as a double)
+V pow_backward(GradBuilder& b, Vs& a) {
+  double e = a[2].to_double();
+  if (e == 0.0)
+    return V::tensor(b.call("zeros_like.default", {a[1].arg},
+                            {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}}));
+  Node* p = call(b, "pow.Tensor_Scalar", {a[1].arg, Arg::of_float(e - 1)});
   Node* k = mul_s(b, p, Arg::of_float(e));
-  b.set(0, mul(b, Arg(b.grad()), Arg(k)));
+  return V::tensor(mul(b, Arg(a[0].node()), Arg(k)));
 }
-// pow.Tensor_Tensor: self: pow_backward_self(grad, self, exponent)
+
+// pow_backward_self(grad, self, exponent)
 //   = where(exponent == 0.0, scalar_tensor(0.0), grad * (exponent * self.pow(exponent - 1)))
-// exponent: pow_backward_exponent(grad, self, exponent, result)
+V pow_backward_self(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  const Arg &self = a[1].arg, &exponent = a[2].arg;
+  Node* em1 = call(b, "sub.Scalar", {exponent, Arg::of_int(1)});
+  Node* p = call(b, "pow.Tensor_Tensor", {self, Arg(em1)});
+  Node* k = mul(b, exponent, Arg(p));
+  Node* g = mul(b, Arg(grad), Arg(k));
+  Node* zero = scalar_tensor(b, Arg::of_float(0.0), grad->tensor_meta());
+  Node* eq = cmp(b, "eq", exponent, Arg::of_float(0.0));
+  return V::tensor(call(b, "where.self", {Arg(eq), Arg(zero), Arg(g)}));
+}
+
+// pow_backward_exponent(grad, self, exponent, result)
 //   = grad * where(self == 0 & exponent >= 0, scalar_tensor(0.0), result * self.to(dt).log())
-void pow_tensor_grad(GradBuilder& b) {
-  const TensorMeta& gm = b.grad()->tensor_meta();
-  if (b.needs(1)) {
-    Node* result = b.result();
-    Node* ge = cmp(b, "ge", b.arg(1), Arg::of_int(0));
-    Node* eq = cmp(b, "eq", b.arg(0), Arg::of_int(0));
-    Node* cond = call(b, "logical_and.default", {Arg(eq), Arg(ge)});
-    Arg self = b.arg(0);
-    ScalarType dt = b.result_meta().dtype;  // result_type(self, exponent)
-    if (self.is_node() && self.node->tensor_meta().dtype != dt)
-      self = Arg(b.call("_to_copy.default", {self}, {{"dtype", Arg::of_dtype(dt)}}));
-    Node* log = call(b, "log.default", {self});
-    Node* rl = mul(b, Arg(result), Arg(log));
-    Node* zero = scalar_tensor(b, Arg::of_float(0.0), gm);
-    Node* w = call(b, "where.self", {Arg(cond), Arg(zero), Arg(rl)});
-    b.set(1, mul(b, Arg(b.grad()), Arg(w)));
-  }
-  if (b.needs(0)) {
-    Node* em1 = call(b, "sub.Scalar", {b.arg(1), Arg::of_int(1)});
-    Node* p = call(b, "pow.Tensor_Tensor", {b.arg(0), Arg(em1)});
-    Node* k = mul(b, b.arg(1), Arg(p));
-    Node* g = mul(b, Arg(b.grad()), Arg(k));
-    Node* zero = scalar_tensor(b, Arg::of_float(0.0), gm);
-    Node* eq = cmp(b, "eq", b.arg(1), Arg::of_float(0.0));
-    b.set(0, call(b, "where.self", {Arg(eq), Arg(zero), Arg(g)}));
-  }
+V pow_backward_exponent(GradBuilder& b, Vs& a) {
+  Node* result = a[3].node();
+  Node* grad = a[0].node();
+  const Arg& exponent = a[2].arg;
+  Arg self = a[1].arg;
+  Node* ge = cmp(b, "ge", exponent, Arg::of_int(0));
+  Node* eq = cmp(b, "eq", self, Arg::of_int(0));
+  Node* cond = call(b, "logical_and.default", {Arg(eq), Arg(ge)});
+  ScalarType dt = result->tensor_meta().dtype;  // result_type(self, exponent)
+  if (self.is_node() && self.node->tensor_meta().dtype != dt)
+    self = Arg(b.call("_to_copy.default", {self}, {{"dtype", Arg::of_dtype(dt)}}));
+  Node* log = call(b, "log.default", {self});
+  Node* rl = mul(b, Arg(result), Arg(log));
+  Node* zero = scalar_tensor(b, Arg::of_float(0.0), grad->tensor_meta());
+  Node* w = call(b, "where.self", {Arg(cond), Arg(zero), Arg(rl)});
+  return V::tensor(mul(b, Arg(grad), Arg(w)));
 }
 
-// maximum / minimum: self: at::where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
-//   other: ... .masked_fill_(self > other, 0)   (comparisons swapped for minimum)
-void max_min_grad(GradBuilder& b, const char* self_zero, const char* other_zero) {
-  auto half_on_ties = [&](const char* zero_where) {
-    Node* half = call(b, "div.Scalar", {Arg(b.grad()), Arg::of_int(2)});
-    Node* eq = cmp(b, "eq", b.arg(0), b.arg(1));
-    Node* w = call(b, "where.self", {Arg(eq), Arg(half), Arg(b.grad())});
-    Node* m = cmp(b, zero_where, b.arg(0), b.arg(1));
-    return call(b, "masked_fill.Scalar", {Arg(w), Arg(m), Arg::of_int(0)});
-  };
-  if (b.needs(1)) b.set(1, half_on_ties(other_zero));
-  if (b.needs(0)) b.set(0, half_on_ties(self_zero));
-}
-void maximum_grad(GradBuilder& b) { max_min_grad(b, "lt", "gt"); }
-void minimum_grad(GradBuilder& b) { max_min_grad(b, "gt", "lt"); }
-
-// clamp: self: clamp_backward(grad, self, min, max)
+// clamp_backward(grad, self, min, max)
 //   = where((self >= min).logical_and_(self <= max), grad, scalar_tensor(0.)) (one bound: that one)
-// clamp_min: self: where(self >= min, grad, at::scalar_tensor(0., grad.options()))
-void clamp_grad(GradBuilder& b) {
-  bool has_min = !b.arg(1).is_none();
-  bool has_max = b.node().args().size() > 2 && !b.arg(2).is_none();
-  if (!has_min && !has_max) return b.set(0, b.grad());
-  Node* zero = scalar_tensor(b, Arg::of_float(0.0), b.grad()->tensor_meta());
+V clamp_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  bool has_min = !a[2].is_none();
+  bool has_max = !a[3].is_none();
+  if (!has_min && !has_max) return a[0];
+  Node* zero = scalar_tensor(b, Arg::of_float(0.0), grad->tensor_meta());
   Node* cond = nullptr;
-  if (has_min) cond = call(b, "ge.Scalar", {b.arg(0), b.arg(1)});
+  if (has_min) cond = call(b, "ge.Scalar", {a[1].arg, a[2].arg});
   if (has_max) {
-    Node* le = call(b, "le.Scalar", {b.arg(0), b.arg(2)});
+    Node* le = call(b, "le.Scalar", {a[1].arg, a[3].arg});
     cond = cond ? call(b, "logical_and.default", {Arg(cond), Arg(le)}) : le;
   }
-  b.set(0, call(b, "where.self", {Arg(cond), Arg(b.grad()), Arg(zero)}));
+  return V::tensor(call(b, "where.self", {Arg(cond), Arg(grad), Arg(zero)}));
 }
 
-// where.self: condition: non_differentiable; self: where(condition, grad, 0);
-//   other: where(condition, 0, grad) -- where.ScalarOther/ScalarSelf, which make the 0 a
-//   scalar_tensor of grad's dtype.
-void where_grad(GradBuilder& b) {
-  if (b.needs(2)) {
-    Node* zero = scalar_tensor(b, Arg::of_int(0), b.grad()->tensor_meta());
-    b.set(2, call(b, "where.self", {b.arg(0), Arg(zero), Arg(b.grad())}));
-  }
-  if (b.needs(1)) {
-    Node* zero = scalar_tensor(b, Arg::of_int(0), b.grad()->tensor_meta());
-    b.set(1, call(b, "where.self", {b.arg(0), Arg(b.grad()), Arg(zero)}));
-  }
+// masked_fill_backward(grad, mask) = at::where(mask, grad, 0).sum()
+V masked_fill_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  Node* zero = scalar_tensor(b, Arg::of_int(0), grad->tensor_meta());
+  Node* w = call(b, "where.self", {a[1].arg, Arg(grad), Arg(zero)});
+  return V::tensor(call(b, "sum.default", {Arg(w)}));
 }
 
-// masked_fill.Scalar/.Tensor: mask: non_differentiable; self: grad.masked_fill(mask, 0);
-//   value: masked_fill_backward(grad, mask) = at::where(mask, grad, 0).sum()
-void masked_fill_grad(GradBuilder& b) {
-  if (b.needs(0))
-    b.set(0, call(b, "masked_fill.Scalar", {Arg(b.grad()), b.arg(1), Arg::of_int(0)}));
-  if (b.needs(2)) {
-    Node* zero = scalar_tensor(b, Arg::of_int(0), b.grad()->tensor_meta());
-    Node* w = call(b, "where.self", {b.arg(1), Arg(b.grad()), Arg(zero)});
-    b.set(2, call(b, "sum.default", {Arg(w)}));
-  }
-}
-
-// fill.Scalar/.Tensor: self: zeros_like(grad); value: grad.sum()
-void fill_grad(GradBuilder& b) {
-  if (b.needs(0)) b.set(0, zeros_like(b, b.grad()));
-  if (b.needs(1)) b.set(1, call(b, "sum.default", {Arg(b.grad())}));
-}
-
-// lerp.Scalar: self: grad * (1 - weight.toDouble()); end: grad * weight.conj()
-void lerp_grad(GradBuilder& b) {
-  if (b.needs(1)) b.set(1, mul_s(b, b.grad(), b.arg(2)));
-  if (b.needs(0)) b.set(0, mul_s(b, b.grad(), Arg::of_float(1 - to_double(b.arg(2)))));
-}
-
-// addcmul: self: grad; tensor1: grad * (tensor2 * value).conj();
-//   tensor2: grad * (tensor1 * value).conj()
-void addcmul_grad(GradBuilder& b) {
-  b.set(0, b.grad());
-  if (b.needs(1)) b.set(1, mul(b, Arg(b.grad()), Arg(mul_s(b, b.input(2), b.arg(3)))));
-  if (b.needs(2)) b.set(2, mul(b, Arg(b.grad()), Arg(mul_s(b, b.input(1), b.arg(3)))));
-}
-
-// hardtanh: self: hardtanh_backward(grad, self, min_val, max_val)
-void hardtanh_grad(GradBuilder& b) {
-  b.set(0, call(b, "hardtanh_backward.default", {Arg(b.grad()), b.arg(0), b.arg(1), b.arg(2)}));
-}
-
-// hardtanh_backward: grad_output: hardtanh_backward(grad, self, min_val, max_val);
-//   self: zeros_like(grad)
-void hardtanh_backward_grad(GradBuilder& b) {
-  if (b.needs(0))
-    b.set(0, call(b, "hardtanh_backward.default", {Arg(b.grad()), b.arg(1), b.arg(2), b.arg(3)}));
-  if (b.needs(1)) b.set(1, zeros_like(b, b.grad()));
-}
-
-// threshold_backward: grad_output: threshold_backward(grad, self, threshold);
-//   self: zeros_like(grad)
-void threshold_backward_grad(GradBuilder& b) {
-  if (b.needs(0))
-    b.set(0, call(b, "threshold_backward.default", {Arg(b.grad()), b.arg(1), b.arg(2)}));
-  if (b.needs(1)) b.set(1, zeros_like(b, b.grad()));
-}
-
-// sigmoid_backward: grad_output: sigmoid_backward(grad, output.conj());
-//   output: grad.conj() * grad_output * (-2 * output.conj() + 1)
-void sigmoid_backward_grad(GradBuilder& b) {
-  if (b.needs(0)) b.set(0, call(b, "sigmoid_backward.default", {Arg(b.grad()), b.arg(1)}));
-  if (b.needs(1)) {
-    Node* m = mul_s(b, b.input(1), Arg::of_int(-2));
-    Node* p = call(b, "add.Scalar", {Arg(m), Arg::of_int(1)});
-    Node* gg = mul(b, Arg(b.grad()), b.arg(0));
-    b.set(1, mul(b, Arg(gg), Arg(p)));
-  }
-}
-
-// tanh_backward: grad_output: tanh_backward(grad, output.conj());
-//   output: grad.conj() * (-2 * output.conj() * grad_output)
-void tanh_backward_grad(GradBuilder& b) {
-  if (b.needs(0)) b.set(0, call(b, "tanh_backward.default", {Arg(b.grad()), b.arg(1)}));
-  if (b.needs(1)) {
-    Node* m = mul_s(b, b.input(1), Arg::of_int(-2));
-    Node* k = mul(b, Arg(m), b.arg(0));
-    b.set(1, mul(b, Arg(b.grad()), Arg(k)));
-  }
-}
-
-// gelu_backward: grad_output: gelu_backward(grad, self, approximate);
-//   self: gelu_double_backward(grad, grad_output, self, approximate) = ggI * gO * gelu''(self)
-void gelu_backward_grad(GradBuilder& b) {
-  if (b.needs(0))
-    b.set(0,
-          b.call("gelu_backward.default", {Arg(b.grad()), b.arg(1)}, {{"approximate", b.arg(2)}}));
-  if (!b.needs(1)) return;
-  Node* x = b.input(1);
+// gelu_double_backward(ggI, gO, self, approximate) = ggI * gO * gelu''(self)
+V gelu_double_backward(GradBuilder& b, Vs& a) {
+  Node* x = a[2].node();
   Node* d2;  // gelu''(x)
-  if (args_str(b, 2) == "tanh") {
+  if (a[3].arg.kind == Arg::Kind::Str && a[3].arg.str == "tanh") {
     constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
     constexpr double kKappa = 0.044715;
     Node* cube = call(b, "pow.Tensor_Scalar", {Arg(x), Arg::of_int(3)});
@@ -789,14 +590,21 @@ void gelu_backward_grad(GradBuilder& b) {
     Node* sq_pdf = mul(b, Arg(sq), Arg(pdf));
     d2 = call(b, "sub.Tensor", {Arg(mul_s(b, pdf, Arg::of_int(2))), Arg(sq_pdf)});
   }
-  b.set(1, mul(b, Arg(mul(b, Arg(b.grad()), b.arg(0))), Arg(d2)));
+  return V::tensor(mul(b, Arg(mul(b, Arg(a[0].node()), a[1].arg)), Arg(d2)));
 }
 
-// silu_backward: PyTorch has no derivative for it (autograd raises "derivative for
-// aten::silu_backward is not implemented"; silu's own rule switches to a differentiable formula
-// when grad mode is on), so differentiating it is an error here too.
-void silu_backward_grad(GradBuilder&) {
-  throw Error("derivative for aten::silu_backward is not implemented");
+void add_pointwise_grad_helpers() {
+  add_grad_helper("sgn_backward", sgn_backward);
+  add_grad_helper("log1p_backward", log1p_backward);
+  add_grad_helper("maybe_multiply", maybe_multiply);
+  add_grad_helper("div_tensor_self_backward", div_tensor_self_backward);
+  add_grad_helper("div_tensor_other_backward", div_tensor_other_backward);
+  add_grad_helper("pow_backward", pow_backward);
+  add_grad_helper("pow_backward_self", pow_backward_self);
+  add_grad_helper("pow_backward_exponent", pow_backward_exponent);
+  add_grad_helper("clamp_backward", clamp_backward);
+  add_grad_helper("masked_fill_backward", masked_fill_backward);
+  add_grad_helper("gelu_double_backward", gelu_double_backward);
 }
 
 // --- registration helpers
@@ -814,36 +622,32 @@ OpDefBuilder unary(OpTable& t, const std::string& name, MetaFn fn, uint32_t tags
 }  // namespace
 
 void register_pointwise_ops(OpTable& t) {
+  add_pointwise_grad_helpers();
   // Unary.
-  unary(t, "abs", unary_same<BoolInput::kAbs>)
-      .derivative(rule(abs_grad, "self: grad * self.sgn()"));
+  unary(t, "abs", unary_same<BoolInput::kAbs>).derivative(formula("self: grad * self.sgn()"));
   unary(t, "sgn", unary_same<BoolInput::kAllowed>, /*tags=*/0)
-      .derivative(rule(sgn_grad, "self: sgn_backward(self, grad, result) (real: zeros)"));
-  unary(t, "neg", unary_same<BoolInput::kNeg>).derivative(rule(neg_grad, "self: grad.neg()"));
-  unary(t, "sign", unary_same<BoolInput::kAllowed>)
-      .derivative(rule(zeros_like_grad, "self: zeros_like(grad)"));
+      .derivative(formula("self: sgn_backward(self, grad, result)"));
+  unary(t, "neg", unary_same<BoolInput::kNeg>).derivative(formula("self: grad.neg()"));
+  unary(t, "sign", unary_same<BoolInput::kAllowed>).derivative(formula("self: zeros_like(grad)"));
   unary(t, "relu", unary_same<BoolInput::kRelu>)
-      .derivative(rule(relu_grad, "self: threshold_backward(grad, result, 0)"));
-  unary(t, "exp", unary_float).derivative(rule(exp_grad, "self: grad * result.conj()"));
-  unary(t, "log", unary_float).derivative(rule(log_grad, "self: grad.div(self.conj())"));
-  unary(t, "log1p", unary_float).derivative(rule(log1p_grad, "self: log1p_backward(grad, self)"));
-  unary(t, "expm1", unary_float).derivative(rule(expm1_grad, "self: grad * (result.conj() + 1)"));
-  unary(t, "sqrt", unary_float).derivative(rule(sqrt_grad, "self: grad / (2 * result.conj())"));
-  unary(t, "rsqrt", unary_float)
-      .derivative(rule(rsqrt_grad, "self: -0.5 * grad * result.pow(3).conj()"));
-  unary(t, "reciprocal", unary_float)
-      .derivative(rule(reciprocal_grad, "self: -grad * (result * result).conj()"));
-  unary(t, "sin", unary_float).derivative(rule(sin_grad, "self: grad * self.cos().conj()"));
-  unary(t, "cos", unary_float).derivative(rule(cos_grad, "self: grad * -self.sin().conj()"));
-  unary(t, "sinh", unary_float).derivative(rule(sinh_grad, "self: grad * self.cosh().conj()"));
-  unary(t, "cosh", unary_float).derivative(rule(cosh_grad, "self: grad * self.sinh().conj()"));
-  unary(t, "tanh", unary_float).derivative(rule(tanh_grad, "self: tanh_backward(grad, result)"));
-  unary(t, "sigmoid", unary_float)
-      .derivative(rule(sigmoid_grad, "self: sigmoid_backward(grad, result)"));
+      .derivative(formula("self: threshold_backward(grad, result, 0)"));
+  unary(t, "exp", unary_float).derivative(formula("self: grad * result.conj()"));
+  unary(t, "log", unary_float).derivative(formula("self: grad.div(self.conj())"));
+  unary(t, "log1p", unary_float).derivative(formula("self: log1p_backward(grad, self)"));
+  unary(t, "expm1", unary_float).derivative(formula("self: grad * (result.conj() + 1)"));
+  unary(t, "sqrt", unary_float).derivative(formula("self: grad / (2 * result.conj())"));
+  unary(t, "rsqrt", unary_float).derivative(formula("self: -0.5 * grad * result.pow(3).conj()"));
+  unary(t, "reciprocal", unary_float).derivative(formula("self: -grad * (result * result).conj()"));
+  unary(t, "sin", unary_float).derivative(formula("self: grad * self.cos().conj()"));
+  unary(t, "cos", unary_float).derivative(formula("self: grad * -self.sin().conj()"));
+  unary(t, "sinh", unary_float).derivative(formula("self: grad * self.cosh().conj()"));
+  unary(t, "cosh", unary_float).derivative(formula("self: grad * self.sinh().conj()"));
+  unary(t, "tanh", unary_float).derivative(formula("self: tanh_backward(grad, result)"));
+  unary(t, "sigmoid", unary_float).derivative(formula("self: sigmoid_backward(grad, result)"));
   unary(t, "erf", unary_float)
-      .derivative(rule(erf_grad, "self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad"));
+      .derivative(formula("self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad"));
   unary(t, "silu", silu_meta, /*tags=*/0)
-      .derivative(rule(silu_grad, "self: silu_backward(grad, self)"))
+      .derivative(formula("self: silu_backward(grad, self)"))
       .decomposition(decomp(silu_full_decomp, kFullTable, "torch/_decomp: silu"));
   unary(t, "logical_not", unary_bool).non_differentiable();
   unary(t, "bitwise_not", unary_bitwise).non_differentiable();
@@ -851,7 +655,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(gelu_meta)
       .inplace("gelu_")
-      .derivative(rule(gelu_grad, "self: gelu_backward(grad, self, approximate)"))
+      .derivative(formula("self: gelu_backward(grad, self, approximate)"))
       .decomposition(decomp(gelu_full_decomp, kFullTable, "torch/_refs: gelu"));
   t.def("gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)")
       .tags(kPointwise | kInplace)
@@ -862,7 +666,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(add_sub<false>)
       .inplace("add_.Tensor")
-      .derivative(rule(add_grad, "self: grad; other: maybe_multiply(grad, alpha.conj())"));
+      .derivative(formula("self: grad; other: maybe_multiply(grad, alpha.conj())"));
   t.def("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -870,7 +674,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(add_sub_scalar<false>)
       .inplace("add_.Scalar")
-      .derivative(rule(identity_grad, "self: grad"));
+      .derivative(formula("self: grad"));
   t.def("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -878,7 +682,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(add_sub<true>)
       .inplace("sub_.Tensor")
-      .derivative(rule(sub_grad, "self: grad; other: maybe_multiply(-grad, alpha.conj())"));
+      .derivative(formula("self: grad; other: maybe_multiply(-grad, alpha.conj())"));
   t.def("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -886,19 +690,19 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(add_sub_scalar<true>)
       .inplace("sub_.Scalar")
-      .derivative(rule(identity_grad, "self: grad"));
+      .derivative(formula("self: grad"));
   t.def("sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
       .tags(kPointwise)
       .meta(add_sub_scalar<true>)
-      .derivative(rule(rsub_grad, "self: maybe_multiply(-grad, alpha.conj())"));
+      .derivative(formula("self: maybe_multiply(-grad, alpha.conj())"));
   t.def("mul.Tensor(Tensor self, Tensor other) -> Tensor")
       .tags(kPointwise | kCore)
       .meta(binary)
       .inplace("mul_.Tensor")
-      .derivative(rule(mul_grad, "self: grad * other.conj(); other: grad * self.conj()"));
+      .derivative(formula("self: grad * other.conj(); other: grad * self.conj()"));
   t.def("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -906,7 +710,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(binary_scalar)
       .inplace("mul_.Scalar")
-      .derivative(rule(mul_scalar_grad, "self: grad * other.conj()"));
+      .derivative(formula("self: grad * other.conj()"));
   t.def("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -914,9 +718,8 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(binary_float)
       .inplace("div_.Tensor")
-      .derivative(rule(div_grad,
-                       "self: div_tensor_self_backward(grad, other, self.scalar_type()); "
-                       "other: div_tensor_other_backward(grad, self, other)"));
+      .derivative(formula("self: div_tensor_self_backward(grad, other, self.scalar_type()); "
+                          "other: div_tensor_other_backward(grad, self, other)"));
   t.def("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -924,8 +727,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(div_scalar)
       .inplace("div_.Scalar")
-      .derivative(
-          rule(div_scalar_grad, "self: div_tensor_self_backward(grad, other, self.scalar_type())"));
+      .derivative(formula("self: div_tensor_self_backward(grad, other, self.scalar_type())"));
   t.def("div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -933,10 +735,9 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(div_mode)
       .inplace("div_.Tensor_mode")
-      .derivative(rule(div_grad,
-                       "self: div_tensor_self_backward(grad, other, self.scalar_type(), "
-                       "rounding_mode); "
-                       "other: div_tensor_other_backward(grad, self, other, rounding_mode)"));
+      .derivative(formula("self: div_tensor_self_backward(grad, other, self.scalar_type(), "
+                          "rounding_mode); "
+                          "other: div_tensor_other_backward(grad, self, other, rounding_mode)"));
   t.def("div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -944,7 +745,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(pow_tensor_scalar)
       .inplace("pow_.Scalar")
-      .derivative(rule(pow_scalar_grad, "self: pow_backward(grad, self, exponent)"));
+      .derivative(formula("self: pow_backward(grad, self, exponent)"));
   t.def("pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -952,28 +753,25 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(pow_tensor_tensor)
       .inplace("pow_.Tensor")
-      .derivative(rule(pow_tensor_grad,
-                       "self: pow_backward_self(grad, self, exponent); "
-                       "exponent: pow_backward_exponent(grad, self, exponent, result)"));
+      .derivative(formula("self: pow_backward_self(grad, self, exponent); "
+                          "exponent: pow_backward_exponent(grad, self, exponent, result)"));
   t.def("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("maximum(Tensor self, Tensor other) -> Tensor")
       .tags(kPointwise | kCore)
       .meta(binary)
-      .derivative(rule(maximum_grad,
-                       "self: at::where(self == other, grad / 2, grad)"
-                       ".masked_fill_(self < other, 0); "
-                       "other: at::where(self == other, grad / 2, grad)"
-                       ".masked_fill_(self > other, 0)"));
+      .derivative(formula("self: at::where(self == other, grad / 2, grad)"
+                          ".masked_fill_(self < other, 0); "
+                          "other: at::where(self == other, grad / 2, grad)"
+                          ".masked_fill_(self > other, 0)"));
   t.def("minimum(Tensor self, Tensor other) -> Tensor")
       .tags(kPointwise | kCore)
       .meta(binary)
-      .derivative(rule(minimum_grad,
-                       "self: at::where(self == other, grad / 2, grad)"
-                       ".masked_fill_(self > other, 0); "
-                       "other: at::where(self == other, grad / 2, grad)"
-                       ".masked_fill_(self < other, 0)"));
+      .derivative(formula("self: at::where(self == other, grad / 2, grad)"
+                          ".masked_fill_(self > other, 0); "
+                          "other: at::where(self == other, grad / 2, grad)"
+                          ".masked_fill_(self < other, 0)"));
   t.def("bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor")
       .tags(kPointwise | kCore)
       .meta(bitwise)
@@ -994,7 +792,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(clamp)
       .inplace("clamp_")
-      .derivative(rule(clamp_grad, "self: clamp_backward(grad, self, min, max)"));
+      .derivative(formula("self: clamp_backward(grad, self, min, max)"));
   t.def("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -1002,7 +800,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(hardtanh)
       .inplace("hardtanh_")
-      .derivative(rule(hardtanh_grad, "self: hardtanh_backward(grad, self, min_val, max_val)"));
+      .derivative(formula("self: hardtanh_backward(grad, self, min_val, max_val)"));
   t.def("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -1010,8 +808,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise)
       .meta(clamp)
       .inplace("clamp_min_")
-      .derivative(rule(clamp_grad,
-                       "self: where(self >= min, grad, at::scalar_tensor(0., grad.options()))"));
+      .derivative(formula("self: where(self >= min, grad, at::scalar_tensor(0., grad.options()))"));
   t.def("clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -1046,15 +843,16 @@ void register_pointwise_ops(OpTable& t) {
   t.def("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
       .tags(kPointwise | kCore)
       .meta(where)
-      .derivative(rule(where_grad,
-                       "condition: non_differentiable; self: where(condition, grad, 0); "
-                       "other: where(condition, 0, grad)"));
+      // derivatives.yaml's where(condition, grad, 0) is where.ScalarOther, which makes the 0 a
+      // scalar_tensor of grad's options.
+      .derivative(formula("condition: non_differentiable; "
+                          "self: where(condition, grad, at::scalar_tensor(0, grad.options())); "
+                          "other: where(condition, at::scalar_tensor(0, grad.options()), grad)"));
   t.def("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor")
       .tags(kPointwise | kCore)
       .meta(masked_fill)
       .inplace("masked_fill_.Scalar")
-      .derivative(
-          rule(masked_fill_grad, "self: grad.masked_fill(mask, 0); mask: non_differentiable"));
+      .derivative(formula("self: grad.masked_fill(mask, 0); mask: non_differentiable"));
   t.def("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace_fill);
@@ -1062,9 +860,8 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(masked_fill)
       .inplace("masked_fill_.Tensor")
-      .derivative(rule(masked_fill_grad,
-                       "self: grad.masked_fill(mask, 0); "
-                       "value: masked_fill_backward(grad, mask); mask: non_differentiable"));
+      .derivative(formula("self: grad.masked_fill(mask, 0); "
+                          "value: masked_fill_backward(grad, mask); mask: non_differentiable"));
   t.def("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace_fill);
@@ -1072,7 +869,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(like_self)
       .inplace("fill_.Scalar")
-      .derivative(rule(fill_grad, "self: zeros_like(grad)"));
+      .derivative(formula("self: zeros_like(grad)"));
   t.def("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace_fill);
@@ -1080,7 +877,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kCore)
       .meta(like_self)
       .inplace("fill_.Tensor")
-      .derivative(rule(fill_grad, "self: zeros_like(grad); value: grad.sum()"));
+      .derivative(formula("self: zeros_like(grad); value: grad.sum()"));
   t.def("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace_fill);
@@ -1088,14 +885,13 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise)
       .meta(like_self)
       .inplace("zero_")
-      .derivative(rule(zeros_like_grad, "self: zeros_like(grad)"));
+      .derivative(formula("self: zeros_like(grad)"));
   t.def("zero_(Tensor(a!) self) -> Tensor(a!)").tags(kPointwise | kInplace).meta(inplace_fill);
   t.def("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor")
       .tags(kPointwise)
       .meta(lerp_scalar)
       .inplace("lerp_.Scalar")
-      .derivative(
-          rule(lerp_grad, "self: grad * (1 - weight.toDouble()); end: grad * weight.conj()"));
+      .derivative(formula("self: grad * (1 - weight.toDouble()); end: grad * weight.conj()"));
   t.def("lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -1103,9 +899,8 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise)
       .meta(ternary)
       .inplace("addcmul_")
-      .derivative(rule(addcmul_grad,
-                       "self: grad; tensor1: grad * (tensor2 * value).conj(); "
-                       "tensor2: grad * (tensor1 * value).conj()"));
+      .derivative(formula("self: grad; tensor1: grad * (tensor2 * value).conj(); "
+                          "tensor2: grad * (tensor1 * value).conj()"));
   t.def(
        "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
@@ -1115,9 +910,8 @@ void register_pointwise_ops(OpTable& t) {
   t.def("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor")
       .tags(kPointwise | kCore | kBackward)
       .meta(threshold_backward)
-      .derivative(rule(threshold_backward_grad,
-                       "grad_output: threshold_backward(grad, self, threshold); "
-                       "self: zeros_like(grad)"))
+      .derivative(formula("grad_output: threshold_backward(grad, self, threshold); "
+                          "self: zeros_like(grad)"))
       .decomposition(
           decomp(threshold_backward_full_decomp, kFullTable, "torch/_decomp: threshold_backward"));
   t.def(
@@ -1125,37 +919,36 @@ void register_pointwise_ops(OpTable& t) {
        "Tensor")
       .tags(kPointwise | kBackward)
       .meta(hardtanh_backward)
-      .derivative(rule(hardtanh_backward_grad,
-                       "grad_output: hardtanh_backward(grad, self, min_val, max_val); "
-                       "self: zeros_like(grad)"))
+      .derivative(formula("grad_output: hardtanh_backward(grad, self, min_val, max_val); "
+                          "self: zeros_like(grad)"))
       .decomposition(decomp(hardtanh_backward_full_decomp, kCoreTable | kFullTable,
                             "torch/_decomp: hardtanh_backward"));
   t.def("gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor")
       .tags(kPointwise | kCore | kBackward)
       .meta(backward_binary)
-      .derivative(rule(gelu_backward_grad,
-                       "grad_output: gelu_backward(grad, self, approximate); "
-                       "self: gelu_double_backward(grad, grad_output, self, approximate)"))
+      .derivative(formula("grad_output: gelu_backward(grad, self, approximate); "
+                          "self: gelu_double_backward(grad, grad_output, self, approximate)"))
       .decomposition(decomp(gelu_backward_full_decomp, kFullTable, "torch/_decomp: gelu_backward"));
   t.def("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
       .tags(kPointwise | kCore | kBackward)
       .meta(backward_binary)
-      .derivative(rule(sigmoid_backward_grad,
-                       "grad_output: sigmoid_backward(grad, output.conj()); "
-                       "output: grad.conj() * grad_output * (-2 * output.conj() + 1)"))
+      .derivative(formula("grad_output: sigmoid_backward(grad, output.conj()); "
+                          "output: grad.conj() * grad_output * (-2 * output.conj() + 1)"))
       .decomposition(
           decomp(sigmoid_backward_full_decomp, kFullTable, "torch/_decomp: sigmoid_backward"));
   t.def("tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
       .tags(kPointwise | kCore | kBackward)
       .meta(backward_binary)
-      .derivative(rule(tanh_backward_grad,
-                       "grad_output: tanh_backward(grad, output.conj()); "
-                       "output: grad.conj() * (-2 * output.conj() * grad_output)"))
+      .derivative(formula("grad_output: tanh_backward(grad, output.conj()); "
+                          "output: grad.conj() * (-2 * output.conj() * grad_output)"))
       .decomposition(decomp(tanh_backward_full_decomp, kFullTable, "torch/_decomp: tanh_backward"));
   t.def("silu_backward(Tensor grad_output, Tensor self) -> Tensor")
       .tags(kPointwise | kBackward)
       .meta(backward_binary)
-      .derivative(rule(silu_backward_grad, "not differentiable in PyTorch (error)"))
+      // PyTorch has no derivative for it (autograd raises "derivative for aten::silu_backward is
+      // not implemented"; silu's own rule switches to a differentiable formula when grad mode is
+      // on), so differentiating it is an error here too.
+      .derivative(formula("grad_output, self: derivative_not_implemented()"))
       .decomposition(decomp(silu_backward_full_decomp, kFullTable, "torch/_decomp: silu_backward"));
 }
 

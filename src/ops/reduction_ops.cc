@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
@@ -152,19 +153,21 @@ ValueMeta value_selecting_reduction_backward_meta(const MetaArgs& a) {
   return one(meta::empty(sizes, grad.dtype, grad.device));
 }
 
-// --- derivative rules (tools/autograd/derivatives.yaml, FunctionsManual.cpp) ------------------
-// The graphs are the ones PyTorch's AOTAutograd traces for these formulas: operands of a nested
-// C++ expression are emitted right to left (as GCC evaluates them), and `Tensor op Scalar` is the
-// `.Scalar` overload.
+// --- derivative helpers (FunctionsManual.cpp)
+// ------------------------------------------------------ The formulas are at the declarations (see
+// Note [Derivative formulas]); these are the named functions they call, emitting what PyTorch's
+// AOTAutograd traces for them: operands of a nested C++ expression right to left (as GCC evaluates
+// them), `Tensor op Scalar` as the `.Scalar` overload.
 
-MetaArgs args_of(const GradBuilder& b) { return MetaArgs(b.op(), b.node().args()); }
+using V = FormulaValue;
+using Vs = std::vector<FormulaValue>;
 
 // An `int[1]? dim` argument as plain ints, as the formula sees it (negative dims kept).
-std::optional<std::vector<int64_t>> dims_arg(const GradBuilder& b, size_t i) {
-  auto dims = args_of(b).optional_int_list(i);
-  if (!dims) return std::nullopt;
+std::optional<std::vector<int64_t>> dims_of(const V& v) {
+  if (v.is_none()) return std::nullopt;
   std::vector<int64_t> out;
-  for (const SymInt& d : *dims) out.push_back(d.value());
+  if (v.kind == V::Kind::kScalar) return std::vector<int64_t>{v.to_int()};
+  for (const SymInt& d : v.sym_ints()) out.push_back(d.value());
   return out;
 }
 
@@ -182,13 +185,17 @@ Node* unsqueeze_multiple(GradBuilder& b, Node* t, const std::vector<int64_t>& di
   return t;
 }
 
-// sum_backward(grad, sizes, dims, keepdim): grad (unsqueezed at the reduced dims) expanded back.
-Node* sum_backward(GradBuilder& b, Node* grad, Node* self,
+// sum_backward(grad, sizes, dims, keepdim): grad (unsqueezed at the reduced dims) expanded back;
+// `like` holds the sizes (symbolic ones are read from it).
+Node* sum_backward(GradBuilder& b, Node* grad, const SymIntVector& sizes, Node* like,
                    const std::optional<std::vector<int64_t>>& dims, bool keepdim) {
-  const SymIntVector& sizes = self->tensor_meta().sizes;
   if (!keepdim && !sizes.empty() && dims && !dims->empty())
     grad = unsqueeze_multiple(b, grad, *dims, static_cast<int64_t>(sizes.size()));
-  return b.call("expand.default", {Arg(grad), b.sizes_arg(sizes, self)});
+  return b.call("expand.default", {Arg(grad), b.sizes_arg(sizes, like)});
+}
+V sum_backward(GradBuilder& b, Vs& a) {
+  return V::tensor(sum_backward(b, a[0].node(), a[1].sym_ints(), a[1].sizes_of, dims_of(a[2]),
+                                a[3].to_int() != 0));
 }
 
 // _safe_size(sizes, dims): the number of elements reduced over `dims` (1 for a 0-dim tensor).
@@ -199,27 +206,33 @@ SymInt safe_size(const SymIntVector& sizes, const std::vector<int64_t>& dims) {
   return n;
 }
 
-// The count a mean divides by, as a Scalar argument: self.sym_numel() when every dim is reduced,
-// else _safe_size(self.sym_sizes(), dims); a symbolic count is a sym_numel / sym_size node (one
+// The count a mean divides by, as a Scalar argument: numel when every dim is reduced, else
+// _safe_size(sizes, dims); a symbolic count is a sym_numel / sym_size node of `like` (one
 // symbolic dim at most: there is no SymInt product op).
-Arg reduced_count(GradBuilder& b, Node* self, const std::optional<std::vector<int64_t>>& dims) {
-  const TensorMeta& m = self->tensor_meta();
+Arg reduced_count(GradBuilder& b, const SymIntVector& sizes, Node* like,
+                  const std::optional<std::vector<int64_t>>& dims) {
   bool all = !dims || dims->empty();
-  SymInt n = all ? m.numel() : safe_size(m.sizes, *dims);
+  SymInt numel = 1;
+  for (const SymInt& s : sizes) numel = numel * s;
+  SymInt n = all ? numel : safe_size(sizes, *dims);
   if (n.is_concrete()) return Arg::of_int(n.value());
-  if (all) return Arg(b.call("sym_numel.default", {Arg(self)}));
+  if (all) return Arg(b.call("sym_numel.default", {Arg(like)}));
   if (dims->size() == 1) {
-    int64_t d = meta::wrap_dim((*dims)[0], m.dim());
-    return Arg(b.call("sym_size.int", {Arg(self), Arg::of_int(d)}));
+    int64_t d = meta::wrap_dim((*dims)[0], static_cast<int64_t>(sizes.size()));
+    return Arg(b.call("sym_size.int", {Arg(like), Arg::of_int(d)}));
   }
   throw Error("mean backward over several dims needs concrete sizes at the reduced dims");
 }
 
 // mean_backward(grad, sizes, dims, numel, keepdim): sum_backward(...) / n, n the reduced count.
-Node* mean_backward(GradBuilder& b, Node* grad, Node* self,
+Node* mean_backward(GradBuilder& b, Node* grad, const SymIntVector& sizes, Node* like,
                     const std::optional<std::vector<int64_t>>& dims, bool keepdim) {
-  Node* s = sum_backward(b, grad, self, dims, keepdim);
-  return b.call("div.Scalar", {Arg(s), reduced_count(b, self, dims)});
+  Node* s = sum_backward(b, grad, sizes, like, dims, keepdim);
+  return b.call("div.Scalar", {Arg(s), reduced_count(b, sizes, like, dims)});
+}
+V mean_backward(GradBuilder& b, Vs& a) {
+  return V::tensor(mean_backward(b, a[0].node(), a[1].sym_ints(), a[1].sizes_of, dims_of(a[2]),
+                                 a[4].to_int() != 0));
 }
 
 // at::scalar_tensor(v, options): options as a C++ formula passes them (dtype, layout, device).
@@ -236,13 +249,11 @@ Node* scalar_tensor(GradBuilder& b, double v, ScalarType dtype, Device device) {
 //   grad * where(self == self.mean(), nan, inf). PyTorch takes `dim=[]` (which reduces every dim)
 //   as "no dim reduced" here and returns a wrong gradient (gradcheck fails in 1.13); this rule
 //   treats it as the full reduction it is.
-Node* var_backward(GradBuilder& b, Node* grad, const std::optional<std::vector<int64_t>>& dims,
+Node* var_backward(GradBuilder& b, Node* grad, Node* self,
+                   const std::optional<std::vector<int64_t>>& dims, const V& correction_arg,
                    bool keepdim) {
-  Node* self = b.input(0);
   const TensorMeta& m = self->tensor_meta();
-  std::optional<int64_t> corr;
-  if (!b.arg(2).is_none()) corr = args_of(b).int_value(2);
-  double correction = static_cast<double>(corr.value_or(1));
+  double correction = correction_arg.is_none() ? 1.0 : static_cast<double>(correction_arg.to_int());
   if (m.dim() == 0 || !dims || dims->empty()) {
     if (!m.numel().is_concrete()) throw Error("var backward needs a concrete numel");
     double dof = static_cast<double>(m.numel().value()) - correction;
@@ -269,20 +280,44 @@ Node* var_backward(GradBuilder& b, Node* grad, const std::optional<std::vector<i
              {Arg(grad), Arg::of_float(2.0 / (static_cast<double>(n.value()) - correction))});
   return b.call("mul.Tensor", {Arg(scaled), Arg(centered)});
 }
+// var_backward(grad, self, dim, correction, keepdim)
+V var_backward(GradBuilder& b, Vs& a) {
+  return V::tensor(
+      var_backward(b, a[0].node(), a[1].node(), dims_of(a[2]), a[3], a[4].to_int() != 0));
+}
 
-// The forward node's output i as the graph holds it (no detach: an integer output is saved as
-// itself, not as a differentiable result).
-Node* forward_output(GradBuilder& b, int64_t i) {
-  Node* fwd = const_cast<Node*>(&b.node());
-  for (Node* u : fwd->users())
-    if (u->kind() == NodeKind::GetItem && u->getitem_index() == i) return u;
-  return b.getitem(fwd, i);
+// std_backward(result, grad, self, dim, correction, keepdim)
+//   = var_backward((grad / (result * 2)).masked_fill_(result == 0, 0), self, ...)
+V std_backward(GradBuilder& b, Vs& a) {
+  Node* result = a[0].node();
+  Node* twice = b.call("mul.Scalar", {Arg(result), Arg::of_int(2)});
+  Node* d = b.call("div.Tensor", {Arg(a[1].node()), Arg(twice)});
+  Node* zero = b.call("eq.Scalar", {Arg(result), Arg::of_int(0)});
+  Node* gvar = b.call("masked_fill.Scalar", {Arg(d), Arg(zero), Arg::of_int(0)});
+  return V::tensor(var_backward(b, gvar, a[2].node(), dims_of(a[3]), a[4], a[5].to_int() != 0));
+}
+
+// var_mean_backward(gvar, gmean, self, dim, correction, keepdim) = var_backward(gvar, ...) +
+//   mean_backward(gmean, ...), for the grads that are defined.
+V var_mean_backward(GradBuilder& b, Vs& a) {
+  auto dims = dims_of(a[3]);
+  bool keepdim = a[5].to_int() != 0;
+  Node* self = a[2].node();
+  Node* g = nullptr;
+  if (a[0].is_tensor()) g = var_backward(b, a[0].node(), self, dims, a[4], keepdim);
+  if (a[1].is_tensor()) {
+    Node* aux = mean_backward(b, a[1].node(), self->tensor_meta().sizes, self,
+                              dims.value_or(std::vector<int64_t>{}), keepdim);
+    g = g ? b.call("add.Tensor", {Arg(g), Arg(aux)}) : aux;
+  }
+  return V::tensor(g);
 }
 
 // restore_reduced_dims(output, dims, keepdim): output reshaped with size-1 dims put back.
-Node* restore_reduced_dims(GradBuilder& b, Node* output, const std::vector<int64_t>& dims,
-                           bool keepdim) {
-  if (keepdim) return output;
+V restore_reduced_dims(GradBuilder& b, Vs& a) {
+  Node* output = a[0].node();
+  std::vector<int64_t> dims = dims_of(a[1]).value_or(std::vector<int64_t>{});
+  if (a[2].to_int() != 0) return V::tensor(output);
   const TensorMeta& m = output->tensor_meta();
   size_t total = static_cast<size_t>(m.dim()) + dims.size();
   std::vector<bool> reduced(total, false);
@@ -293,156 +328,99 @@ Node* restore_reduced_dims(GradBuilder& b, Node* output, const std::vector<int64
   for (size_t i = 0; i < total; ++i) target.push_back(reduced[i] ? SymInt(1) : m.sizes[j++]);
   // reshape: a view when the strides allow it, else a contiguous clone and _unsafe_view.
   if (meta::compute_view_strides(m, target))
-    return b.call("view.default", {Arg(output), b.sizes_arg(target, b.input(0))});
+    return V::tensor(b.call("view.default", {Arg(output), b.sizes_arg(target, b.input(0))}));
   Node* c = b.call("clone.default", {Arg(output)},
                    {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
-  return b.call("_unsafe_view.default", {Arg(c), b.sizes_arg(target, b.input(0))});
+  return V::tensor(b.call("_unsafe_view.default", {Arg(c), b.sizes_arg(target, b.input(0))}));
 }
 
-// sum: self: grad.expand_symint(self.sym_sizes())  (a dtype cast follows in autograd)
-void sum_grad(GradBuilder& b) {
-  b.set(0,
-        b.call("expand.default", {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0))}));
-}
-
-// sum.dim_IntList: self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
-void sum_dim_grad(GradBuilder& b) {
-  b.set(0, sum_backward(b, b.grad(), b.input(0), dims_arg(b, 1), args_of(b).bool_value(2)));
-}
-
-// mean: self: grad.expand_symint(self.sym_sizes()) / self.sym_numel()
-void mean_grad(GradBuilder& b) {
-  Node* e =
-      b.call("expand.default", {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0))});
-  b.set(0, b.call("div.Scalar", {Arg(e), reduced_count(b, b.input(0), std::nullopt)}));
-}
-
-// mean.dim: self: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)
-void mean_dim_grad(GradBuilder& b) {
-  b.set(0, mean_backward(b, b.grad(), b.input(0), dims_arg(b, 1), args_of(b).bool_value(2)));
-}
-
-// amax/amin: self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim),
-//                                      restore_reduced_dims(result, dim, keepdim) == self, dim)
-//   scale_grad_by_count(grad, mask, dims) = (grad / mask.sum(dims, true)) * mask
-void amax_amin_grad(GradBuilder& b) {
-  std::vector<int64_t> dims = dims_arg(b, 1).value_or(std::vector<int64_t>{});
-  bool keepdim = args_of(b).bool_value(2);
-  Node* r = restore_reduced_dims(b, b.result(), dims, keepdim);
-  Node* mask = b.call("eq.Tensor", {Arg(r), Arg(b.input(0))});
-  Node* g = restore_reduced_dims(b, b.grad(), dims, keepdim);
+// scale_grad_by_count(grad, mask, dims) = (grad / mask.sum(dims, true)) * mask
+V scale_grad_by_count(GradBuilder& b, Vs& a) {
+  Node* mask = a[1].node();
+  std::vector<int64_t> dims = dims_of(a[2]).value_or(std::vector<int64_t>{});
   Node* count = b.call("sum.dim_IntList", {Arg(mask), ints(dims), Arg::of_bool(true)});
-  Node* d = b.call("div.Tensor", {Arg(g), Arg(count)});
-  b.set(0, b.call("mul.Tensor", {Arg(d), Arg(mask)}));
+  Node* d = b.call("div.Tensor", {Arg(a[0].node()), Arg(count)});
+  return V::tensor(b.call("mul.Tensor", {Arg(d), Arg(mask)}));
 }
 
-// max.dim/min.dim: self: value_selecting_reduction_backward_symint(grad, dim, indices,
-//                                                                  self.sym_sizes(), keepdim)
-void max_min_dim_grad(GradBuilder& b) {
-  Node* indices = forward_output(b, 1);
-  b.set(0, b.call("value_selecting_reduction_backward.default",
-                  {Arg(b.grad()), b.arg(1), Arg(indices),
-                   b.sizes_arg(b.input_meta(0).sizes, b.input(0)), b.arg(2)}));
+// gather_with_keepdimed_indices(grad, dim, indices, keepdim) =
+//   grad.gather(dim, keepdim ? indices : indices.unsqueeze(dim)), squeezed back at dim unless
+//   keepdim. (1.13 decomposes value_selecting_reduction_backward into zeros + scatter_, whose
+//   derivative this is.)
+V gather_with_keepdimed_indices(GradBuilder& b, Vs& a) {
+  bool keepdim = a[3].to_int() != 0;
+  Arg index = a[2].arg;
+  if (!keepdim) index = Arg(b.call("unsqueeze.default", {index, a[1].arg}));
+  Node* g = b.call("gather.default", {Arg(a[0].node()), a[1].arg, index});
+  if (!keepdim) g = b.call("squeeze.dim", {Arg(g), a[1].arg});
+  return V::tensor(g);
 }
 
-// value_selecting_reduction_backward: grad: gather_with_keepdimed_indices(grad, dim, indices,
-//   keepdim) = grad.gather(dim, keepdim ? indices : indices.unsqueeze(dim)), squeezed back at dim
-//   unless keepdim. (1.13 decomposes the op into zeros + scatter_, whose derivative is this.)
-void value_selecting_reduction_backward_grad(GradBuilder& b) {
-  bool keepdim = args_of(b).bool_value(4);
-  Arg index = b.arg(2);
-  if (!keepdim) index = Arg(b.call("unsqueeze.default", {index, b.arg(1)}));
-  Node* g = b.call("gather.default", {Arg(b.grad()), b.arg(1), index});
-  if (!keepdim) g = b.call("squeeze.dim", {Arg(g), b.arg(1)});
-  b.set(0, g);
-}
-
-// var.correction: self: var_backward(grad, self, dim, correction, keepdim)
-void var_grad(GradBuilder& b) {
-  b.set(0, var_backward(b, b.grad(), dims_arg(b, 1), args_of(b).bool_value(3)));
-}
-
-// std.correction: self: std_backward(result, grad, self, dim, correction, keepdim)
-//   = var_backward((grad / (result * 2)).masked_fill_(result == 0, 0), self, ...)
-void std_grad(GradBuilder& b) {
-  Node* result = b.result();
-  Node* twice = b.call("mul.Scalar", {Arg(result), Arg::of_int(2)});
-  Node* d = b.call("div.Tensor", {Arg(b.grad()), Arg(twice)});
-  Node* zero = b.call("eq.Scalar", {Arg(result), Arg::of_int(0)});
-  Node* gvar = b.call("masked_fill.Scalar", {Arg(d), Arg(zero), Arg::of_int(0)});
-  b.set(0, var_backward(b, gvar, dims_arg(b, 1), args_of(b).bool_value(3)));
-}
-
-// var_mean.correction: self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
-//   = var_backward(grads[0], ...) + mean_backward(grads[1], ...), for the grads that are defined.
-void var_mean_grad(GradBuilder& b) {
-  auto dims = dims_arg(b, 1);
-  bool keepdim = args_of(b).bool_value(3);
-  Node* g = nullptr;
-  if (b.grad(0)) g = var_backward(b, b.grad(0), dims, keepdim);
-  if (b.grad(1)) {
-    Node* aux =
-        mean_backward(b, b.grad(1), b.input(0), dims.value_or(std::vector<int64_t>{}), keepdim);
-    g = g ? b.call("add.Tensor", {Arg(g), Arg(aux)}) : aux;
-  }
-  b.set(0, g);
+void add_reduction_grad_helpers() {
+  add_grad_helper("sum_backward", sum_backward);
+  add_grad_helper("mean_backward", mean_backward);
+  add_grad_helper("var_backward", var_backward);
+  add_grad_helper("std_backward", std_backward);
+  add_grad_helper("var_mean_backward", var_mean_backward);
+  add_grad_helper("restore_reduced_dims", restore_reduced_dims);
+  add_grad_helper("scale_grad_by_count", scale_grad_by_count);
+  add_grad_helper("gather_with_keepdimed_indices", gather_with_keepdimed_indices);
 }
 
 }  // namespace
 
 void register_reduction_ops(OpTable& t) {
+  add_reduction_grad_helpers();
   t.def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
       .tags(kReduction)
       .meta(sum_meta)
-      .derivative(rule(sum_grad, "self: grad.expand_symint(self.sym_sizes())"));
+      .derivative(formula("self: grad.expand_symint(self.sym_sizes())"));
   t.def(
        "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
        "-> Tensor")
       .tags(kReduction | kCore)
       .meta(sum_dim_meta)
-      .derivative(rule(sum_dim_grad, "self: sum_backward(grad, self.sym_sizes(), dim, keepdim)"));
+      .derivative(formula("self: sum_backward(grad, self.sym_sizes(), dim, keepdim)"));
   t.def("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
       .tags(kReduction | kCore)
       .meta(mean_meta)
-      .derivative(rule(mean_grad, "self: grad.expand_symint(self.sym_sizes()) / self.sym_numel()"));
+      .derivative(formula("self: grad.expand_symint(self.sym_sizes()) / self.sym_numel()"));
   t.def(
        "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
        "Tensor")
       .tags(kReduction | kCore)
       .meta(mean_dim_meta)
       .derivative(
-          rule(mean_dim_grad,
-               "self: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)"));
+          formula("self: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)"));
   const char* amax_amin_formula =
       "self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), "
       "restore_reduced_dims(result, dim, keepdim) == self, dim)";
   t.def("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
       .tags(kReduction | kCore)
       .meta(amax_amin_meta)
-      .derivative(rule(amax_amin_grad, amax_amin_formula));
+      .derivative(formula(amax_amin_formula));
   t.def("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
       .tags(kReduction | kCore)
       .meta(amax_amin_meta)
-      .derivative(rule(amax_amin_grad, amax_amin_formula));
+      .derivative(formula(amax_amin_formula));
   const char* max_min_formula =
       "self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), "
       "keepdim)";
   t.def("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
       .tags(kReduction | kCore)
       .meta(max_min_dim_meta)
-      .derivative(rule(max_min_dim_grad, max_min_formula));
+      .derivative(formula(max_min_formula));
   t.def("min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
       .tags(kReduction | kCore)
       .meta(max_min_dim_meta)
-      .derivative(rule(max_min_dim_grad, max_min_formula));
+      .derivative(formula(max_min_formula));
   t.def(
        "value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes, "
        "bool keepdim) -> Tensor")
       .tags(kBackward)
       .meta(value_selecting_reduction_backward_meta)
-      .derivative(rule(value_selecting_reduction_backward_grad,
-                       "grad: gather_with_keepdimed_indices(grad, dim, indices, keepdim); "
-                       "indices: non_differentiable"));
+      .derivative(formula("grad: gather_with_keepdimed_indices(grad, dim, indices, keepdim); "
+                          "indices: non_differentiable"));
   t.def("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
       .tags(kReduction | kCore)
       .meta(arg_max_min_meta)
@@ -455,21 +433,19 @@ void register_reduction_ops(OpTable& t) {
        "var.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor")
       .tags(kReduction | kCore)
       .meta(var_std_meta<false>)
-      .derivative(rule(var_grad, "self: var_backward(grad, self, dim, correction, keepdim)"));
+      .derivative(formula("self: var_backward(grad, self, dim, correction, keepdim)"));
   t.def(
        "var_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
        "(Tensor, Tensor)")
       .tags(kReduction)
       .meta(var_std_meta<true>)
       .derivative(
-          rule(var_mean_grad,
-               "self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)"));
+          formula("self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)"));
   t.def(
        "std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor")
       .tags(kReduction)
       .meta(var_std_meta<false>)
-      .derivative(
-          rule(std_grad, "self: std_backward(result, grad, self, dim, correction, keepdim)"));
+      .derivative(formula("self: std_backward(result, grad, self, dim, correction, keepdim)"));
 }
 
 }  // namespace aotgrad

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
@@ -182,17 +183,12 @@ ValueMeta diagonal_meta(const MetaArgs& a) {
   return one(meta::diagonal(a.tensor(0), a.int_value(1), a.int_value(2), a.int_value(3)));
 }
 
-// --- derivative rules (tools/autograd/derivatives.yaml, FunctionsManual.cpp)
-// ----------------------
+// --- derivative helpers (FunctionsManual.cpp)
+// ------------------------------------------------------ The formulas are at the declarations (see
+// Note [Derivative formulas]); these are the named functions they call.
 
-/// Argument i of the forward call as SymInts (an int list, possibly with SymInt nodes).
-SymIntVector int_list_arg(const GradBuilder& b, size_t i) {
-  return MetaArgs(b.op(), b.node().args()).int_list(i);
-}
-
-int64_t int_arg(const GradBuilder& b, size_t i) {
-  return MetaArgs(b.op(), b.node().args()).int_value(i);
-}
+using V = FormulaValue;
+using Vs = std::vector<FormulaValue>;
 
 /// grad.reshape(sizes) as at::reshape traces: a view when the strides allow one, else a contiguous
 /// clone and _unsafe_view.
@@ -212,125 +208,96 @@ Node* zeros(GradBuilder& b, const SymIntVector& sizes, const TensorMeta& options
                  {"device", Arg::of_device(options.device)}});
 }
 
-// view, _unsafe_view, _reshape_alias, view_as: self: grad.reshape_symint(self.sym_sizes())
-void reshape_grad(GradBuilder& b) {
-  b.set(0, reshape(b, b.grad(), b.input_meta(0).sizes, b.input(0)));
-}
-
-// alias: self: grad
-void identity_grad(GradBuilder& b) { b.set(0, b.grad()); }
-
-void t_grad(GradBuilder& b) { b.set(0, b.call("t.default", {Arg(b.grad())})); }
-
-void transpose_grad(GradBuilder& b) {
-  b.set(0, b.call("transpose.int", {Arg(b.grad()), b.arg(1), b.arg(2)}));
-}
-
-// permute: self: permute_backwards(grad, dims) -- the inverse permutation.
-void permute_grad(GradBuilder& b) {
-  SymIntVector fwd = int_list_arg(b, 1);
+// permute_backwards(grad, dims): the inverse permutation.
+V permute_backwards(GradBuilder& b, Vs& a) {
+  SymIntVector fwd = a[1].sym_ints();
   int64_t n = static_cast<int64_t>(fwd.size());
   std::vector<int64_t> inv(n);
   for (int64_t i = 0; i < n; ++i) inv[wrap_dim(fwd[i].value(), n)] = i;
-  b.set(0, b.call("permute.default", {Arg(b.grad()), Arg::of_ints(inv)}));
+  return V::tensor(b.call("permute.default", {Arg(a[0].node()), Arg::of_ints(inv)}));
 }
 
-// expand: self: at::sum_to(grad, self.sym_sizes())
-void expand_grad(GradBuilder& b) { b.set(0, b.sum_to(b.grad(), b.input_meta(0).sizes)); }
+// at::sum_to(grad, sizes): the leading dims and the dims broadcast from size 1 summed.
+V sum_to(GradBuilder& b, Vs& a) { return V::tensor(b.sum_to(a[0].node(), a[1].sym_ints())); }
 
-// unsqueeze: self: grad.squeeze(dim)
-void unsqueeze_grad(GradBuilder& b) { b.set(0, b.call("squeeze.dim", {Arg(b.grad()), b.arg(1)})); }
-
-// squeeze.dim: self: unsqueeze_to(grad, dim, self.sym_sizes())
-void squeeze_dim_grad(GradBuilder& b) {
-  const SymIntVector& sizes = b.input_meta(0).sizes;
-  if (sizes.empty()) return b.set(0, b.grad());
-  int64_t dim = wrap_dim(int_arg(b, 1), static_cast<int64_t>(sizes.size()));
-  if (!(sizes[dim] == 1)) return b.set(0, b.grad());
-  b.set(0, b.call("unsqueeze.default", {Arg(b.grad()), Arg::of_int(dim)}));
-}
-
-// squeeze: self: unsqueeze_to(grad, self.sym_sizes())
-void squeeze_grad(GradBuilder& b) {
-  const SymIntVector& sizes = b.input_meta(0).sizes;
-  Node* g = b.grad();
+// unsqueeze_to(grad, dim, sizes): grad unsqueezed at dim when sizes[dim] is 1;
+// unsqueeze_to(grad, sizes): at every dim of size 1.
+V unsqueeze_to(GradBuilder& b, Vs& a) {
+  Node* g = a[0].node();
+  if (a.size() == 3) {
+    SymIntVector sizes = a[2].sym_ints();
+    if (sizes.empty()) return a[0];
+    int64_t dim = wrap_dim(a[1].to_int(), static_cast<int64_t>(sizes.size()));
+    if (!(sizes[dim] == 1)) return a[0];
+    return V::tensor(b.call("unsqueeze.default", {Arg(g), Arg::of_int(dim)}));
+  }
+  SymIntVector sizes = a[1].sym_ints();
   for (size_t d = 0; d < sizes.size(); ++d)
     if (sizes[d] == 1)
       g = b.call("unsqueeze.default", {Arg(g), Arg::of_int(static_cast<int64_t>(d))});
-  b.set(0, g);
+  return V::tensor(g);
 }
 
-// slice.Tensor: self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)
-void slice_grad(GradBuilder& b) {
-  Arg start = b.arg(2).is_none() ? Arg::of_int(0) : b.arg(2);
-  Arg end = b.arg(3).is_none() ? Arg::of_int(INT64_MAX) : b.arg(3);
-  b.set(0, b.call("slice_backward.default",
-                  {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0)), b.arg(1), start,
-                   end, b.arg(4)}));
-}
-
-// select.int: self: select_backward_symint(grad, self.sym_sizes(), dim, index)
-void select_grad(GradBuilder& b) {
-  b.set(0, b.call("select_backward.default",
-                  {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0)), b.arg(1),
-                   b.arg(2)}));
+// slice_backward_wrapper(grad, sizes, dim, start, end, step): slice_backward with start 0 and end
+// INT64_MAX for None.
+V slice_backward_wrapper(GradBuilder& b, Vs& a) {
+  Arg start = a[3].is_none() ? Arg::of_int(0) : a[3].arg;
+  Arg end = a[4].is_none() ? Arg::of_int(INT64_MAX) : a[4].arg;
+  return V::tensor(b.call("slice_backward.default", {Arg(a[0].node()), formula_arg(b, a[1]),
+                                                     a[2].arg, start, end, a[5].arg}));
 }
 
 // split_with_sizes_backward: cat of the output gradients along dim, zeros for the missing ones.
-void split_backward(GradBuilder& b, const SymIntVector& split_sizes, int64_t dim) {
+Node* split_backward(GradBuilder& b, const V& grads, const SymIntVector& split_sizes, int64_t dim) {
   const TensorMeta& self = b.input_meta(0);
   dim = wrap_dim(dim, self.dim());
   std::vector<Arg> parts;
   for (size_t j = 0; j < split_sizes.size(); ++j) {
-    if (Node* g = b.grad(j)) {
-      parts.push_back(Arg(g));
+    if (grads.elems[j].is_tensor()) {
+      parts.push_back(Arg(grads.elems[j].node()));
       continue;
     }
     SymIntVector sizes = self.sizes;
     sizes[dim] = split_sizes[j];
     parts.push_back(Arg(zeros(b, sizes, self, b.input(0))));
   }
-  b.set(0, b.call("cat.default", {Arg::of_list(std::move(parts)), Arg::of_int(dim)}));
+  return b.call("cat.default", {Arg::of_list(std::move(parts)), Arg::of_int(dim)});
 }
 
-// split.Tensor: self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())
-void split_grad(GradBuilder& b) {
-  const TensorMeta& self = b.input_meta(0);
-  int64_t dim = wrap_dim(int_arg(b, 2), self.dim());
-  int64_t split_size = int_arg(b, 1);
-  size_t n = b.node().meta().elems.size();
+// split_backward(grads, split_size, dim, sizes, options)
+V split_backward(GradBuilder& b, Vs& a) {
+  SymIntVector self_sizes = a[3].sym_ints();
+  int64_t dim = wrap_dim(a[2].to_int(), static_cast<int64_t>(self_sizes.size()));
+  int64_t split_size = a[1].to_int();
+  size_t n = a[0].elems.size();
   SymIntVector sizes(n, SymInt(split_size));
   sizes[n - 1] =
-      SymInt(split_size) - (SymInt(split_size * static_cast<int64_t>(n)) - self.sizes[dim]);
-  split_backward(b, sizes, dim);
+      SymInt(split_size) - (SymInt(split_size * static_cast<int64_t>(n)) - self_sizes[dim]);
+  return V::tensor(split_backward(b, a[0], sizes, dim));
 }
 
-// split_with_sizes: self: split_with_sizes_backward(grads, split_sizes, dim, ...)
-void split_with_sizes_grad(GradBuilder& b) { split_backward(b, int_list_arg(b, 1), int_arg(b, 2)); }
+// split_with_sizes_backward(grads, split_sizes, dim, sizes, options)
+V split_with_sizes_backward(GradBuilder& b, Vs& a) {
+  return V::tensor(split_backward(b, a[0], a[1].sym_ints(), a[2].to_int()));
+}
 
-// unbind.int: self: unbind_backward(grads, dim) -- stack, zeros({}).expand for missing grads.
-void unbind_grad(GradBuilder& b) {
-  size_t n = b.node().meta().elems.size();
+// unbind_backward(grads, dim): stack, zeros({}).expand for missing grads.
+V unbind_backward(GradBuilder& b, Vs& a) {
+  const V& grads = a[0];
   Node* defined = nullptr;
-  for (size_t j = 0; j < n && !defined; ++j) defined = b.grad(j);
+  for (size_t j = 0; j < grads.elems.size() && !defined; ++j)
+    if (grads.elems[j].is_tensor()) defined = grads.elems[j].node();
   const TensorMeta& like = defined->tensor_meta();
   std::vector<Arg> parts;
-  for (size_t j = 0; j < n; ++j) {
-    if (Node* g = b.grad(j)) {
-      parts.push_back(Arg(g));
+  for (const V& g : grads.elems) {
+    if (g.is_tensor()) {
+      parts.push_back(Arg(g.node()));
       continue;
     }
     Node* z = zeros(b, {}, like, nullptr);
     parts.push_back(Arg(b.call("expand.default", {Arg(z), b.sizes_arg(like.sizes, defined)})));
   }
-  b.set(0, b.call("stack.default", {Arg::of_list(std::move(parts)), b.arg(1)}));
-}
-
-// diagonal: self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)
-void diagonal_grad(GradBuilder& b) {
-  b.set(0, b.call("diagonal_backward.default",
-                  {Arg(b.grad()), b.sizes_arg(b.input_meta(0).sizes, b.input(0)), b.arg(1),
-                   b.arg(2), b.arg(3)}));
+  return V::tensor(b.call("stack.default", {Arg::of_list(std::move(parts)), a[1].arg}));
 }
 
 // as_strided_backward's helpers (NOTE [ Detecting Memory Overlap Within A Strided Tensor ]).
@@ -369,21 +336,24 @@ std::vector<int64_t> concrete(const SymIntVector& v, const char* what) {
   return out;
 }
 
-// as_strided: self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
-// Functionalized: the storage is new_zeros, `storage.as_strided(out).copy_(grad)` is an
-// as_strided_scatter, and `index_add_` / `div_` are their out-of-place forms.
-void as_strided_grad(GradBuilder& b) {
-  const TensorMeta& in = b.input_meta(0);
-  MetaArgs ma(b.op(), b.node().args());
-  std::vector<int64_t> sizes = concrete(ma.int_list(1), "sizes");
-  std::vector<int64_t> strides = concrete(ma.int_list(2), "strides");
-  std::optional<SymInt> off_arg = ma.optional_sym_int(3);
+// as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset). Functionalized:
+// the storage is new_zeros, `storage.as_strided(out).copy_(grad)` is an as_strided_scatter, and
+// `index_add_` / `div_` are their out-of-place forms.
+V as_strided_backward(GradBuilder& b, Vs& a) {
+  const TensorMeta& in = a[1].meta();
+  std::vector<int64_t> sizes = concrete(a[2].sym_ints(), "sizes");
+  std::vector<int64_t> strides = concrete(a[3].sym_ints(), "strides");
   int64_t in_offset = concrete({in.storage_offset}, "storage offsets")[0];
-  int64_t offset = off_arg ? concrete({*off_arg}, "storage offsets")[0] : in_offset;
+  int64_t offset = in_offset;
+  if (!a[4].is_none()) {
+    const Arg& o = a[4].arg;
+    SymInt off = o.is_node() ? o.node->meta().sym : SymInt(o.i);
+    offset = concrete({off}, "storage offsets")[0];
+  }
   std::vector<int64_t> in_sizes = concrete(in.sizes, "sizes");
   std::vector<int64_t> in_strides = concrete(in.strides, "strides");
-  Node* grad = b.grad();
-  auto all_zeros = [&] { b.set(0, zeros(b, in.sizes, grad->tensor_meta(), b.input(0))); };
+  Node* grad = a[0].node();
+  auto all_zeros = [&] { return V::tensor(zeros(b, in.sizes, grad->tensor_meta(), a[1].node())); };
 
   // Output geometry: size-0 dims give zeros, size-1 dims are squeezed, expanded dims summed.
   std::vector<int64_t> out_sizes_, out_strides_;
@@ -453,7 +423,18 @@ void as_strided_grad(GradBuilder& b) {
     count = b.call("index_add.default", {Arg(count), Arg::of_int(0), Arg(inp_indices), Arg(ones)});
     storage = b.call("div.Tensor", {Arg(storage), Arg(count)});
   }
-  b.set(0, strided(storage, in_sizes, in_strides, inp_effective_offset));
+  return V::tensor(strided(storage, in_sizes, in_strides, inp_effective_offset));
+}
+
+void add_view_grad_helpers() {
+  add_grad_helper("permute_backwards", permute_backwards);
+  add_grad_helper("sum_to", sum_to);
+  add_grad_helper("unsqueeze_to", unsqueeze_to);
+  add_grad_helper("slice_backward_wrapper", slice_backward_wrapper);
+  add_grad_helper("split_backward", split_backward);
+  add_grad_helper("split_with_sizes_backward", split_with_sizes_backward);
+  add_grad_helper("unbind_backward", unbind_backward);
+  add_grad_helper("as_strided_backward", as_strided_backward);
 }
 
 // --- view inverses (FunctionalInverses.cpp): the base after the view got a new value ------------
@@ -540,32 +521,35 @@ Node* expand_inverse(ViewInverseBuilder&) {
 }  // namespace
 
 void register_view_ops(OpTable& t) {
+  add_view_grad_helpers();
   t.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(view_meta)
       .view_inverse(reshape_view_inverse)
-      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+      .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"));
   // _unsafe_view's result shares self's storage although its schema does not say so.
   t.def("_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
       .meta(view_meta)
       .undeclared_alias(0)
-      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+      .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"));
   t.def("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)")
       .tags(kView)
       .meta(reshape_alias_meta)
       .view_inverse(reshape_view_inverse)
-      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+      .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"));
   // view_as is CompositeImplicitAutograd (view(other.sizes())): view's formula.
   t.def("view_as(Tensor(a) self, Tensor other) -> Tensor(a)")
       .tags(kView)
       .meta(view_as_meta)
       .view_inverse(reshape_view_inverse)
-      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"));
+      // `other` gives only its sizes: it gets no gradient.
+      .derivative(
+          formula("self: grad.reshape_symint(self.sym_sizes()); other: non_differentiable"));
   t.def("alias(Tensor(a) self) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(alias_meta)
       .view_inverse(identity_view_inverse)
-      .derivative(rule(identity_grad, "self: grad"));
+      .derivative(formula("self: grad"));
   t.def("detach(Tensor(a) self) -> Tensor(a)")
       .tags(kView)
       .meta(alias_meta)
@@ -575,41 +559,41 @@ void register_view_ops(OpTable& t) {
       .tags(kView)
       .meta(t_meta)
       .view_inverse(t_inverse)
-      .derivative(rule(t_grad, "self: grad.t()"))
+      .derivative(formula("self: grad.t()"))
       .inplace("t_");
   t.def("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
       .tags(kView)
       .meta(transpose_meta)
       .view_inverse(transpose_inverse)
-      .derivative(rule(transpose_grad, "self: grad.transpose(dim0, dim1)"))
+      .derivative(formula("self: grad.transpose(dim0, dim1)"))
       .inplace("transpose_");
   t.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(permute_meta)
       .view_inverse(permute_inverse)
-      .derivative(rule(permute_grad, "self: permute_backwards(grad, dims)"));
+      .derivative(formula("self: permute_backwards(grad, dims)"));
   t.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(expand_meta)
       .view_inverse(expand_inverse)
-      .derivative(rule(expand_grad, "self: at::sum_to(grad, self.sym_sizes())"));
+      .derivative(formula("self: at::sum_to(grad, self.sym_sizes())"));
   t.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(unsqueeze_meta)
       .view_inverse(reshape_view_inverse)
-      .derivative(rule(unsqueeze_grad, "self: grad.squeeze(dim)"))
+      .derivative(formula("self: grad.squeeze(dim)"))
       .inplace("unsqueeze_");
   t.def("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(squeeze_dim_meta)
       .view_inverse(reshape_view_inverse)
-      .derivative(rule(squeeze_dim_grad, "self: unsqueeze_to(grad, dim, self.sym_sizes())"))
+      .derivative(formula("self: unsqueeze_to(grad, dim, self.sym_sizes())"))
       .inplace("squeeze_.dim");
   t.def("squeeze(Tensor(a) self) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(squeeze_meta)
       .view_inverse(reshape_view_inverse)
-      .derivative(rule(squeeze_grad, "self: unsqueeze_to(grad, self.sym_sizes())"))
+      .derivative(formula("self: unsqueeze_to(grad, self.sym_sizes())"))
       .inplace("squeeze_");
   t.def(
        "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
@@ -618,8 +602,7 @@ void register_view_ops(OpTable& t) {
       .meta(slice_meta)
       .view_inverse(slice_inverse)
       .derivative(
-          rule(slice_grad,
-               "self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)"))
+          formula("self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)"))
       .scatter("slice_scatter");
   t.def("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)")
       .tags(kView | kCompositeImplicit)
@@ -630,36 +613,33 @@ void register_view_ops(OpTable& t) {
       .tags(kView | kCore)
       .meta(select_meta)
       .view_inverse(select_inverse)
-      .derivative(
-          rule(select_grad, "self: select_backward_symint(grad, self.sym_sizes(), dim, index)"))
+      .derivative(formula("self: select_backward_symint(grad, self.sym_sizes(), dim, index)"))
       .scatter("select_scatter");
   t.def("split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]")
       .tags(kView | kCore)
       .meta(split_meta)
       .view_inverse(split_inverse)
-      .derivative(
-          rule(split_grad,
-               "self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())"));
+      .derivative(formula(
+          "self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())"));
   t.def("split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]")
       .tags(kView | kCore)
       .meta(split_with_sizes_meta)
       .view_inverse(split_inverse)
-      .derivative(rule(split_with_sizes_grad,
-                       "self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), "
-                       "self.options())"));
+      .derivative(
+          formula("self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), "
+                  "self.options())"));
   t.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
       .tags(kView)
       .meta(unbind_meta)
       .view_inverse(unbind_inverse)
-      .derivative(rule(unbind_grad, "self: unbind_backward(grads, dim)"));
+      .derivative(formula("self: unbind_backward(grads, dim)"));
   t.def(
        "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
        "-> Tensor(a)")
       .tags(kView | kCore)
       .meta(as_strided_meta)
       .view_inverse(as_strided_inverse, /*absolute=*/true)
-      .derivative(rule(
-          as_strided_grad,
+      .derivative(formula(
           "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)"))
       .scatter("as_strided_scatter")
       .inplace("as_strided_");
@@ -668,8 +648,7 @@ void register_view_ops(OpTable& t) {
       .meta(diagonal_meta)
       .view_inverse(diagonal_inverse)
       .derivative(
-          rule(diagonal_grad,
-               "self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)"))
+          formula("self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)"))
       .scatter("diagonal_scatter");
 
   // In-place metadata mutations: `self` itself, with the view's sizes and strides.

@@ -180,7 +180,7 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) 
     for (size_t i = 0; i < list_needs.size(); ++i)
       if (!list_needs[i].empty()) b.set_list_needs(i, list_needs[i]);
     try {
-      op.derivative->fn(b);
+      op.derivative->apply(b);
     } catch (const Error& e) {
       throw Error(fn->describe() + ": " + e.message(), fn->info().loc);
     }

@@ -1,6 +1,7 @@
 // aotgrad: derivative rules -- how an op's backward is written into a joint graph.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +34,10 @@ class GradBuilder {
   /// joint graphs show: once per rule invocation).
   Node* result(size_t i = 0);
   const TensorMeta& result_meta(size_t i = 0) const;
+  /// Forward result i as the forward graph holds it, not detached (a saved result that is not
+  /// differentiated: mean/rstd, indices, masks); a missing getitem is added among the forward
+  /// node's getitems, in index order.
+  Node* saved_output(size_t i);
 
   /// The gradient flowing into output i, or nullptr when none does.
   Node* grad(size_t i = 0) const { return i < grad_outputs_.size() ? grad_outputs_[i] : nullptr; }
@@ -77,16 +82,23 @@ class GradBuilder {
   std::vector<Node*> results_;                  // saved outputs already read
 };
 
-/// A derivative rule: fills in GradBuilder::set for the inputs that need gradients.
+/// A derivative rule written in C++ (being replaced by formulas, see ops/formula.h).
 using GradFn = void (*)(GradBuilder&);
 
+struct FormulaProgram;  // a parsed formula (ops/formula.h)
+
+/// A derivative rule: fills in GradBuilder::set for the inputs that need gradients.
 struct DerivativeRule {
-  GradFn fn = nullptr;
-  /// The derivatives.yaml text this rule implements ("self: threshold_backward(grad, result, 0)").
+  /// The derivatives.yaml text of the rule ("self: threshold_backward(grad, result, 0)"); with a
+  /// program it is what runs.
   std::string formula;
+  std::shared_ptr<const FormulaProgram> program;
+  GradFn fn = nullptr;  // for a rule that is not a formula yet
+  /// Computes the gradients of the inputs that need one.
+  void apply(GradBuilder& b) const;
 };
 
-/// Attaches a rule to an op declaration: `t.def(...).meta(f).derivative(rule(relu_grad, "..."))`.
+/// Attaches a C++ rule to an op declaration: `t.def(...).derivative(rule(relu_grad, "..."))`.
 inline std::shared_ptr<const DerivativeRule> rule(GradFn fn, std::string formula) {
   auto r = std::make_shared<DerivativeRule>();
   r->fn = fn;
