@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
@@ -291,9 +292,6 @@ ValueMeta bernoulli_inplace(const MetaArgs& a) {
   return one(a.tensor(0));
 }
 
-// bernoulli: self: zeros_like(grad) (its output requires grad; bernoulli.p's does not).
-void bernoulli_grad(GradBuilder& b) { b.set(0, b.zeros_like(b.grad())); }
-
 }  // namespace
 
 void register_factory_ops(OpTable& t) {
@@ -439,7 +437,7 @@ void register_factory_ops(OpTable& t) {
   t.def("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor")
       .tags(kR)
       .meta(bernoulli)
-      .derivative(rule(bernoulli_grad, "self: zeros_like(grad)"));
+      .derivative(formula("self: zeros_like(grad)"));  // bernoulli.p's output needs no grad
   t.def("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor")
       .tags(kR)
       .meta(bernoulli_p)

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 #include "composite_decomps.h"
@@ -479,9 +480,13 @@ ValueMeta convolution_backward_meta(const MetaArgs& a) {
   return ValueMeta::tuple(std::move(results));
 }
 
-// --- derivative rules (tools/autograd/derivatives.yaml, FunctionsManual.cpp)
-// ---------------------- Each rule computes its inputs' formulas in the order PyTorch's generated
-// backward does: sorted by input name (mm: mat2 before self; addmm: mat1, mat2, self).
+// --- derivative helpers (FunctionsManual.cpp)
+// ------------------------------------------------------ The formulas are at the declarations (see
+// Note [Derivative formulas]); inputs' formulas run in the order PyTorch's generated backward runs
+// them: sorted by input name (mm: mat2 before self; addmm: mat1, mat2, self).
+
+using V = FormulaValue;
+using Vs = std::vector<FormulaValue>;
 
 /// maybe_multiply(t, s): t itself when the Scalar s is 1, else t * s (mul.Scalar).
 Node* maybe_multiply(GradBuilder& b, Node* t, const Arg& s) {
@@ -495,110 +500,40 @@ Node* t_of(GradBuilder& b, Node* x) { return b.call("t.default", {Arg(x)}); }
 Node* mm(GradBuilder& b, Node* x, Node* y) { return b.call("mm.default", {Arg(x), Arg(y)}); }
 
 /// A strided matrix stored column-major: strides [1, rows].
-bool column_major(const TensorMeta& m) { return m.strides[0] == 1 && m.strides[1] == m.sizes[0]; }
-
-// mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha): a
-// column-major mat1 gets its gradient column-major, mat2.mm(grad.t()).t().
-Node* mm_mat1_backward(GradBuilder& b, Node* grad, Node* mat2, const TensorMeta& mat1,
-                       const Arg& alpha) {
-  if (column_major(mat1)) return maybe_multiply(b, t_of(b, mm(b, mat2, t_of(b, grad))), alpha);
-  return maybe_multiply(b, mm(b, grad, t_of(b, mat2)), alpha);
+bool column_major(const SymIntVector& sizes, const SymIntVector& strides) {
+  return strides[0] == 1 && strides[1] == sizes[0];
 }
 
-// mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), alpha): a
-// column-major mat2 (a transposed weight) gets grad.t().mm(mat1).t().
-Node* mm_mat2_backward(GradBuilder& b, Node* grad, Node* mat1, const TensorMeta& mat2,
-                       const Arg& alpha) {
-  if (column_major(mat2)) return maybe_multiply(b, t_of(b, mm(b, t_of(b, grad), mat1)), alpha);
-  return maybe_multiply(b, mm(b, t_of(b, mat1), grad), alpha);
+// mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, mat1_layout, alpha): a column-major mat1
+// gets its gradient column-major, mat2.mm(grad.t()).t().
+V mm_mat1_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  Node* mat2 = a[1].node();
+  if (column_major(a[2].sym_ints(), a[3].sym_ints()))
+    return V::tensor(maybe_multiply(b, t_of(b, mm(b, mat2, t_of(b, grad))), a[5].arg));
+  return V::tensor(maybe_multiply(b, mm(b, grad, t_of(b, mat2)), a[5].arg));
 }
 
-// mm: self: mm_mat1_backward(grad, mat2, ..., 1); mat2: mm_mat2_backward(grad, self, ..., 1)
-void mm_grad(GradBuilder& b) {
-  Arg one = Arg::of_int(1);
-  if (b.needs(1)) b.set(1, mm_mat2_backward(b, b.grad(), b.input(0), b.input_meta(1), one));
-  if (b.needs(0)) b.set(0, mm_mat1_backward(b, b.grad(), b.input(1), b.input_meta(0), one));
+// mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, mat2_layout, alpha): a column-major mat2
+// (a transposed weight) gets grad.t().mm(mat1).t().
+V mm_mat2_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  Node* mat1 = a[1].node();
+  if (column_major(a[2].sym_ints(), a[3].sym_ints()))
+    return V::tensor(maybe_multiply(b, t_of(b, mm(b, t_of(b, grad), mat1)), a[5].arg));
+  return V::tensor(maybe_multiply(b, mm(b, t_of(b, mat1), grad), a[5].arg));
 }
 
-// addmm: self: maybe_multiply(grad, beta.conj())
-//        mat1: mm_mat1_backward(grad, mat2, ..., alpha); mat2: mm_mat2_backward(grad, mat1, ...,
-//        alpha)
-void addmm_grad(GradBuilder& b) {
-  if (b.needs(1)) b.set(1, mm_mat1_backward(b, b.grad(), b.input(2), b.input_meta(1), b.arg(4)));
-  if (b.needs(2)) b.set(2, mm_mat2_backward(b, b.grad(), b.input(1), b.input_meta(2), b.arg(4)));
-  if (b.needs(0)) b.set(0, maybe_multiply(b, b.grad(), b.arg(3)));
-}
-
-Node* transpose12(GradBuilder& b, Node* x) {
-  return b.call("transpose.int", {Arg(x), Arg::of_int(1), Arg::of_int(2)});
-}
-Node* bmm(GradBuilder& b, Node* x, Node* y) { return b.call("bmm.default", {Arg(x), Arg(y)}); }
-
-// bmm: self: grad.bmm(mat2.transpose(1, 2).conj()); mat2: self.transpose(1, 2).conj().bmm(grad)
-void bmm_grad(GradBuilder& b) {
-  if (b.needs(1)) b.set(1, bmm(b, transpose12(b, b.input(0)), b.grad()));
-  if (b.needs(0)) b.set(0, bmm(b, b.grad(), transpose12(b, b.input(1))));
-}
-
-// baddbmm: self: maybe_multiply(grad, beta.conj())
-//   batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), alpha.conj())
-//   batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conj())
-void baddbmm_grad(GradBuilder& b) {
-  if (b.needs(1))
-    b.set(1, maybe_multiply(b, bmm(b, b.grad(), transpose12(b, b.input(2))), b.arg(4)));
-  if (b.needs(2))
-    b.set(2, maybe_multiply(b, bmm(b, transpose12(b, b.input(1)), b.grad()), b.arg(4)));
-  if (b.needs(0)) b.set(0, maybe_multiply(b, b.grad(), b.arg(3)));
-}
-
-// grad.ger(vec) = outer: grad.reshape({n, 1}) * vec.
-Node* ger(GradBuilder& b, Node* x, Node* vec) {
+// x.ger(vec) = outer: x.reshape({n, 1}) * vec.
+V ger(GradBuilder& b, Vs& a) {
+  Node* x = a[0].node();
   const TensorMeta& m = x->tensor_meta();
   Node* col = b.call("view.default", {Arg(x), b.sizes_arg({m.sizes[0], SymInt(1)}, x)});
-  return b.call("mul.Tensor", {Arg(col), Arg(vec)});
+  return V::tensor(b.call("mul.Tensor", {Arg(col), Arg(a[1].node())}));
 }
 
-Node* mv(GradBuilder& b, Node* m, Node* v) { return b.call("mv.default", {Arg(m), Arg(v)}); }
-
-// addmv: self: maybe_multiply(grad, beta.conj())
-//   mat: maybe_multiply(grad.ger(vec.conj()), alpha.conj())
-//   vec: maybe_multiply(mat.t().conj().mv(grad), alpha.conj())
-void addmv_grad(GradBuilder& b) {
-  if (b.needs(1)) b.set(1, maybe_multiply(b, ger(b, b.grad(), b.input(2)), b.arg(4)));
-  if (b.needs(0)) b.set(0, maybe_multiply(b, b.grad(), b.arg(3)));
-  if (b.needs(2)) b.set(2, maybe_multiply(b, mv(b, t_of(b, b.input(1)), b.grad()), b.arg(4)));
-}
-
-// mv: self: grad.ger(vec.conj()); vec: self.conj().t().mv(grad)
-void mv_grad(GradBuilder& b) {
-  if (b.needs(0)) b.set(0, ger(b, b.grad(), b.input(1)));
-  if (b.needs(1)) b.set(1, mv(b, t_of(b, b.input(0)), b.grad()));
-}
-
-// dot: self: grad * tensor.conj(); tensor: grad * self.conj()
-void dot_grad(GradBuilder& b) {
-  if (b.needs(0)) b.set(0, b.call("mul.Tensor", {Arg(b.grad()), Arg(b.input(1))}));
-  if (b.needs(1)) b.set(1, b.call("mul.Tensor", {Arg(b.grad()), Arg(b.input(0))}));
-}
-
-// convolution: input, weight, bias: convolution_backward_symint(grad, input, weight,
-//   bias->sym_sizes(), stride, padding, dilation, transposed, output_padding, groups,
-//   grad_input_mask)
-void convolution_grad(GradBuilder& b) {
-  std::vector<Arg> mask;
-  for (size_t i = 0; i < 3; ++i) mask.push_back(Arg::of_bool(b.needs(i)));
-  Arg bias_sizes =
-      b.arg(2).is_none() ? Arg::none() : b.sizes_arg(b.input_meta(2).sizes, b.input(2));
-  Node* r = b.call("convolution_backward.default",
-                   {Arg(b.grad()), Arg(b.input(0)), Arg(b.input(1)), bias_sizes, b.arg(3), b.arg(4),
-                    b.arg(5), b.arg(6), b.arg(7), b.arg(8), Arg::of_list(std::move(mask))});
-  for (size_t i = 0; i < 3; ++i)
-    if (b.needs(i)) b.set(i, b.getitem(r, static_cast<int64_t>(i)));
-}
-
-// convolution_backward: grad_output, input, weight: _convolution_double_backward_symint(grads[0],
-//   grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed,
-//   output_padding, groups, grad_input_mask)
+// _convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation,
+//   transposed, output_padding, groups, output_mask): (ggO, gI, gW).
 // _convolution_double_backward (Convolution.cpp) is CompositeImplicitAutograd, so PyTorch traces
 // its body; this writes the same ops for the outputs that are needed, in its order:
 //   ggO = conv(ggI, w) + conv(input, ggW) + ggb viewed [1, C, 1, ...] and expanded;
@@ -606,16 +541,18 @@ void convolution_grad(GradBuilder& b) {
 //         (per group, concatenated);
 //   gI  = convT(gO, ggW) (output_padding making up the input size), or conv(gO, ggW) narrowed
 //         for a transposed convolution.
-void convolution_backward_grad(GradBuilder& b) {
-  Node* ggI = b.grad(0);
-  Node* ggW = b.grad(1);
-  Node* ggb = b.grad(2);
-  Node* gO = b.input(0);
-  Node* input = b.input(1);
-  Node* weight = b.input(2);
+V convolution_double_backward(GradBuilder& b, Vs& a) {
+  auto defined = [](const V& v) { return v.is_tensor() ? v.node() : nullptr; };
+  Node* ggI = defined(a[0]);
+  Node* ggW = defined(a[1]);
+  Node* ggb = defined(a[2]);
+  Node* gO = a[3].node();
+  Node* weight = a[4].node();
+  Node* input = a[5].node();
+  const Arg& mask = a[12].arg;
+  auto needs = [&](size_t k) { return mask.list.at(k).i != 0; };
   const TensorMeta &im = input->tensor_meta(), &wm = weight->tensor_meta();
   const TensorMeta& gm = gO->tensor_meta();
-  MetaArgs ma(b.op(), b.node().args());
   int64_t dim = wm.dim() - 2;
   auto concrete = [&](const SymIntVector& v, const char* what) {
     std::vector<int64_t> out;
@@ -635,16 +572,16 @@ void convolution_backward_grad(GradBuilder& b) {
     }
     return out;
   };
-  std::vector<int64_t> stride = concrete(ma.int_list(4), "stride");
-  std::vector<int64_t> padding = concrete(ma.int_list(5), "padding");
-  std::vector<int64_t> dilation = concrete(ma.int_list(6), "dilation");
-  std::vector<int64_t> output_padding = concrete(ma.int_list(8), "output_padding");
-  bool transposed = ma.bool_value(7);
+  std::vector<int64_t> stride = concrete(a[6].sym_ints(), "stride");
+  std::vector<int64_t> padding = concrete(a[7].sym_ints(), "padding");
+  std::vector<int64_t> dilation = concrete(a[8].sym_ints(), "dilation");
+  std::vector<int64_t> output_padding = concrete(a[10].sym_ints(), "output_padding");
+  bool transposed = a[9].to_int() != 0;
   std::vector<int64_t> in_sizes = sizes(im.sizes, "input sizes");
   std::vector<int64_t> w_sizes = sizes(wm.sizes, "weight sizes");
   std::vector<int64_t> go_sizes = sizes(gm.sizes, "grad_output sizes");
   // "hacky way of inferring the groups number for grouped Conv3D" (pytorch#36355)
-  int64_t groups = ma.int_value(9);
+  int64_t groups = a[11].to_int();
   if (!transposed && im.dim() > 4) groups = w_sizes[1] > 0 ? in_sizes[1] / w_sizes[1] : -1;
   bool nonempty = product(im.sizes) != 0;
 
@@ -677,7 +614,7 @@ void convolution_backward_grad(GradBuilder& b) {
 
   // ggO = conv(ggI, w) + conv(i, ggW) + ggb
   Node* ggO = nullptr;
-  if (b.needs(0)) {
+  if (needs(0)) {
     if (nonempty) {
       if (ggI)
         ggO = conv(ggI, weight, stride, padding, dilation, transposed, output_padding, groups);
@@ -699,7 +636,7 @@ void convolution_backward_grad(GradBuilder& b) {
 
   // gW = conv(ggI, gO), accumulated over the batch: stride and dilation swapped, groups split.
   Node* gW = nullptr;
-  if (b.needs(2) && ggI) {
+  if (needs(2) && ggI) {
     Node* gOt = transpose01(gO);
     Node* ggIt = transpose01(ggI);
     if (nonempty) {
@@ -725,7 +662,7 @@ void convolution_backward_grad(GradBuilder& b) {
 
   // gI = convT(gO, ggW) if !transposed, conv(gO, ggW) if transposed
   Node* gI = nullptr;
-  if (b.needs(1) && ggW && nonempty) {
+  if (needs(1) && ggW && nonempty) {
     if (transposed) {
       gI = narrow_to(conv(gO, ggW, stride, padding, dilation, false, output_padding, groups),
                      in_sizes);
@@ -739,70 +676,73 @@ void convolution_backward_grad(GradBuilder& b) {
       gI = conv(gO, ggW, stride, padding, dilation, true, opad, groups);
     }
   }
-  b.set(0, ggO);
-  b.set(1, gI);
-  b.set(2, gW);
+  return V::tuple({V::tensor(ggO), V::tensor(gI), V::tensor(gW)});
+}
+
+void add_linalg_grad_helpers() {
+  add_grad_helper("mm_mat1_backward", mm_mat1_backward);
+  add_grad_helper("mm_mat2_backward", mm_mat2_backward);
+  add_grad_helper("ger", ger);
+  add_grad_helper("_convolution_double_backward", convolution_double_backward);
 }
 
 }  // namespace
 
 void register_linalg_ops(OpTable& t) {
+  add_linalg_grad_helpers();
   t.def("mm(Tensor self, Tensor mat2) -> Tensor")
       .tags(kComputeIntensive | kCore)
       .meta(mm_meta)
-      .derivative(rule(mm_grad,
-                       "self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), "
-                       "self.layout(), 1); mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), "
-                       "mat2.sym_strides(), mat2.layout(), 1)"));
+      .derivative(
+          formula("self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), "
+                  "self.layout(), 1); mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), "
+                  "mat2.sym_strides(), mat2.layout(), 1)"));
   t.def("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
       .tags(kComputeIntensive | kCore)
       .meta(addmm_meta)
-      .derivative(rule(addmm_grad,
-                       "self: maybe_multiply(grad, beta.conj()); mat1: mm_mat1_backward(grad, "
-                       "mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha); mat2: "
-                       "mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), "
-                       "mat2.layout(), alpha)"))
+      .derivative(
+          formula("self: maybe_multiply(grad, beta.conj()); mat1: mm_mat1_backward(grad, "
+                  "mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha); mat2: "
+                  "mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), "
+                  "mat2.layout(), alpha)"))
       .decomposition(decomp(addmm_full_decomp, kFullTable, "torch/_decomp: addmm"));
   t.def("bmm(Tensor self, Tensor mat2) -> Tensor")
       .tags(kComputeIntensive | kCore)
       .meta(bmm_meta)
-      .derivative(rule(bmm_grad,
-                       "self: grad.bmm(mat2.transpose(1, 2).conj()); mat2: self.transpose(1, "
-                       "2).conj().bmm(grad)"));
+      .derivative(formula("self: grad.bmm(mat2.transpose(1, 2).conj()); mat2: self.transpose(1, "
+                          "2).conj().bmm(grad)"));
   t.def(
        "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
        "Tensor")
       .tags(kComputeIntensive)
       .meta(baddbmm_meta)
       .derivative(
-          rule(baddbmm_grad,
-               "self: maybe_multiply(grad, beta.conj()); batch1: "
-               "maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), alpha.conj()); batch2: "
-               "maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conj())"));
+          formula("self: maybe_multiply(grad, beta.conj()); batch1: "
+                  "maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), alpha.conj()); batch2: "
+                  "maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conj())"));
   t.def("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
       .tags(kComputeIntensive)
       .meta(addmv_meta)
-      .derivative(
-          rule(addmv_grad,
-               "self: maybe_multiply(grad, beta.conj()); mat: maybe_multiply(grad.ger(vec.conj()), "
-               "alpha.conj()); vec: maybe_multiply(mat.t().conj().mv(grad), alpha.conj())"));
+      .derivative(formula(
+          "self: maybe_multiply(grad, beta.conj()); mat: maybe_multiply(grad.ger(vec.conj()), "
+          "alpha.conj()); vec: maybe_multiply(mat.t().conj().mv(grad), alpha.conj())"));
   t.def("mv(Tensor self, Tensor vec) -> Tensor")
       .tags(kComputeIntensive)
       .meta(mv_meta)
-      .derivative(rule(mv_grad, "self: grad.ger(vec.conj()); vec: self.conj().t().mv(grad)"));
+      .derivative(formula("self: grad.ger(vec.conj()); vec: self.conj().t().mv(grad)"));
   t.def("dot(Tensor self, Tensor tensor) -> Tensor")
       .tags(kComputeIntensive)
       .meta(dot_meta)
-      .derivative(rule(dot_grad, "self: grad * tensor.conj(); tensor: grad * self.conj()"));
+      .derivative(formula("self: grad * tensor.conj(); tensor: grad * self.conj()"));
   t.def(
        "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
        "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor")
       .tags(kComputeIntensive | kCore)
       .meta(convolution_meta)
-      .derivative(rule(convolution_grad,
-                       "input, weight, bias: convolution_backward_symint(grad, input, weight, "
-                       "bias->sym_sizes(), stride, padding, dilation, transposed, output_padding, "
-                       "groups, grad_input_mask)"));
+      .derivative(
+          formula("input, weight, bias: convolution_backward_symint(grad, input, weight, "
+                  "bias->sym_sizes(), stride, padding, dilation, transposed, output_padding, "
+                  "groups, grad_input_mask)"));
   t.def(
        "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? "
        "bias_sizes, "
@@ -810,10 +750,10 @@ void register_linalg_ops(OpTable& t) {
        "int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)")
       .tags(kComputeIntensive | kCore | kBackward)
       .meta(convolution_backward_meta)
-      .derivative(rule(convolution_backward_grad,
-                       "grad_output, input, weight: _convolution_double_backward_symint(grads[0], "
-                       "grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, "
-                       "transposed, output_padding, groups, grad_input_mask)"));
+      .derivative(
+          formula("grad_output, input, weight: _convolution_double_backward_symint(grads[0], "
+                  "grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, "
+                  "transposed, output_padding, groups, grad_input_mask)"));
 
   // CompositeImplicitAutograd ops that libtorch front ends call; not core: they decompose before
   // autograd sees them, as in PyTorch (composite_decomps.cc).

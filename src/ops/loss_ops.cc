@@ -1,5 +1,6 @@
 // aotgrad: loss ops that are not part of the nn family's native kernels (mse_loss).
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 #include "full_decomps.h"
@@ -31,25 +32,13 @@ ValueMeta mse_loss_backward_meta(const MetaArgs& a) {
   return one(meta::empty(self.sizes, self.dtype, self.device));
 }
 
-// derivatives.yaml: self: mse_loss_backward(grad, self, target, reduction)
-//                   target: mse_loss_backward(grad, target, self, reduction)
-void mse_loss_grad(GradBuilder& b) {
-  if (b.needs(0))
-    b.set(0, b.call("mse_loss_backward.default",
-                    {Arg(b.grad()), Arg(b.input(0)), Arg(b.input(1)), b.arg(2)}));
-  if (b.needs(1))
-    b.set(1, b.call("mse_loss_backward.default",
-                    {Arg(b.grad()), Arg(b.input(1)), Arg(b.input(0)), b.arg(2)}));
-}
-
 }  // namespace
 
 void register_loss_ops(OpTable& t) {
   t.def("mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor")
       .meta(mse_loss_meta)
-      .derivative(rule(mse_loss_grad,
-                       "self: mse_loss_backward(grad, self, target, reduction); "
-                       "target: mse_loss_backward(grad, target, self, reduction)"));
+      .derivative(formula("self: mse_loss_backward(grad, self, target, reduction); "
+                          "target: mse_loss_backward(grad, target, self, reduction)"));
   // PyTorch has a double-backward formula (mse_loss_double_backward); aotgrad does not yet.
   t.def(
        "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor")

@@ -1,5 +1,6 @@
 // aotgrad: ops that read a tensor's metadata as SymInts (sym_size, ...) and lift_fresh.
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
@@ -36,9 +37,6 @@ ValueMeta lift_fresh(const MetaArgs& a) {
   return meta::one(meta::view_of(x, x.sizes, x.strides));
 }
 
-// lift_fresh: self: grad
-void lift_fresh_grad(GradBuilder& b) { b.set(0, b.grad()); }
-
 }  // namespace
 
 void register_misc_ops(OpTable& t) {
@@ -49,7 +47,7 @@ void register_misc_ops(OpTable& t) {
   t.def("lift_fresh(Tensor(a) self) -> Tensor(a)")
       .meta(lift_fresh)
       .view_inverse(identity_view_inverse)
-      .derivative(rule(lift_fresh_grad, "self: grad"));
+      .derivative(formula("self: grad"));
 }
 
 }  // namespace aotgrad

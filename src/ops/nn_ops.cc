@@ -2,6 +2,7 @@
 // the composite ops libtorch front ends call, with ATen 1.13's (CPU) output dtypes and layouts.
 #include <string>
 
+#include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 #include "composite_decomps.h"
@@ -790,18 +791,21 @@ ValueMeta flatten_meta(const MetaArgs& a) {
 }  // namespace
 
 void register_nn_ops(OpTable& t) {
-  using namespace nn_grads;  // NOLINT: the derivative rules
+  nn_grads::add_nn_grad_helpers();
+  // The formulas are derivatives.yaml's (1.13), except: where it writes `zeros_like(self)` for an
+  // input of a backward kernel, autograd's codegen saves only the input's TypeAndSize and calls
+  // its zeros(), written at::zeros_symint(self.sym_sizes(), self.options()) here; nll_loss(...)
+  // is nll_loss_forward(...)[0]; `grad.defined() ? f(grad, ...) : std::tuple<...>()` is
+  // f(grad, ...), an undefined grad giving no gradients.
   // Normalization.
   t.def(
        "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
        "float eps) -> (Tensor, Tensor, Tensor)")
       .tags(kCore)
       .meta(native_layer_norm_meta)
-      .derivative(
-          rule(native_layer_norm_grad,
-               "input, weight, bias: \"grad.defined() ? native_layer_norm_backward_symint(grad, "
-               "input, normalized_shape, result1, result2, weight, bias, grad_input_mask) : "
-               "std::tuple<Tensor, Tensor, Tensor>()\""))
+      .derivative(formula(
+          "input, weight, bias: native_layer_norm_backward_symint(grad, input, normalized_shape, "
+          "result1, result2, weight, bias, grad_input_mask)"))
       .decomposition(
           decomp(native_layer_norm_full_decomp, kFullTable, "torch/_refs: native_layer_norm"));
   t.def(
@@ -810,12 +814,12 @@ void register_nn_ops(OpTable& t) {
        "(Tensor, Tensor, Tensor)")
       .tags(kCore | kBackward)
       .meta(native_layer_norm_backward_meta)
-      .derivative(rule(native_layer_norm_backward_grad,
-                       "input, weight, grad_out: layer_norm_double_backward(input, weight, "
-                       "grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, "
-                       "grad_input_mask); bias: Tensor(); mean: not_implemented(\"native_layer_"
-                       "norm_backward mean\"); rstd: not_implemented(\"native_layer_norm_backward "
-                       "rstd\")"))
+      .derivative(
+          formula("input, weight, grad_out: layer_norm_double_backward(input, weight, "
+                  "grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, "
+                  "grad_input_mask); bias: Tensor(); mean: not_implemented(\"native_layer_"
+                  "norm_backward mean\"); rstd: not_implemented(\"native_layer_norm_backward "
+                  "rstd\")"))
       .decomposition(decomp(native_layer_norm_backward_full_decomp, kFullTable,
                             "torch/_decomp: native_layer_norm_backward"));
   // 1.13 updates running_mean/running_var (args 3, 4) in training mode (arg 5) although the
@@ -825,23 +829,21 @@ void register_nn_ops(OpTable& t) {
        "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
       .meta(native_batch_norm_meta)
       .undeclared_mutations({3, 4}, /*if_bool_arg=*/5)
-      .derivative(
-          rule(native_batch_norm_grad,
-               "input, weight, bias: \"grad.defined() ? native_batch_norm_backward(grad, input, "
-               "weight, running_mean, running_var, result1, result2, training, eps, "
-               "grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()\""));
+      .derivative(formula(
+          "input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, "
+          "running_var, result1, result2, training, eps, grad_input_mask)"));
   t.def(
        "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
        "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, "
        "bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)")
       .tags(kBackward)
       .meta(native_batch_norm_backward_meta)
-      .derivative(rule(native_batch_norm_backward_grad,
-                       "input, weight, grad_out: batchnorm_double_backward(input, weight, "
-                       "grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, "
-                       "eps, save_mean, save_invstd, grad_input_mask); save_mean: not_implemented("
-                       "\"native_batch_norm_backward save_mean\"); save_invstd: not_implemented("
-                       "\"native_batch_norm_backward save_invstd\")"));
+      .derivative(
+          formula("input, weight, grad_out: batchnorm_double_backward(input, weight, "
+                  "grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, "
+                  "eps, save_mean, save_invstd, grad_input_mask); save_mean: not_implemented("
+                  "\"native_batch_norm_backward save_mean\"); save_invstd: not_implemented("
+                  "\"native_batch_norm_backward save_invstd\")"));
   // PyTorch 2.x's functional batch norm (absent from 1.13): the updated running stats are results.
   t.def(
        "_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
@@ -853,33 +855,29 @@ void register_nn_ops(OpTable& t) {
       .inplace("native_batch_norm")
       // _native_batch_norm_legit's formula; the running-stat results are not differentiable.
       .output_differentiability({true, true, true, false, false})
-      .derivative(
-          rule(native_batch_norm_grad,
-               "input, weight, bias: \"grad.defined() ? native_batch_norm_backward(grad, input, "
-               "weight, running_mean, running_var, result1, result2, training, eps, "
-               "grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()\""));
+      .derivative(formula(
+          "input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, "
+          "running_var, result1, result2, training, eps, grad_input_mask)"));
 
   // Softmax.
   t.def("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
       .meta(softmax_meta<false>)
-      .derivative(
-          rule(softmax_grad, "self: _softmax_backward_data(grad, result, dim, self.scalar_type())"))
+      .derivative(formula("self: _softmax_backward_data(grad, result, dim, self.scalar_type())"))
       .decomposition(decomp(softmax_full_decomp, kFullTable, "torch/_decomp: _softmax"));
   t.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
       .meta(softmax_meta<true>)
-      .derivative(rule(log_softmax_grad,
-                       "self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"))
+      .derivative(
+          formula("self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"))
       .decomposition(decomp(log_softmax_full_decomp, kFullTable, "torch/_decomp: _log_softmax"));
   t.def(
        "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) "
        "-> Tensor")
       .tags(kBackward)
       .meta(softmax_backward_meta<false>)
-      .derivative(rule(softmax_backward_data_grad,
-                       "grad_output: _softmax_backward_data(grad, output, dim, input_dtype); "
-                       "output: softmax_double_backward(grad, grad_output, dim, output)"))
+      .derivative(formula("grad_output: _softmax_backward_data(grad, output, dim, input_dtype); "
+                          "output: softmax_double_backward(grad, grad_output, dim, output)"))
       .decomposition(decomp(softmax_backward_data_full_decomp, kFullTable,
                             "torch/_decomp: _softmax_backward_data"));
   t.def(
@@ -887,9 +885,8 @@ void register_nn_ops(OpTable& t) {
        "ScalarType input_dtype) -> Tensor")
       .tags(kBackward)
       .meta(softmax_backward_meta<true>)
-      .derivative(rule(log_softmax_backward_data_grad,
-                       "grad_output: grad - (grad * output.exp()).sum(dim, true); "
-                       "output: (-grad_output.sum(dim, true) * output.exp() * grad)"))
+      .derivative(formula("grad_output: grad - (grad * output.exp()).sum(dim, true); "
+                          "output: (-grad_output.sum(dim, true) * output.exp() * grad)"))
       .decomposition(decomp(log_softmax_backward_data_full_decomp, kFullTable,
                             "torch/_decomp: _log_softmax_backward_data"));
 
@@ -899,18 +896,16 @@ void register_nn_ops(OpTable& t) {
        "int ignore_index) -> (Tensor output, Tensor total_weight)")
       .meta(nll_loss_forward_meta)
       .output_differentiability({true, false})
-      .derivative(rule(nll_loss_forward_grad,
-                       "self: nll_loss_backward_symint(grad, self, target, weight, reduction, "
-                       "ignore_index, total_weight); target: non_differentiable"));
+      .derivative(formula("self: nll_loss_backward_symint(grad, self, target, weight, reduction, "
+                          "ignore_index, total_weight); target: non_differentiable"));
   t.def(
        "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
        "int reduction, int ignore_index, Tensor total_weight) -> Tensor")
       .tags(kBackward)
       .meta(nll_loss_backward_meta)
-      .derivative(
-          rule(nll_loss_backward_grad,
-               "grad_output: nll_loss_symint(grad, target, weight, reduction, ignore_index); "
-               "self: zeros_like(grad); target: non_differentiable"));
+      .derivative(formula(
+          "grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]; "
+          "self: zeros_like(grad); target: non_differentiable"));
 
   // Embedding.
   t.def(
@@ -920,33 +915,29 @@ void register_nn_ops(OpTable& t) {
       .tags(kCore)
       .meta(embedding_meta)
       .derivative(
-          rule(embedding_grad,
-               "indices: non_differentiable; weight: embedding_backward_symint(grad, indices, "
-               "weight.sym_size(0), padding_idx, scale_grad_by_freq, sparse)"));
+          formula("indices: non_differentiable; weight: embedding_backward_symint(grad, indices, "
+                  "weight.sym_size(0), padding_idx, scale_grad_by_freq, sparse)"));
   t.def(
        "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
        "int padding_idx, bool scale_grad_by_freq) -> Tensor")
       .tags(kCore | kBackward)
       .meta(embedding_dense_backward_meta)
-      .derivative(rule(embedding_dense_backward_grad,
-                       "grad_output: embedding_dense_double_backward_symint(grad, indices, "
-                       "padding_idx); indices: non_differentiable"));
+      .derivative(formula("grad_output: embedding_dense_double_backward_symint(grad, indices, "
+                          "padding_idx); indices: non_differentiable"));
 
   // Dropout.
   t.def("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)")
       .tags(kRandom | kNondeterministicSeeded | kCore)
       .meta(native_dropout_meta)
-      .derivative(rule(native_dropout_grad,
-                       "input: native_dropout_backward(grad, result1, (!train.has_value() || "
-                       "!train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"))
+      .derivative(formula("input: native_dropout_backward(grad, result1, (!train.has_value() || "
+                          "!train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"))
       .decomposition(
           decomp(native_dropout_full_decomp, kFullTable, "ATen's CPU native_dropout kernel"));
   t.def("native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
       .tags(kBackward)
       .meta(native_dropout_backward_meta)
-      .derivative(rule(native_dropout_backward_grad,
-                       "grad_output: grad * (mask.type_as(grad) * scale); "
-                       "mask: not_implemented(\"native_dropout_backward: mask\")"))
+      .derivative(formula("grad_output: grad * (mask.type_as(grad) * scale); "
+                          "mask: not_implemented(\"native_dropout_backward: mask\")"))
       .decomposition(decomp(native_dropout_backward_full_decomp, kFullTable,
                             "torch/_decomp: native_dropout_backward"));
 
@@ -956,44 +947,41 @@ void register_nn_ops(OpTable& t) {
        "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)")
       .tags(kCore)
       .meta(max_pool2d_with_indices_meta)
-      .derivative(rule(max_pool2d_with_indices_grad,
-                       "self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, "
-                       "padding, dilation, ceil_mode, result1)"));
+      .derivative(formula("self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, "
+                          "padding, dilation, ceil_mode, result1)"));
   t.def(
        "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
        "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor")
       .tags(kCore | kBackward)
       .meta(max_pool2d_with_indices_backward_meta)
-      .derivative(rule(max_pool2d_with_indices_backward_grad,
-                       "grad_output: max_pool_double_backward(grad, indices, 2); "
-                       "self: zeros_like(self); indices: non_differentiable"));
+      .derivative(formula(
+          "grad_output: max_pool_double_backward(grad, indices, 2); "
+          "self: at::zeros_symint(self.sym_sizes(), self.options()); indices: non_differentiable"));
   t.def(
        "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor")
       .tags(kCore)
       .meta(avg_pool2d_meta)
-      .derivative(rule(avg_pool2d_grad,
-                       "self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, "
-                       "ceil_mode, count_include_pad, divisor_override)"));
+      .derivative(formula("self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, "
+                          "ceil_mode, count_include_pad, divisor_override)"));
   t.def(
        "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
        "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor")
       .tags(kCore | kBackward)
       .meta(avg_pool2d_backward_meta)
-      .derivative(rule(avg_pool2d_backward_grad,
-                       "grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, "
-                       "count_include_pad, divisor_override); self: zeros_like(self)"));
+      .derivative(formula("grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, "
+                          "count_include_pad, divisor_override); self: "
+                          "at::zeros_symint(self.sym_sizes(), self.options())"));
   t.def("_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
       .tags(kCore)
       .meta(adaptive_avg_pool2d_meta_)
-      .derivative(
-          rule(adaptive_avg_pool2d_grad, "self: _adaptive_avg_pool2d_backward(grad, self)"));
+      .derivative(formula("self: _adaptive_avg_pool2d_backward(grad, self)"));
   t.def("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor")
       .tags(kCore | kBackward)
       .meta(adaptive_avg_pool2d_backward_meta)
-      .derivative(rule(adaptive_avg_pool2d_backward_grad,
-                       "grad_output: _adaptive_avg_pool2d_symint(grad, {grad_output.sym_size(-2), "
-                       "grad_output.sym_size(-1)}); self: zeros_like(self)"));
+      .derivative(formula(
+          "grad_output: _adaptive_avg_pool2d_symint(grad, {grad_output.sym_size(-2), "
+          "grad_output.sym_size(-1)}); self: at::zeros_symint(self.sym_sizes(), self.options())"));
 
   // CompositeImplicitAutograd ops that libtorch front ends call; not core: they decompose before
   // autograd sees them, as in PyTorch (composite_decomps.cc). The shape ops also have the rule
@@ -1047,17 +1035,17 @@ void register_nn_ops(OpTable& t) {
   t.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
       .tags(kCompositeImplicit)
       .meta(reshape_meta)
-      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"))
+      .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"))
       .decomposition(decomp(reshape_decomp, kCoreFull, "at::native::reshape"));
   t.def("contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)")
       .tags(kCompositeImplicit)
       .meta(contiguous_meta)
-      .derivative(rule(contiguous_grad, "self: grad"))
+      .derivative(formula("self: grad"))
       .decomposition(decomp(contiguous_decomp, kCoreFull, "at::native::contiguous"));
   t.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
       .tags(kCompositeImplicit)
       .meta(flatten_meta)
-      .derivative(rule(reshape_grad, "self: grad.reshape_symint(self.sym_sizes())"))
+      .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"))
       .decomposition(decomp(flatten_decomp, kCoreFull, "at::native::flatten"));
 }
 

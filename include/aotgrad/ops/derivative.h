@@ -82,27 +82,28 @@ class GradBuilder {
   std::vector<Node*> results_;                  // saved outputs already read
 };
 
-/// A derivative rule written in C++ (being replaced by formulas, see ops/formula.h).
+/// A derivative computed in C++ rather than by a formula: for an op provider's ops (a backward
+/// traced through libtorch's autograd); the registry's ops declare formulas (ops/formula.h).
 using GradFn = void (*)(GradBuilder&);
 
 struct FormulaProgram;  // a parsed formula (ops/formula.h)
 
 /// A derivative rule: fills in GradBuilder::set for the inputs that need gradients.
 struct DerivativeRule {
-  /// The derivatives.yaml text of the rule ("self: threshold_backward(grad, result, 0)"); with a
-  /// program it is what runs.
+  /// The derivatives.yaml text of the rule ("self: threshold_backward(grad, result, 0)"), which
+  /// is what runs; for a C++ rule, what it computes.
   std::string formula;
   std::shared_ptr<const FormulaProgram> program;
-  GradFn fn = nullptr;  // for a rule that is not a formula yet
+  GradFn fn = nullptr;  // a rule that is not a formula
   /// Computes the gradients of the inputs that need one.
   void apply(GradBuilder& b) const;
 };
 
-/// Attaches a C++ rule to an op declaration: `t.def(...).derivative(rule(relu_grad, "..."))`.
-inline std::shared_ptr<const DerivativeRule> rule(GradFn fn, std::string formula) {
+/// A rule computed by `fn` (see GradFn), described by `what`.
+inline std::shared_ptr<const DerivativeRule> derivative_fn(GradFn fn, std::string what) {
   auto r = std::make_shared<DerivativeRule>();
   r->fn = fn;
-  r->formula = std::move(formula);
+  r->formula = std::move(what);
   return r;
 }
 
