@@ -29,6 +29,19 @@ void take_times(Artifacts& a, const PassPipeline& p) {
   a.stages = p.stage_times();
 }
 
+// Adds the options' extra stages for `kind` to a standard pipeline.
+PassPipeline with_extra_stages(PassPipeline p, const CompileOptions& o, PipelineKind kind) {
+  for (const StageInsertion& e : o.extra_stages) {
+    if (e.pipeline != kind) continue;
+    AOTGRAD_CHECK(e.make != nullptr, "CompileOptions::extra_stages: a stage without a maker");
+    if (e.before)
+      p.insert_before(e.anchor, e.make());
+    else
+      p.insert_after(e.anchor, e.make());
+  }
+  return p;
+}
+
 }  // namespace
 
 const char* partition_kind_name(PartitionKind kind) {
@@ -44,7 +57,7 @@ PassPipeline inference_pipeline(const CompileOptions& options) {
       .add(functionalize_stage(options.keep_inference_input_mutations,
                                /*positional_input_names=*/true))
       .add(decompose_stage(options.decompositions));
-  return pipeline;
+  return with_extra_stages(std::move(pipeline), options, PipelineKind::kInference);
 }
 
 PassPipeline training_pipeline(const CompileOptions& options) {
@@ -59,7 +72,7 @@ PassPipeline training_pipeline(const CompileOptions& options) {
       .add(joint_stage())
       .add(decompose_stage(options.decompositions))
       .add(partition_stage(options.partition, options.min_cut, options.explain));
-  return pipeline;
+  return with_extra_stages(std::move(pipeline), options, PipelineKind::kTraining);
 }
 
 PassPipeline export_pipeline(const CompileOptions& options, bool trace_joint) {
@@ -76,7 +89,7 @@ PassPipeline export_pipeline(const CompileOptions& options, bool trace_joint) {
   pipeline.add(decompose_stage(options.decompositions));
   if (trace_joint)
     pipeline.add(partition_stage(options.partition, options.min_cut, options.explain));
-  return pipeline;
+  return with_extra_stages(std::move(pipeline), options, PipelineKind::kExport);
 }
 
 CompileState begin_compilation(CompileKind kind, const Graph& graph,

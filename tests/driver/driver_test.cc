@@ -170,6 +170,33 @@ TEST(Driver, InsertedStagesRunInTheirPlace) {
   EXPECT_EQ(p.stats()[5].nodes_after, s.bw->size());
 }
 
+// The same through the options every front end fills: CompileOptions::extra_stages.
+TEST(Driver, ExtraStagesFromTheOptions) {
+  auto g = parse_graph(kLinear, aten_ops());
+  CompileOptions o = no_cache();
+  o.extra_stages.push_back({PipelineKind::kTraining, "partition", false, [] {
+                              return pass_stage(make_pass("dce"), GraphSlot::kBackward, "bw_dce");
+                            }});
+  o.extra_stages.push_back({PipelineKind::kTraining, "functionalize", true, [] {
+                              return pass_stage(make_pass("cse"), GraphSlot::kGraph, "pre_cse");
+                            }});
+  o.extra_stages.push_back({PipelineKind::kInference, "decompose", false, [] {
+                              return pass_stage(make_pass("cse"), GraphSlot::kGraph, "inf_cse");
+                            }});
+  EXPECT_EQ(names(compile_for_training(*g, {false, true, true}, o).stages),
+            (std::vector<std::string>{"decompose_composites", "pre_cse", "functionalize", "joint",
+                                      "decompose", "partition", "bw_dce"}));
+  EXPECT_EQ(
+      names(compile_for_inference(*g, o).stages),
+      (std::vector<std::string>{"decompose_composites", "functionalize", "decompose", "inf_cse"}));
+  // Part of the cache key.
+  EXPECT_NE(training_cache_key(*g, {false, true, true}, o, "v"),
+            training_cache_key(*g, {false, true, true}, no_cache(), "v"));
+  o.extra_stages.push_back(
+      {PipelineKind::kInference, "partition", false, [] { return pass_stage(make_pass("cse")); }});
+  EXPECT_THROW(compile_for_inference(*g, o), Error);  // inference has no partition stage
+}
+
 // Restores quiet logging to std::cerr after a test.
 struct CapturedLogs {
   std::ostringstream os;

@@ -3,8 +3,11 @@
 // it once and hands it to the driver (driver/driver.h). Std only.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/min_cut.h"
@@ -17,6 +20,22 @@ enum class PartitionKind { kDefault, kMinCut };
 
 /// "default" or "min_cut".
 const char* partition_kind_name(PartitionKind kind);
+
+class Stage;  // driver/pass_pipeline.h
+
+/// Which of the driver's pipelines a stage joins (driver/driver.h).
+enum class PipelineKind { kInference, kTraining, kExport };
+
+/// A stage added to one of the standard pipelines: made by `make` when the pipeline is built, and
+/// inserted right after (or, with `before`, right before) the stage named `anchor` -- how the
+/// collectives, guards and memory stages of later work join the compilations every front end runs.
+/// Its name and fingerprint are part of the compile cache's key.
+struct StageInsertion {
+  PipelineKind pipeline = PipelineKind::kTraining;
+  std::string anchor;
+  bool before = false;
+  std::function<std::unique_ptr<Stage>()> make;
+};
 
 struct CompileOptions {
   /// The decomposition table (§13.10): applied to the functional graph of an inference or export
@@ -45,6 +64,9 @@ struct CompileOptions {
   /// With a cache: false writes the entry without looking it up first (a bypass), for a caller
   /// that needs what an entry does not hold (the joint graph, the explanation).
   bool read_cache = true;
+  /// Stages added to the standard pipelines, in order; an anchor the pipeline does not have is an
+  /// Error naming its stages.
+  std::vector<StageInsertion> extra_stages;
 };
 
 }  // namespace aotgrad

@@ -3,7 +3,8 @@
 // CompiledFunction, aot_function / aot_module, aot_export) compiles through these functions. Std
 // only: the runtime compiles and runs what they return.
 //
-// The pipelines, by stage name (a later stage joins them with PassPipeline::insert_after):
+// The pipelines, by stage name (a later stage joins them through CompileOptions::extra_stages, or
+// PassPipeline::insert_after on a pipeline built here):
 //   inference: decompose_composites, functionalize (inputs named arg<i>_1), decompose
 //   training:  decompose_composites, functionalize, joint, decompose, partition
 //   export:    decompose_composites, functionalize, decompose; with the joint graph as training
@@ -71,8 +72,8 @@ struct ExportArtifacts {
   std::vector<StageTime> stages;
 };
 
-/// The standard pipelines, configured by `options` (verification, logs, cache), for a caller that
-/// runs them itself or inserts stages of its own.
+/// The standard pipelines, configured by `options` (verification, logs, cache, extra stages), for
+/// a caller that runs them itself or inserts stages of its own.
 PassPipeline inference_pipeline(const CompileOptions& options);
 PassPipeline training_pipeline(const CompileOptions& options);
 PassPipeline export_pipeline(const CompileOptions& options, bool trace_joint);
