@@ -4,16 +4,8 @@
 # the module, run is an error naming it and the other commands still work.
 # (Their speed is measured by bench/cli_startup.sh, not here.)
 # usage: startup_test.sh AOTGRAD_BINARY TEST_DATA_DIR
-set -u
-bin="$1"
-data="$2"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
-has() { grep -qF -- "$2" "$1" || { echo "missing in $1: $2"; return 1; }; }
+source "$(dirname "$0")/lib.sh" "$@"
+
 # loads_torch CMD...: whether the dynamic loader loads libtorch for CMD (glibc's LD_DEBUG=libs).
 loads_torch() { LD_DEBUG=libs "$@" 2>&1 >/dev/null | grep -q 'libtorch_cpu\.so'; }
 
@@ -22,10 +14,10 @@ check loads_torch "$bin" run "$g" --random-inputs
 for cmd in "check $g" "ops" "opt $g --passes=cse,dce" "compile $g" "compile $g --grad=all --explain" \
   "run --help" "--help"; do
   # shellcheck disable=SC2086
-  if loads_torch "$bin" $cmd; then fail "aotgrad $cmd loads libtorch"; else passes=$((passes + 1)); fi
+  if loads_torch "$bin" $cmd; then fail "aotgrad $cmd loads libtorch"; else pass; fi
 done
 # The executable does not link it either.
-if readelf -d "$bin" | grep -q 'libtorch\|libc10'; then fail "aotgrad links libtorch"; else passes=$((passes + 1)); fi
+if readelf -d "$bin" | grep -q 'libtorch\|libc10'; then fail "aotgrad links libtorch"; else pass; fi
 
 # An executable without its module beside it (nor in ../lib/aotgrad): run says what is missing.
 mkdir -p "$tmp/bin"
@@ -38,5 +30,4 @@ check [ $? -eq 1 ]
 check has "$tmp/err" "aotgrad run: error: this command runs graphs on libtorch"
 check has "$tmp/err" "$tmp/bin/aotgrad_torch.so: not found"
 
-echo "startup_test: $passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish
