@@ -126,13 +126,20 @@ def _op_text(target):
 
 
 def _record_values(gm, example_inputs):
-    """Runs the graph on `example_inputs` and returns {node: value}."""
+    """Runs the graph on `example_inputs` and returns {node: value}. A tensor is recorded as a view
+    of itself with its sizes and strides of that moment, so that a later in-place metadata change
+    (x.transpose_(0, 1)) does not rewrite the annotation of x or of the nodes before it."""
     values = {}
+
+    def snapshot(v):
+        if isinstance(v, torch.Tensor) and v.layout == torch.strided:
+            return v.as_strided(v.size(), v.stride(), v.storage_offset())
+        return v
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n):
             v = super().run_node(n)
-            values[n] = v
+            values[n] = tuple(map(snapshot, v)) if isinstance(v, (tuple, list)) else snapshot(v)
             return v
 
     with torch.no_grad():
@@ -249,6 +256,8 @@ def safetensors_bytes(tensors, metadata=None):
             raise ValueError("%s: dtype %s cannot be stored in safetensors" % (name, t.dtype))
         t = t.detach().to("cpu").contiguous()
         flat = t.reshape(-1)
+        if flat.numel() and flat.stride(0) != 1:  # size-1 dimensions keep any stride: [1][6]
+            flat = flat.clone(memory_format=torch.contiguous_format)
         data = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
         header[name] = {"dtype": _DTYPE_SAFETENSORS[t.dtype], "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(data)]}
