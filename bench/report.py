@@ -520,11 +520,25 @@ def write_report(results_dir, md_path, svg_dir, command):
     notes = notes_for(models, train_ok, overheads, exp_a)
     T.extend(notes)
     L[targets_at:targets_at] = T
-    text = "\n".join(L) + "\n"
+    text = "\n".join(L) + "\n" + _kept_sections(md_path)
     tmp = md_path + ".tmp"
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, md_path)
+
+
+def _kept_sections(md_path):
+    """The OpInfo conformance section scripts/opinfo_sweep.sh writes into BENCHMARKS.md (between
+    its opinfo_sweep markers), kept as it is."""
+    try:
+        with open(md_path) as f:
+            old = f.read()
+    except OSError:
+        return ""
+    begin, end = "<!-- opinfo_sweep: begin -->", "<!-- opinfo_sweep: end -->"
+    if begin not in old or end not in old:
+        return ""
+    return "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
 
 
 def notes_for(models, train_ok, overheads, exp_a):
