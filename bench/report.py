@@ -225,8 +225,9 @@ def write_report(results_dir, md_path, svg_dir, command):
     L = []
     L.append("# aotgrad benchmarks")
     L.append("")
-    L.append("Written by `scripts/bench.sh` (%s); every figure below comes from that one run. "
-             "Rerun it to reproduce them:" % mach["date"])
+    L.append("Written by `scripts/bench.sh` (%s); every figure below comes from that one run "
+             "(but for the OpInfo conformance section at the end, which `scripts/opinfo_sweep.sh` "
+             "writes). Rerun it to reproduce them:" % mach["date"])
     L.append("")
     L.append("```sh\n%s\n```" % command)
     L.append("")
