@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <new>
 
 #include "aotgrad/ir/node_map.h"
@@ -674,6 +675,38 @@ std::vector<Node*> Graph::placeholders() const {
   std::vector<Node*> out;
   for (Node* n = head_; n && n->kind_ == NodeKind::Placeholder; n = n->next_) out.push_back(n);
   return out;
+}
+
+Arg inline_graph(Graph& g, const Graph& callee, const std::vector<Arg>& inputs) {
+  std::vector<Node*> placeholders = callee.placeholders();
+  AOTGRAD_CHECK(placeholders.size() == inputs.size(), "inline_graph: ", inputs.size(),
+                " inputs for a graph of ", placeholders.size(), " placeholders");
+  std::unordered_map<const Node*, Arg> map;
+  for (size_t i = 0; i < placeholders.size(); ++i) map[placeholders[i]] = inputs[i];
+  std::function<Arg(const Arg&)> remap = [&](const Arg& a) -> Arg {
+    if (a.is_node()) return map.at(a.node);
+    if (a.is_list()) {
+      Arg out = a;
+      for (Arg& e : out.list) e = remap(e);
+      return out;
+    }
+    return a;
+  };
+  for (const Node* n : callee.nodes()) {
+    if (n->kind() == NodeKind::Call) {
+      std::vector<Arg> args;
+      args.reserve(n->args().size());
+      for (const Arg& a : n->args()) args.push_back(remap(a));
+      Node* c = g.add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), "");
+      c->info() = n->info();
+      map[n] = Arg(c);
+    } else if (n->kind() == NodeKind::GetItem) {
+      Arg in = map.at(n->getitem_input());
+      AOTGRAD_CHECK(in.is_node(), "inline_graph: getitem of a constant input");
+      map[n] = Arg(g.add_getitem(in.node, n->getitem_index()));
+    }
+  }
+  return callee.output() ? remap(callee.output()->args()[0]) : Arg();
 }
 
 }  // namespace aotgrad

@@ -1,6 +1,8 @@
 // aotgrad: OpTable, OpDef helpers and MetaArgs accessors.
 #include "aotgrad/ir/op.h"
 
+#include <iterator>
+
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/graph.h"
 
@@ -20,9 +22,10 @@ std::string tag_names(uint32_t tags) {
                                  "dynamic_output_shape",
                                  "scatter",
                                  "out_of_place_mutation",
-                                 "composite_implicit"};
+                                 "composite_implicit",
+                                 "data_dependent_output"};
   std::string s;
-  for (int i = 0; i < 14; ++i)
+  for (int i = 0; i < static_cast<int>(std::size(kNames)); ++i)
     if (tags & (1u << i)) {
       if (!s.empty()) s += ",";
       s += kNames[i];
@@ -104,12 +107,38 @@ OpDefBuilder OpTable::def(const std::string& schema_text) {
 }
 
 const OpDef* OpTable::find(std::string_view name) const {
-  auto it = by_name_.find(normalize_name(name));
-  return it == by_name_.end() ? nullptr : it->second;
+  std::string key = normalize_name(name);
+  auto it = by_name_.find(key);
+  if (it != by_name_.end()) return it->second;
+  {
+    std::lock_guard<std::mutex> lock(provided_mu_);
+    if (auto p = provided_.find(key); p != provided_.end()) return p->second.get();
+  }
+  const OpProvider* provider = provider_.load();
+  if (!provider) return nullptr;
+  // Asked without the lock (a provider may look up other ops); a second thread asking for the
+  // same op meanwhile keeps the first OpDef stored.
+  std::unique_ptr<OpDef> op = provider->provide(key);
+  if (!op) return nullptr;
+  AOTGRAD_CHECK(op->name == key, "op provider: asked for '", key, "', gave '", op->name, "'");
+  op->provided = true;
+  std::lock_guard<std::mutex> lock(provided_mu_);
+  auto [slot, inserted] = provided_.try_emplace(key, std::move(op));
+  if (inserted) provided_order_.push_back(slot->second.get());
+  return slot->second.get();
+}
+
+std::vector<const OpDef*> OpTable::provided_ops() const {
+  std::lock_guard<std::mutex> lock(provided_mu_);
+  return provided_order_;
 }
 
 const OpDef& OpTable::get(std::string_view name) const {
   const OpDef* op = find(name);
+  const OpProvider* provider = provider_.load();
+  if (!op && provider)
+    throw Error("unknown op '" + std::string(name) + "': neither aotgrad's op registry nor " +
+                provider->source() + " has such an overload");
   if (!op)
     throw Error("unknown op '" + std::string(name) +
                 "': aotgrad's op registry has no such overload");

@@ -307,6 +307,21 @@ class Parser {
       expect_punct(']', "']' after the index");
       node = add_getitem(in, index, name, input, index_tok);
       if (ann) keep_annotation(node, std::move(*ann));
+    } else if (peek().kind == TokKind::Name && peek().text == "self" && peek(1).is('.')) {
+      // A tensor constant of the graph module (get_attr): a lifted input named after it.
+      take();
+      take();  // '.'
+      const Token& attr = expect_name("an attribute name after 'self.'");
+      if (attr.text != name.text)
+        fail(attr.loc, "'" + std::string(name.text) + " = self." + std::string(attr.text) +
+                           "': a tensor constant must be assigned to its own name");
+      if (!ann)
+        fail(name.loc, "tensor constant '" + std::string(name.text) + "' has no type annotation");
+      if (!ann->is_tensor())
+        fail(name.loc, "tensor constant '" + std::string(name.text) + "' is annotated " +
+                           ann->describe() + ", not as a tensor");
+      node = g_->add_placeholder(std::string(name.text), std::move(*ann));
+      node->info().lifted_constant = true;
     } else {
       const Token& callee_start = peek();
       std::vector<std::string_view>& segments = segments_;
@@ -653,8 +668,7 @@ class Parser {
       fail(torch.loc, "expected an op such as torch.ops.aten.add.Tensor, got " + q(text));
     std::string name = std::string(segs[2]) + "::" + std::string(segs[3]);
     std::string overload = segs.size() == 5 ? std::string(segs[4]) : "default";
-    const OpDef* op = ops_.find(overload == "default" ? name : name + "." + overload);
-    if (!op) fail(torch.loc, "unknown op '" + name + "." + overload + "'");
+    const OpDef* op = find_op(name, overload, torch);
     return Arg::of_op(*op);
   }
 
@@ -770,11 +784,26 @@ class Parser {
       fail(at.loc, "expected an op such as torch.ops.aten.add.Tensor, got " + q(span));
     std::string name = std::string(segs[first]) + "::" + std::string(segs[first + 1]);
     std::string overload = n == 3 ? std::string(segs[first + 2]) : "default";
-    const OpDef* op = ops_.find(overload == "default" ? name : name + "." + overload);
-    if (!op) fail(at.loc, "unknown op '" + name + "." + overload + "'");
+    const OpDef* op = find_op(name, overload, at);
     const OpEntry& e = entry(*op);
     op_cache_.insert(span, &e);
     return e;
+  }
+
+  // The op `name`.`overload` of the table (declared, or given by its provider); an op neither
+  // knows, or one the provider cannot describe, fails at `at`.
+  const OpDef* find_op(const std::string& name, const std::string& overload, const Token& at) {
+    const OpDef* op = nullptr;
+    try {
+      op = ops_.find(overload == "default" ? name : name + "." + overload);
+    } catch (const Error& e) {
+      fail(at.loc, e.message());
+    }
+    if (!op)
+      fail(at.loc, "unknown op '" + name + "." + overload + "'" +
+                       (ops_.provider() ? " (" + ops_.provider()->source() + " has none either)"
+                                        : std::string()));
+    return op;
   }
 
   // The parser's view of an op, made once per op and parse.

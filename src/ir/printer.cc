@@ -139,11 +139,22 @@ class Printer {
     } else {
       out_ += "def forward(self";
       for (const Node* p : placeholders) {
+        if (p->info().lifted_constant) continue;
         out_ += ", ";
         out_ += p->name();
         if (o_.annotations) append_annotation(out_, p->meta(), annotations_);
       }
       out_ += "):\n";
+      // Tensor constants, as the get_attr nodes FX prints: `c: "ann" = self.c`.
+      for (const Node* p : placeholders) {
+        if (!p->info().lifted_constant) continue;
+        out_ += body_indent_;
+        out_ += p->name();
+        if (o_.annotations) append_annotation(out_, p->meta(), annotations_);
+        out_ += " = self.";
+        out_ += p->name();
+        out_ += '\n';
+      }
     }
     for (uint32_t i = 0; i < order_.size(); ++i) {
       const Node* n = order_[i];

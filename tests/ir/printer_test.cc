@@ -126,6 +126,46 @@ std::unique_ptr<Graph> small_graph() {
   return g;
 }
 
+// make_fx's tensor constants are get_attr nodes; aotgrad reads them as lifted placeholders (after
+// the inputs) and prints them back as PyTorch does, at the top of the body.
+TEST(Printer, TensorConstantsAreGetAttrs) {
+  const char* pytorch = R"(def forward(self, x_1: "f32[4, 3]"):
+    _tensor_constant0: "i64[2]" = self._tensor_constant0
+    index_select = torch.ops.aten.index_select.default(x_1, 0, _tensor_constant0)
+    return (index_select,)
+)";
+  auto g = parse_graph(pytorch, aten_ops());
+  std::vector<Node*> ph = g->placeholders();
+  ASSERT_EQ(ph.size(), 2u);
+  EXPECT_EQ(ph[1]->name(), "_tensor_constant0");
+  EXPECT_TRUE(ph[1]->info().lifted_constant);
+  EXPECT_FALSE(ph[0]->info().lifted_constant);
+  PrintOptions o;
+  o.class_header = false;
+  std::string printed = print_graph(*g, o);
+  EXPECT_EQ(
+      printed,
+      "def forward(self, x_1: \"f32[4, 3][3, 1]cpu\"):\n"
+      "    _tensor_constant0: \"i64[2][1]cpu\" = self._tensor_constant0\n"
+      "    index_select: \"f32[2, 3][3, 1]cpu\" = torch.ops.aten.index_select.default(x_1, 0, "
+      "_tensor_constant0);  x_1 = _tensor_constant0 = None\n"
+      "    return (index_select,)\n");
+  EXPECT_EQ(print_graph(*parse_graph(printed, aten_ops()), o), printed);
+  auto error = [](const char* text) {
+    try {
+      parse_graph(text, aten_ops());
+    } catch (const Error& e) {
+      return std::to_string(e.loc().line) + ": " + e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("def forward(self, x: \"f32[2]\"):\n    c = self.c\n    return (c,)\n"),
+            "2: tensor constant 'c' has no type annotation");
+  EXPECT_EQ(error("def forward(self, x: \"f32[2]\"):\n    c: \"f32[2]\" = self.d\n"
+                  "    return (c,)\n"),
+            "2: 'c = self.d': a tensor constant must be assigned to its own name");
+}
+
 TEST(Printer, ReleaseStatementsFollowFx) {
   auto g = small_graph();
   // relu is released once (argument order, duplicates once) where it is last used; x at its last

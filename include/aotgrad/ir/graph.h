@@ -154,7 +154,11 @@ struct NodeInfo {
   RecomputePolicy recompute = RecomputePolicy::None;
   bool is_backward = false;
   std::string origin;  // where it came from (a node name, a decomposition, ...)
-  SourceLoc loc;       // where the text defined it, if parsed
+  /// A placeholder that is a tensor constant of the graph module (make_fx's `_tensor_constant0`,
+  /// printed as a get_attr `_tensor_constant0 = self._tensor_constant0`): a lifted input whose
+  /// value comes with the graph, not from the caller.
+  bool lifted_constant = false;
+  SourceLoc loc;  // where the text defined it, if parsed
 };
 
 /// One FX node: a placeholder, a call of an op overload, a getitem projection, or the output.
@@ -321,6 +325,12 @@ class Graph {
   size_t block_used_ = 0;          // nodes taken from the last block
   std::vector<Node*> free_nodes_;  // storage of erased nodes, reused first
 };
+
+/// Copies `callee`'s calls and getitems, in order, into `g` before its insertion point, with
+/// placeholder i of `callee` replaced by `inputs[i]` (a node of `g`, or a constant); returns
+/// `callee`'s output argument with its nodes replaced by their copies. Metadata and node info are
+/// copied, not inferred; names are fresh FX names of `g`.
+Arg inline_graph(Graph& g, const Graph& callee, const std::vector<Arg>& inputs);
 
 /// Binds positional and keyword arguments to `op`'s schema: returns one Arg per schema argument
 /// (defaults filled in) and the mask of those given. Throws Error naming the op and argument on a

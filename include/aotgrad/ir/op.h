@@ -1,6 +1,7 @@
 // aotgrad: the declaration of an op (OpDef), its meta function interface and the op table.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +43,7 @@ enum Tag : uint32_t {
       1u << 12,  // functional op whose outputs replace inputs (_native_batch_norm_legit_functional)
   kCompositeImplicit =
       1u << 13,  // CompositeImplicitAutograd: autograd goes through its decomposition
+  kDataDependentOutput = 1u << 14,  // a result's value depends on the inputs' data (item, equal)
 };
 std::string tag_names(uint32_t tags);  // "pointwise,core"
 
@@ -148,6 +150,10 @@ struct OpDef {
   std::vector<int> undeclared_mutations;
   int undeclared_mutation_if = -1;  // the bool argument they depend on, or -1
 
+  /// Given by the table's OpProvider (derived from a schema the registry does not declare, such
+  /// as libtorch's), not declared by hand: its facts are the generic ones the provider derives.
+  bool provided = false;
+
   /// A higher-order op (OpTable::higher_order): the op it wraps and the position of the argument
   /// that references it; the wrapped op's arguments follow that one. nullptr / -1 for other ops.
   const OpDef* wrapped = nullptr;
@@ -249,6 +255,20 @@ struct HigherOrderOpDef {
   void (*derive)(OpDef& derived, const OpDef& wrapped) = nullptr;
 };
 
+/// Supplies the OpDef of an op a table does not declare. The runtime layer installs one that
+/// derives OpDefs from libtorch's dispatcher (DESIGN.md, "The op world"); the core layers see such
+/// ops only through this interface.
+class OpProvider {
+ public:
+  virtual ~OpProvider() = default;
+  /// The OpDef of `name` (`namespace::name` or `namespace::name.overload`, no ".default"), or
+  /// nullptr when the provider does not know the op. Throws Error naming the op and what aotgrad
+  /// cannot represent (an argument type) when it knows the op but cannot describe it.
+  virtual std::unique_ptr<OpDef> provide(const std::string& name) const = 0;
+  /// Where the ops come from, for messages: "libtorch's dispatcher".
+  virtual std::string source() const = 0;
+};
+
 /// A set of OpDefs looked up by name. Links between ops are resolved by name at lookup time.
 class OpTable {
  public:
@@ -259,7 +279,9 @@ class OpTable {
 
   /// Declares an op from its schema string; a second declaration of the same name throws.
   OpDefBuilder def(const std::string& schema);
-  /// Finds "aten::add.Tensor", "add.Tensor", "aten.add.Tensor", "t.default", "aten::t" or "t".
+  /// Finds "aten::add.Tensor", "add.Tensor", "aten.add.Tensor", "t.default", "aten::t" or "t";
+  /// an op the table does not declare is asked of its provider (once: the OpDef is kept). Throws
+  /// the provider's Error for an op it knows but cannot describe.
   const OpDef* find(std::string_view name) const;
   /// As find(), but throws Error naming the op when it is unknown.
   const OpDef& get(std::string_view name) const;
@@ -269,6 +291,14 @@ class OpTable {
   /// Fills in the reverse links (functional_variant of in-place ops, view_of of scatters) after
   /// all ops are declared; throws if a link names an op that does not exist.
   void finalize();
+
+  /// Ops the table does not declare are asked of `provider` (nullptr: none); it must outlive the
+  /// table. The OpDefs it gives are owned by the table and live as long as it.
+  /// Thread-safe: lookups racing with the change see the old or the new provider.
+  void set_provider(const OpProvider* provider) { provider_.store(provider); }
+  const OpProvider* provider() const { return provider_.load(); }
+  /// The ops the provider has given so far, in the order they were asked for.
+  std::vector<const OpDef*> provided_ops() const;
 
   /// Declares a higher-order op family; a second declaration of the same name throws.
   void def_higher_order(HigherOrderOpDef family);
@@ -286,6 +316,10 @@ class OpTable {
   std::vector<const OpDef*> order_;
   std::unordered_map<std::string, OpDef*> by_name_;
   std::unordered_map<std::string, HigherOrderOpDef> families_;
+  std::atomic<const OpProvider*> provider_{nullptr};
+  mutable std::mutex provided_mu_;
+  mutable std::unordered_map<std::string, std::unique_ptr<OpDef>> provided_;
+  mutable std::vector<const OpDef*> provided_order_;
   mutable std::mutex derived_mu_;
   mutable std::unordered_map<std::string, std::unique_ptr<OpDef>> derived_;  // family + '\n' + op
 };

@@ -5,8 +5,17 @@
 
 namespace aotgrad {
 
-/// All ATen ops aotgrad knows, built once (thread-safe) and immutable afterwards.
+/// All ATen ops aotgrad knows, built once (thread-safe) and immutable afterwards: the declared
+/// ones, then whatever the installed op provider gives for names the registry does not declare.
 const OpTable& aten_ops();
+
+/// Installs the provider aten_ops() asks for ops the registry does not declare (the runtime
+/// layer's libtorch provider, runtime/dispatcher_ops.h); nullptr removes it. Process-wide and
+/// thread-safe; `provider` must stay alive while installed. Ops given before a change stay in the
+/// table.
+void install_op_provider(const OpProvider* provider);
+/// The installed provider, or nullptr.
+const OpProvider* installed_op_provider();
 
 // One registration function per op family (src/ops/<family>.cc).
 void register_pointwise_ops(OpTable& t);
