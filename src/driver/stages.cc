@@ -23,6 +23,8 @@ std::string exact_double(double v) {
 std::string table_fingerprint(const DecompositionTable& t) {
   std::string out = std::to_string(t.ops.size());
   for (const std::string& op : t.ops) out += " " + op;  // std::set: sorted
+  if (t.provided_composites) out += " +provided_composites";
+  for (const std::string& op : t.excluded) out += " -" + op;
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/runtime/dispatcher_ops.h"
 
 namespace aotgrad {
 
@@ -391,6 +392,7 @@ std::vector<c10::IValue> AtenOp::call_boxed(std::vector<c10::IValue> stack) cons
 }
 
 const AtenOp& aten_op(const OpDef& op) {
+  install_libtorch_ops();  // links the provider's unit, whose loading installs it
   // Keyed by address and schema text: an OpDef of a table that was destroyed may share its address
   // with a later, different op (tests build short-lived tables), and must not hit its entry.
   struct Entry {

@@ -7,10 +7,15 @@
 
 namespace aotgrad {
 
-bool DecompositionTable::contains(const OpDef& op) const { return ops.count(op.name) != 0; }
+bool DecompositionTable::contains(const OpDef& op) const {
+  if (provided_composites && op.provided && op.has_tag(kCompositeImplicit) && op.decomposition)
+    return excluded.count(op.name) == 0;
+  return ops.count(op.name) != 0;
+}
 
 DecompositionTable DecompositionTable::composite_implicit() {
   DecompositionTable t;
+  t.provided_composites = true;
   for (const OpDef* op : aten_ops().all())
     if (op->has_tag(kCompositeImplicit) && op->decomposition) t.ops.insert(op->name);
   return t;
@@ -18,6 +23,7 @@ DecompositionTable DecompositionTable::composite_implicit() {
 
 DecompositionTable DecompositionTable::from_tables(uint32_t tables) {
   DecompositionTable t;
+  t.provided_composites = (tables & kCoreTable) != 0;
   for (const OpDef* op : aten_ops().all())
     if (op->decomposition && (op->decomposition->tables & tables) != 0) t.ops.insert(op->name);
   return t;
@@ -78,10 +84,17 @@ DecompositionTable parse_decomposition_spec(const std::string& spec) {
         DecompositionTable add =
             item == "core" ? DecompositionTable::core() : DecompositionTable::full();
         t.ops.insert(add.ops.begin(), add.ops.end());
+        t.provided_composites = t.provided_composites || add.provided_composites;
       } else if (item[0] == '-') {
-        for (const std::string& op : decomposable(item.substr(1))) t.ops.erase(op);
+        for (const std::string& op : decomposable(item.substr(1))) {
+          t.ops.erase(op);
+          t.excluded.insert(op);
+        }
       } else {
-        for (std::string& op : decomposable(item)) t.ops.insert(std::move(op));
+        for (std::string& op : decomposable(item)) {
+          t.excluded.erase(op);
+          t.ops.insert(std::move(op));
+        }
       }
     } catch (const Error& e) {
       throw Error("decomposition spec '" + spec + "': " + e.message());
@@ -132,7 +145,7 @@ void replace(Graph& g, Node* n, const Arg& r) {
 }  // namespace
 
 int decompose(Graph& g, const DecompositionTable& table) {
-  if (table.ops.empty()) return 0;
+  if (table.ops.empty() && !table.provided_composites) return 0;
   int count = 0;
   Node* saved_point = g.insertion_point();
   Node* n = g.nodes().begin() == g.nodes().end() ? nullptr : *g.nodes().begin();

@@ -374,7 +374,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     std::string_view p = OpClasses::packet(n);
     if (p == "aten::lift_fresh_copy" || p == "aten::lift_fresh") return nullptr;
     if (options.ban_if_not_in_allowlist) {
-      if (!has(i, kRecomputable)) return "not in recomputable allowlist";
+      if (!has(i, kRecomputable))
+        return ops.is_unknown(n) ? "unknown op class" : "not in recomputable allowlist";
     } else if (has(i, kIntensive)) {
       return "compute intensive op";
     }

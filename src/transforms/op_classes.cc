@@ -120,12 +120,29 @@ bool OpClasses::in(const std::unordered_set<std::string>& set, const Node& n) co
   return n.kind() == NodeKind::Call && set.count(n.op()->schema.name) > 0;
 }
 
+namespace {
+
+// An op the registry's provider gave (not declared), which the lists cannot name.
+bool provided(const Node& n) { return n.kind() == NodeKind::Call && n.op()->provided; }
+
+}  // namespace
+
 bool OpClasses::is_recomputable(const Node& n) const {
-  return n.kind() == NodeKind::GetItem || in(recomputable, n);
+  if (n.kind() == NodeKind::GetItem || in(recomputable, n)) return true;
+  return provided(n) && n.op()->has_tag(kPointwise) && !is_random(n);
 }
-bool OpClasses::is_fusible(const Node& n) const { return is_recomputable(n) || in(random, n); }
+bool OpClasses::is_fusible(const Node& n) const { return is_recomputable(n) || is_random(n); }
 bool OpClasses::is_compute_intensive(const Node& n) const { return in(compute_intensive, n); }
-bool OpClasses::is_random(const Node& n) const { return in(random, n); }
-bool OpClasses::is_view(const Node& n) const { return in(view, n); }
+bool OpClasses::is_random(const Node& n) const {
+  if (in(random, n)) return true;
+  return provided(n) && (n.op()->has_tag(kRandom) || n.op()->has_tag(kNondeterministicSeeded));
+}
+bool OpClasses::is_unknown(const Node& n) const {
+  return provided(n) && !in(recomputable, n) && !in(compute_intensive, n) && !is_view(n) &&
+         !n.op()->has_tag(kPointwise) && !is_random(n);
+}
+bool OpClasses::is_view(const Node& n) const {
+  return in(view, n) || (provided(n) && n.op()->has_tag(kView) && !n.op()->has_tag(kInplace));
+}
 
 }  // namespace aotgrad

@@ -14,6 +14,12 @@ namespace aotgrad {
 /// Which ops to decompose: the ops (by full name, "aten::linear") whose decomposition is applied.
 struct DecompositionTable {
   std::set<std::string> ops;
+  /// Also every op the registry's provider gave (not declared) that is CompositeImplicitAutograd
+  /// and has a decomposition (traced from its kernel): part of composite_implicit(), core(),
+  /// full().
+  bool provided_composites = false;
+  /// Ops left out although provided_composites would take them ("-aten::group_norm").
+  std::set<std::string> excluded;
   bool contains(const OpDef& op) const;
 
   /// Nothing is decomposed.

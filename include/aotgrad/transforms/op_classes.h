@@ -13,7 +13,8 @@ namespace aotgrad {
 /// Which ops the partitioner may recompute, fuse, or must treat specially. Ops are named by their
 /// overload packet ("aten::add" covers add.Tensor and add.Scalar), as PyTorch's get_aten_target.
 /// The defaults are PyTorch's lists, plus every op tagged `pointwise` (PyTorch's pointwise_ops()),
-/// tagged `random`/`nondeterministic_seeded` (random) and tagged `compute_intensive`. A getitem
+/// tagged `random`/`nondeterministic_seeded` (random) and tagged `compute_intensive` -- for the
+/// ops the registry does not declare, the tags the provider gave them. A getitem
 /// counts as recomputable and fusible (operator.getitem is in PyTorch's allowlist); placeholders
 /// and the output are in no class.
 class OpClasses {
@@ -29,8 +30,12 @@ class OpClasses {
   bool is_random(const Node& n) const;
   /// The view ops of PyTorch's list (view, t, permute, expand, slice, select, squeeze, ...).
   bool is_view(const Node& n) const;
-  /// The recomputable allowlist: cheap pointwise ops, casts, views, cheap reductions, factories.
+  /// The recomputable allowlist: cheap pointwise ops, casts, views, cheap reductions, factories;
+  /// and ops the registry does not declare (given by its provider) that are tagged pointwise.
   bool is_recomputable(const Node& n) const;
+  /// An op the registry does not declare that no class takes (not pointwise, random, compute
+  /// intensive or listed): the partitioner bans it with the reason "unknown op class".
+  bool is_unknown(const Node& n) const;
 
   /// The overload packet of a call ("aten::add"); "getitem", "placeholder" or "output" otherwise.
   static std::string_view packet(const Node& n);

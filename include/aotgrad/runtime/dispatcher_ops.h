@@ -1,0 +1,55 @@
+// aotgrad: the op provider of the runtime layer -- every op libtorch's c10 dispatcher knows (ATen's
+// and custom TORCH_LIBRARY ops) as an OpDef, for the names the registry does not declare.
+#pragma once
+
+#include <cstdint>
+
+#include "aotgrad/ir/op.h"
+
+namespace aotgrad {
+
+/// Gives an OpDef for each op of libtorch's dispatcher the registry does not declare (see Note [The
+/// op world] in dispatcher_ops.cc):
+/// - schema: libtorch's own, through aotgrad's schema parser (an argument type aotgrad cannot
+///   represent, such as Storage or a custom class, is an Error naming the argument);
+/// - tags: native_functions.yaml's (generated at build time), pointwise for TensorIterator
+///   kernels, view / inplace / factory from the alias annotations, CompositeImplicitAutograd from
+///   the dispatcher's kernel table;
+/// - links: `foo_` <-> `foo` of the same overload when both exist;
+/// - meta: fallback_meta() (libtorch's Meta kernel, else its CPU kernel on zeros);
+/// - derivative and decomposition: traced through libtorch (traced_rules.h).
+const OpProvider& libtorch_op_provider();
+
+/// Installs libtorch_op_provider() as aten_ops()'s provider. Idempotent and thread-safe; the
+/// runtime layer calls it when it is loaded (and every entry point calls it again), so a program
+/// linking aotgrad's runtime sees libtorch's ops in aten_ops() without asking.
+void install_libtorch_ops();
+
+/// Process-wide counts of how provided ops got their metadata, derivatives and decompositions
+/// (`aotgrad compile --stats=json` reports them).
+struct OpProviderStats {
+  int64_t ops_provided = 0;        // OpDefs derived from libtorch schemas
+  int64_t meta_kernel = 0;         // metadata from libtorch's Meta kernel
+  int64_t meta_cpu_kernel = 0;     // metadata from the CPU kernel run on zeros
+  int64_t meta_cache_hits = 0;     // metadata found in the cache
+  int64_t traced_derivatives = 0;  // backward graphs traced through libtorch's autograd
+  int64_t derivative_cache_hits = 0;
+  int64_t traced_decompositions = 0;  // CompositeImplicitAutograd kernels traced
+  int64_t decomposition_cache_hits = 0;
+};
+OpProviderStats op_provider_stats();
+
+/// What the provider's units count (one OpProviderStats field each).
+enum class ProviderEvent {
+  kOpProvided,
+  kMetaKernel,
+  kMetaCpuKernel,
+  kMetaCacheHit,
+  kTracedDerivative,
+  kDerivativeCacheHit,
+  kTracedDecomposition,
+  kDecompositionCacheHit,
+};
+void count_provider_event(ProviderEvent e);
+
+}  // namespace aotgrad

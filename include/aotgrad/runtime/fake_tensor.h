@@ -1,0 +1,83 @@
+// aotgrad: fake tensors and the trace that records their ops -- the C++ make_fx of DESIGN.md's
+// "The op world".
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "aotgrad/ir/graph.h"
+
+namespace c10 {
+class OperatorHandle;
+}
+
+namespace aotgrad {
+
+/// A trace in progress. Fake tensors -- tensors with dtype, sizes, strides and a storage of the
+/// right size but no data, on libtorch's PrivateUse1 device -- stand for nodes of `graph`. Every op
+/// libtorch's dispatcher runs on one is appended to the graph as a call (at the PrivateUse1 kernel,
+/// below autograd: CompositeImplicitAutograd ops have decomposed on the way, as make_fx records
+/// them) and returns fake results with the metadata the call infers; nothing is computed. Autograd
+/// works on fake tensors, so a backward run on them is recorded too (traced derivatives).
+///
+/// A fake is known by its storage (each fake has its own): what autograd saves of a result (a
+/// shallow copy), or a tensor pointed at a fake by point_at(), stands for the same node.
+/// In-place ops rebind their written tensor to the call that wrote it; results of multi-result ops
+/// get their getitem node when first used. A real tensor an op reads (a constant the function made
+/// or captured) goes to Options::on_real_tensor, which says what stands for it; a wrapped number
+/// (`x * 2`) becomes the Python number.
+///
+/// One trace is active in the process at a time (libtorch's autograd may run ops on other threads);
+/// constructing a second one, on any thread, waits for the first to end, and on the same thread is
+/// an Error. Device arguments naming the fake device become `Options::device` in the graph.
+class FakeTrace {
+ public:
+  struct Options {
+    /// The device the graph's tensors have (the device of the tensors the fakes stand for).
+    Device device;
+    /// The value that stands for a real (not fake) tensor read by a recorded op: a node of the
+    /// graph (a lifted constant), or a constant. Unset: such a read is an Error naming the op.
+    std::function<Arg(const at::Tensor& t, const std::string& where)> on_real_tensor;
+  };
+
+  FakeTrace(Graph& graph, Options options);
+  ~FakeTrace();
+  FakeTrace(const FakeTrace&) = delete;
+  FakeTrace& operator=(const FakeTrace&) = delete;
+
+  Graph& graph() { return graph_; }
+
+  /// A fake tensor standing for `node` (a tensor value of the graph), with its metadata.
+  at::Tensor fake(Node* node, bool requires_grad = false);
+  /// The node `t` stands for (its getitem made on first use), or nullptr when `t` is not a fake of
+  /// this trace.
+  Node* node_of(const at::Tensor& t);
+  /// Makes the fake `t` (and every tensor on its storage) stand for `node`.
+  void bind(const at::Tensor& t, Node* node);
+
+  /// The trace ops are recorded into now, or nullptr.
+  static FakeTrace* active();
+  /// Whether `t` has the fake tensors' device.
+  static bool is_fake(const at::Tensor& t);
+  /// Points `t`'s TensorImpl at `from`'s storage, sizes, strides, dtype, device and dispatch keys
+  /// (keeping its own autograd metadata and version counter), as Tensor::set_data does but also
+  /// between a real tensor and a fake: torch.func.functional_call for libtorch modules, whose
+  /// parameters are C++ members that only their TensorImpl reaches.
+  static void point_at(const at::Tensor& t, const c10::intrusive_ptr<c10::TensorImpl>& from);
+
+  /// Records one op call (the PrivateUse1 kernel's body).
+  void record(const c10::OperatorHandle& op, std::vector<c10::IValue>* stack);
+
+ private:
+  struct Entry;
+  struct State;
+  Graph& graph_;
+  Options options_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace aotgrad

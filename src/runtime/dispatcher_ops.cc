@@ -1,0 +1,207 @@
+// aotgrad: OpDefs for the ops of libtorch's dispatcher that the registry does not declare.
+#include "aotgrad/runtime/dispatcher_ops.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/runtime/fallback_meta.h"
+#include "aotgrad/runtime/traced_rules.h"
+
+namespace aotgrad {
+
+// Note [The op world]
+// ~~~~~~~~~~~~~~~~~~~
+// The registry (src/ops) declares by hand the ops the passes reason about deeply: their meta
+// functions work over SymInt, their derivatives and decompositions are written in the
+// derivatives.yaml / torch._decomp vocabulary, and the core layers use them without libtorch. Every
+// other op libtorch's dispatcher knows becomes an OpDef here, on first lookup, from its own schema:
+// its metadata comes from libtorch's kernels (fallback_meta.h), its derivative from libtorch's
+// autograd and its decomposition from its CompositeImplicitAutograd kernel, both traced on fake
+// tensors (traced_rules.h). So any ATen op a C++ program or a PyTorch graph uses can be captured,
+// compiled and trained, while the hand-declared core stays the fast path the passes understand.
+
+namespace {
+
+// Tags of native_functions.yaml, generated at build time by tools/gen_op_tags.py.
+enum GenTag : uint32_t {
+  kGenPointwise = 1u << 0,
+  kGenInplaceView = 1u << 1,
+  kGenViewCopy = 1u << 2,
+  kGenDynamicOutputShape = 1u << 3,
+  kGenDataDependentOutput = 1u << 4,
+  kGenNondeterministicSeeded = 1u << 5,
+  kGenNondeterministicBitwise = 1u << 6,
+  kGenGenerated = 1u << 7,
+};
+struct GenRow {
+  const char* name;
+  uint32_t tags;
+};
+constexpr GenRow kGenTags[] = {
+#include "aotgrad/op_tags.inc"
+};
+
+uint32_t yaml_tags(const std::string& name) {
+  static const auto* table = [] {
+    auto* m = new std::unordered_map<std::string, uint32_t>();
+    for (const GenRow& r : kGenTags) m->emplace(r.name, r.tags);
+    return m;
+  }();
+  auto it = table->find(name);
+  return it == table->end() ? 0 : it->second;
+}
+
+std::array<std::atomic<int64_t>, 8> g_stats{};
+
+std::string argument_text(const c10::Argument& a) {
+  std::ostringstream s;
+  s << a;
+  return s.str();
+}
+
+// The schema, parsed by aotgrad; an argument or return aotgrad cannot represent is named.
+FunctionSchema parse_libtorch_schema(const std::string& name, const c10::FunctionSchema& ls) {
+  const std::string text = c10::toString(ls);
+  try {
+    return parse_schema(text);
+  } catch (const Error& e) {
+    auto check = [&](const c10::Argument& a, const char* what) {
+      std::string t = argument_text(a);
+      try {
+        parse_schema("aten::probe(" + t + ") -> ()");
+      } catch (const Error&) {
+        throw Error(name + ": aotgrad cannot represent " + what + " '" + a.name() + "' of type " +
+                    a.type()->annotation_str() + " in libtorch's schema '" + text + "'");
+      }
+    };
+    for (const c10::Argument& a : ls.arguments()) check(a, "argument");
+    for (const c10::Argument& a : ls.returns()) {
+      c10::Argument named(a.name().empty() ? "result" : a.name(), a.type());
+      check(named, "result");
+    }
+    throw Error(name + ": aotgrad cannot read libtorch's schema '" + text + "': " + e.message());
+  }
+}
+
+bool exists(const std::string& qualified, const std::string& overload) {
+  return c10::Dispatcher::singleton().findSchema({qualified, overload}).has_value();
+}
+
+uint32_t schema_tags(const FunctionSchema& s) {
+  uint32_t tags = 0;
+  bool any_tensor_arg = false;
+  for (const SchemaArg& a : s.args)
+    if (a.type.base == BaseType::Tensor) any_tensor_arg = true;
+  for (const SchemaArg& r : s.returns) {
+    if (r.alias.set.empty()) continue;
+    if (!r.alias.is_write) {
+      tags |= kView;
+      continue;
+    }
+    // Tensor(a!) returned: in place when it is `self` that is written (out= ops write `out`).
+    for (const SchemaArg& a : s.args)
+      if (a.alias.set == r.alias.set && a.alias.is_write && a.name == "self") tags |= kInplace;
+  }
+  bool returns_tensor = !s.returns.empty() && s.returns[0].type.base == BaseType::Tensor;
+  if (!any_tensor_arg && returns_tensor) tags |= kFactory;
+  const std::string base = s.name.substr(s.name.find("::") + 2);
+  if (base.size() > 9 && base.compare(base.size() - 9, 9, "_backward") == 0) tags |= kBackward;
+  return tags;
+}
+
+class LibtorchOps final : public OpProvider {
+ public:
+  std::unique_ptr<OpDef> provide(const std::string& name) const override {
+    size_t sep = name.find("::");
+    if (sep == std::string::npos) return nullptr;
+    size_t dot = name.find('.', sep);
+    std::string qualified = name.substr(0, dot);
+    std::string overload = dot == std::string::npos ? "" : name.substr(dot + 1);
+    auto handle = c10::Dispatcher::singleton().findSchema({qualified, overload});
+    if (!handle) return nullptr;
+
+    auto op = std::make_unique<OpDef>();
+    op->schema = parse_libtorch_schema(name, handle->schema());
+    if (op->schema.args.size() > 64)
+      throw Error(name + ": " + std::to_string(op->schema.args.size()) +
+                  " arguments, more than aotgrad binds (64)");
+    op->name = op->schema.qualified_name();
+    std::string base = op->schema.name.substr(op->schema.name.find("::") + 2);
+    op->base_name = base;
+    op->short_name = base + "." + (overload.empty() ? "default" : overload);
+
+    op->tags = schema_tags(op->schema);
+    uint32_t yaml = yaml_tags(name);
+    if (yaml & kGenPointwise) op->tags |= kPointwise;
+    if (yaml & kGenInplaceView) op->tags |= kView | kInplace;
+    if (yaml & kGenDynamicOutputShape) op->tags |= kDynamicOutputShape;
+    if (yaml & kGenDataDependentOutput) op->tags |= kDataDependentOutput;
+    if (yaml & kGenNondeterministicSeeded) op->tags |= kRandom | kNondeterministicSeeded;
+    if (handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd))
+      op->tags |= kCompositeImplicit;
+
+    // foo_ <-> foo, of the same overload.
+    if (op->has_tag(kInplace) && !op->has_tag(kView) && base.size() > 1 && base.back() == '_' &&
+        base.compare(0, 2, "__") != 0) {
+      std::string functional = qualified.substr(0, qualified.size() - 1);
+      if (exists(functional, overload))
+        op->functional_variant = functional + (overload.empty() ? "" : "." + overload);
+    } else if (!op->has_tag(kInplace) && exists(qualified + "_", overload)) {
+      op->inplace_variant = qualified + "_" + (overload.empty() ? "" : "." + overload);
+    }
+
+    op->meta = fallback_meta;
+    // A composite op is differentiated through its decomposition, as libtorch's autograd does.
+    if (op->has_tag(kCompositeImplicit))
+      op->decomposition = traced_decomposition();
+    else
+      op->derivative = traced_derivative();
+    count_provider_event(ProviderEvent::kOpProvided);
+    return op;
+  }
+
+  std::string source() const override { return "libtorch's dispatcher"; }
+};
+
+// The runtime layer installs the provider as it is loaded; aten_op() refers to this unit, so any
+// program that runs a graph links it.
+[[maybe_unused]] const bool g_installed = (install_libtorch_ops(), true);
+
+}  // namespace
+
+const OpProvider& libtorch_op_provider() {
+  static const LibtorchOps provider;
+  return provider;
+}
+
+void install_libtorch_ops() {
+  static std::once_flag once;
+  std::call_once(once, [] { install_op_provider(&libtorch_op_provider()); });
+}
+
+void count_provider_event(ProviderEvent e) {
+  g_stats[static_cast<size_t>(e)].fetch_add(1, std::memory_order_relaxed);
+}
+
+OpProviderStats op_provider_stats() {
+  auto get = [](ProviderEvent e) { return g_stats[static_cast<size_t>(e)].load(); };
+  OpProviderStats s;
+  s.ops_provided = get(ProviderEvent::kOpProvided);
+  s.meta_kernel = get(ProviderEvent::kMetaKernel);
+  s.meta_cpu_kernel = get(ProviderEvent::kMetaCpuKernel);
+  s.meta_cache_hits = get(ProviderEvent::kMetaCacheHit);
+  s.traced_derivatives = get(ProviderEvent::kTracedDerivative);
+  s.derivative_cache_hits = get(ProviderEvent::kDerivativeCacheHit);
+  s.traced_decompositions = get(ProviderEvent::kTracedDecomposition);
+  s.decomposition_cache_hits = get(ProviderEvent::kDecompositionCacheHit);
+  return s;
+}
+
+}  // namespace aotgrad

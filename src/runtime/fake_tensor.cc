@@ -1,0 +1,502 @@
+// aotgrad: fake tensors on libtorch's PrivateUse1 device, and the trace that records their ops.
+#include "aotgrad/runtime/fake_tensor.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/dispatcher_ops.h"
+
+namespace aotgrad {
+
+// Note [Fake tensors below autograd]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A fake tensor's dispatch keys are {PrivateUse1, AutogradPrivateUse1, ADInplaceOrView}. Every op
+// without a CompositeImplicitAutograd kernel gets aotgrad's recording kernel at PrivateUse1 (a
+// kernel per op, not a fallback: a backend fallback ranks below CompositeExplicitAutograd kernels,
+// which would then run their decompositions on fakes). Ops with a CompositeImplicitAutograd kernel
+// keep it, so they decompose above the recording kernel as in eager libtorch and in make_fx -- a
+// backend kernel on them would also remove their autograd slot. Autograd runs above the fakes as
+// for real tensors, which gives intermediate values their requires_grad (composite kernels branch
+// on it) and lets a backward be traced by applying a fake result's grad_fn. Fakes live on the
+// PrivateUse1 device rather than the real one, so that factories inside kernels (`at::empty(...,
+// self.options())`) make fakes too instead of real tensors that would escape the trace.
+
+namespace {
+
+const c10::DeviceType kFakeDevice = c10::DeviceType::PrivateUse1;
+
+// The fake device's guard: one device, one stream, nothing to switch (autograd asks it for the
+// stream of every differentiable result).
+struct FakeGuardImpl final : public c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return kFakeDevice; }
+  c10::Device exchangeDevice(c10::Device) const override { return c10::Device(kFakeDevice, 0); }
+  c10::Device getDevice() const override { return c10::Device(kFakeDevice, 0); }
+  void setDevice(c10::Device) const override {}
+  void uncheckedSetDevice(c10::Device) const noexcept override {}
+  c10::Stream getStream(c10::Device d) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, d);
+  }
+  c10::Stream exchangeStream(c10::Stream s) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, s.device());
+  }
+  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+};
+
+c10::DispatchKeySet fake_keys() {
+  return c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) |
+         c10::DispatchKeySet(c10::DispatchKey::AutogradPrivateUse1) |
+         c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView);
+}
+
+// --- the active trace ---------------------------------------------------------------------------
+
+std::mutex g_trace_mu;
+std::condition_variable g_trace_cv;
+FakeTrace* g_active = nullptr;
+std::thread::id g_active_thread;
+
+void fake_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  FakeTrace* trace = FakeTrace::active();
+  if (!trace)
+    throw Error(c10::toString(op.operator_name()) +
+                " was called on a fake tensor outside of a trace (a fake tensor kept after the "
+                "capture that made it?)");
+  trace->record(op, stack);
+}
+
+// The recording kernel on every op that has no CompositeImplicitAutograd kernel; ops registered
+// since the last call get theirs too (a user's TORCH_LIBRARY ops).
+void register_kernels() {
+  static std::mutex mu;
+  static std::unordered_map<std::string, c10::RegistrationHandleRAII> handles;
+  static bool guard_registered = false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!guard_registered) {
+    if (c10::impl::device_guard_impl_registry[static_cast<size_t>(kFakeDevice)].load())
+      throw Error(
+          "aotgrad's fake tensors use libtorch's PrivateUse1 device, which another backend in "
+          "this process has claimed");
+    static FakeGuardImpl guard;
+    c10::impl::device_guard_impl_registry[static_cast<size_t>(kFakeDevice)].store(&guard);
+    guard_registered = true;
+  }
+  auto& d = c10::Dispatcher::singleton();
+  for (const c10::OperatorName& name : d.getAllOpNames()) {
+    std::string key = c10::toString(name);
+    if (handles.count(key)) continue;
+    auto h = d.findSchema(name);
+    if (!h || h->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) continue;
+    if (h->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
+    handles.emplace(key, d.registerImpl(name, c10::DispatchKey::PrivateUse1,
+                                        c10::KernelFunction::makeFromBoxedFunction<&fake_kernel>(),
+                                        c10::nullopt, nullptr, "aotgrad fake tensors"));
+  }
+}
+
+int64_t storage_bytes(const TensorMeta& m) {
+  int64_t extent = m.storage_offset.value() + 1;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d].value() == 0) return 0;
+    extent += (m.sizes[d].value() - 1) * m.strides[d].value();
+  }
+  return extent * element_size(m.dtype);
+}
+
+// A fake tensor with `m`'s dtype, sizes, strides and storage offset, on a data-less storage of the
+// size those need.
+c10::intrusive_ptr<c10::TensorImpl> new_fake(const TensorMeta& m, const std::string& what) {
+  std::vector<int64_t> sizes, strides;
+  for (const SymInt& s : m.sizes) {
+    AOTGRAD_CHECK(s.is_concrete(), "fake tensor for ", what, " with symbolic sizes ",
+                  m.annotation(), " (not supported yet)");
+    sizes.push_back(s.value());
+  }
+  for (const SymInt& s : m.strides) strides.push_back(s.value());
+  c10::Storage storage(c10::Storage::use_byte_size_t(), storage_bytes(m),
+                       c10::DataPtr(nullptr, c10::Device(kFakeDevice, 0)), nullptr,
+                       /*resizable=*/false);
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      std::move(storage), fake_keys(), caffe2::TypeMeta::fromScalarType(to_c10(m.dtype)));
+  impl->set_sizes_and_strides(sizes, strides);
+  impl->set_storage_offset(m.storage_offset.value());
+  return impl;
+}
+
+// A TensorImpl subclass only for its access to TensorImpl's protected static metadata copy.
+struct MetadataCopier : c10::TensorImpl {
+  static void copy(const c10::TensorImpl* from, c10::TensorImpl* to) {
+    c10::TensorImpl::copy_tensor_metadata(from, to, to->version_counter(),
+                                          to->allow_tensor_metadata_change());
+  }
+};
+
+std::string op_key(const c10::OperatorHandle& h) {
+  const c10::OperatorName& n = h.operator_name();
+  return n.overload_name.empty() ? n.name : n.name + "." + n.overload_name;
+}
+
+}  // namespace
+
+// --- the trace --------------------------------------------------------------------------------
+
+// A value a fake stands for: a node, or element `index` of another (its getitem made on first use).
+struct FakeTrace::Entry {
+  Node* node = nullptr;
+  std::shared_ptr<Entry> parent;
+  int64_t index = 0;
+};
+
+struct FakeTrace::State {
+  // Keyed by storage: every fake has its own, and what autograd saves of a result (a shallow copy,
+  // another TensorImpl) or a module parameter pointed at a fake (point_at) shares it.
+  std::unordered_map<c10::StorageImpl*, std::pair<c10::Storage, std::shared_ptr<Entry>>> fakes;
+
+  void set(const at::Tensor& t, std::shared_ptr<Entry> e) {
+    const c10::Storage& st = t.unsafeGetTensorImpl()->unsafe_storage();
+    fakes[st.unsafeGetStorageImpl()] = {st, std::move(e)};
+  }
+  std::shared_ptr<Entry> get(const at::Tensor& t) const {
+    if (!t.defined() || !t.has_storage()) return nullptr;
+    auto it = fakes.find(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl());
+    return it == fakes.end() ? nullptr : it->second.second;
+  }
+  // How each op's libtorch arguments map to its OpDef's (by name); made once per op and trace.
+  struct OpMap {
+    const OpDef* def = nullptr;
+    std::vector<int> libtorch_index;  // per OpDef argument: libtorch's position, or -1
+    std::vector<int> missing;         // libtorch arguments the OpDef lacks
+  };
+  std::unordered_map<std::string, OpMap> ops;
+
+  Node* materialize(const std::shared_ptr<Entry>& e, Graph& g) {
+    if (!e->node) e->node = g.add_getitem(materialize(e->parent, g), e->index);
+    return e->node;
+  }
+};
+
+FakeTrace* FakeTrace::active() {
+  std::lock_guard<std::mutex> lock(g_trace_mu);
+  return g_active;
+}
+
+FakeTrace::FakeTrace(Graph& graph, Options options)
+    : graph_(graph), options_(std::move(options)), state_(std::make_unique<State>()) {
+  install_libtorch_ops();
+  register_kernels();
+  std::unique_lock<std::mutex> lock(g_trace_mu);
+  if (g_active && g_active_thread == std::this_thread::get_id())
+    throw Error("a fake-tensor trace was started inside another one on the same thread");
+  g_trace_cv.wait(lock, [] { return g_active == nullptr; });
+  g_active = this;
+  g_active_thread = std::this_thread::get_id();
+}
+
+FakeTrace::~FakeTrace() {
+  {
+    std::lock_guard<std::mutex> lock(g_trace_mu);
+    g_active = nullptr;
+  }
+  g_trace_cv.notify_one();
+}
+
+bool FakeTrace::is_fake(const at::Tensor& t) {
+  return t.defined() && t.device().type() == kFakeDevice;
+}
+
+at::Tensor FakeTrace::fake(Node* node, bool requires_grad) {
+  AOTGRAD_CHECK(node && node->meta().is_tensor(),
+                "fake tensor for a value that is not a tensor: ", node ? node->describe() : "null");
+  auto impl = new_fake(node->meta().tensor, node->describe());
+  at::Tensor t(impl);
+  if (requires_grad) t.set_requires_grad(true);
+  auto e = std::make_shared<Entry>();
+  e->node = node;
+  state_->set(t, std::move(e));
+  return t;
+}
+
+Node* FakeTrace::node_of(const at::Tensor& t) {
+  std::shared_ptr<Entry> e = state_->get(t);
+  return e ? state_->materialize(e, graph_) : nullptr;
+}
+
+void FakeTrace::bind(const at::Tensor& t, Node* node) {
+  AOTGRAD_CHECK(is_fake(t), "FakeTrace::bind: ", t.toString(), " is not a fake tensor");
+  auto e = std::make_shared<Entry>();
+  e->node = node;
+  state_->set(t, std::move(e));
+}
+
+void FakeTrace::point_at(const at::Tensor& t, const c10::intrusive_ptr<c10::TensorImpl>& from) {
+  MetadataCopier::copy(from.get(), t.unsafeGetTensorImpl());
+}
+
+namespace {
+
+// Arguments of a recorded call, converted from libtorch's values to the IR's.
+class ArgReader {
+ public:
+  ArgReader(FakeTrace& trace, const FakeTrace::Options& options, const std::string& op)
+      : trace_(trace), options_(options), op_(op) {}
+
+  Arg read(const c10::IValue& v, const TypeRef& t, const std::string& name) {
+    where_ = op_ + " argument '" + name + "'";
+    return value(v, t);
+  }
+
+ private:
+  [[noreturn]] void unsupported(const c10::IValue& v, const TypeRef& t) {
+    throw Error(where_ + ": a " + v.tagKind() + " where the schema has " + t.to_string() +
+                ", which aotgrad cannot record");
+  }
+
+  Arg tensor(const at::Tensor& t) {
+    if (!t.defined()) return Arg::none();
+    if (Node* n = trace_.node_of(t)) return Arg(n);
+    if (FakeTrace::is_fake(t))
+      throw Error(where_ + ": a fake tensor this trace did not make (from another capture?)");
+    if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
+      if (t.scalar_type() == at::kBool) return Arg::of_bool(t.item<bool>());
+      if (at::isIntegralType(t.scalar_type(), /*includeBool=*/false))
+        return Arg::of_int(t.item<int64_t>());
+      return Arg::of_float(t.item<double>());
+    }
+    if (options_.on_real_tensor) return options_.on_real_tensor(t, where_);
+    throw Error(where_ + " is a tensor that is neither an input nor made from one (" +
+                t.toString() + " " + c10::str(t.sizes()) + ")");
+  }
+
+  Arg scalar(const c10::IValue& v, const TypeRef& t) {
+    if (v.isBool()) return Arg::of_bool(v.toBool());
+    if (v.isInt()) return Arg::of_int(v.toInt());
+    if (v.isDouble()) return Arg::of_float(v.toDouble());
+    if (v.isSymInt()) {
+      c10::SymInt s = v.toSymInt();
+      if (!s.is_symbolic()) return Arg::of_int(s.as_int_unchecked());
+    }
+    unsupported(v, t);
+  }
+
+  Arg value(const c10::IValue& v, const TypeRef& t) {
+    if (v.isNone()) return Arg::none();
+    if (t.list) {
+      TypeRef elem = t;
+      elem.list = false;
+      elem.optional = t.elem_optional;
+      std::vector<Arg> out;
+      if (v.isTensorList()) {
+        for (const at::Tensor& x : v.toTensorVector()) out.push_back(tensor(x));
+      } else if (v.isList()) {
+        for (const c10::IValue& x : v.toListRef()) out.push_back(value(x, elem));
+      } else if (v.isInt() || v.isSymInt()) {  // int[N] given as one int
+        return scalar(v, elem);
+      } else {
+        unsupported(v, t);
+      }
+      return Arg::of_list(std::move(out));
+    }
+    switch (t.base) {
+      case BaseType::Tensor:
+        if (!v.isTensor()) {
+          if (v.isInt() || v.isDouble() || v.isBool()) return scalar(v, t);
+          unsupported(v, t);
+        }
+        return tensor(v.toTensor());
+      case BaseType::Int:
+      case BaseType::SymInt:
+      case BaseType::Float:
+      case BaseType::Bool:
+      case BaseType::Scalar: {
+        Arg a = scalar(v, t);
+        if (t.base == BaseType::Float && a.kind == Arg::Kind::Int)
+          return Arg::of_float(static_cast<double>(a.i));
+        return a;
+      }
+      case BaseType::ScalarType: {
+        if (!v.isInt()) unsupported(v, t);
+        auto st = scalar_type_from_c10_code(static_cast<int>(v.toInt()));
+        if (!st)
+          throw Error(where_ + ": dtype code " + std::to_string(v.toInt()) +
+                      " has no aotgrad dtype");
+        return Arg::of_dtype(*st);
+      }
+      case BaseType::Layout:
+        if (!v.isInt() || v.toInt() > 1) unsupported(v, t);
+        return Arg::of_layout(static_cast<Layout>(v.toInt()));
+      case BaseType::MemoryFormat:
+        if (!v.isInt() || v.toInt() < 0 || v.toInt() > 3) unsupported(v, t);
+        return Arg::of_memory_format(static_cast<MemoryFormat>(v.toInt()));
+      case BaseType::Device: {
+        if (!v.isDevice()) unsupported(v, t);
+        c10::Device d = v.toDevice();
+        return Arg::of_device(d.type() == kFakeDevice ? options_.device : from_c10(d));
+      }
+      case BaseType::Str:
+        if (!v.isString()) unsupported(v, t);
+        return Arg::of_str(v.toStringRef());
+      case BaseType::Generator:
+        throw Error(where_ +
+                    ": an explicit random generator, which a graph cannot hold (use the "
+                    "default generator)");
+      case BaseType::Any: unsupported(v, t);
+    }
+    unsupported(v, t);
+  }
+
+  FakeTrace& trace_;
+  const FakeTrace::Options& options_;
+  const std::string& op_;
+  std::string where_;
+};
+
+}  // namespace
+
+void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValue>* stack) {
+  const std::string key = op_key(handle);
+  auto it = state_->ops.find(key);
+  if (it == state_->ops.end()) {
+    State::OpMap m;
+    m.def = aten_ops().find(key);
+    if (!m.def) throw Error("trace: " + key + " has no OpDef (not in libtorch's dispatcher?)");
+    const auto& largs = handle.schema().arguments();
+    for (const SchemaArg& a : m.def->schema.args) {
+      int li = -1;
+      for (size_t j = 0; j < largs.size(); ++j)
+        if (largs[j].name() == a.name) li = static_cast<int>(j);
+      m.libtorch_index.push_back(li);
+    }
+    for (size_t j = 0; j < largs.size(); ++j)
+      if (m.def->schema.arg_index(largs[j].name()) < 0) m.missing.push_back(static_cast<int>(j));
+    it = state_->ops.emplace(key, std::move(m)).first;
+  }
+  const State::OpMap& map = it->second;
+  const OpDef& op = *map.def;
+  const c10::FunctionSchema& ls = handle.schema();
+  const size_t n_in = ls.arguments().size();
+  AOTGRAD_CHECK(stack->size() >= n_in, "trace: ", key, " called with ", stack->size(),
+                " values for ", n_in, " arguments");
+  std::vector<c10::IValue> inputs(stack->end() - static_cast<std::ptrdiff_t>(n_in), stack->end());
+  stack->resize(stack->size() - n_in);
+
+  // libtorch arguments the OpDef lacks must hold their defaults.
+  for (int j : map.missing) {
+    const c10::Argument& la = ls.arguments()[j];
+    if (!(la.default_value() && *la.default_value() == inputs[j]))
+      throw Error("trace: " + key + " is called with argument '" + la.name() +
+                  "', which aotgrad's schema of " + op.name + " does not have");
+  }
+
+  // As Python code calls ops: positional arguments up to the last one given, keyword-only ones
+  // when they differ from their defaults.
+  ArgReader reader(*this, options_, op.name);
+  const auto& sargs = op.schema.args;
+  std::vector<Arg> values(sargs.size());
+  std::vector<bool> given(sargs.size(), false);
+  for (size_t i = 0; i < sargs.size(); ++i) {
+    int li = map.libtorch_index[i];
+    if (li < 0) continue;
+    values[i] = reader.read(inputs[li], sargs[i].type, sargs[i].name);
+    given[i] = !sargs[i].has_default || !(values[i] == default_arg(sargs[i]));
+  }
+  size_t n_positional = 0;
+  while (n_positional < sargs.size() && !sargs[n_positional].kwarg_only) ++n_positional;
+  size_t last = 0;
+  for (size_t i = 0; i < n_positional; ++i)
+    if (given[i]) last = i + 1;
+  std::vector<Arg> positional;
+  std::vector<std::pair<std::string, Arg>> kwargs;
+  for (size_t i = 0; i < last; ++i)
+    positional.push_back(given[i] || !sargs[i].has_default ? values[i] : default_arg(sargs[i]));
+  for (size_t i = n_positional; i < sargs.size(); ++i)
+    if (given[i]) kwargs.emplace_back(sargs[i].name, values[i]);
+  Node* node = graph_.add_call(op, std::move(positional), std::move(kwargs));
+
+  // Results: the written input itself for Tensor(a!), else fakes with the inferred metadata.
+  const auto& rets = ls.returns();
+  auto root = std::make_shared<Entry>();
+  root->node = node;
+  auto element = [&](size_t r) -> std::shared_ptr<Entry> {
+    if (rets.size() == 1) return root;
+    auto e = std::make_shared<Entry>();
+    e->parent = root;
+    e->index = static_cast<int64_t>(r);
+    return e;
+  };
+  auto meta_of = [&](size_t r) -> const ValueMeta& {
+    return rets.size() == 1 ? node->meta() : node->meta().elems.at(r);
+  };
+  // Every tensor result gets its getitem right after the call, as make_fx makes them.
+  std::vector<std::shared_ptr<Entry>> tensors;
+  auto make_fake = [&](const ValueMeta& m, std::shared_ptr<Entry> e) -> at::Tensor {
+    if (m.kind == ValueMeta::Kind::None) return at::Tensor();
+    AOTGRAD_CHECK(m.is_tensor(), "trace: ", node->describe(), " gives ", m.describe(),
+                  " where libtorch returns a tensor");
+    at::Tensor t(new_fake(m.tensor, node->describe()));
+    tensors.push_back(e);
+    state_->set(t, std::move(e));
+    return t;
+  };
+  for (size_t r = 0; r < rets.size(); ++r) {
+    const c10::Argument& ret = rets[r];
+    const c10::AliasInfo* alias = ret.alias_info();
+    if (alias && alias->isWrite()) {
+      // The written argument is the result; it now stands for this call's value.
+      int written = -1;
+      for (size_t j = 0; j < n_in; ++j) {
+        const c10::AliasInfo* a = ls.arguments()[j].alias_info();
+        if (a && a->isWrite() && a->beforeSets() == alias->beforeSets())
+          written = static_cast<int>(j);
+      }
+      AOTGRAD_CHECK(written >= 0 && inputs[written].isTensor(), "trace: ", key, " result ", r,
+                    " is written but names no tensor argument");
+      const at::Tensor& w = inputs[written].toTensor();
+      AOTGRAD_CHECK(is_fake(w), "trace: ", key, " writes ", w.toString(),
+                    ", a tensor that is not fake (a constant written in place?)");
+      auto e = element(r);
+      tensors.push_back(e);
+      state_->set(w, std::move(e));
+      stack->push_back(inputs[written]);
+      continue;
+    }
+    const ValueMeta& m = meta_of(r);
+    if (ret.type()->kind() == c10::TypeKind::ListType) {
+      AOTGRAD_CHECK(m.kind == ValueMeta::Kind::Tuple, "trace: ", node->describe(), " gives ",
+                    m.describe(), " where libtorch returns a list");
+      auto list_entry = element(r);
+      std::vector<at::Tensor> elems;
+      for (size_t k = 0; k < m.elems.size(); ++k) {
+        auto e = std::make_shared<Entry>();
+        e->parent = list_entry;
+        e->index = static_cast<int64_t>(k);
+        elems.push_back(make_fake(m.elems[k], std::move(e)));
+      }
+      stack->emplace_back(c10::List<at::Tensor>(elems));
+      continue;
+    }
+    if (m.kind == ValueMeta::Kind::SymInt && m.sym.is_concrete()) {
+      stack->emplace_back(m.sym.value());
+      continue;
+    }
+    if (m.kind == ValueMeta::Kind::None && ret.type()->kind() == c10::TypeKind::OptionalType) {
+      stack->emplace_back();
+      continue;
+    }
+    if (m.kind != ValueMeta::Kind::None && !m.is_tensor())
+      throw Error("trace: " + node->describe() + " gives " + m.describe() +
+                  ", a value a traced graph cannot use as a constant");
+    stack->emplace_back(make_fake(m, element(r)));
+  }
+  for (const auto& e : tensors) state_->materialize(e, graph_);
+}
+
+}  // namespace aotgrad
