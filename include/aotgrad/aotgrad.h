@@ -133,17 +133,21 @@ struct ExportedGraphs {
   /// trace_joint true: the joint graph and its partition into forward and backward graphs.
   std::shared_ptr<const Graph> joint, fw, bw;
   std::vector<std::string> saved;  // names of the values fw saves for bw
-  /// Placeholder names: lifted parameters, lifted buffers (aot_export_module), user inputs.
-  std::vector<std::string> parameters, buffers, user_inputs;
+  /// Placeholder names: lifted parameters, lifted buffers (aot_export_module), user inputs, and
+  /// the tensor constants the function reads (`_tensor_constant0`, ..., after the inputs; PyTorch's
+  /// GraphSignature.lifted_tensor_constants), whose values are `tensor_constant_values`.
+  std::vector<std::string> parameters, buffers, user_inputs, tensor_constants;
+  std::vector<at::Tensor> tensor_constant_values;
   /// Per mutated input the graph returns (meta.mutated_inputs_returned): its placeholder name,
   /// as PyTorch's GraphSignature.buffers_to_mutate / user_inputs_to_mutate.
   std::vector<std::string> inputs_to_mutate;
 };
 
-/// Captures `fn` on copies of `args` (they are never written) and runs the pipeline without
-/// compiling. With `trace_joint`, the arguments that require grad are differentiated (at least one
-/// must) and the joint graph is partitioned as AOTConfig says; else the forward is functionalized
-/// and decomposed only (AOTConfig::keep_inference_input_mutations keeps input mutations in it).
+/// Captures `fn` on fake tensors standing for `args` (never read or written) and runs the pipeline
+/// without compiling. With `trace_joint`, the arguments that require grad are differentiated (at
+/// least one must) and the joint graph is partitioned as AOTConfig says; else the forward is
+/// functionalized and decomposed only (AOTConfig::keep_inference_input_mutations keeps input
+/// mutations in it).
 ExportedGraphs aot_export(const TensorFunction& fn, const std::vector<at::Tensor>& args,
                           bool trace_joint, const AOTConfig& config = {});
 /// aot_export_module (PyTorch's torch._functorch.aot_autograd.aot_export_module): as aot_export,

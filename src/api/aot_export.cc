@@ -24,7 +24,10 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
   ExportedGraphs out;
   CaptureOptions capture_options;
   capture_options.input_names = names;
-  out.captured = capture(fn, copy_example_inputs(args), capture_options);
+  capture_options.lifted_constants = &out.tensor_constant_values;
+  out.captured = capture(fn, args, capture_options);
+  for (const Node* p : out.captured->placeholders())
+    if (p->info().lifted_constant) out.tensor_constants.push_back(p->name());
   if (names.empty())
     for (size_t i = 0; i < args.size(); ++i) names.push_back("arg" + std::to_string(i) + "_1");
   out.parameters.assign(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(num_parameters));
@@ -40,6 +43,7 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
       requires_grad.push_back(t.requires_grad());
       any = any || t.requires_grad();
     }
+    requires_grad.resize(requires_grad.size() + out.tensor_constants.size(), false);
     AOTGRAD_CHECK(any, who, ": trace_joint needs an argument that requires grad");
   }
   CompileOptions options = compile_options(config);

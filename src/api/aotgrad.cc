@@ -25,6 +25,7 @@ bool is_training_call(const std::vector<at::Tensor>& args) {
 struct Compilation {
   std::vector<size_t> unique;  // argument positions passed to the graph (first occurrences)
   std::shared_ptr<const Graph> graph;
+  std::vector<at::Tensor> constants;  // values of the graph's lifted tensor constants, after args
   std::unique_ptr<CompiledFunction> train;
   std::unique_ptr<CompiledGraph> infer;
 };
@@ -100,11 +101,13 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     for (int p : position) full.push_back(d[p]);
     return fn(full);
   };
-  c->graph = capture(on_distinct, copy_example_inputs(distinct), capture_options);
+  capture_options.lifted_constants = &c->constants;
+  c->graph = capture(on_distinct, distinct, capture_options);
 
   if (training) {
     std::vector<bool> requires_grad;
     for (const at::Tensor& t : distinct) requires_grad.push_back(t.requires_grad());
+    requires_grad.resize(requires_grad.size() + c->constants.size(), false);
     TrainOptions options{config.fw_compiler, config.bw_compiler, compile_options(config)};
     c->train =
         std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));
@@ -135,6 +138,7 @@ std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& a
   }
   std::vector<at::Tensor> distinct;
   for (size_t i : c->unique) distinct.push_back(args[i]);
+  distinct.insert(distinct.end(), c->constants.begin(), c->constants.end());
   if (c->train) return (*c->train)(distinct);
   std::vector<c10::IValue> outs =
       (*c->infer)(std::vector<c10::IValue>(distinct.begin(), distinct.end()));

@@ -259,6 +259,37 @@ TEST(AotFunction, InPlaceOpsAndViewsTrainAsEagerly) {
   EXPECT_EQ(f.num_compilations(), 1u);
 }
 
+// Tensors the function makes itself (an index, a target, a mask) are read by the trace as real
+// tensors: they become the graph's lifted constants, whose values the compiled function passes.
+TEST(AotFunction, TensorsMadeInsideTheFunctionAreLiftedConstants) {
+  TensorFunction f = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor idx = torch::tensor({0, 2, 3}, at::kLong);
+    at::Tensor target = torch::tensor({1, 0}, at::kLong);
+    at::Tensor mask = at::ones({2, 3}, at::kBool).tril();
+    at::Tensor logits = a[0].index_select(1, idx).masked_fill(mask.logical_not(), -1e4);
+    return {at::cross_entropy_loss(logits, target)};
+  };
+  AOTFunction compiled = aot_function(f);
+  at::Tensor x = at::randn({2, 4}).requires_grad_();
+  at::Tensor loss = compiled({x})[0];
+  loss.backward();
+  at::Tensor xe = x.detach().clone().requires_grad_();
+  at::Tensor ref = f({xe})[0];
+  ref.backward();
+  expect_close(loss, ref, "loss");
+  expect_close(x.grad(), xe.grad(), "grad");
+  std::shared_ptr<const Graph> g = compiled.captured_graph({x});
+  ASSERT_NE(g, nullptr);
+  std::vector<std::string> constants;
+  for (const Node* p : g->placeholders())
+    if (p->info().lifted_constant) constants.push_back(p->name());
+  EXPECT_EQ(constants.size(), 3u);  // the index, the mask's logical_not and the target
+  at::Tensor x2 = at::randn({2, 4}).requires_grad_();
+  at::Tensor x2e = x2.detach().clone().requires_grad_();
+  expect_close(compiled({x2})[0], f({x2e})[0], "second call's loss");
+  EXPECT_EQ(compiled.num_compilations(), 1u);
+}
+
 TEST(AotFunction, Errors) {
   EXPECT_THROW(aot_function(TensorFunction(), AOTConfig{}), Error);
   AOTConfig bad;

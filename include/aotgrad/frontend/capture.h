@@ -1,5 +1,5 @@
 // aotgrad: captures a libtorch C++ function as an aotgrad Graph of ATen ops (the front end of
-// aot_function), through libtorch's JIT tracer.
+// aot_function), by running it on fake tensors below autograd.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -19,19 +19,29 @@ using TensorFunction = std::function<std::vector<at::Tensor>(const std::vector<a
 struct CaptureOptions {
   /// Placeholder names, one per input; empty: PyTorch's aot_function names (arg0_1, arg1_1, ...).
   std::vector<std::string> input_names;
+  /// Receives the values of the tensor constants the function reads (tensors it makes itself, such
+  /// as `torch::tensor({0, 2})` or a mask, or captures from outside), which become placeholders
+  /// `_tensor_constant0`, ... after the inputs, marked NodeInfo::lifted_constant (make_fx's
+  /// get_attr constants, lifted to inputs as AOTAutograd lifts them). Null: such a read is an
+  /// Error naming the op.
+  std::vector<at::Tensor>* lifted_constants = nullptr;
 };
 
-/// Runs `fn` once on `example_inputs` under libtorch's JIT tracer (torch::jit::tracer::trace) and
-/// converts the traced graph: one placeholder per input (its dtype, sizes, strides and
-/// requires_grad), one call per ATen op as written -- composite ops (linear, batch_norm), in-place
-/// ops and views stay as they are; functionalization and decomposition come later -- getitems for
-/// multi-result ops and Tensor[] results, and the function's results as the output tuple. Each
-/// node's metadata is inferred by the registry's meta function and checked against the traced
-/// tensor's dtype and sizes.
+/// Runs `fn` once on fake tensors (runtime/fake_tensor.h) standing for `example_inputs` and records
+/// the ops libtorch runs on them, below autograd, as make_fx does: one placeholder per input (its
+/// dtype, sizes, strides, device and requires_grad), a call per ATen op that reached the fakes --
+/// CompositeImplicitAutograd ops arrive decomposed (`linear` as `t` and `addmm`, `x.to(dtype)` as
+/// `_to_copy`); in-place ops and views are recorded as written, for functionalization --, getitems
+/// for multi-result ops and Tensor[] results, and the function's results as the output tuple.
+/// Every op libtorch has can be recorded (ops the registry does not declare come from libtorch's
+/// dispatcher, dispatcher_ops.h). No real computation runs and the inputs are not read or copied,
+/// so parameters may be on the meta device (§13.21). The function runs under the caller's grad
+/// mode, with autograd working on the fakes, so composite kernels see the requires_grad they see
+/// in eager mode.
 ///
-/// `fn` runs eagerly (under no_grad), so in-place writes land on `example_inputs`; pass
-/// copy_example_inputs() to keep them. Throws Error naming the op for an op the registry lacks, a
-/// tensor the function uses that is not an input, or a traced construct aotgrad cannot represent.
+/// Throws Error naming the op for what cannot be recorded: an op whose result depends on tensor
+/// data (`item()`, `nonzero`), an explicit generator, a tensor the function reads that is not an
+/// input (without `lifted_constants`).
 std::unique_ptr<Graph> capture(const TensorFunction& fn,
                                const std::vector<at::Tensor>& example_inputs,
                                const CaptureOptions& options = {});
