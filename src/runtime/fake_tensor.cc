@@ -361,6 +361,74 @@ class ArgReader {
 
 }  // namespace
 
+namespace {
+
+bool is_real_mask(const c10::IValue& v) {
+  if (!v.isTensor()) return false;
+  const at::Tensor& t = v.toTensor();
+  return t.defined() && !FakeTrace::is_fake(t) &&
+         (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte);
+}
+
+// A real bool mask as the long indices it selects, one per dimension (what ATen's index does).
+void append_mask_indices(const at::Tensor& mask, c10::List<c10::optional<at::Tensor>>& out) {
+  at::Tensor nz = mask.nonzero();
+  for (int64_t d = 0; d < mask.dim(); ++d) out.push_back(nz.select(1, d).clone());
+}
+
+}  // namespace
+
+// Note [Masks the function made]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The shape of masked_select's result, and of index's with a bool mask, depends on the mask's
+// values: no Meta kernel gives it. When the mask is a real tensor (a constant the function made,
+// as cross_entropy's label smoothing makes `target != ignore_index`), its values are known, and
+// the call is recorded as ATen computes it: the mask becomes the long indices it selects (nonzero),
+// which are constants, and the result's shape is static -- masked_select(x, m) is
+// index(x.expand(b), m.nonzero() by dimension), index / index_put with a mask index the same.
+bool FakeTrace::rewrite_mask(const std::string& key, std::vector<c10::IValue>& inputs,
+                             std::vector<c10::IValue>* stack) {
+  if (key == "aten::masked_select") {
+    if (!is_real_mask(inputs[1]) || !is_fake(inputs[0].toTensor())) return false;
+    at::Tensor self = inputs[0].toTensor(), mask = inputs[1].toTensor();
+    std::vector<int64_t> b = at::infer_size(self.sizes(), mask.sizes());
+    at::Tensor x = self.sizes().equals(b) ? self : self.expand(b);
+    c10::List<c10::optional<at::Tensor>> indices;
+    append_mask_indices(mask.expand(b), indices);
+    stack->emplace_back(at::index(x, indices));
+    return true;
+  }
+  bool index = key == "aten::index.Tensor";
+  bool put = key == "aten::index_put" || key == "aten::index_put_";
+  if (!index && !put) return false;
+  c10::List<c10::optional<at::Tensor>> given = inputs[1].toOptionalTensorList();
+  bool any = false;
+  for (size_t i = 0; i < given.size(); ++i) {
+    c10::optional<at::Tensor> t = given.get(i);
+    any = any || (t && is_real_mask(c10::IValue(*t)));
+  }
+  if (!any) return false;
+  c10::List<c10::optional<at::Tensor>> indices;
+  for (size_t i = 0; i < given.size(); ++i) {
+    c10::optional<at::Tensor> t = given.get(i);
+    if (t && is_real_mask(c10::IValue(*t)))
+      append_mask_indices(*t, indices);
+    else
+      indices.push_back(t);
+  }
+  const at::Tensor& self = inputs[0].toTensor();
+  if (index) {
+    stack->emplace_back(at::index(self, indices));
+  } else if (key == "aten::index_put") {
+    stack->emplace_back(at::index_put(self, indices, inputs[2].toTensor(), inputs[3].toBool()));
+  } else {
+    at::Tensor s = self;
+    s.index_put_(indices, inputs[2].toTensor(), inputs[3].toBool());
+    stack->emplace_back(s);
+  }
+  return true;
+}
+
 void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValue>* stack) {
   const std::string key = op_key(handle);
   auto it = state_->ops.find(key);
@@ -387,6 +455,7 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
                 " values for ", n_in, " arguments");
   std::vector<c10::IValue> inputs(stack->end() - static_cast<std::ptrdiff_t>(n_in), stack->end());
   stack->resize(stack->size() - n_in);
+  if (rewrite_mask(key, inputs, stack)) return;
 
   // libtorch arguments the OpDef lacks must hold their defaults.
   for (int j : map.missing) {

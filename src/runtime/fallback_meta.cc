@@ -143,22 +143,17 @@ ValueMeta run_on(const MetaArgs& a, const c10::OperatorHandle& handle, c10::Devi
 
 ValueMeta fallback_meta(const MetaArgs& a) {
   const OpDef& op = a.op();
-  if (op.has_tag(kDynamicOutputShape))
-    throw Error(op.name +
-                ": the shape of its result depends on its inputs' values (dynamic_output_shape); "
-                "aotgrad cannot infer it before the graph runs");
   if (op.has_tag(kDataDependentOutput))
-    throw Error(op.name +
-                ": its result is a value read from its inputs' data (data_dependent_output); a "
-                "graph cannot hold it as a constant");
+    throw Error(
+        "its result is a value read from its inputs' data (data_dependent_output); a graph "
+        "cannot hold it as a constant");
   std::string key = op.name;
   for (size_t i = 0; i < a.size(); ++i) {
     key += '|';
     const Arg& arg = a.arg(i);
     arg.for_each_node([&](const Node* n) {
       if (n->meta().is_tensor() && symbolic(n->meta().tensor))
-        throw Error(op.name + ": " + n->describe() + " has symbolic sizes (" +
-                    n->meta().tensor.annotation() +
+        throw Error(n->describe() + " has symbolic sizes (" + n->meta().tensor.annotation() +
                     "), which only a declared meta function handles");
     });
     append_key(key, arg);
@@ -173,20 +168,27 @@ ValueMeta fallback_meta(const MetaArgs& a) {
     }
   }
   auto handle = c10::Dispatcher::singleton().findSchema({op.schema.name, op.schema.overload});
-  if (!handle) throw Error(op.name + ": libtorch has no such operator overload");
+  if (!handle) throw Error("libtorch has no such operator overload");
   ValueMeta m;
   try {
     m = run_on(a, *handle, c10::Device(c10::kMeta));
     count_provider_event(ProviderEvent::kMetaKernel);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    // A result whose shape depends on the inputs' values (nonzero, masked_select, index with a
+    // bool mask) has a Meta kernel only where the shape does not; zeros would give a wrong one.
+    if (op.has_tag(kDynamicOutputShape))
+      throw Error(
+          "the shape of its result depends on its inputs' values (dynamic_output_shape), which "
+          "aotgrad cannot know before the graph runs (" +
+          libtorch_message(e) + ")");
     // No Meta kernel, or one that reads data: the CPU kernel on zeros, whose error (if any) is the
     // one a user would see running the op.
     try {
       m = run_on(a, *handle, c10::Device(c10::kCPU));
-    } catch (const Error& e) {
-      throw Error(op.name + ": " + e.message());
+    } catch (const Error&) {
+      throw;
     } catch (const std::exception& e) {
-      throw Error(op.name + ": " + libtorch_message(e));
+      throw Error(libtorch_message(e));
     }
     count_provider_event(ProviderEvent::kMetaCpuKernel);
   }

@@ -73,6 +73,11 @@ class FakeTrace {
   void record(const c10::OperatorHandle& op, std::vector<c10::IValue>* stack);
 
  private:
+  /// Records a call whose result's shape depends on a real mask's values through the long indices
+  /// the mask selects (see Note [Masks the function made]); false when `key` is not such a call.
+  bool rewrite_mask(const std::string& key, std::vector<c10::IValue>& inputs,
+                    std::vector<c10::IValue>* stack);
+
   struct Entry;
   struct State;
   Graph& graph_;
