@@ -3,8 +3,6 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include <array>
-#include <atomic>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -57,8 +55,6 @@ uint32_t yaml_tags(const std::string& name) {
   auto it = table->find(name);
   return it == table->end() ? 0 : it->second;
 }
-
-std::array<std::atomic<int64_t>, 8> g_stats{};
 
 std::string argument_text(const c10::Argument& a) {
   std::ostringstream s;
@@ -184,24 +180,6 @@ const OpProvider& libtorch_op_provider() {
 void install_libtorch_ops() {
   static std::once_flag once;
   std::call_once(once, [] { install_op_provider(&libtorch_op_provider()); });
-}
-
-void count_provider_event(ProviderEvent e) {
-  g_stats[static_cast<size_t>(e)].fetch_add(1, std::memory_order_relaxed);
-}
-
-OpProviderStats op_provider_stats() {
-  auto get = [](ProviderEvent e) { return g_stats[static_cast<size_t>(e)].load(); };
-  OpProviderStats s;
-  s.ops_provided = get(ProviderEvent::kOpProvided);
-  s.meta_kernel = get(ProviderEvent::kMetaKernel);
-  s.meta_cpu_kernel = get(ProviderEvent::kMetaCpuKernel);
-  s.meta_cache_hits = get(ProviderEvent::kMetaCacheHit);
-  s.traced_derivatives = get(ProviderEvent::kTracedDerivative);
-  s.derivative_cache_hits = get(ProviderEvent::kDerivativeCacheHit);
-  s.traced_decompositions = get(ProviderEvent::kTracedDecomposition);
-  s.decomposition_cache_hits = get(ProviderEvent::kDecompositionCacheHit);
-  return s;
 }
 
 }  // namespace aotgrad

@@ -9,6 +9,7 @@
 
 #include "aotgrad/driver/driver.h"
 #include "aotgrad/ir/printer.h"
+#include "aotgrad/ops/provider_stats.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/report/partition_dot.h"
 #include "aotgrad/report/timeline_svg.h"
@@ -116,6 +117,28 @@ nlohmann::ordered_json stats_json(const char* kind, const Args& args, const Comp
   return j;
 }
 
+// How the compiled graphs' calls got their op facts: declared by the registry, or given by the op
+// provider (libtorch), and how the provider found its metadata, derivatives and decompositions.
+nlohmann::ordered_json op_world_json(const std::vector<const Graph*>& graphs) {
+  int64_t declared = 0, provided = 0;
+  for (const Graph* g : graphs)
+    for (const Node* n : g->nodes())
+      if (n->kind() == NodeKind::Call) ++(n->op()->provided ? provided : declared);
+  OpProviderStats p = op_provider_stats();
+  nlohmann::ordered_json j;
+  j["nodes_declared"] = declared;
+  j["nodes_provided"] = provided;
+  j["ops_provided"] = p.ops_provided;
+  j["meta_kernel"] = p.meta_kernel;
+  j["meta_cpu_kernel"] = p.meta_cpu_kernel;
+  j["meta_cache_hits"] = p.meta_cache_hits;
+  j["traced_derivatives"] = p.traced_derivatives;
+  j["derivative_cache_hits"] = p.derivative_cache_hits;
+  j["traced_decompositions"] = p.traced_decompositions;
+  j["decomposition_cache_hits"] = p.decomposition_cache_hits;
+  return j;
+}
+
 void finish_stats(nlohmann::ordered_json& j, const StageTimer& timer, const CompileOptions& o) {
   add_phases_json(j, timer);
   j["startup_us"] = g_startup_us;
@@ -153,6 +176,7 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     if (a.joint) j["joint_nodes"] = a.joint->size();  // absent on a cache hit
     j["fw_nodes"] = a.fw->size();
     j["bw_nodes"] = a.bw->size();
+    j["op_world"] = op_world_json({a.fw.get(), a.bw.get()});
     SavedSummary summary = saved_summary(a);
     j["saved"] = saved_json(a, summary);
     j["saved_bytes"] = summary.bytes;
@@ -207,6 +231,7 @@ int run_compile(const Args& args) {
   if (json_stats) {
     nlohmann::ordered_json j = stats_json("inference", args, o);
     j["fw_nodes"] = a.fw->size();
+    j["op_world"] = op_world_json({a.fw.get()});
     j["meta"] = meta_json(a.meta, *graph);
     finish_stats(j, timer, o);
   } else if (!dump) {

@@ -6,6 +6,7 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/support/logging.h"
 #include "commands.h"
+#include "torch_module.h"
 
 namespace {
 
@@ -51,6 +52,8 @@ int main(int argc, char** argv) {
     std::cerr << "aotgrad: " << e.formatted() << "\n";
     return cli::kBadUsage;
   }
+  // Ops the registry does not declare come from libtorch, loaded only when a graph names one.
+  cli::install_lazy_libtorch_ops();
   const Command* cmd = nullptr;
   for (const Command* c : commands())
     if (c->spec.name == args[0]) cmd = c;

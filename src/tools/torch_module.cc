@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "aotgrad/ops/registry.h"
 #include "aotgrad/support/error.h"
 
 namespace aotgrad::cli {
@@ -55,7 +56,26 @@ const TorchModule& load() {
       tried);
 }
 
+// Loads the module on the first op it is asked for; the module's runtime then installs libtorch's
+// own provider, to which this one forwards.
+class LazyLibtorchOps final : public OpProvider {
+ public:
+  std::unique_ptr<OpDef> provide(const std::string& name) const override {
+    torch_module();
+    const OpProvider* p = installed_op_provider();
+    if (!p || p == this)
+      throw Error("op '" + name + "': aotgrad_torch.so loaded but installed no op provider");
+    return p->provide(name);
+  }
+  std::string source() const override { return "libtorch's dispatcher"; }
+};
+
 }  // namespace
+
+void install_lazy_libtorch_ops() {
+  static const LazyLibtorchOps lazy;
+  if (!installed_op_provider()) install_op_provider(&lazy);
+}
 
 const TorchModule& torch_module() {
   static const TorchModule& m = load();

@@ -2,9 +2,8 @@
 // and custom TORCH_LIBRARY ops) as an OpDef, for the names the registry does not declare.
 #pragma once
 
-#include <cstdint>
-
 #include "aotgrad/ir/op.h"
+#include "aotgrad/ops/provider_stats.h"
 
 namespace aotgrad {
 
@@ -25,31 +24,6 @@ const OpProvider& libtorch_op_provider();
 /// linking aotgrad's runtime sees libtorch's ops in aten_ops() without asking.
 void install_libtorch_ops();
 
-/// Process-wide counts of how provided ops got their metadata, derivatives and decompositions
-/// (`aotgrad compile --stats=json` reports them).
-struct OpProviderStats {
-  int64_t ops_provided = 0;        // OpDefs derived from libtorch schemas
-  int64_t meta_kernel = 0;         // metadata from libtorch's Meta kernel
-  int64_t meta_cpu_kernel = 0;     // metadata from the CPU kernel run on zeros
-  int64_t meta_cache_hits = 0;     // metadata found in the cache
-  int64_t traced_derivatives = 0;  // backward graphs traced through libtorch's autograd
-  int64_t derivative_cache_hits = 0;
-  int64_t traced_decompositions = 0;  // CompositeImplicitAutograd kernels traced
-  int64_t decomposition_cache_hits = 0;
-};
-OpProviderStats op_provider_stats();
-
-/// What the provider's units count (one OpProviderStats field each).
-enum class ProviderEvent {
-  kOpProvided,
-  kMetaKernel,
-  kMetaCpuKernel,
-  kMetaCacheHit,
-  kTracedDerivative,
-  kDerivativeCacheHit,
-  kTracedDecomposition,
-  kDecompositionCacheHit,
-};
-void count_provider_event(ProviderEvent e);
+/// How provided ops got their facts: ops/provider_stats.h (op_provider_stats()).
 
 }  // namespace aotgrad
