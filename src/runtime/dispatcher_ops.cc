@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/fallback_meta.h"
 #include "aotgrad/runtime/traced_rules.h"
@@ -153,6 +154,8 @@ class LibtorchOps final : public OpProvider {
       op->inplace_variant = qualified + "_" + (overload.empty() ? "" : "." + overload);
     }
 
+    // A view's writes go back into its base through as_strided_scatter at the view's layout.
+    if (op->has_tag(kView) && !op->has_tag(kInplace)) op->view_inverse = as_strided_view_inverse;
     op->meta = fallback_meta;
     // A composite op is differentiated through its decomposition, as libtorch's autograd does.
     if (op->has_tag(kCompositeImplicit))

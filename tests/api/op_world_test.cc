@@ -129,6 +129,17 @@ std::vector<Case> cases() {
          at::Tensor rows = torch::tensor({true, false, true});
          return {a[0].masked_select(mask), a[0].index({rows}).exp()};
        }},
+      {"write_through_undeclared_view",
+       [] {
+         return V{r({3, 4})};
+       },
+       [](const V& a) -> V {
+         // unfold is a view the registry does not declare: its write goes back into the base
+         // through as_strided_scatter.
+         at::Tensor x = a[0] * 1;
+         x.unfold(1, 2, 2).mul_(3);
+         return {x};
+       }},
       {"index_put_",
        [] {
          return V{r({5, 3}), r({2, 3})};

@@ -14,7 +14,8 @@ namespace aotgrad {
 /// - tags: native_functions.yaml's (generated at build time), pointwise for TensorIterator
 ///   kernels, view / inplace / factory from the alias annotations, CompositeImplicitAutograd from
 ///   the dispatcher's kernel table;
-/// - links: `foo_` <-> `foo` of the same overload when both exist;
+/// - links: `foo_` <-> `foo` of the same overload when both exist; a view's inverse is
+///   as_strided_view_inverse (ops/functionalization.h);
 /// - meta: fallback_meta() (libtorch's Meta kernel, else its CPU kernel on zeros);
 /// - derivative and decomposition: traced through libtorch (traced_rules.h).
 const OpProvider& libtorch_op_provider();
