@@ -300,7 +300,7 @@ Backward trace_backward(GradBuilder& b, const std::vector<bool>& grad_defined) {
   return bw;
 }
 
-void derivative_fn(GradBuilder& b) {
+void apply_traced_backward(GradBuilder& b) {
   const Node& call = b.node();
   std::vector<bool> grad_defined;
   size_t n_results = call.meta().kind == ValueMeta::Kind::Tuple ? call.meta().elems.size() : 1;
@@ -432,7 +432,7 @@ Arg decomposition_fn(DecompBuilder& b) {
 }  // namespace
 
 std::shared_ptr<const DerivativeRule> traced_derivative() {
-  static const auto r = rule(derivative_fn, "traced through libtorch's autograd");
+  static const auto r = derivative_fn(apply_traced_backward, "traced through libtorch's autograd");
   return r;
 }
 
