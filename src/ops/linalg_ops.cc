@@ -3,12 +3,11 @@
 // output layouts (CPU: channels-last convolution outputs when input or weight suggests it).
 #include <string>
 
+#include "aotgrad/ops/decomp_util.h"
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
-#include "composite_decomps.h"
-#include "full_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -688,6 +687,131 @@ void add_linalg_grad_helpers() {
 
 }  // namespace
 
+// --- decompositions (torch/_decomp, torch/_refs, CompositeImplicitAutograd kernels) ----------
+
+namespace decomps {
+namespace {
+
+// at::native::_matmul_impl (1.13, LinearAlgebra.cpp): dot / mv / mm for 1-d and 2-d operands; a
+// >=3-d left operand against a matrix or vector is folded into one mm/mv; a 1-d or 2-d left
+// operand against a >=3-d right one is the transposed fold; otherwise both are expanded to the
+// broadcast batch shape and multiplied with bmm.
+Node* matmul(DecompBuilder& b, Node* x, Node* y) {
+  int64_t d1 = dim_of(x), d2 = dim_of(y);
+  AOTGRAD_CHECK(d1 >= 1 && d2 >= 1, b.node().describe(),
+                ": both arguments to matmul need to be at least 1D, but they are ", d1, "D and ",
+                d2, "D");
+  if (d1 == 1 && d2 == 1) return b.call("dot.default", {Arg(x), Arg(y)});
+  if (d1 == 2 && d2 == 1) return b.call("mv.default", {Arg(x), Arg(y)});
+  if (d1 == 1 && d2 == 2) {
+    Node* u = b.call("unsqueeze.default", {Arg(x), int_arg(0)});
+    Node* mm = b.call("mm.default", {Arg(u), Arg(y)});
+    return b.call("squeeze.dim", {Arg(mm), int_arg(0)});  // 1.13 uses squeeze_ on the fresh result
+  }
+  if (d1 == 2 && d2 == 2) return b.call("mm.default", {Arg(x), Arg(y)});
+  auto fold = [&](Node* t1, Node* t2) {  // t1: >= 3-d, t2: 1-d or 2-d
+    SymIntVector s1 = sizes_of(t1);
+    SymIntVector out(s1.begin(), s1.end() - 1);
+    if (dim_of(t2) == 2) out.push_back(sizes_of(t2)[1]);
+    Node* flat = b.reshape(t1, {product(s1, 0, s1.size() - 1), s1.back()});
+    Node* r = dim_of(t2) == 2 ? b.call("mm.default", {Arg(flat), Arg(t2)})
+                              : b.call("mv.default", {Arg(flat), Arg(t2)});
+    return b.call("_unsafe_view.default", {Arg(r), Arg::of_symints(out)});
+  };
+  if (d1 >= 3 && d2 <= 2) return fold(x, y);
+  if (d1 <= 2 && d2 >= 3) {
+    Node* yt = transpose(b, y, -2, -1);
+    Node* xt = d1 == 2 ? b.call("t.default", {Arg(x)}) : x;
+    Node* r = fold(yt, xt);
+    if (d1 == 1) return r;
+    return contiguous_clone(b, transpose(b, r, -2, -1));
+  }
+  SymIntVector s1 = sizes_of(x), s2 = sizes_of(y);
+  SymIntVector batch1(s1.begin(), s1.end() - 2), batch2(s2.begin(), s2.end() - 2);
+  SymIntVector batch = meta::broadcast_shapes(batch1, batch2);
+  SymInt n = s1[s1.size() - 2], m1 = s1.back(), m2 = s2[s2.size() - 2], p = s2.back();
+  SymIntVector e1 = batch, e2 = batch;
+  e1.push_back(n);
+  e1.push_back(m1);
+  e2.push_back(m2);
+  e2.push_back(p);
+  SymInt nb = product(batch, 0, batch.size());
+  Node* xe = b.reshape(b.call("expand.default", {Arg(x), Arg::of_symints(e1)}), {nb, n, m1});
+  Node* ye = b.reshape(b.call("expand.default", {Arg(y), Arg::of_symints(e2)}), {nb, m2, p});
+  Node* r = b.call("bmm.default", {Arg(xe), Arg(ye)});
+  SymIntVector out = batch;
+  out.push_back(n);
+  out.push_back(p);
+  return b.call("_unsafe_view.default", {Arg(r), Arg::of_symints(out)});
+}
+
+Arg matmul_decomp(DecompBuilder& b) { return Arg(matmul(b, b.input(0), b.input(1))); }
+
+// at::native::linear (1.13): addmm for a 2-d input with bias; a contiguous 3-d input with bias is
+// flattened to 2-d for addmm (_flatten_3d_linear); otherwise matmul, then the bias added.
+Arg linear_decomp(DecompBuilder& b) {
+  Node* x = b.input(0);
+  Node* w = b.input(1);
+  bool has_bias = !b.is_none(2);
+  int64_t d = dim_of(x);
+  Node* wt = b.call("t.default", {Arg(w)});
+  if (d == 2 && has_bias) return Arg(b.call("addmm.default", {Arg(b.input(2)), Arg(x), Arg(wt)}));
+  if (has_bias && d == 3 && x->tensor_meta().is_contiguous()) {
+    SymIntVector s = sizes_of(x);
+    Node* flat = b.call("view.default", {Arg(x), Arg::of_symints({s[0] * s[1], s[2]})});
+    Node* mm = b.call("addmm.default", {Arg(b.input(2)), Arg(flat), Arg(wt)});
+    return Arg(b.call("view.default", {Arg(mm), Arg::of_symints({s[0], s[1], sizes_of(w)[0]})}));
+  }
+  Node* out = matmul(b, x, wt);
+  if (has_bias)
+    out = b.call("add.Tensor", {Arg(out), Arg(b.input(2))});  // 1.13 uses add_ on a fresh result
+  return Arg(out);
+}
+
+// at::native::conv2d: convolution (not transposed); an unbatched 3-d input gets a batch dim.
+Arg conv2d_decomp(DecompBuilder& b) {
+  Node* x = b.input(0);
+  bool unbatched = dim_of(x) == 3;
+  if (unbatched) x = b.call("unsqueeze.default", {Arg(x), int_arg(0)});
+  Node* out =
+      b.call("convolution.default", {Arg(x), b.arg(1), b.arg(2), pair_arg(b.arg(3)),
+                                     pair_arg(b.arg(4)), pair_arg(b.arg(5)), Arg::of_bool(false),
+                                     Arg::of_list({int_arg(0), int_arg(0)}), b.arg(6)});
+  if (unbatched) out = b.call("squeeze.dim", {Arg(out), int_arg(0)});
+  return Arg(out);
+}
+
+// _convolution, as the tracer records conv2d: convolution with the first nine arguments.
+Arg underscore_convolution_decomp(DecompBuilder& b) {
+  std::vector<Arg> args;
+  for (int i = 0; i < 9; ++i) args.push_back(b.arg(i));
+  return Arg(b.call("convolution.default", std::move(args)));
+}
+
+// torch/_decomp addmm (pw_cast_for_opmath): out = alpha * mm(mat1, mat2); out itself when beta is
+// 0 (self is not read, so its NaNs do not propagate), else out + beta * self -- out first, so that
+// TensorIterator lays the result out like mm's contiguous one, as ATen's addmm does.
+Arg addmm_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  Node* self = b.input(0);
+  Node* mat1 = b.input(1);
+  Node* mat2 = b.input(2);
+  auto [compute, result] = elementwise_dtypes({self, mat1, mat2});
+  Arg beta = b.arg(3), alpha = b.arg(4);
+  if (!is_floating(compute) && !is_complex(compute)) {  // beta = int(beta), alpha = int(alpha)
+    if (beta.kind == Arg::Kind::Float) beta = i(static_cast<int64_t>(beta.f));
+    if (alpha.kind == Arg::Kind::Float) alpha = i(static_cast<int64_t>(alpha.f));
+  }
+  Node* mm = b.call("mm.default", {Arg(o.to(mat1, compute)), Arg(o.to(mat2, compute))});
+  Node* out = o.mul(Arg(mm), alpha);
+  bool beta_zero = beta.kind == Arg::Kind::Float ? beta.f == 0 : beta.i == 0;
+  if (!beta_zero) out = o.add(Arg(out), Arg(o.mul(Arg(o.to(self, compute)), beta)));
+  return Arg(o.to(out, result));
+}
+
+}  // namespace
+}  // namespace decomps
+
 void register_linalg_ops(OpTable& t) {
   add_linalg_grad_helpers();
   t.def("mm(Tensor self, Tensor mat2) -> Tensor")
@@ -705,7 +829,7 @@ void register_linalg_ops(OpTable& t) {
                   "mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha); mat2: "
                   "mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), "
                   "mat2.layout(), alpha)"))
-      .decomposition(decomp(addmm_full_decomp, kFullTable, "torch/_decomp: addmm"));
+      .decomposition(decomp(decomps::addmm_full_decomp, kFullTable, "torch/_decomp: addmm"));
   t.def("bmm(Tensor self, Tensor mat2) -> Tensor")
       .tags(kComputeIntensive | kCore)
       .meta(bmm_meta)
@@ -756,16 +880,16 @@ void register_linalg_ops(OpTable& t) {
                   "transposed, output_padding, groups, grad_input_mask)"));
 
   // CompositeImplicitAutograd ops that libtorch front ends call; not core: they decompose before
-  // autograd sees them, as in PyTorch (composite_decomps.cc).
+  // autograd sees them, as in PyTorch (their decompositions are in this file's namespace decomps).
   t.def("matmul(Tensor self, Tensor other) -> Tensor")
       .tags(kComputeIntensive | kCompositeImplicit)
       .meta(matmul_meta)
-      .decomposition(
-          decomp(matmul_decomp, kCoreTable | kFullTable, "at::native::matmul (_matmul_impl)"));
+      .decomposition(decomp(decomps::matmul_decomp, kCoreTable | kFullTable,
+                            "at::native::matmul (_matmul_impl)"));
   t.def("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
       .tags(kComputeIntensive | kCompositeImplicit)
       .meta(linear_meta)
-      .decomposition(decomp(linear_decomp, kCoreTable | kFullTable, "at::native::linear"));
+      .decomposition(decomp(decomps::linear_decomp, kCoreTable | kFullTable, "at::native::linear"));
   // What libtorch's tracer records for conv2d and convolution (they are not traced themselves);
   // the cudnn/benchmark/tf32 switches do not change the result on the CPU.
   t.def(
@@ -774,14 +898,14 @@ void register_linalg_ops(OpTable& t) {
        "bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor")
       .tags(kComputeIntensive | kCompositeImplicit)
       .meta(convolution_meta)
-      .decomposition(decomp(underscore_convolution_decomp, kCoreTable | kFullTable,
+      .decomposition(decomp(decomps::underscore_convolution_decomp, kCoreTable | kFullTable,
                             "at::native::_convolution (its CPU path is convolution's)"));
   t.def(
        "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
        "int[2] dilation=1, int groups=1) -> Tensor")
       .tags(kComputeIntensive | kCompositeImplicit)
       .meta(conv2d_meta)
-      .decomposition(decomp(conv2d_decomp, kCoreTable | kFullTable, "at::native::conv2d"));
+      .decomposition(decomp(decomps::conv2d_decomp, kCoreTable | kFullTable, "at::native::conv2d"));
 }
 
 }  // namespace aotgrad

@@ -1,9 +1,9 @@
 // aotgrad: loss ops that are not part of the nn family's native kernels (mse_loss).
+#include "aotgrad/ops/decomp_util.h"
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
-#include "full_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -34,6 +34,31 @@ ValueMeta mse_loss_backward_meta(const MetaArgs& a) {
 
 }  // namespace
 
+// --- decompositions (torch/_decomp, torch/_refs, CompositeImplicitAutograd kernels) ----------
+
+namespace decomps {
+namespace {
+
+// torch/_decomp mse_loss_backward (pw_cast_for_opmath):
+//   norm * (input - target) * grad_output, norm = 2 / input.numel() for reduction mean, else 2.
+// ATen's CPU kernel returns a contiguous result; PyTorch's decomposition does not ask for one, this
+// one does (a clone only for non-contiguous operands).
+Arg mse_loss_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1), b.input(2)});
+  Node* grad_output = o.to(b.input(0), compute);
+  Node* input = o.to(b.input(1), compute);
+  Node* target = o.to(b.input(2), compute);
+  SymInt numel = input->tensor_meta().numel();
+  AOTGRAD_CHECK(numel.is_concrete(), b.node().describe(), ": a symbolic numel is not supported");
+  double norm = b.int_arg(3) == 1 ? 2.0 / static_cast<double>(numel.value()) : 2.0;
+  Node* scaled = o.mul(Arg(o.sub(Arg(input), Arg(target))), f(norm));
+  return Arg(o.contiguous(o.to(o.mul(Arg(scaled), Arg(grad_output)), result)));
+}
+
+}  // namespace
+}  // namespace decomps
+
 void register_loss_ops(OpTable& t) {
   t.def("mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor")
       .meta(mse_loss_meta)
@@ -45,8 +70,8 @@ void register_loss_ops(OpTable& t) {
       .tags(kBackward)
       .meta(mse_loss_backward_meta)
       .non_differentiable()
-      .decomposition(
-          decomp(mse_loss_backward_full_decomp, kFullTable, "torch/_decomp: mse_loss_backward"));
+      .decomposition(decomp(decomps::mse_loss_backward_full_decomp, kFullTable,
+                            "torch/_decomp: mse_loss_backward"));
 }
 
 }  // namespace aotgrad

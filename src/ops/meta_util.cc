@@ -698,4 +698,30 @@ std::string_view c10_type_name(ScalarType t) {
   return kNames[static_cast<int>(t)];
 }
 
+bool known_differ(const SymInt& a, const SymInt& b) {
+  if (a == b) return false;
+  auto ha = a.hint(), hb = b.hint();
+  return ha && hb && *ha != *hb;
+}
+
+bool known_zero(const SymInt& s) { return s.is_concrete() && s.value() == 0; }
+
+void check_floating(ScalarType t, const std::string& kernel) {
+  if (!is_floating(t))
+    throw Error("\"" + kernel + "\" not implemented for '" + std::string(c10_type_name(t)) + "'");
+}
+
+void check_dtype(const TensorMeta& expected, const TensorMeta& got) {
+  if (expected.dtype != got.dtype)
+    throw Error("expected scalar type " + std::string(c10_type_name(expected.dtype)) +
+                " but found " + std::string(c10_type_name(got.dtype)));
+}
+
+TensorMeta empty_in_format(const SymIntVector& sizes, ScalarType dtype, Device device,
+                           MemoryFormat fmt) {
+  TensorMeta out = empty(sizes, dtype, device);
+  if (fmt != MemoryFormat::Contiguous) out.strides = memory_format_strides(sizes, fmt);
+  return out;
+}
+
 }  // namespace aotgrad::meta

@@ -1,13 +1,15 @@
-// aotgrad: neural-network ops -- normalization, softmax, losses, embedding, dropout, pooling -- and
-// the composite ops libtorch front ends call, with ATen 1.13's (CPU) output dtypes and layouts.
+// aotgrad: neural-network ops -- softmax, losses, embedding, dropout, pooling -- and the composite
+// ops libtorch front ends call, with ATen 1.13's (CPU) output dtypes and layouts (normalization:
+// norm_ops.cc).
+#include <algorithm>
+#include <numeric>
 #include <string>
 
+#include "aotgrad/ops/decomp_util.h"
+#include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
-#include "composite_decomps.h"
-#include "full_decomps.h"
-#include "nn_grads.h"
 
 namespace aotgrad {
 namespace {
@@ -16,229 +18,18 @@ using meta::one;
 
 std::string sizes_str(const SymIntVector& s) { return to_string(s); }
 
-// True when two sizes are known to differ (concrete, or symbolic with differing hints).
-bool differ(const SymInt& a, const SymInt& b) {
-  if (a == b) return false;
-  auto ha = a.hint(), hb = b.hint();
-  return ha && hb && *ha != *hb;
-}
-
-bool known_zero(const SymInt& s) { return s.is_concrete() && s.value() == 0; }
+using meta::check_dtype;
+using meta::check_floating;
+using meta::known_differ;
+using meta::known_zero;
 std::string c10_name(ScalarType t) { return std::string(meta::c10_type_name(t)); }
-
-// The error AT_DISPATCH raises in a CPU kernel that has no floating-point-only instance.
-void check_floating(ScalarType t, const std::string& kernel) {
-  if (!is_floating(t)) throw Error("\"" + kernel + "\" not implemented for '" + c10_name(t) + "'");
-}
-
-void check_dtype(const TensorMeta& expected, const TensorMeta& got) {
-  if (expected.dtype != got.dtype)
-    throw Error("expected scalar type " + c10_name(expected.dtype) + " but found " +
-                c10_name(got.dtype));
-}
-
 // A fresh tensor in memory format `fmt` (contiguous, or channels-last for rank 4/5).
 TensorMeta fresh(const SymIntVector& sizes, ScalarType dtype, Device device, MemoryFormat fmt) {
-  TensorMeta out = meta::empty(sizes, dtype, device);
-  if (fmt != MemoryFormat::Contiguous) out.strides = meta::memory_format_strides(sizes, fmt);
-  return out;
+  return meta::empty_in_format(sizes, dtype, device, fmt);
 }
 
 // The same tensor again (ops that return their input when there is nothing to do).
 TensorMeta same(const TensorMeta& x) { return meta::view_of(x, x.sizes, x.strides); }
-
-// --- layer norm ----------------------------------------------------------------------------------
-
-// _check_layer_norm_inputs of layer_norm.h.
-void check_layer_norm(const TensorMeta& input, const SymIntVector& normalized_shape,
-                      const TensorMeta* weight, const TensorMeta* bias) {
-  if (normalized_shape.empty())
-    throw Error(
-        "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
-        "one element, but got normalized_shape = []");
-  auto same_shape = [&](const SymIntVector& s) {
-    if (s.size() != normalized_shape.size()) return false;
-    for (size_t i = 0; i < s.size(); ++i)
-      if (differ(s[i], normalized_shape[i])) return false;
-    return true;
-  };
-  if (weight && !same_shape(weight->sizes))
-    throw Error(
-        "Expected weight to be of same shape as normalized_shape, but got weight of shape " +
-        sizes_str(weight->sizes) + " and normalized_shape = " + sizes_str(normalized_shape));
-  if (bias && !same_shape(bias->sizes))
-    throw Error("Expected bias to be of same shape as normalized_shape, but got bias of shape " +
-                sizes_str(bias->sizes) + " and normalized_shape = " + sizes_str(normalized_shape));
-  int64_t n = input.dim(), k = static_cast<int64_t>(normalized_shape.size());
-  if (n < k || !same_shape(SymIntVector(input.sizes.end() - k, input.sizes.end()))) {
-    std::string expected = "[*";
-    for (auto& s : normalized_shape) expected += ", " + s.to_string();
-    throw Error("Given normalized_shape=" + sizes_str(normalized_shape) +
-                ", expected input with shape " + expected + "], but got input of size" +
-                sizes_str(input.sizes));
-  }
-  check_floating(input.dtype, "LayerNormKernelImpl");
-  if (weight) check_dtype(input, *weight);
-  if (bias) check_dtype(input, *bias);
-}
-
-// native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias,
-//                   float eps) -> (out, mean, rstd): out contiguous; mean/rstd keep the batch dims
-// and have size 1 in the normalized ones.
-ValueMeta native_layer_norm_meta(const MetaArgs& a) {
-  const TensorMeta& x = a.tensor(0);
-  SymIntVector shape = a.int_list(1);
-  check_layer_norm(x, shape, a.optional_tensor(2), a.optional_tensor(3));
-  SymIntVector stat = x.sizes;
-  for (size_t i = x.sizes.size() - shape.size(); i < stat.size(); ++i) stat[i] = 1;
-  return meta::tuple_of({meta::empty(x.sizes, x.dtype, x.device),
-                         meta::empty(stat, x.dtype, x.device),
-                         meta::empty(stat, x.dtype, x.device)});
-}
-
-// native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean,
-//   Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask)
-ValueMeta native_layer_norm_backward_meta(const MetaArgs& a) {
-  const TensorMeta& x = a.tensor(1);
-  const TensorMeta* weight = a.optional_tensor(5);
-  const TensorMeta* bias = a.optional_tensor(6);
-  check_layer_norm(x, a.int_list(2), weight, bias);
-  std::vector<bool> mask = a.bool_list(7);
-  if (mask.size() != 3) throw Error("output_mask must have 3 elements");
-  std::vector<ValueMeta> out(3);
-  if (mask[0]) out[0] = one(meta::empty(x.sizes, x.dtype, x.device));
-  if (mask[1]) {
-    if (!weight) throw Error("output_mask[1] (grad_weight) is set but weight is None");
-    out[1] = one(meta::empty(weight->sizes, weight->dtype, weight->device));
-  }
-  if (mask[2]) {
-    if (!bias) throw Error("output_mask[2] (grad_bias) is set but bias is None");
-    out[2] = one(meta::empty(bias->sizes, bias->dtype, bias->device));
-  }
-  return ValueMeta::tuple(std::move(out));
-}
-
-// layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
-//            float eps=1e-05, bool cudnn_enable=True): native_layer_norm's first result.
-ValueMeta layer_norm_meta(const MetaArgs& a) {
-  const TensorMeta& x = a.tensor(0);
-  check_layer_norm(x, a.int_list(1), a.optional_tensor(2), a.optional_tensor(3));
-  return one(meta::empty(x.sizes, x.dtype, x.device));
-}
-
-// --- batch norm ----------------------------------------------------------------------------------
-
-// The dtype of batch norm's statistics: the input's, or float for a bfloat16 input with float
-// parameters (1.13's CPU mixed-type batch norm), after its checks.
-ScalarType batch_norm_param_dtype(const TensorMeta& input,
-                                  const std::vector<const TensorMeta*>& params) {
-  const TensorMeta* mixed = nullptr;
-  for (auto* p : params)
-    if (p && p->dtype != input.dtype) mixed = p;
-  if (!mixed) return input.dtype;
-  for (auto* p : params)
-    if (p && p->dtype != mixed->dtype)
-      throw Error("expected scalar type " + c10_name(p->dtype) + " but found " +
-                  c10_name(mixed->dtype));
-  if (mixed->dtype != ScalarType::Float32)
-    throw Error("mixed dtype (CPU): expect parameter to have scalar type of Float");
-  if (input.dtype != ScalarType::BFloat16)
-    throw Error("mixed dtype (CPU): expect input to have scalar type of BFloat16");
-  return ScalarType::Float32;
-}
-
-// Shared by native_batch_norm, _native_batch_norm_legit_functional and batch_norm: checks and the
-// three results (output in the input's suggested memory format; save_mean/save_invstd [C] when
-// training, [0] in evaluation).
-std::vector<TensorMeta> batch_norm_results(const MetaArgs& a) {
-  const TensorMeta& x = a.tensor(0);
-  const TensorMeta* weight = a.optional_tensor(1);
-  const TensorMeta* bias = a.optional_tensor(2);
-  const TensorMeta* running_mean = a.optional_tensor(3);
-  const TensorMeta* running_var = a.optional_tensor(4);
-  bool training = a.bool_value(5);
-  meta::wrap_dim(1, x.dim());  // "Dimension out of range" for inputs below 2-d
-  if (x.dim() < 2) throw Error("batch_norm expects an input of at least 2 dimensions");
-  check_floating(x.dtype, "batch_norm");
-  SymInt c = x.sizes[1];
-  const TensorMeta* params[] = {weight, bias, running_mean, running_var};
-  const char* names[] = {"weight", "bias", "running_mean", "running_var"};
-  for (int i = 0; i < 4; ++i)
-    if (params[i] && (params[i]->dim() != 1 || differ(params[i]->sizes[0], c)))
-      throw Error(std::string("expected ") + names[i] + " of size [" + c.to_string() +
-                  "], but got " + sizes_str(params[i]->sizes));
-  if (!training && (!running_mean || !running_var))
-    throw Error("running_mean and running_var must be defined in evaluation mode");
-  ScalarType pdt = batch_norm_param_dtype(x, {weight, bias, running_mean, running_var});
-  SymIntVector stat_shape = {training ? c : SymInt(0)};
-  // batch_norm_cpu_transform_input_template: inputs and parameters all contiguous (the input in
-  // any memory format) take the kernel path, whose output is contiguous unless the input is
-  // channels-last contiguous; otherwise the TensorIterator path allocates in the suggested format.
-  bool all_contiguous =
-      !known_zero(x.numel()) && (x.is_contiguous() || meta::is_channels_last_contiguous(x));
-  for (auto* p : {weight, bias, running_mean, running_var})
-    all_contiguous = all_contiguous && (!p || p->is_contiguous());
-  MemoryFormat fmt = meta::suggest_memory_format(x);
-  if (all_contiguous)
-    fmt = x.is_contiguous() ? MemoryFormat::Contiguous
-          : x.dim() == 5    ? MemoryFormat::ChannelsLast3d
-                            : MemoryFormat::ChannelsLast;
-  return {fresh(x.sizes, x.dtype, x.device, fmt), meta::empty(stat_shape, pdt, x.device),
-          meta::empty(stat_shape, pdt, x.device)};
-}
-
-// native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean,
-//   Tensor? running_var, bool training, float momentum, float eps) -> (out, save_mean, save_invstd)
-ValueMeta native_batch_norm_meta(const MetaArgs& a) {
-  return meta::tuple_of(batch_norm_results(a));
-}
-
-// _native_batch_norm_legit_functional (PyTorch 2.x): native_batch_norm's results, then the updated
-// running statistics as fresh tensors shaped like the old ones.
-ValueMeta native_batch_norm_legit_functional_meta(const MetaArgs& a) {
-  std::vector<TensorMeta> r = batch_norm_results(a);
-  const TensorMeta &rm = a.tensor(3), &rv = a.tensor(4);
-  r.push_back(meta::empty(rm.sizes, rm.dtype, rm.device));
-  r.push_back(meta::empty(rv.sizes, rv.dtype, rv.device));
-  return meta::tuple_of(std::move(r));
-}
-
-// batch_norm(..., bool cudnn_enabled): native_batch_norm's output on CPU.
-ValueMeta batch_norm_meta(const MetaArgs& a) { return one(batch_norm_results(a)[0]); }
-
-// native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean,
-//   Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps,
-//   bool[3] output_mask)
-ValueMeta native_batch_norm_backward_meta(const MetaArgs& a) {
-  const TensorMeta& go = a.tensor(0);
-  const TensorMeta& x = a.tensor(1);
-  const TensorMeta* weight = a.optional_tensor(2);
-  const TensorMeta* running_mean = a.optional_tensor(3);
-  const TensorMeta* running_var = a.optional_tensor(4);
-  const TensorMeta* save_mean = a.optional_tensor(5);
-  const TensorMeta* save_invstd = a.optional_tensor(6);
-  bool train = a.bool_value(7);
-  std::vector<bool> mask = a.bool_list(9);
-  if (mask.size() != 3) throw Error("output_mask must have 3 elements");
-  meta::wrap_dim(1, x.dim());
-  check_floating(x.dtype, "batch_norm_backward_cpu");
-  if (go.sizes != x.sizes)
-    throw Error("Expected grad_out of size " + sizes_str(x.sizes) + " but got " +
-                sizes_str(go.sizes));
-  check_dtype(x, go);
-  if (train && (!save_mean || !save_invstd))
-    throw Error("save_mean and save_invstd must be defined in training mode");
-  if (!train && (!running_mean || !running_var))
-    throw Error("running_mean and running_var must be defined in evaluation mode");
-  ScalarType pdt =
-      batch_norm_param_dtype(x, {weight, running_mean, running_var, save_mean, save_invstd});
-  SymInt c = x.sizes[1];
-  std::vector<ValueMeta> out(3);
-  if (mask[0]) out[0] = one(fresh(x.sizes, x.dtype, x.device, meta::suggest_memory_format(x)));
-  if (mask[1]) out[1] = one(meta::empty({c}, pdt, x.device));
-  if (mask[2]) out[2] = one(meta::empty({c}, pdt, x.device));
-  return ValueMeta::tuple(std::move(out));
-}
 
 // --- softmax -------------------------------------------------------------------------------------
 
@@ -305,11 +96,11 @@ void check_nll(const TensorMeta& self, const TensorMeta& target, const TensorMet
   if (self.dim() < 1 || self.dim() > 2) throw Error("input tensor should be 1D or 2D");
   if (target.dim() > 1) throw Error("0D or 1D target tensor expected, multi-target not supported");
   bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
-  if (!no_batch_dim && (target.dim() == 0 || differ(self.sizes[0], target.sizes[0])))
+  if (!no_batch_dim && (target.dim() == 0 || known_differ(self.sizes[0], target.sizes[0])))
     throw Error("size mismatch (got input: " + sizes_str(self.sizes) +
                 ", target: " + sizes_str(target.sizes) + ")");
   const SymInt& n_classes = self.sizes.back();
-  if (weight && (weight->dim() != 1 || differ(weight->numel(), n_classes)))
+  if (weight && (weight->dim() != 1 || known_differ(weight->numel(), n_classes)))
     throw Error(
         "weight tensor should be defined either for all " + n_classes.to_string() +
         " classes or no classes but got weight tensor of shape: " + sizes_str(weight->sizes));
@@ -338,16 +129,16 @@ ValueMeta nll_loss_backward_meta(const MetaArgs& a) {
   const TensorMeta& self = a.tensor(1);
   check_nll(self, a.tensor(2), a.optional_tensor(3));
   const TensorMeta& total_weight = a.tensor(6);
-  if (differ(total_weight.numel(), 1))
+  if (known_differ(total_weight.numel(), 1))
     throw Error("expected total_weight to be a  single element tensor, got: " +
                 sizes_str(total_weight.sizes) + " (" + total_weight.numel().to_string() +
                 " elements)");
   if (a.int_value(4) == kNone && self.dim() == 2) {
-    if (go.dim() != 1 || differ(go.sizes[0], self.sizes[0]))
+    if (go.dim() != 1 || known_differ(go.sizes[0], self.sizes[0]))
       throw Error("Expected a tensor of dimension 1 and tensor.size[0] == " +
                   self.sizes[0].to_string() + " but got: dimension " + std::to_string(go.dim()) +
                   (go.dim() >= 1 ? " and tensor.size[0] = " + go.sizes[0].to_string() : ""));
-  } else if (go.dim() > 1 || differ(go.numel(), 1)) {
+  } else if (go.dim() > 1 || known_differ(go.numel(), 1)) {
     throw Error("Expected a single element grad_output tensor, but got: " + sizes_str(go.sizes));
   }
   check_dtype(self, go);
@@ -367,7 +158,7 @@ ValueMeta cross_entropy_loss_meta(const MetaArgs& a) {
   check_floating(self.dtype, "log_softmax_lastdim_kernel_impl");
   SymIntVector per_sample = self.sizes;
   per_sample.erase(per_sample.begin() + class_dim);
-  if (weight && (weight->dim() != 1 || differ(weight->numel(), self.sizes[class_dim])))
+  if (weight && (weight->dim() != 1 || known_differ(weight->numel(), self.sizes[class_dim])))
     throw Error("weight tensor should be defined either for all " +
                 self.sizes[class_dim].to_string() +
                 " classes or no classes but got weight "
@@ -384,7 +175,7 @@ ValueMeta cross_entropy_loss_meta(const MetaArgs& a) {
       throw Error("expected scalar type Long but found " + c10_name(target.dtype));
     bool ok = target.dim() == static_cast<int64_t>(per_sample.size());
     for (size_t i = 0; ok && i < per_sample.size(); ++i)
-      ok = !differ(target.sizes[i], per_sample[i]);
+      ok = !known_differ(target.sizes[i], per_sample[i]);
     if (!ok)
       throw Error("Expected target size " + sizes_str(per_sample) + ", got " +
                   sizes_str(target.sizes));
@@ -424,7 +215,7 @@ ValueMeta embedding_dense_backward_meta(const MetaArgs& a) {
   check_indices(indices, "embedding_backward");
   if (g.dim() == 0) throw Error("embedding_dense_backward expects grad_output with at least 1 dim");
   SymInt dim = g.sizes.back();
-  if (differ(g.numel(), indices.numel() * dim))
+  if (known_differ(g.numel(), indices.numel() * dim))
     throw Error("shape '[" + indices.numel().to_string() + ", " + dim.to_string() +
                 "]' is invalid for input of size " + g.numel().to_string());
   return one(meta::empty({a.sym_int(2), dim}, g.dtype, g.device));
@@ -613,7 +404,7 @@ void check_pooled_shape(const TensorMeta& t, const TensorMeta& input, const SymI
   expected.push_back(oh);
   expected.push_back(ow);
   for (int64_t d = ndim - 3; d < ndim; ++d) {
-    if (t.dim() != ndim || differ(t.sizes[d], expected[d]))
+    if (t.dim() != ndim || known_differ(t.sizes[d], expected[d]))
       throw Error("Expected a tensor of dimension " + std::to_string(ndim) + " and tensor.size[" +
                   std::to_string(d) + "] == " + expected[d].to_string() + " but got: dimension " +
                   std::to_string(t.dim()) +
@@ -788,89 +579,425 @@ ValueMeta flatten_meta(const MetaArgs& a) {
   return one(reshape_out(x, shape));
 }
 
+// --- derivative helpers (FunctionsManual.cpp)
+// ------------------------------------------------------ The formulas are at the declarations (see
+// Note [Derivative formulas]).
+
+using V = FormulaValue;
+using Vs = std::vector<FormulaValue>;
+
+// Tensor options as a C++ formula passes them (t.options(): dtype, layout and device).
+std::vector<std::pair<std::string, Arg>> options(ScalarType dtype, Device device) {
+  return {{"dtype", Arg::of_dtype(dtype)},
+          {"layout", Arg::of_layout(Layout::Strided)},
+          {"device", Arg::of_device(device)}};
+}
+
+// x.size(dim) as a formula reads it: an int, or sym_size for a symbolic size.
+Arg size_at(GradBuilder& b, Node* x, int64_t dim) {
+  const SymInt& s = x->tensor_meta().sizes.at(static_cast<size_t>(dim));
+  if (s.is_concrete()) return Arg::of_int(s.value());
+  return Arg(b.call("sym_size.int", {Arg(x), Arg::of_int(dim)}));
+}
+
+// x.reshape(sizes) as at::reshape traces: a view when the strides allow one, else a contiguous
+// clone and _unsafe_view. `size_arg` is the sizes as the call passes them.
+Node* reshape(GradBuilder& b, Node* x, const SymIntVector& sizes, const Arg& size_arg) {
+  if (meta::compute_view_strides(x->tensor_meta(), sizes))
+    return b.call("view.default", {Arg(x), size_arg});
+  Node* c = b.call("clone.default", {Arg(x)},
+                   {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+  return b.call("_unsafe_view.default", {Arg(c), size_arg});
+}
+
+// embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
+// embedding_dense_backward for a dense weight.
+V embedding_backward(GradBuilder& b, Vs& a) {
+  if (a[5].arg.kind == Arg::Kind::Bool && a[5].arg.i)
+    throw Error(
+        "embedding with sparse=True: its gradient is a sparse tensor "
+        "(embedding_sparse_backward), which aotgrad does not support");
+  return V::tensor(b.call("embedding_dense_backward.default",
+                          {Arg(a[0].node()), a[1].arg, a[2].arg, a[3].arg, a[4].arg}));
+}
+
+// embedding_dense_double_backward(grad, indices, padding_idx) =
+//   grad.index_select(0, indices.reshape(-1)), its padding_idx rows zeroed
+//   (masked_fill_((indices == padding_idx).reshape({-1, 1}), 0)), viewed as indices.sizes() + [-1]
+V embedding_dense_double_backward(GradBuilder& b, Vs& a) {
+  Node* indices = a[1].node();
+  const TensorMeta& im = indices->tensor_meta();
+  SymInt n = im.numel();
+  // indices.reshape(-1) and .reshape({-1, 1}) with the size inferred: numel.
+  Arg numel =
+      n.is_concrete() ? Arg::of_int(n.value()) : Arg(b.call("sym_numel.default", {Arg(indices)}));
+  Node* flat = reshape(b, indices, {n}, Arg::of_list({numel}));
+  Node* gg = b.call("index_select.default", {Arg(a[0].node()), Arg::of_int(0), Arg(flat)});
+  const Arg& padding_idx = a[2].arg;
+  if (padding_idx.kind == Arg::Kind::Int && padding_idx.i >= 0) {
+    Node* eq = b.call("eq.Scalar", {Arg(indices), padding_idx});
+    Node* m = reshape(b, eq, {n, SymInt(1)}, Arg::of_list({numel, Arg::of_int(1)}));
+    gg = b.call("masked_fill.Scalar", {Arg(gg), Arg(m), Arg::of_int(0)});
+  }
+  Arg size = b.sizes_arg(im.sizes, indices);
+  // indices.sizes() + [-1]; with symbolic sizes the last one is given (the view meta function
+  // does not infer a -1 next to symbolic sizes).
+  size.list.push_back(n.is_concrete() ? Arg::of_int(-1) : size_at(b, gg, 1));
+  return V::tensor(b.call("view.default", {Arg(gg), size}));
+}
+
+// max_pool_double_backward(grad, indices, dim): grad gathered at the indices.
+V max_pool_double_backward(GradBuilder& b, Vs& a) {
+  Node* grad = a[0].node();
+  Node* indices = a[1].node();
+  const TensorMeta& im = indices->tensor_meta();
+  const SymInt n = im.numel();
+  if (n.is_concrete() && n.value() == 0) {
+    const TensorMeta& gm = grad->tensor_meta();
+    return V::tensor(b.call("empty_like.default", {Arg(indices)}, options(gm.dtype, gm.device)));
+  }
+  // size = indices.sizes()[:-2] + [-1]
+  std::vector<Arg> size;
+  for (int64_t d = 0; d < im.dim() - 2; ++d) size.push_back(size_at(b, indices, d));
+  size.push_back(Arg::of_int(-1));
+  Node* indices_view = b.call("view.default", {Arg(indices), Arg::of_list(size)});
+  MemoryFormat fmt = meta::suggest_memory_format(im);
+  const TensorMeta& gm = grad->tensor_meta();
+  bool contiguous =
+      fmt == MemoryFormat::Contiguous ? gm.is_contiguous() : meta::is_channels_last_contiguous(gm);
+  Node* g = grad;
+  if (!contiguous)
+    g = b.call("clone.default", {Arg(grad)}, {{"memory_format", Arg::of_memory_format(fmt)}});
+  Node* gv = b.call("view.default", {Arg(g), Arg::of_list(size)});
+  Node* gathered = b.call("gather.default", {Arg(gv), Arg::of_int(-1), Arg(indices_view)});
+  return V::tensor(b.call("view.default", {Arg(gathered), b.sizes_arg(im.sizes, indices)}));
+}
+
+void add_nn_grad_helpers() {
+  add_grad_helper("embedding_backward", embedding_backward);
+  add_grad_helper("embedding_dense_double_backward", embedding_dense_double_backward);
+  add_grad_helper("max_pool_double_backward", max_pool_double_backward);
+  // softmax_double_backward(grad, grad_output, dim, output)
+  add_grad_helper("softmax_double_backward(grad, grad_output, dim, output)",
+                  "grad_output * grad - (output * grad_output).sum(dim, true) * grad - "
+                  "grad_output * (output * grad).sum(dim, true)");
+}
+
 }  // namespace
 
+// --- decompositions (torch/_decomp, torch/_refs, CompositeImplicitAutograd kernels) ----------
+
+namespace decomps {
+namespace {
+
+// torch/_decomp _softmax / _log_softmax: contiguous input in the computation dtype; the max over
+// dim subtracted (not for an empty input, whose amax is an error), then exp / sum or
+// shifted - log(sum(exp)); back to the input dtype unless half_to_float.
+Arg softmax_like(DecompBuilder& b, bool log) {
+  Ops o(b);
+  Node* x = o.contiguous(b.input(0));
+  int64_t dim = b.int_arg(1);
+  bool half_to_float = b.bool_arg(2);
+  AOTGRAD_CHECK(!half_to_float || x->tensor_meta().dtype == ScalarType::Float16,
+                b.node().describe(), ": half_to_float needs a half input");
+  auto [compute, result] = elementwise_dtypes({x});
+  x = o.to(x, compute);
+  bool empty = x->tensor_meta().numel() == SymInt(0);
+  Node* out;
+  if (log) {
+    Node* shifted = empty ? x : o.sub(Arg(x), Arg(o.amax(x, dim, true)));
+    Node* lse = o.unary("log.default", o.sum(o.unary("exp.default", shifted), {dim}, true));
+    out = o.sub(Arg(shifted), Arg(lse));
+  } else {
+    Node* unnormalized =
+        o.unary("exp.default", empty ? x : o.sub(Arg(x), Arg(o.amax(x, dim, true))));
+    out = o.div(Arg(unnormalized), Arg(o.sum(unnormalized, {dim}, true)));
+  }
+  if (!half_to_float) out = o.to(out, result);
+  return Arg(out);
+}
+
+Arg softmax_full_decomp(DecompBuilder& b) { return softmax_like(b, /*log=*/false); }
+
+Arg log_softmax_full_decomp(DecompBuilder& b) { return softmax_like(b, /*log=*/true); }
+
+// native_dropout as ATen's CPU kernel computes it (native_dropout_cpu), so that the random stream
+// is consumed identically and the results are bit for bit eager's:
+//   train (true or None): mask = empty_like(input, dtype=bool).bernoulli_(1 - p);
+//                         output = input.mul(mask).mul_(1 / (1 - p), or 0 when p == 1)
+//   eval:                 (input.clone(), ones_like(input, dtype=bool))
+// torch/_decomp's native_dropout draws `rand_like(input) > p` instead: one 32-bit draw per f32
+// element where bernoulli_ takes a 64-bit double draw per element, so its masks differ from
+// eager's. bernoulli_ fills the mask in memory order and bernoulli.p returns a contiguous result:
+// the mask is drawn contiguous in the stride order of empty_like(input) and permuted back. The
+// functional form of bernoulli_ on a fresh tensor is bernoulli.p. Eval mode clones the input
+// rather than returning it (as torch/_decomp does), so the result does not alias an argument the
+// schema says it does not alias.
+Arg native_dropout_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  Node* x = b.input(0);
+  const TensorMeta& xm = x->tensor_meta();
+  double p = b.float_arg(1);
+  bool train = b.is_none(2) || b.bool_arg(2);
+  auto bool_like = [&](const char* op) {
+    return b.call(op, {Arg(x)}, {{"dtype", Arg::of_dtype(ScalarType::Bool)}});
+  };
+  if (!train)
+    return Arg::of_tuple(
+        {Arg(b.call("clone.default", {Arg(x)})), Arg(bool_like("ones_like.default"))});
+  // An empty input draws nothing (1.13's kernel returns the input and a mask of its dtype; the
+  // registry's meta, as PyTorch 2.x, says bool).
+  if (xm.numel() == SymInt(0))
+    return Arg::of_tuple(
+        {Arg(b.call("clone.default", {Arg(x)})), Arg(bool_like("empty_like.default"))});
+  double p1m = 1. - p;
+  double scale = p1m == 0 ? 0. : 1. / p1m;
+  TensorMeta mask_layout = meta::empty_like(xm, ScalarType::Bool);
+  int64_t ndim = xm.dim();
+  std::vector<int64_t> perm(static_cast<size_t>(ndim));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t c) {
+    return mask_layout.strides[static_cast<size_t>(a)].value() >
+           mask_layout.strides[static_cast<size_t>(c)].value();
+  });
+  bool identity = std::is_sorted(perm.begin(), perm.end());
+  Node* mask;
+  if (identity) {
+    mask = b.call("bernoulli.p", {Arg(bool_like("empty_like.default")), f(p1m)});
+  } else {
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k)
+      inverse[static_cast<size_t>(perm[k])] = static_cast<int64_t>(k);
+    Node* xp = b.call("permute.default", {Arg(x), Arg::of_ints(perm)});
+    Node* e = b.call("empty_like.default", {Arg(xp)}, {{"dtype", Arg::of_dtype(ScalarType::Bool)}});
+    Node* drawn = b.call("bernoulli.p", {Arg(e), f(p1m)});
+    mask = b.call("permute.default", {Arg(drawn), Arg::of_ints(inverse)});
+  }
+  Node* out = o.mul(Arg(o.mul(Arg(x), Arg(mask))), f(scale));
+  return Arg::of_tuple({Arg(out), Arg(mask)});
+}
+
+// The result dtype the op's meta gives (softmax backward on CPU keeps grad_output's dtype).
+ScalarType result_dtype(const DecompBuilder& b) { return b.node().tensor_meta().dtype; }
+
+// torch/_decomp _softmax_backward_data (compute_only_pw_cast_for_opmath):
+//   new_grad_output = grad_output * output
+//   grad_input = new_grad_output - output * sum(new_grad_output, dim, keepdim=True)
+// converted to the result dtype, contiguous.
+Arg softmax_backward_data_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  (void)result;
+  Node* grad_output = o.to(b.input(0), compute);
+  Node* output = o.to(b.input(1), compute);
+  int64_t dim = b.int_arg(2);
+  Node* new_grad_output = o.mul(Arg(grad_output), Arg(output));
+  Node* grad_input = o.sub(Arg(new_grad_output),
+                           Arg(o.mul(Arg(output), Arg(o.sum(new_grad_output, {dim}, true)))));
+  return Arg(o.contiguous(o.to(grad_input, result_dtype(b))));
+}
+
+// torch/_decomp _log_softmax_backward_data (compute_only_pw_cast_for_opmath):
+//   grad_input = grad_output - exp(output) * sum(grad_output, dim, keepdim=True)
+// converted to the result dtype. ATen's CPU kernel returns a contiguous result; PyTorch's
+// decomposition does not ask for one, this one does (a clone only for non-contiguous operands).
+Arg log_softmax_backward_data_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  (void)result;
+  Node* grad_output = o.to(b.input(0), compute);
+  Node* output = o.to(b.input(1), compute);
+  int64_t dim = b.int_arg(2);
+  Node* grad_input =
+      o.sub(Arg(grad_output),
+            Arg(o.mul(Arg(o.unary("exp.default", output)), Arg(o.sum(grad_output, {dim}, true)))));
+  return Arg(o.contiguous(o.to(grad_input, result_dtype(b))));
+}
+
+// torch/_decomp native_dropout_backward (pw_cast_for_opmath):
+//   grad_output * (mask.type_as(grad_output) * scale)
+Arg native_dropout_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  Node* grad_output = o.to(b.input(0), compute);
+  Node* mask = o.to(o.to(b.input(1), compute), grad_output->tensor_meta().dtype);
+  Node* scaled = o.mul(Arg(mask), b.arg(2));
+  return Arg(o.to(o.mul(Arg(grad_output), Arg(scaled)), result));
+}
+
+Arg softmax_int_like(DecompBuilder& b, const char* op) {
+  Node* x = b.input(0);
+  if (!b.is_none(2)) x = b.call("_to_copy.default", {Arg(x)}, {{"dtype", b.arg(2)}});
+  return Arg(b.call(op, {Arg(x), b.arg(1), Arg::of_bool(false)}));
+}
+
+// at::native::softmax / log_softmax: convert to dtype if given, then _softmax / _log_softmax.
+Arg softmax_int_decomp(DecompBuilder& b) { return softmax_int_like(b, "_softmax.default"); }
+
+Arg log_softmax_int_decomp(DecompBuilder& b) { return softmax_int_like(b, "_log_softmax.default"); }
+
+// at::native::cross_entropy_loss: log_softmax over the class dim, then nll_loss for class-index
+// targets (with label smoothing: (1 - s) * nll + s / C * the mean of -sum(log_softmax) over the
+// targets not ignored), or -(log_softmax * target) summed for class-probability targets. Inputs
+// with spatial dims ([N, C, d1, ...]) are moved to [N * d1 * ..., C] for nll_loss_forward where
+// 1.13 calls nll_loss2d: the same sums and the same mean over the targets not ignored.
+Arg cross_entropy_loss_decomp(DecompBuilder& b) {
+  Node* x = b.input(0);
+  Node* target = b.input(1);
+  int64_t d = dim_of(x);
+  int64_t class_dim = d == 1 ? 0 : 1;
+  int64_t reduction = b.int_arg(3);
+  double smoothing = b.float_arg(5);
+  SymInt classes = sizes_of(x)[static_cast<size_t>(class_dim)];
+  Node* lsm = b.call("_log_softmax.default", {Arg(x), int_arg(class_dim), Arg::of_bool(false)});
+  if (is_floating(target->tensor_meta().dtype)) {  // class probabilities
+    AOTGRAD_CHECK(b.is_none(2) && smoothing == 0.0, b.node().describe(),
+                  ": cross_entropy with probability targets and a weight or label smoothing is not "
+                  "supported");
+    Node* prod = b.call("mul.Tensor", {Arg(lsm), Arg(target)});
+    if (reduction == 0)
+      return Arg(b.call(
+          "neg.default",
+          {Arg(b.call("sum.dim_IntList", {Arg(prod), Arg::of_list({int_arg(class_dim)})}))}));
+    Node* neg = b.call("neg.default", {Arg(b.call("sum.default", {Arg(prod)}))});
+    if (reduction == 1) {
+      SymInt n = d == 1 ? SymInt(1) : sizes_of(x)[0];
+      return Arg(b.call("div.Scalar", {Arg(neg), Arg::of_int(n.value())}));
+    }
+    return Arg(neg);
+  }
+  AOTGRAD_CHECK(smoothing == 0.0 || b.is_none(2), b.node().describe(),
+                ": cross_entropy with label smoothing and a class weight is not supported");
+  Node* scores = lsm;
+  Node* t = target;
+  if (d > 2) {  // [N, C, d1, ...] -> [N * d1 * ..., C]; targets [N, d1, ...] -> [N * d1 * ...]
+    std::vector<Arg> perm{int_arg(0)};
+    for (int64_t k = 2; k < d; ++k) perm.push_back(int_arg(k));
+    perm.push_back(int_arg(1));
+    Node* moved = b.call("permute.default", {Arg(lsm), Arg::of_list(perm)});
+    SymIntVector ts = sizes_of(target);
+    SymInt rows = product(ts, 0, ts.size());
+    scores = b.reshape(moved, {rows, classes});
+    t = b.reshape(target, {rows});
+  }
+  Node* nll = b.getitem(
+      b.call("nll_loss_forward.default", {Arg(scores), Arg(t), b.arg(2), b.arg(3), b.arg(4)}), 0);
+  auto unflatten = [&](Node* v) {  // reduction none: back to the targets' shape
+    return d > 2 && reduction == 0 ? b.reshape(v, sizes_of(target)) : v;
+  };
+  if (smoothing == 0.0) return Arg(unflatten(nll));
+  int64_t score_class_dim = d == 1 ? 0 : 1;
+  Node* smooth = b.call(
+      "neg.default",
+      {Arg(b.call("sum.dim_IntList", {Arg(scores), Arg::of_list({int_arg(score_class_dim)})}))});
+  Node* ignored = b.call("eq.Scalar", {Arg(t), b.arg(4)});
+  smooth = b.call("masked_fill.Scalar", {Arg(smooth), Arg(ignored), Arg::of_float(0.0)});
+  Node* ret = smooth;
+  if (reduction == 1) {
+    Node* kept = b.call("sum.default", {Arg(b.call("bitwise_not.default", {Arg(ignored)}))});
+    ret = b.call("div.Tensor", {Arg(b.call("sum.default", {Arg(smooth)})), Arg(kept)});
+  } else if (reduction == 2) {
+    ret = b.call("sum.default", {Arg(smooth)});
+  }
+  Node* a = b.call("mul.Tensor", {Arg(nll), Arg::of_float(1 - smoothing)});
+  Node* c = b.call("mul.Tensor",
+                   {Arg(ret), Arg::of_float(smoothing / static_cast<double>(classes.value()))});
+  return Arg(unflatten(b.call("add.Tensor", {Arg(a), Arg(c)})));
+}
+
+// at::native::dropout on CPU (1.13 _dropout_impl): the input itself when not training or p == 0;
+// else input * (bernoulli(1 - p) / (1 - p)), drawing from the generator as eager does. 1.13 writes
+// the noise with empty_like().bernoulli_() and div_; this is their functional form.
+Arg dropout_decomp(DecompBuilder& b) {
+  double p = b.float_arg(1);
+  bool train = b.bool_arg(2);
+  Node* x = b.input(0);
+  if (!train || p == 0 || x->tensor_meta().numel() == SymInt(0)) return Arg(x);
+  if (p == 1) return Arg(b.call("mul.Tensor", {Arg(x), Arg::of_float(0.0)}));
+  Node* e = b.call("empty_like.default", {Arg(x)},
+                   {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+  Node* noise = b.call("bernoulli.p", {Arg(e), Arg::of_float(1 - p)});
+  Node* scaled = b.call("div.Scalar", {Arg(noise), Arg::of_float(1 - p)});
+  return Arg(b.call("mul.Tensor", {Arg(x), Arg(scaled)}));
+}
+
+// at::native::max_pool2d on CPU: max_pool2d_with_indices' values.
+Arg max_pool2d_decomp(DecompBuilder& b) {
+  std::vector<Arg> args;
+  for (size_t i = 0; i < b.node().args().size(); ++i) args.push_back(b.arg(i));
+  return Arg(b.getitem(b.call("max_pool2d_with_indices.default", std::move(args)), 0));
+}
+
+// at::native::adaptive_avg_pool2d: a mean over the spatial dims for output size 1x1 (laid out
+// channels-last for a channels-last input), else _adaptive_avg_pool2d.
+Arg adaptive_avg_pool2d_decomp(DecompBuilder& b) {
+  Arg size = pair_arg(b.arg(1));
+  bool ones = size.is_list() && size.list.size() == 2 && size.list[0] == Arg::of_int(1) &&
+              size.list[1] == Arg::of_int(1);
+  if (ones) {
+    Node* x = b.input(0);
+    Node* out =
+        b.call("mean.dim", {Arg(x), Arg::of_list({int_arg(-1), int_arg(-2)}), Arg::of_bool(true)});
+    if (meta::suggest_memory_format(x->tensor_meta()) != MemoryFormat::ChannelsLast)
+      return Arg(out);
+    // 1.13 restrides the result channels-last with as_strided_ on the fresh mean.
+    SymIntVector s = sizes_of(x);
+    return Arg(
+        b.call("as_strided.default", {Arg(out), Arg::of_symints({s[0], s[1], SymInt(1), SymInt(1)}),
+                                      Arg::of_symints({s[1], SymInt(1), s[1], s[1]})}));
+  }
+  return Arg(b.call("_adaptive_avg_pool2d.default", {b.arg(0), size}));
+}
+
+// at::native::reshape: a view when the strides allow one, else a contiguous copy.
+Arg reshape_decomp(DecompBuilder& b) {
+  return Arg(b.reshape(b.input(0), b.node().tensor_meta().sizes));
+}
+
+// at::native::flatten: the input itself when there is nothing to merge, else reshape.
+Arg flatten_decomp(DecompBuilder& b) {
+  Node* x = b.input(0);
+  const SymIntVector& out = b.node().tensor_meta().sizes;
+  if (dim_of(x) > 0 && out == sizes_of(x)) return Arg(x);
+  return Arg(b.reshape(x, out));
+}
+
+// at::native::contiguous: the input itself when it is contiguous in the format, else a clone.
+Arg contiguous_decomp(DecompBuilder& b) {
+  Node* x = b.input(0);
+  MemoryFormat fmt = b.is_none(1) || b.arg(1).kind != Arg::Kind::MemoryFormat
+                         ? MemoryFormat::Contiguous
+                         : static_cast<MemoryFormat>(b.arg(1).i);
+  const TensorMeta& m = x->tensor_meta();
+  bool already =
+      fmt == MemoryFormat::Contiguous ? m.is_contiguous() : meta::is_channels_last_contiguous(m);
+  if (already) return Arg(x);
+  return Arg(b.call("clone.default", {Arg(x)}, {{"memory_format", Arg::of_memory_format(fmt)}}));
+}
+
+}  // namespace
+}  // namespace decomps
+
 void register_nn_ops(OpTable& t) {
-  nn_grads::add_nn_grad_helpers();
+  add_nn_grad_helpers();
   // The formulas are derivatives.yaml's (1.13), except: where it writes `zeros_like(self)` for an
   // input of a backward kernel, autograd's codegen saves only the input's TypeAndSize and calls
   // its zeros(), written at::zeros_symint(self.sym_sizes(), self.options()) here; nll_loss(...)
   // is nll_loss_forward(...)[0]; `grad.defined() ? f(grad, ...) : std::tuple<...>()` is
   // f(grad, ...), an undefined grad giving no gradients.
-  // Normalization.
-  t.def(
-       "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
-       "float eps) -> (Tensor, Tensor, Tensor)")
-      .tags(kCore)
-      .meta(native_layer_norm_meta)
-      .derivative(formula(
-          "input, weight, bias: native_layer_norm_backward_symint(grad, input, normalized_shape, "
-          "result1, result2, weight, bias, grad_input_mask)"))
-      .decomposition(
-          decomp(native_layer_norm_full_decomp, kFullTable, "torch/_refs: native_layer_norm"));
-  t.def(
-       "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
-       "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> "
-       "(Tensor, Tensor, Tensor)")
-      .tags(kCore | kBackward)
-      .meta(native_layer_norm_backward_meta)
-      .derivative(
-          formula("input, weight, grad_out: layer_norm_double_backward(input, weight, "
-                  "grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, "
-                  "grad_input_mask); bias: Tensor(); mean: not_implemented(\"native_layer_"
-                  "norm_backward mean\"); rstd: not_implemented(\"native_layer_norm_backward "
-                  "rstd\")"))
-      .decomposition(decomp(native_layer_norm_backward_full_decomp, kFullTable,
-                            "torch/_decomp: native_layer_norm_backward"));
-  // 1.13 updates running_mean/running_var (args 3, 4) in training mode (arg 5) although the
-  // schema does not say so.
-  t.def(
-       "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-       "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
-      .meta(native_batch_norm_meta)
-      .undeclared_mutations({3, 4}, /*if_bool_arg=*/5)
-      .derivative(formula(
-          "input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, "
-          "running_var, result1, result2, training, eps, grad_input_mask)"));
-  t.def(
-       "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
-       "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, "
-       "bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)")
-      .tags(kBackward)
-      .meta(native_batch_norm_backward_meta)
-      .derivative(
-          formula("input, weight, grad_out: batchnorm_double_backward(input, weight, "
-                  "grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, "
-                  "eps, save_mean, save_invstd, grad_input_mask); save_mean: not_implemented("
-                  "\"native_batch_norm_backward save_mean\"); save_invstd: not_implemented("
-                  "\"native_batch_norm_backward save_invstd\")"));
-  // PyTorch 2.x's functional batch norm (absent from 1.13): the updated running stats are results.
-  t.def(
-       "_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
-       "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> "
-       "(Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)")
-      .tags(kOutOfPlaceMutation)
-      .meta(native_batch_norm_legit_functional_meta)
-      // Functionalization's replacement for native_batch_norm in training (its undeclared writes).
-      .inplace("native_batch_norm")
-      // _native_batch_norm_legit's formula; the running-stat results are not differentiable.
-      .output_differentiability({true, true, true, false, false})
-      .derivative(formula(
-          "input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, "
-          "running_var, result1, result2, training, eps, grad_input_mask)"));
-
   // Softmax.
   t.def("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
       .meta(softmax_meta<false>)
       .derivative(formula("self: _softmax_backward_data(grad, result, dim, self.scalar_type())"))
-      .decomposition(decomp(softmax_full_decomp, kFullTable, "torch/_decomp: _softmax"));
+      .decomposition(decomp(decomps::softmax_full_decomp, kFullTable, "torch/_decomp: _softmax"));
   t.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
       .tags(kCore)
       .meta(softmax_meta<true>)
       .derivative(
           formula("self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())"))
-      .decomposition(decomp(log_softmax_full_decomp, kFullTable, "torch/_decomp: _log_softmax"));
+      .decomposition(
+          decomp(decomps::log_softmax_full_decomp, kFullTable, "torch/_decomp: _log_softmax"));
   t.def(
        "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) "
        "-> Tensor")
@@ -878,7 +1005,7 @@ void register_nn_ops(OpTable& t) {
       .meta(softmax_backward_meta<false>)
       .derivative(formula("grad_output: _softmax_backward_data(grad, output, dim, input_dtype); "
                           "output: softmax_double_backward(grad, grad_output, dim, output)"))
-      .decomposition(decomp(softmax_backward_data_full_decomp, kFullTable,
+      .decomposition(decomp(decomps::softmax_backward_data_full_decomp, kFullTable,
                             "torch/_decomp: _softmax_backward_data"));
   t.def(
        "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
@@ -887,7 +1014,7 @@ void register_nn_ops(OpTable& t) {
       .meta(softmax_backward_meta<true>)
       .derivative(formula("grad_output: grad - (grad * output.exp()).sum(dim, true); "
                           "output: (-grad_output.sum(dim, true) * output.exp() * grad)"))
-      .decomposition(decomp(log_softmax_backward_data_full_decomp, kFullTable,
+      .decomposition(decomp(decomps::log_softmax_backward_data_full_decomp, kFullTable,
                             "torch/_decomp: _log_softmax_backward_data"));
 
   // Losses.
@@ -931,14 +1058,14 @@ void register_nn_ops(OpTable& t) {
       .meta(native_dropout_meta)
       .derivative(formula("input: native_dropout_backward(grad, result1, (!train.has_value() || "
                           "!train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"))
-      .decomposition(
-          decomp(native_dropout_full_decomp, kFullTable, "ATen's CPU native_dropout kernel"));
+      .decomposition(decomp(decomps::native_dropout_full_decomp, kFullTable,
+                            "ATen's CPU native_dropout kernel"));
   t.def("native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor")
       .tags(kBackward)
       .meta(native_dropout_backward_meta)
       .derivative(formula("grad_output: grad * (mask.type_as(grad) * scale); "
                           "mask: not_implemented(\"native_dropout_backward: mask\")"))
-      .decomposition(decomp(native_dropout_backward_full_decomp, kFullTable,
+      .decomposition(decomp(decomps::native_dropout_backward_full_decomp, kFullTable,
                             "torch/_decomp: native_dropout_backward"));
 
   // Pooling.
@@ -984,69 +1111,55 @@ void register_nn_ops(OpTable& t) {
           "grad_output.sym_size(-1)}); self: at::zeros_symint(self.sym_sizes(), self.options())"));
 
   // CompositeImplicitAutograd ops that libtorch front ends call; not core: they decompose before
-  // autograd sees them, as in PyTorch (composite_decomps.cc). The shape ops also have the rule
-  // their decompositions come to.
+  // autograd sees them, as in PyTorch (their decompositions are in this file's namespace decomps).
+  // The shape ops also have the rule their decompositions come to.
   const uint32_t kCoreFull = kCoreTable | kFullTable;
-  t.def(
-       "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
-       "float eps=1e-05, bool cudnn_enable=True) -> Tensor")
-      .tags(kCompositeImplicit)
-      .meta(layer_norm_meta)
-      .decomposition(decomp(layer_norm_decomp, kCoreFull, "at::native::layer_norm"));
-  t.def(
-       "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-       "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> "
-       "Tensor")
-      .tags(kCompositeImplicit)
-      .meta(batch_norm_meta)
-      .undeclared_mutations({3, 4}, /*if_bool_arg=*/5)
-      .decomposition(
-          decomp(batch_norm_decomp, kCoreFull, "at::native::batch_norm (_batch_norm_impl_index)"));
   t.def("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
       .tags(kCompositeImplicit)
       .meta(softmax_int_meta<false>)
-      .decomposition(decomp(softmax_int_decomp, kCoreFull, "at::native::softmax"));
+      .decomposition(decomp(decomps::softmax_int_decomp, kCoreFull, "at::native::softmax"));
   t.def("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
       .tags(kCompositeImplicit)
       .meta(softmax_int_meta<true>)
-      .decomposition(decomp(log_softmax_int_decomp, kCoreFull, "at::native::log_softmax"));
+      .decomposition(decomp(decomps::log_softmax_int_decomp, kCoreFull, "at::native::log_softmax"));
   t.def(
        "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, "
        "int ignore_index=-100, float label_smoothing=0.0) -> Tensor")
       .tags(kCompositeImplicit)
       .meta(cross_entropy_loss_meta)
       .decomposition(
-          decomp(cross_entropy_loss_decomp, kCoreFull, "at::native::cross_entropy_loss"));
+          decomp(decomps::cross_entropy_loss_decomp, kCoreFull, "at::native::cross_entropy_loss"));
   t.def("dropout(Tensor input, float p, bool train) -> Tensor")
       .tags(kRandom | kCompositeImplicit)
       .meta(dropout_meta)
-      .decomposition(decomp(dropout_decomp, kCoreFull, "at::native::dropout (_dropout_impl, CPU)"));
+      .decomposition(
+          decomp(decomps::dropout_decomp, kCoreFull, "at::native::dropout (_dropout_impl, CPU)"));
   t.def(
        "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "int[2] dilation=1, bool ceil_mode=False) -> Tensor")
       .tags(kCompositeImplicit)
       .meta(max_pool2d_meta)
-      .decomposition(decomp(max_pool2d_decomp, kCoreFull, "at::native::max_pool2d (CPU)"));
+      .decomposition(decomp(decomps::max_pool2d_decomp, kCoreFull, "at::native::max_pool2d (CPU)"));
   t.def("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
       .tags(kCompositeImplicit)
       .meta(adaptive_avg_pool2d_composite_meta)
-      .decomposition(
-          decomp(adaptive_avg_pool2d_decomp, kCoreFull, "at::native::adaptive_avg_pool2d"));
+      .decomposition(decomp(decomps::adaptive_avg_pool2d_decomp, kCoreFull,
+                            "at::native::adaptive_avg_pool2d"));
   t.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
       .tags(kCompositeImplicit)
       .meta(reshape_meta)
       .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"))
-      .decomposition(decomp(reshape_decomp, kCoreFull, "at::native::reshape"));
+      .decomposition(decomp(decomps::reshape_decomp, kCoreFull, "at::native::reshape"));
   t.def("contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)")
       .tags(kCompositeImplicit)
       .meta(contiguous_meta)
       .derivative(formula("self: grad"))
-      .decomposition(decomp(contiguous_decomp, kCoreFull, "at::native::contiguous"));
+      .decomposition(decomp(decomps::contiguous_decomp, kCoreFull, "at::native::contiguous"));
   t.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)")
       .tags(kCompositeImplicit)
       .meta(flatten_meta)
       .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"))
-      .decomposition(decomp(flatten_decomp, kCoreFull, "at::native::flatten"));
+      .decomposition(decomp(decomps::flatten_decomp, kCoreFull, "at::native::flatten"));
 }
 
 }  // namespace aotgrad

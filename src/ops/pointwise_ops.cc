@@ -2,11 +2,11 @@
 // pointwise backward kernels. Outputs are laid out as TensorIterator lays them out.
 #include <cmath>
 
+#include "aotgrad/ops/decomp_util.h"
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
-#include "full_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -621,6 +621,147 @@ OpDefBuilder unary(OpTable& t, const std::string& name, MetaFn fn, uint32_t tags
 
 }  // namespace
 
+// --- decompositions (torch/_decomp, torch/_refs, CompositeImplicitAutograd kernels) ----------
+
+namespace decomps {
+namespace {
+
+// torch/_refs gelu (elementwise type promotion DEFAULT: computed in opmath):
+//   none: a * 0.5 * (1 + erf(a * M_SQRT1_2))
+//   tanh: 0.5 * a * (1 + tanh(kBeta * (a + kKappa * a * a * a))), kBeta = sqrt(2 / pi)
+Arg gelu_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  Node* x = b.input(0);
+  std::string approximate = str_arg(b, 1);
+  AOTGRAD_CHECK(approximate == "none" || approximate == "tanh", b.node().describe(),
+                ": approximate argument must be either none or tanh.");
+  auto [compute, result] = elementwise_dtypes({x});
+  Node* a = o.to(x, compute);
+  Node* out;
+  if (approximate == "tanh") {
+    const double beta = kSqrt2 * kTwoSqrtPi * 0.5, kappa = 0.044715;
+    Node* cube = o.mul(Arg(o.mul(Arg(a), Arg(a))), Arg(a));
+    Node* inner = o.mul(Arg(o.add(Arg(a), Arg(o.mul(Arg(cube), f(kappa))))), f(beta));
+    Node* half = o.mul(Arg(a), f(0.5));
+    out = o.mul(Arg(half), Arg(o.add(Arg(o.unary("tanh.default", inner)), i(1))));
+  } else {
+    Node* half = o.mul(Arg(a), f(0.5));
+    Node* erf = o.unary("erf.default", o.mul(Arg(a), f(kSqrt1_2)));
+    out = o.mul(Arg(half), Arg(o.add(Arg(erf), i(1))));
+  }
+  return Arg(o.to(out, result));
+}
+
+// torch/_decomp silu (pw_cast_for_opmath): self * sigmoid(self).
+Arg silu_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  Node* x = b.input(0);
+  auto [compute, result] = elementwise_dtypes({x});
+  Node* a = o.to(x, compute);
+  return Arg(o.to(o.mul(Arg(a), Arg(o.unary("sigmoid.default", a))), result));
+}
+
+// torch/_decomp gelu_backward (pw_cast_for_opmath):
+//   none: grad * (cdf + self * pdf), cdf = 0.5 * (1 + erf(self * M_SQRT1_2)),
+//         pdf = kBeta * exp(self * self * -0.5), kBeta = M_2_SQRTPI * M_SQRT1_2 * 0.5
+//   tanh: grad * (0.5 * (1 + tanh(inner)) + 0.5 * self * (1 - tanh(inner)^2) * kBeta *
+//         (1 + 3 * kKappa * self^2)), inner = kBeta * (self + kKappa * self^3)
+Arg gelu_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  Node* grad = b.input(0);
+  Node* x = b.input(1);
+  std::string approximate = str_arg(b, 2);
+  auto [compute, result] = elementwise_dtypes({grad, x});
+  grad = o.to(grad, compute);
+  Node* self = o.to(x, compute);
+  Node* out;
+  if (approximate == "tanh") {
+    const double beta = kSqrt2 * kTwoSqrtPi * 0.5, kappa = 0.044715;
+    Node* x_sq = o.mul(Arg(self), Arg(self));
+    Node* x_cube = o.mul(Arg(x_sq), Arg(self));
+    Node* inner = o.mul(Arg(o.add(Arg(self), Arg(o.mul(Arg(x_cube), f(kappa))))), f(beta));
+    Node* tanh_inner = o.unary("tanh.default", inner);
+    Node* left = o.mul(Arg(self), f(0.5));
+    Node* right = o.add(Arg(tanh_inner), i(1));
+    Node* left_derivative = o.mul(Arg(right), f(0.5));
+    Node* tanh_derivative = o.rsub(o.mul(Arg(tanh_inner), Arg(tanh_inner)), i(1));
+    Node* inner_derivative = o.mul(Arg(o.add(Arg(o.mul(Arg(x_sq), f(3 * kappa))), i(1))), f(beta));
+    Node* right_derivative =
+        o.mul(Arg(o.mul(Arg(left), Arg(tanh_derivative))), Arg(inner_derivative));
+    out = o.mul(Arg(grad), Arg(o.add(Arg(left_derivative), Arg(right_derivative))));
+  } else {
+    const double beta = kTwoSqrtPi * kSqrt1_2 * 0.5;
+    Node* cdf =
+        o.mul(Arg(o.add(Arg(o.unary("erf.default", o.mul(Arg(self), f(kSqrt1_2)))), i(1))), f(0.5));
+    Node* pdf = o.mul(Arg(o.unary("exp.default", o.mul(Arg(o.mul(Arg(self), Arg(self))), f(-0.5)))),
+                      f(beta));
+    out = o.mul(Arg(grad), Arg(o.add(Arg(cdf), Arg(o.mul(Arg(self), Arg(pdf))))));
+  }
+  return Arg(o.to(out, result));
+}
+
+// torch/_decomp threshold_backward (pw_cast_for_opmath): where(self <= threshold, 0, grad_output).
+// The 0 is a 0-dim tensor of the computation dtype (scalar_tensor), as where.self takes tensors.
+Arg threshold_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  Node* grad_output = o.to(b.input(0), compute);
+  Node* self = o.to(b.input(1), compute);
+  Node* le = b.call("le.Scalar", {Arg(self), b.arg(2)});
+  Node* zero = o.scalar_tensor(0.0, compute, grad_output->tensor_meta().device);
+  return Arg(o.to(b.call("where.self", {Arg(le), Arg(zero), Arg(grad_output)}), result));
+}
+
+// torch/_decomp hardtanh_backward (pw_cast_for_opmath):
+//   where((self <= min_val) | (self >= max_val), 0.0, grad_output)
+Arg hardtanh_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  Node* grad_output = o.to(b.input(0), compute);
+  Node* self = o.to(b.input(1), compute);
+  Node* le = b.call("le.Scalar", {Arg(self), b.arg(2)});
+  Node* ge = b.call("ge.Scalar", {Arg(self), b.arg(3)});
+  Node* out_of_range = b.call("bitwise_or.Tensor", {Arg(le), Arg(ge)});
+  Node* zero = o.scalar_tensor(0.0, compute, grad_output->tensor_meta().device);
+  return Arg(o.to(b.call("where.self", {Arg(out_of_range), Arg(zero), Arg(grad_output)}), result));
+}
+
+// torch/_decomp silu_backward (pw_cast_for_opmath):
+//   sigmoid = 1 / (1 + exp(-self)); grad_output * sigmoid * (1 + self * (1 - sigmoid))
+Arg silu_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  Node* grad_output = o.to(b.input(0), compute);
+  Node* self = o.to(b.input(1), compute);
+  Node* denom = o.add(Arg(o.unary("exp.default", o.unary("neg.default", self))), i(1));
+  Node* sigmoid = o.mul(Arg(o.unary("reciprocal.default", denom)), i(1));
+  Node* lhs = o.mul(Arg(grad_output), Arg(sigmoid));
+  Node* rhs = o.add(Arg(o.mul(Arg(self), Arg(o.rsub(sigmoid, i(1))))), i(1));
+  return Arg(o.to(o.mul(Arg(lhs), Arg(rhs)), result));
+}
+
+// torch/_decomp tanh_backward (pw_cast_for_opmath): out_grad * (1 - y * y) (conj_physical of a
+// real tensor is itself).
+Arg tanh_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  Node* out_grad = o.to(b.input(0), compute);
+  Node* y = o.to(b.input(1), compute);
+  return Arg(o.to(o.mul(Arg(out_grad), Arg(o.rsub(o.mul(Arg(y), Arg(y)), i(1)))), result));
+}
+
+// torch/_decomp sigmoid_backward (pw_cast_for_opmath): out_grad * (y * (1 - y)).
+Arg sigmoid_backward_full_decomp(DecompBuilder& b) {
+  Ops o(b);
+  auto [compute, result] = elementwise_dtypes({b.input(0), b.input(1)});
+  Node* out_grad = o.to(b.input(0), compute);
+  Node* y = o.to(b.input(1), compute);
+  return Arg(o.to(o.mul(Arg(out_grad), Arg(o.mul(Arg(y), Arg(o.rsub(y, i(1)))))), result));
+}
+
+}  // namespace
+}  // namespace decomps
+
 void register_pointwise_ops(OpTable& t) {
   add_pointwise_grad_helpers();
   // Unary.
@@ -648,7 +789,7 @@ void register_pointwise_ops(OpTable& t) {
       .derivative(formula("self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad"));
   unary(t, "silu", silu_meta, /*tags=*/0)
       .derivative(formula("self: silu_backward(grad, self)"))
-      .decomposition(decomp(silu_full_decomp, kFullTable, "torch/_decomp: silu"));
+      .decomposition(decomp(decomps::silu_full_decomp, kFullTable, "torch/_decomp: silu"));
   unary(t, "logical_not", unary_bool).non_differentiable();
   unary(t, "bitwise_not", unary_bitwise).non_differentiable();
   t.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor")
@@ -656,7 +797,7 @@ void register_pointwise_ops(OpTable& t) {
       .meta(gelu_meta)
       .inplace("gelu_")
       .derivative(formula("self: gelu_backward(grad, self, approximate)"))
-      .decomposition(decomp(gelu_full_decomp, kFullTable, "torch/_refs: gelu"));
+      .decomposition(decomp(decomps::gelu_full_decomp, kFullTable, "torch/_refs: gelu"));
   t.def("gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)")
       .tags(kPointwise | kInplace)
       .meta(inplace);
@@ -912,8 +1053,8 @@ void register_pointwise_ops(OpTable& t) {
       .meta(threshold_backward)
       .derivative(formula("grad_output: threshold_backward(grad, self, threshold); "
                           "self: zeros_like(grad)"))
-      .decomposition(
-          decomp(threshold_backward_full_decomp, kFullTable, "torch/_decomp: threshold_backward"));
+      .decomposition(decomp(decomps::threshold_backward_full_decomp, kFullTable,
+                            "torch/_decomp: threshold_backward"));
   t.def(
        "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> "
        "Tensor")
@@ -921,27 +1062,29 @@ void register_pointwise_ops(OpTable& t) {
       .meta(hardtanh_backward)
       .derivative(formula("grad_output: hardtanh_backward(grad, self, min_val, max_val); "
                           "self: zeros_like(grad)"))
-      .decomposition(decomp(hardtanh_backward_full_decomp, kCoreTable | kFullTable,
+      .decomposition(decomp(decomps::hardtanh_backward_full_decomp, kCoreTable | kFullTable,
                             "torch/_decomp: hardtanh_backward"));
   t.def("gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor")
       .tags(kPointwise | kCore | kBackward)
       .meta(backward_binary)
       .derivative(formula("grad_output: gelu_backward(grad, self, approximate); "
                           "self: gelu_double_backward(grad, grad_output, self, approximate)"))
-      .decomposition(decomp(gelu_backward_full_decomp, kFullTable, "torch/_decomp: gelu_backward"));
+      .decomposition(
+          decomp(decomps::gelu_backward_full_decomp, kFullTable, "torch/_decomp: gelu_backward"));
   t.def("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
       .tags(kPointwise | kCore | kBackward)
       .meta(backward_binary)
       .derivative(formula("grad_output: sigmoid_backward(grad, output.conj()); "
                           "output: grad.conj() * grad_output * (-2 * output.conj() + 1)"))
-      .decomposition(
-          decomp(sigmoid_backward_full_decomp, kFullTable, "torch/_decomp: sigmoid_backward"));
+      .decomposition(decomp(decomps::sigmoid_backward_full_decomp, kFullTable,
+                            "torch/_decomp: sigmoid_backward"));
   t.def("tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
       .tags(kPointwise | kCore | kBackward)
       .meta(backward_binary)
       .derivative(formula("grad_output: tanh_backward(grad, output.conj()); "
                           "output: grad.conj() * (-2 * output.conj() * grad_output)"))
-      .decomposition(decomp(tanh_backward_full_decomp, kFullTable, "torch/_decomp: tanh_backward"));
+      .decomposition(
+          decomp(decomps::tanh_backward_full_decomp, kFullTable, "torch/_decomp: tanh_backward"));
   t.def("silu_backward(Tensor grad_output, Tensor self) -> Tensor")
       .tags(kPointwise | kBackward)
       .meta(backward_binary)
@@ -949,7 +1092,8 @@ void register_pointwise_ops(OpTable& t) {
       // not implemented"; silu's own rule switches to a differentiable formula when grad mode is
       // on), so differentiating it is an error here too.
       .derivative(formula("grad_output, self: derivative_not_implemented()"))
-      .decomposition(decomp(silu_backward_full_decomp, kFullTable, "torch/_decomp: silu_backward"));
+      .decomposition(
+          decomp(decomps::silu_backward_full_decomp, kFullTable, "torch/_decomp: silu_backward"));
 }
 
 }  // namespace aotgrad

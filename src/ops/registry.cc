@@ -34,6 +34,7 @@ const OpTable& aten_ops() {
     register_view_ops(*t);
     register_copy_ops(*t);
     register_nn_ops(*t);
+    register_norm_ops(*t);
     register_factory_ops(*t);
     register_misc_ops(*t);
     register_loss_ops(*t);

@@ -4,12 +4,12 @@
 #include <climits>
 #include <numeric>
 
+#include "aotgrad/ops/decomp_util.h"
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
-#include "composite_decomps.h"
 
 namespace aotgrad {
 namespace {
@@ -520,6 +520,25 @@ Node* expand_inverse(ViewInverseBuilder&) {
 
 }  // namespace
 
+// --- decompositions (torch/_decomp, torch/_refs, CompositeImplicitAutograd kernels) ----------
+
+namespace decomps {
+namespace {
+
+// at::native::narrow: slice(self, dim, start, start + length), a negative start counted from the
+// end.
+Arg narrow_decomp(DecompBuilder& b) {
+  Node* x = b.input(0);
+  int64_t dim = meta::wrap_dim(b.int_arg(1), dim_of(x));
+  int64_t start = b.int_arg(2);
+  if (start < 0) start += sizes_of(x)[static_cast<size_t>(dim)].value();
+  return Arg(b.call("slice.Tensor",
+                    {Arg(x), int_arg(dim), int_arg(start), int_arg(start + b.int_arg(3))}));
+}
+
+}  // namespace
+}  // namespace decomps
+
 void register_view_ops(OpTable& t) {
   add_view_grad_helpers();
   t.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
@@ -608,7 +627,7 @@ void register_view_ops(OpTable& t) {
       .tags(kView | kCompositeImplicit)
       .meta(narrow_meta)
       .view_inverse(narrow_inverse)
-      .decomposition(decomp(narrow_decomp, kCoreTable | kFullTable, "at::native::narrow"));
+      .decomposition(decomp(decomps::narrow_decomp, kCoreTable | kFullTable, "at::native::narrow"));
   t.def("select.int(Tensor(a) self, int dim, int index) -> Tensor(a)")
       .tags(kView | kCore)
       .meta(select_meta)

@@ -95,6 +95,17 @@ TensorMeta diagonal(const TensorMeta& self, int64_t offset, int64_t dim1, int64_
 /// c10's name of a dtype as ATen's messages print it: "Float", "Long", "Bool", "BFloat16", ...
 std::string_view c10_type_name(ScalarType t);
 
+/// True when two sizes are known to differ (concrete, or symbolic with differing hints).
+bool known_differ(const SymInt& a, const SymInt& b);
+bool known_zero(const SymInt& s);
+/// The error AT_DISPATCH raises in a CPU kernel that has no floating-point-only instance.
+void check_floating(ScalarType t, const std::string& kernel);
+/// "expected scalar type X but found Y" unless `got` has `expected`'s dtype.
+void check_dtype(const TensorMeta& expected, const TensorMeta& got);
+/// A fresh tensor in memory format `fmt` (contiguous, or channels-last for rank 4/5).
+TensorMeta empty_in_format(const SymIntVector& sizes, ScalarType dtype, Device device,
+                           MemoryFormat fmt);
+
 /// Common meta function results.
 inline ValueMeta one(TensorMeta t) { return ValueMeta::of(std::move(t)); }
 ValueMeta tuple_of(std::vector<TensorMeta> ts);

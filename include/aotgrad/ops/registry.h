@@ -24,6 +24,7 @@ void register_linalg_ops(OpTable& t);
 void register_view_ops(OpTable& t);
 void register_copy_ops(OpTable& t);
 void register_nn_ops(OpTable& t);
+void register_norm_ops(OpTable& t);
 void register_factory_ops(OpTable& t);
 void register_misc_ops(OpTable& t);
 void register_loss_ops(OpTable& t);
