@@ -24,6 +24,7 @@ import keyword
 import math
 import operator
 import os
+import re
 import struct
 import sys
 import tempfile
@@ -39,8 +40,8 @@ try:  # PyTorch 2.x
 except ImportError:  # PyTorch 1.13
     from torch.nn.utils.stateless import functional_call
 
-__all__ = ["export", "graph_text", "read_safetensors", "safetensors_bytes", "write_safetensors",
-           "MODELS"]
+__all__ = ["export", "graph_text", "placeholder_name", "read_safetensors", "safetensors_bytes",
+           "write_safetensors", "MODELS"]
 
 # --- value text ------------------------------------------------------------------------------------
 
@@ -176,8 +177,18 @@ def graph_text(gm, placeholder_names, values):
     taken = set(placeholder_names)
     for n, name in zip(placeholders, placeholder_names):
         names[n] = name
+    # A tensor constant (get_attr) keeps its attribute's name, as FX prints it; make_fx may read
+    # one attribute in several get_attr nodes, which are one value of the text form.
+    first_read = {}
     for n in nodes:
-        if n.op == "placeholder":
+        if n.op == "get_attr":
+            if n.target not in first_read and n.target in taken:
+                raise ValueError("tensor constant %s has the name of a placeholder" % n.target)
+            first_read.setdefault(n.target, n)
+            names[n] = n.target
+            taken.add(n.target)
+    for n in nodes:
+        if n.op in ("placeholder", "get_attr"):
             continue
         base, name, k = n.name, n.name, 0
         while name in taken:
@@ -191,6 +202,8 @@ def graph_text(gm, placeholder_names, values):
     releases = {}
     for user in reversed(nodes):
         def register(v, user=user):
+            if v.op == "get_attr":  # the reads of one constant are one value
+                v = first_read[v.target]
             if v not in last_use:
                 last_use[v] = user
                 releases.setdefault(user, []).append(v)
@@ -215,6 +228,13 @@ def graph_text(gm, placeholder_names, values):
             else:
                 text = _arg_text(result, names)
             lines.append("        return " + text)
+            continue
+        if n.op == "get_attr":  # make_fx's tensor constant, a lifted input of aotgrad's graph
+            if not isinstance(values.get(n), torch.Tensor):
+                raise ValueError("node %s: get_attr %s is not a tensor" % (n.name, n.target))
+            if first_read[n.target] is not n:
+                continue
+            lines.append("        %s%s = self.%s" % (names[n], ann(n), n.target))
             continue
         if n.op != "call_function":
             raise ValueError("node %s: unsupported FX op %r" % (n.name, n.op))
@@ -383,6 +403,46 @@ def _output_paths(prefix):
     return prefix + ".fx", prefix + ".inputs.safetensors"
 
 
+def placeholder_name(dotted):
+    """The placeholder of a parameter or buffer: `p_` + its dotted name with every character that
+    cannot be in a Python name (dots, and the dashes of torchvision RegNet's `block1-0`) as `_`."""
+    return "p_" + re.sub(r"[^0-9A-Za-z_]", "_", dotted)
+
+
+class _FreshFlatWeights:
+    """PyTorch 1.13's functional_call swaps a module's parameters by attribute, but nn.RNN, LSTM and
+    GRU read theirs from the list `_flat_weights`, filled when they were set: without this their
+    weights are traced as constants (`_param_constant0`) instead of the placeholders. While
+    active, each RNN module refills the list from its (swapped) attributes before its forward and
+    gets its own list back after."""
+
+    def __init__(self, model):
+        self.rnns = [m for m in model.modules() if isinstance(m, nn.RNNBase)]
+        self.handles = []
+
+    def __enter__(self):
+        for m in self.rnns:
+            def before(mod, args):
+                mod.__dict__.setdefault("_aotgrad_saved_flat", []).append(mod._flat_weights)
+                mod.__dict__["_flat_weights"] = [getattr(mod, n) if hasattr(mod, n) else None
+                                                 for n in mod._flat_weights_names]
+
+            def after(mod, args, out):
+                mod.__dict__["_flat_weights"] = mod.__dict__["_aotgrad_saved_flat"].pop()
+
+            self.handles += [m.register_forward_pre_hook(before), m.register_forward_hook(after)]
+        return self
+
+    def __exit__(self, *exc):
+        for h in self.handles:
+            h.remove()
+        for m in self.rnns:
+            saved = m.__dict__.pop("_aotgrad_saved_flat", None)
+            if saved:  # a forward that raised: its own list back
+                m.__dict__["_flat_weights"] = saved[0]
+        return False
+
+
 def _model_state(model):
     """The parameters, then the buffers, as (dotted names, tensors), each tensor once; and the
     other names a tied tensor is reachable by (alias -> index into the first list), which
@@ -422,7 +482,7 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
     fx_path, st_path = _output_paths(prefix)
     state_names, state_tensors, n_params, aliases = _model_state(model)
     input_names = list(inputs)
-    placeholder_names = ["p_" + n.replace(".", "_") for n in state_names] + input_names
+    placeholder_names = [placeholder_name(n) for n in state_names] + input_names
     def describe(i):
         return state_names[i] if i < len(state_names) else "input %r" % input_names[i - len(state_names)]
 
@@ -445,15 +505,26 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
     def fresh_copies():
         return [t.clone().requires_grad_(rg) for t, rg in zip(originals, requires_grad)]
 
-    gm = make_fx(forward, tracing_mode=tracing_mode)(*fresh_copies())
+    with _FreshFlatWeights(model):
+        gm = make_fx(forward, tracing_mode=tracing_mode)(*fresh_copies())
     _remove_dead_pure_nodes(gm.graph)
+    gm.graph.lint()
+    gm.recompile()
+    # Tensors the forward makes or reads from outside (torch.tensor(...), a plain tensor
+    # attribute) are make_fx's tensor constants, get_attrs `_tensor_constant0`, ...: aotgrad reads
+    # them as lifted inputs, their values written with the others under their names.
+    constants = {}
     for n in gm.graph.nodes:
         if n.op == "get_attr":
-            raise ValueError(
-                "the model uses a tensor that is not a parameter, a buffer or an input (traced as "
-                "the constant %s, used by %s): register it with register_buffer or pass it as an "
-                "input" % (n.target, ", ".join(u.name for u in n.users) or "nothing"))
-    gm.recompile()
+            value = getattr(gm, n.target)
+            if not isinstance(value, torch.Tensor):
+                raise ValueError("the trace has a constant %s of type %s, not a tensor"
+                                 % (n.target, type(value).__name__))
+            if value.dtype not in _DTYPE_SAFETENSORS:
+                raise ValueError("tensor constant %s (used by %s) has dtype %s, which safetensors "
+                                 "cannot store" % (n.target, ", ".join(u.name for u in n.users),
+                                                   value.dtype))
+            constants[n.target] = value.detach()
     values = _record_values(gm, [t.clone() for t in originals])
     text = graph_text(gm, placeholder_names, values)
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
@@ -468,7 +539,9 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
     meta.update(metadata or {})
     files = {}  # the inputs are renamed into place first, the graph last
     if write_inputs:
-        files[st_path] = safetensors_bytes(dict(zip(placeholder_names, originals)), meta)
+        tensors = dict(zip(placeholder_names, originals))
+        tensors.update(constants)
+        files[st_path] = safetensors_bytes(tensors, meta)
     files[fx_path] = text.encode("utf-8")
     _write_files(files)
     return text
@@ -765,7 +838,7 @@ def main(argv=None):
         print("export.py: error: %s" % e, file=sys.stderr)
         return 1
     if args.print_grad:
-        print(",".join("p_" + n.replace(".", "_") for n, p in model.named_parameters() if p.requires_grad))
+        print(",".join(placeholder_name(n) for n, p in model.named_parameters() if p.requires_grad))
         return 0
     n_ops = sum(1 for line in text.splitlines() if " = torch.ops." in line)
     if args.no_inputs:

@@ -86,14 +86,55 @@ raises(TypeError, ["dict", "list"], lambda: export.export(net, [x, x], out + "/a
 raises(ValueError, ["'2x'", "identifier"], lambda: export.export(net, {"2x": x}, out + "/a"))
 raises(TypeError, ["torch.nn.Module", "function"], lambda: export.export(lambda x: x, {"x": x}, out + "/a"))
 
-class Constant(nn.Module):  # a plain tensor attribute is neither a parameter nor a buffer
+class Constant(nn.Module):  # a plain tensor attribute and a tensor made in forward: constants
     def __init__(self):
         super().__init__()
         self.w = nn.Parameter(torch.randn(4))
         self.scale = torch.randn(4)
     def forward(self, x):
-        return (x * self.w * self.scale).sum()
-raises(ValueError, ["register_buffer", "constant"], lambda: export.export(Constant(), {"x": x}, out + "/a"))
+        idx = torch.tensor([2, 0])
+        return (x * self.w * self.scale).sum() + (x[:, idx] * self.scale[idx]).sum()
+const = Constant()
+text = export.export(const, {"x": x}, out + "/const")
+consts = dict(re.findall(r'(_tensor_constant\d): "(\w+)\[\d\]\[1\]cpu" = self\.\1\n', text))
+assert sorted(consts.values()) == ["f32", "i64"], text
+scale, idx = sorted(consts, key=consts.get)
+assert text.count("= self." + scale) == 1, text  # two reads of self.scale, one value
+tensors, _ = export.read_safetensors(out + "/const.inputs.safetensors")
+assert list(tensors)[:2] == ["p_w", "x"] and sorted(tensors)[:2] == sorted(consts), list(tensors)
+assert torch.equal(tensors[scale], const.scale), tensors
+assert tensors[idx].tolist() == [2, 0], tensors
+
+class Names(nn.Module):  # a module name that is no Python name (torchvision RegNet's block1-0)
+    def __init__(self):
+        super().__init__()
+        self.add_module("block1-0", nn.Linear(4, 4))
+    def forward(self, x):
+        return getattr(self, "block1-0")(x).sum()
+text = export.export(Names(), {"x": x}, out + "/names")
+assert 'p_block1_0_weight: "f32[4, 4]' in text, text.splitlines()[1]
+
+class Recurrent(nn.Module):  # nn.RNN/GRU/LSTM read their weights from _flat_weights
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 5, batch_first=True, bidirectional=True)
+    def forward(self, x):
+        return self.rnn(x)[0].pow(2).mean()
+rnn = Recurrent()
+flat_before = list(rnn.rnn._flat_weights)
+text = export.export(rnn, {"x": torch.randn(2, 3, 4)}, out + "/rnn")
+assert "_param_constant" not in text and "self." not in text.split("def forward")[1], text
+assert all(a is b for a, b in zip(rnn.rnn._flat_weights, flat_before))  # put back
+for n, _ in rnn.named_parameters():
+    assert text.count("p_" + n.replace(".", "_")) >= 2, n  # a placeholder that is used
+for name, model, inputs in (("const", const, {"x": x}), ("rnn", rnn, None)):
+    if inputs is None:
+        inputs = {"x": export.read_safetensors(out + "/rnn.inputs.safetensors")[0]["x"]}
+    loss = model(**inputs)
+    loss.backward()
+    eager = {"out_0": loss.detach()}
+    eager.update({"grad_" + export.placeholder_name(n): p.grad for n, p in model.named_parameters()})
+    export.write_safetensors(out + "/%s.eager.safetensors" % name, eager)
 
 class Words(nn.Module):
     def forward(self, x):
@@ -119,6 +160,29 @@ after = sorted(os.listdir(out))
 assert after == sorted(list(before) + ["b.inputs.safetensors"]), after  # the first rename happened
 assert all(open(os.path.join(out, f), "rb").read() == d for f, d in before.items())
 assert not any(f.endswith(".tmp") for f in after), after
+P
+
+# The constants and the GRU train with aotgrad to eager's loss and grads (the constants are inputs
+# that need no grad).
+for m in const rnn; do
+  grad=$("$PY" -c "import sys; sys.path.insert(0, '$root/tools'); import export
+_, m = export.read_safetensors('$tmp/lib/$m.inputs.safetensors'); print(m['parameters'])")
+  "$bin" run "$tmp/lib/$m.fx" --inputs="$tmp/lib/$m.inputs.safetensors" --train --grad="$grad" \
+    --outputs="$tmp/lib/$m.out.safetensors" 2>"$tmp/$m.err"
+  check [ $? -eq 0 ] || cat "$tmp/$m.err"
+done
+check "$PY" - "$root" "$tmp/lib" <<'P'
+import sys
+import torch
+sys.path.insert(0, sys.argv[1] + "/tools")
+import export
+out = sys.argv[2]
+for m in ("const", "rnn"):
+    got, _ = export.read_safetensors(out + "/%s.out.safetensors" % m)
+    eager, _ = export.read_safetensors(out + "/%s.eager.safetensors" % m)
+    assert len(eager) > 1 and set(eager) <= set(got), (m, list(eager), list(got))
+    for n, want in eager.items():
+        assert torch.allclose(got[n], want, rtol=1e-4, atol=1e-6), (m, n, got[n], want)
 P
 
 # resnet18, mobilenet_v2 (ReLU6 as hardtanh_, depthwise convolutions) and the GPT: export with the
