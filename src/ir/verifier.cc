@@ -31,6 +31,31 @@ std::string meta_text(const ValueMeta& m) {
   return s;
 }
 
+// Recorded and inferred metadata agree where it is significant, as PyTorch's own meta checks
+// (torch._prims_common.check_significant_strides): the stride of a dimension of size 1, and any
+// stride of a tensor with no elements, addresses nothing, and libtorch's kernels choose it by the
+// order of their operands' layouts (threshold_backward's output keeps its first operand's), so a
+// decomposition that changes an operand's insignificant stride does not make its users wrong.
+bool same_significant_meta(const ValueMeta& a, const ValueMeta& b) {
+  if (a.kind != b.kind) return false;
+  if (a.kind == ValueMeta::Kind::Tuple) {
+    if (a.elems.size() != b.elems.size()) return false;
+    for (size_t i = 0; i < a.elems.size(); ++i)
+      if (!same_significant_meta(a.elems[i], b.elems[i])) return false;
+    return true;
+  }
+  if (a.kind != ValueMeta::Kind::Tensor) return a.same_as(b);
+  const TensorMeta &x = a.tensor, &y = b.tensor;
+  if (x.dtype != y.dtype || x.device != y.device || x.sizes != y.sizes) return false;
+  if (x.strides.size() != y.strides.size() || x.strides.size() != x.sizes.size()) return false;
+  for (const SymInt& s : x.sizes)
+    if (s == 0) return true;
+  if (!(x.storage_offset == y.storage_offset)) return false;
+  for (size_t i = 0; i < x.sizes.size(); ++i)
+    if (!(x.sizes[i] == 1) && !(x.strides[i] == y.strides[i])) return false;
+  return true;
+}
+
 class Verifier {
  public:
   Verifier(const Graph& g, VerifyLevel level) : g_(g), level_(level) {}
@@ -196,7 +221,7 @@ class Verifier {
     } catch (const Error& e) {
       throw Error(n.describe() + ": cannot infer metadata: " + e.message(), n.info().loc);
     }
-    if (!n.meta().same_as(inferred))
+    if (!same_significant_meta(n.meta(), inferred))
       fail(n, "recorded metadata " + meta_text(n.meta()) + " differs from inferred " +
                   meta_text(inferred));
   }

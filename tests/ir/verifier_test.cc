@@ -85,6 +85,33 @@ TEST(Verifier, RecordedMetadataMustEqualInferred) {
   EXPECT_NE(verify_error(g).find("recorded metadata None differs"), std::string::npos);
 }
 
+TEST(Verifier, StridesOfSizeOneDimensionsAndEmptyTensorsAreNotSignificant) {
+  // threshold_backward(grad, self) keeps grad's layout; after a decomposition changes grad's stride
+  // of a size-1 dimension (deepspeech's [2, 1, 10, 32]), the recorded result still agrees.
+  Graph g;
+  Node* x = g.add_placeholder("x", f32({2, 1, 10, 32}));
+  Node* y = g.add_placeholder("y", f32({2, 1, 10, 32}));
+  auto [args, given] = bind_arguments(op("aten::add.Tensor"), {x, y}, {});
+  Node* add = g.add_call_raw(op("aten::add.Tensor"), args, given, f32({2, 1, 10, 32}), "add");
+  g.set_output(Arg(add));
+  add->mutable_meta().tensor.strides = {320, 640, 32, 1};
+  EXPECT_EQ(verify_error(g), "");
+  add->mutable_meta().tensor.strides = {320, 320, 1, 10};  // a significant stride differs
+  EXPECT_NE(verify_error(g).find("f32[2, 1, 10, 32][320, 320, 1, 10]cpu differs"),
+            std::string::npos);
+  // No elements: no stride is significant; sizes and dtype still are.
+  Graph e;
+  Node* a = e.add_placeholder("a", f32({0, 3}));
+  Node* b = e.add_placeholder("b", f32({0, 3}));
+  auto [eargs, egiven] = bind_arguments(op("aten::mul.Tensor"), {a, b}, {});
+  Node* mul = e.add_call_raw(op("aten::mul.Tensor"), eargs, egiven, f32({0, 3}), "mul");
+  e.set_output(Arg(mul));
+  mul->mutable_meta().tensor.strides = {1, 1};
+  EXPECT_EQ(verify_error(e), "");
+  mul->mutable_meta() = f32({0, 4});
+  EXPECT_NE(verify_error(e).find("differs"), std::string::npos);
+}
+
 TEST(Verifier, StructureLevelSkipsOnlyTheMetadataReinference) {
   Graph g;
   Node* x = g.add_placeholder("x", f32({4, 1}));
