@@ -226,8 +226,9 @@ def write_report(results_dir, md_path, svg_dir, command):
     L.append("# aotgrad benchmarks")
     L.append("")
     L.append("Written by `scripts/bench.sh` (%s); every figure below comes from that one run "
-             "(but for the OpInfo conformance section at the end, which `scripts/opinfo_sweep.sh` "
-             "writes). Rerun it to reproduce them:" % mach["date"])
+             "(but for the OpInfo conformance and Real models sections at the end, which "
+             "`scripts/opinfo_sweep.sh` and `scripts/model_sweep.sh` write). Rerun it to reproduce "
+             "them:" % mach["date"])
     L.append("")
     L.append("```sh\n%s\n```" % command)
     L.append("")
@@ -529,17 +530,19 @@ def write_report(results_dir, md_path, svg_dir, command):
 
 
 def _kept_sections(md_path):
-    """The OpInfo conformance section scripts/opinfo_sweep.sh writes into BENCHMARKS.md (between
-    its opinfo_sweep markers), kept as it is."""
+    """The sections the sweeps write into BENCHMARKS.md between their markers, kept as they are:
+    OpInfo conformance (scripts/opinfo_sweep.sh) and Real models (scripts/model_sweep.sh)."""
     try:
         with open(md_path) as f:
             old = f.read()
     except OSError:
         return ""
-    begin, end = "<!-- opinfo_sweep: begin -->", "<!-- opinfo_sweep: end -->"
-    if begin not in old or end not in old:
-        return ""
-    return "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
+    kept = ""
+    for name in ("opinfo_sweep", "model_sweep"):
+        begin, end = "<!-- %s: begin -->" % name, "<!-- %s: end -->" % name
+        if begin in old and end in old:
+            kept += "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
+    return kept
 
 
 def notes_for(models, train_ok, overheads, exp_a):

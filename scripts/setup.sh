@@ -12,7 +12,8 @@ packages=(
   libboost-graph-dev                  # Boost.Graph max-flow (header-only) for the min-cut partitioner
   coinor-libcbc-dev                   # CBC, the ILP solver of the activation memory budget (--solver=ilp)
   python3-torch                       # PyTorch 1.13 for the exporter and conformance checks
-  python3-torchvision                 # torchvision's resnet18 for the exporter's round-trip test
+  python3-torchvision                 # torchvision's models: the exporter's tests, the model sweep
+  python3-torchaudio                  # torchaudio's models for the model sweep (tools/model_sweep.py)
   graphviz                            # dot, which renders `aotgrad compile --dot` in a test
   python3-networkx                    # functorch's min-cut partitioner, the reference in tests/cli/partition_test.sh
   hyperfine                           # bench/cli_startup.sh: process wall time of the command line
