@@ -347,7 +347,7 @@ Node* zeros(GradBuilder& b, const SymIntVector& sizes, const TensorMeta& options
 
 // _to_copy_backward(grad, self.options()): grad.to(self's dtype and device).
 V to_copy_backward(GradBuilder& b, Vs& a) {
-  const TensorMeta& self = a[1].options;
+  const TensorMeta& self = *a[1].options;
   Node* g = a[0].node();
   const TensorMeta& gm = g->tensor_meta();
   if (gm.dtype == self.dtype && gm.device == self.device) return a[0];

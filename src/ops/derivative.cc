@@ -110,6 +110,15 @@ Node* GradBuilder::call(std::string_view op_name, std::vector<Arg> args,
   }
 }
 
+Node* GradBuilder::call(const OpDef& op, std::vector<Arg> args,
+                        std::vector<std::pair<std::string, Arg>> kwargs) {
+  try {
+    return append_call(g_, op, std::move(args), std::move(kwargs));
+  } catch (const Error& e) {
+    throw Error("derivative of " + fwd_.describe() + ": " + e.message());
+  }
+}
+
 Node* GradBuilder::getitem(Node* tuple, int64_t index) { return g_.add_getitem(tuple, index); }
 
 Arg GradBuilder::sizes_arg(const SymIntVector& sizes, Node* like) {

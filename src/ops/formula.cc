@@ -2,6 +2,7 @@
 #include "aotgrad/ops/formula.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -115,6 +116,8 @@ Arg formula_arg(GradBuilder& b, const FormulaValue& v) {
 
 // --- syntax ----------------------------------------------------------------------------------
 
+struct FormulaMacro;
+
 struct FormulaExpr {
   enum class Kind : uint8_t {
     kLiteral,
@@ -134,6 +137,19 @@ struct FormulaExpr {
   bool string = false;
   std::vector<FormulaExpr> args;  // kCall, kBrace: elements; kMethod/kIndex: object first
   size_t pos = 0;                 // offset in the formula text, for errors
+
+  // What the text names, decided when it is parsed: a NameId (kName), MethodId (kMethod),
+  // CallId (kCall) or BinaryId (kBinary); `base` is a call's or method's aten base name.
+  uint8_t id = 0;
+  std::string base;
+  // What the registry gives those names, looked up once, before the program first runs (bind()):
+  // a helper, a helper written as a formula, the overloads of `base` (kNeg: neg's; the
+  // expand_as method: expand's), a binary operator's .Tensor and .Scalar ops.
+  mutable GradHelper helper = nullptr;
+  mutable const FormulaMacro* macro = nullptr;
+  mutable const std::vector<const OpDef*>* ops = nullptr;
+  mutable const OpDef* tensor_op = nullptr;
+  mutable const OpDef* scalar_op = nullptr;
 };
 
 struct FormulaEntry {
@@ -145,6 +161,7 @@ struct FormulaEntry {
 struct FormulaProgram {
   std::string text;
   std::vector<FormulaEntry> entries;  // in evaluation order: by first key
+  mutable std::once_flag bound;       // bind() has resolved the entries' names
 };
 
 // A helper written as a formula: `log1p_backward(grad, self)` = `grad / (self + 1).conj()`.
@@ -152,7 +169,129 @@ struct FormulaMacro {
   std::string text;
   std::vector<std::string> params;
   FormulaExpr body;
+  mutable std::once_flag bound;
 };
+
+namespace {
+
+// The names a formula's text gives meaning to, decided when it is parsed.
+enum NameId : uint8_t {
+  kNameOther,  // an argument or a named result of the op (or a helper's parameter)
+  kNameGrad,
+  kNameGrads,
+  kNameResult,   // result
+  kNameResultN,  // result<i>: FormulaExpr::literal holds i
+  kNameTrue,
+  kNameFalse,
+  kNamePi,
+  kNameNone,
+  kNameGradInputMask,
+};
+
+enum MethodId : uint8_t {
+  kMethodOther,  // a helper or an aten op on the object
+  kMethodConj,
+  kMethodHasValue,
+  kMethodValue,
+  kMethodTypeAs,
+  kMethodLayout,
+  kMethodStrides,
+  kMethodDefined,
+  kMethodToDouble,
+  kMethodDim,
+  kMethodSize,
+  kMethodSizes,
+  kMethodScalarType,
+  kMethodOptions,
+  kMethodNumel,
+  kMethodReshape,
+  kMethodExpandAs,
+  kMethodContiguous,
+};
+
+enum CallId : uint8_t {
+  kCallOther,  // a helper or an aten op
+  kCallTensor,
+  kCallAdaptor,  // TensorGeometry, to_args_sizes_symint, to_args_scalartypes
+  kCallNotImplemented,
+  kCallDerivativeNotImplemented,
+  kCallSqrt,
+};
+
+enum BinaryId : uint8_t { kOr, kAnd, kEq, kNe, kLt, kLe, kGt, kGe, kAdd, kSub, kMul, kDiv };
+
+// derivatives.yaml spells some ops as C++ does: `_symint` versions, in-place methods.
+std::string op_base(std::string name) {
+  const std::string sym = "_symint";
+  if (name.size() > sym.size() && name.compare(name.size() - sym.size(), sym.size(), sym) == 0)
+    name.resize(name.size() - sym.size());
+  if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_') name.pop_back();
+  return name;
+}
+
+uint8_t name_id(const std::string& n, Arg& index) {
+  static const std::unordered_map<std::string, NameId> kNames = {
+      {"grad", kNameGrad},    {"grads", kNameGrads}, {"result", kNameResult},
+      {"true", kNameTrue},    {"false", kNameFalse}, {"M_PI", kNamePi},
+      {"nullopt", kNameNone}, {"None", kNameNone},   {"grad_input_mask", kNameGradInputMask}};
+  if (auto it = kNames.find(n); it != kNames.end()) return it->second;
+  if (n.size() > 6 && n.rfind("result", 0) == 0 &&
+      std::all_of(n.begin() + 6, n.end(), [](char c) { return std::isdigit(c); })) {
+    index = Arg::of_int(std::stoll(n.substr(6)));
+    return kNameResultN;
+  }
+  return kNameOther;
+}
+
+uint8_t method_id(const std::string& m) {
+  static const std::unordered_map<std::string, MethodId> kMethods = {
+      {"conj", kMethodConj},
+      {"has_value", kMethodHasValue},
+      {"value", kMethodValue},
+      {"type_as", kMethodTypeAs},
+      {"layout", kMethodLayout},
+      {"sym_strides", kMethodStrides},
+      {"strides", kMethodStrides},
+      {"defined", kMethodDefined},
+      {"toDouble", kMethodToDouble},
+      {"dim", kMethodDim},
+      {"size", kMethodSize},
+      {"sym_size", kMethodSize},
+      {"sym_sizes", kMethodSizes},
+      {"sizes", kMethodSizes},
+      {"scalar_type", kMethodScalarType},
+      {"options", kMethodOptions},
+      {"sym_numel", kMethodNumel},
+      {"numel", kMethodNumel},
+      {"reshape", kMethodReshape},
+      {"reshape_symint", kMethodReshape},
+      {"expand_as", kMethodExpandAs},
+      {"contiguous", kMethodContiguous}};
+  auto it = kMethods.find(m);
+  return it == kMethods.end() ? kMethodOther : it->second;
+}
+
+uint8_t call_id(const std::string& fn) {
+  static const std::unordered_map<std::string, CallId> kCalls = {
+      {"Tensor", kCallTensor},
+      {"TensorGeometry", kCallAdaptor},
+      {"to_args_sizes_symint", kCallAdaptor},
+      {"to_args_scalartypes", kCallAdaptor},
+      {"not_implemented", kCallNotImplemented},
+      {"derivative_not_implemented", kCallDerivativeNotImplemented},
+      {"sqrt", kCallSqrt}};
+  auto it = kCalls.find(fn);
+  return it == kCalls.end() ? kCallOther : it->second;
+}
+
+uint8_t binary_id(const std::string& op) {
+  static const std::unordered_map<std::string, BinaryId> kOps = {
+      {"||", kOr}, {"&&", kAnd}, {"==", kEq}, {"!=", kNe}, {"<", kLt},  {"<=", kLe},
+      {">", kGt},  {">=", kGe},  {"+", kAdd}, {"-", kSub}, {"*", kMul}, {"/", kDiv}};
+  return kOps.at(op);
+}
+
+}  // namespace
 
 namespace {
 
@@ -263,6 +402,19 @@ class FormulaParser {
     e.kind = k;
     e.name = std::move(name);
     e.pos = i_;
+    switch (k) {
+      case FormulaExpr::Kind::kName: e.id = name_id(e.name, e.literal); break;
+      case FormulaExpr::Kind::kMethod:
+        e.id = method_id(e.name);
+        e.base = op_base(e.name);
+        break;
+      case FormulaExpr::Kind::kCall:
+        e.id = call_id(e.name);
+        e.base = op_base(e.name);
+        break;
+      case FormulaExpr::Kind::kBinary: e.id = binary_id(e.name); break;
+      default: break;
+    }
     return e;
   }
 
@@ -501,26 +653,29 @@ bool is_number(const FormulaValue& v) {
 
 FormulaValue number(double d) { return FormulaValue::scalar(Arg::of_float(d)); }
 
-// The registry's ops by base name (no in-place ops), in declaration order.
-const std::vector<const OpDef*>* overloads(const std::string& base) {
-  static const auto* table = [] {
-    auto* m = new std::unordered_map<std::string, std::vector<const OpDef*>>();
-    for (const OpDef* op : aten_ops().all())
-      if (!op->has_tag(kInplace) && op->name.rfind("aten::", 0) == 0)
-        (*m)[op->base_name].push_back(op);
-    return m;
-  }();
-  auto it = table->find(base);
-  return it == table->end() ? nullptr : &it->second;
+using OverloadIndex = std::unordered_map<std::string, std::vector<const OpDef*>>;
+
+// `table`'s ops by base name (no in-place ops), in declaration order.
+const OverloadIndex* index_overloads(const OpTable& table) {
+  auto* m = new OverloadIndex();
+  m->reserve(table.all().size());
+  for (const OpDef* op : table.all())
+    if (!op->has_tag(kInplace) && op->name.rfind("aten::", 0) == 0)
+      (*m)[op->base_name].push_back(op);
+  return m;
 }
 
-// derivatives.yaml spells some ops as C++ does: `_symint` versions, in-place methods.
-std::string op_base(std::string name) {
-  const std::string sym = "_symint";
-  if (name.size() > sym.size() && name.compare(name.size() - sym.size(), sym.size(), sym) == 0)
-    name.resize(name.size() - sym.size());
-  if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_') name.pop_back();
-  return name;
+std::atomic<const OverloadIndex*> g_overloads{nullptr};  // aten_ops()'s, set by bind_formulas
+
+// The registry's ops by base name, in declaration order.
+const std::vector<const OpDef*>* overloads(const std::string& base) {
+  const OverloadIndex* index = g_overloads.load();
+  if (!index) {
+    static const OverloadIndex* fallback = index_overloads(aten_ops());
+    index = fallback;
+  }
+  auto it = index->find(base);
+  return it == index->end() ? nullptr : &it->second;
 }
 
 // Whether value `v` can be passed for schema argument `a`.
@@ -542,6 +697,64 @@ bool fits(const FormulaValue& v, const SchemaArg& a) {
     case BaseType::ScalarType: return v.kind == Kind::kDtype || v.kind == Kind::kOptions;
     default: return false;
   }
+}
+
+// A declared overload of `base` ("mul", "Tensor"), or nullptr.
+const OpDef* declared_overload(const std::string& base, const char* overload) {
+  const auto* ops = overloads(base);
+  if (!ops) return nullptr;
+  for (const OpDef* op : *ops)
+    if (op->schema.overload == overload) return op;
+  return nullptr;
+}
+
+const char* binary_base(uint8_t id) {
+  static const char* kBase[] = {"",   "",   "eq",  "ne",  "lt",  "le",
+                                "gt", "ge", "add", "sub", "mul", "div"};
+  return kBase[id];
+}
+
+void bind_macro(const FormulaMacro& m);
+
+// Looks up, once for each expression, what the registry and the helpers give its names: the
+// evaluation does no lookup by name.
+void bind(const FormulaExpr& e) {
+  switch (e.kind) {
+    case FormulaExpr::Kind::kCall:
+      if (auto m = find_macro(e.base)) {
+        e.macro = m.get();  // the table keeps it
+        bind_macro(*m);
+        break;
+      }
+      e.helper = find_grad_helper(e.name);
+      if (!e.helper) e.helper = find_grad_helper(e.base);
+      if (!e.helper) e.ops = overloads(e.base);
+      break;
+    case FormulaExpr::Kind::kMethod:
+      e.helper = find_grad_helper(e.name);
+      e.ops = overloads(e.id == kMethodExpandAs ? "expand" : e.base);
+      break;
+    case FormulaExpr::Kind::kNeg: e.ops = overloads("neg"); break;
+    case FormulaExpr::Kind::kBinary:
+      if (e.id != kOr && e.id != kAnd) {
+        e.tensor_op = declared_overload(binary_base(e.id), "Tensor");
+        e.scalar_op = declared_overload(binary_base(e.id), "Scalar");
+      }
+      break;
+    default: break;
+  }
+  for (const FormulaExpr& a : e.args) bind(a);
+}
+
+void bind_macro(const FormulaMacro& m) {
+  std::call_once(m.bound, [&] { bind(m.body); });
+}
+
+void bind(const FormulaProgram& p) {
+  std::call_once(p.bound, [&] {
+    for (const FormulaEntry& e : p.entries)
+      if (!e.non_differentiable) bind(e.expr);
+  });
 }
 
 class Evaluator {
@@ -628,26 +841,28 @@ class Evaluator {
     const std::string& n = e.name;
     if (!scopes_.empty())  // a helper's parameters hide everything else
       if (auto it = scopes_.back().find(n); it != scopes_.back().end()) return it->second;
-    if (n == "grad") return FormulaValue::tensor(b_.grad(0));
-    if (n == "grads") {
-      std::vector<FormulaValue> g;
-      size_t outs =
-          b_.node().meta().kind == ValueMeta::Kind::Tuple ? b_.node().meta().elems.size() : 1;
-      for (size_t i = 0; i < outs; ++i) g.push_back(FormulaValue::tensor(b_.grad(i)));
-      return FormulaValue::tuple(std::move(g));
-    }
-    if (n == "result") return pending_result(0);
-    if (n.size() > 6 && n.rfind("result", 0) == 0 &&
-        std::all_of(n.begin() + 6, n.end(), [](char c) { return std::isdigit(c); }))
-      return pending_result(std::stoul(n.substr(6)));
-    if (n == "true" || n == "false") return FormulaValue::scalar(Arg::of_bool(n == "true"));
-    if (n == "M_PI") return number(M_PI);
-    if (n == "nullopt" || n == "None") return FormulaValue::none();
-    if (n == "grad_input_mask") {
-      std::vector<Arg> mask;
-      for (const std::string& k : entry_->keys)
-        mask.push_back(Arg::of_bool(b_.needs(static_cast<size_t>(b_.op().schema.arg_index(k)))));
-      return FormulaValue::list(Arg::of_list(std::move(mask)));
+    switch (e.id) {
+      case kNameGrad: return FormulaValue::tensor(b_.grad(0));
+      case kNameGrads: {
+        std::vector<FormulaValue> g;
+        size_t outs =
+            b_.node().meta().kind == ValueMeta::Kind::Tuple ? b_.node().meta().elems.size() : 1;
+        for (size_t i = 0; i < outs; ++i) g.push_back(FormulaValue::tensor(b_.grad(i)));
+        return FormulaValue::tuple(std::move(g));
+      }
+      case kNameResult: return pending_result(0);
+      case kNameResultN: return pending_result(static_cast<size_t>(e.literal.i));
+      case kNameTrue: return FormulaValue::scalar(Arg::of_bool(true));
+      case kNameFalse: return FormulaValue::scalar(Arg::of_bool(false));
+      case kNamePi: return number(M_PI);
+      case kNameNone: return FormulaValue::none();
+      case kNameGradInputMask: {
+        std::vector<Arg> mask;
+        for (const std::string& k : entry_->keys)
+          mask.push_back(Arg::of_bool(b_.needs(static_cast<size_t>(b_.op().schema.arg_index(k)))));
+        return FormulaValue::list(Arg::of_list(std::move(mask)));
+      }
+      default: break;
     }
     int i = b_.op().schema.arg_index(n);
     if (i < 0) {
@@ -717,11 +932,21 @@ class Evaluator {
     }
   }
 
-  static bool meta_method(const std::string& m) {
-    return m == "sym_sizes" || m == "sizes" || m == "sym_strides" || m == "strides" ||
-           m == "layout" || m == "has_value" || m == "scalar_type" || m == "options" ||
-           m == "sym_numel" || m == "numel" || m == "defined" || m == "dim" || m == "size" ||
-           m == "sym_size";
+  // Methods that read the object's metadata only (a saved result is not read for them).
+  static bool meta_method(uint8_t m) {
+    switch (m) {
+      case kMethodSizes:
+      case kMethodStrides:
+      case kMethodLayout:
+      case kMethodHasValue:
+      case kMethodScalarType:
+      case kMethodOptions:
+      case kMethodNumel:
+      case kMethodDefined:
+      case kMethodDim:
+      case kMethodSize: return true;
+      default: return false;
+    }
   }
 
   FormulaValue eval(const FormulaExpr& e) {
@@ -754,7 +979,7 @@ class Evaluator {
           if (x.arg.kind == Arg::Kind::Float) return number(-x.arg.f);
           return FormulaValue::scalar(Arg::of_int(-x.arg.i));
         }
-        return call_op(e, "neg", {force(x)});
+        return call_op(e, "neg", e.ops, {force(x)});
       }
       case FormulaExpr::Kind::kNot: {
         FormulaValue x = eval(e.args[0]);
@@ -762,11 +987,11 @@ class Evaluator {
         return FormulaValue::scalar(Arg::of_bool(x.to_double() == 0));
       }
       case FormulaExpr::Kind::kBinary: {
-        if (e.name == "||" || e.name == "&&") {  // constants, left to right, short-circuit
+        if (e.id == kOr || e.id == kAnd) {  // constants, left to right, short-circuit
           FormulaValue l = eval(e.args[0]);
           if (!is_number(l)) throw error(e, e.name + " needs constants");
           bool lv = l.to_double() != 0;
-          if (e.name == "||" ? lv : !lv) return FormulaValue::scalar(Arg::of_bool(lv));
+          if (e.id == kOr ? lv : !lv) return FormulaValue::scalar(Arg::of_bool(lv));
           FormulaValue r = eval(e.args[1]);
           if (!is_number(r)) throw error(e, e.name + " needs constants");
           return FormulaValue::scalar(Arg::of_bool(r.to_double() != 0));
@@ -775,7 +1000,7 @@ class Evaluator {
         if (rhs.pending_result >= 0) rhs.node();
         FormulaValue lhs = eval(e.args[0]);
         if (lhs.pending_result >= 0) lhs.node();
-        return binary(e, e.name, lhs, rhs);
+        return binary(e, lhs, rhs);
       }
       case FormulaExpr::Kind::kTernary: {
         FormulaValue c = eval(e.args[0]);
@@ -792,7 +1017,7 @@ class Evaluator {
         return v;
       }
       case FormulaExpr::Kind::kCall: {
-        if (auto m = find_macro(op_base(e.name))) {
+        if (const FormulaMacro* m = e.macro) {
           std::vector<FormulaValue> args = eval_args(e, 0, false);
           if (args.size() != m->params.size())
             throw error(e, "helper " + m->text + " takes " + std::to_string(m->params.size()) +
@@ -804,43 +1029,44 @@ class Evaluator {
           scopes_.pop_back();
           return v;
         }
-        GradHelper h = find_grad_helper(e.name);
-        if (!h) h = find_grad_helper(op_base(e.name));
+        GradHelper h = e.helper;
         std::vector<FormulaValue> args = eval_args(e, 0, /*keep_pending=*/h != nullptr);
         if (h) return h(b_, args);
-        return call(e, e.name, args);
+        return call(e, args);
       }
       case FormulaExpr::Kind::kMethod: {
         FormulaValue obj = eval(e.args[0]);
-        if (!meta_method(e.name)) force(obj);
+        if (!meta_method(e.id)) force(obj);
         std::vector<FormulaValue> args = eval_args(e, 1, false);
-        return method(e, obj, e.name, args);
+        return method(e, obj, args);
       }
     }
     throw error(e, "bad expression");
   }
 
-  FormulaValue fold(const FormulaExpr& e, const std::string& op, const FormulaValue& x,
-                    const FormulaValue& y) {
+  FormulaValue fold(const FormulaExpr& e, const FormulaValue& x, const FormulaValue& y) {
+    uint8_t op = e.id;
     bool ints = x.arg.kind != Arg::Kind::Float && y.arg.kind != Arg::Kind::Float;
-    if (ints && (op == "+" || op == "-" || op == "*")) {
+    if (ints && (op == kAdd || op == kSub || op == kMul)) {
       int64_t a = x.arg.i, c = y.arg.i;
-      int64_t r = op == "+" ? a + c : op == "-" ? a - c : a * c;
+      int64_t r = op == kAdd ? a + c : op == kSub ? a - c : a * c;
       return FormulaValue::scalar(Arg::of_int(r));
     }
     double a = x.to_double(), c = y.to_double();
     auto truth = [](bool v) { return FormulaValue::scalar(Arg::of_bool(v)); };
-    if (op == "==") return truth(a == c);
-    if (op == "!=") return truth(a != c);
-    if (op == "<") return truth(a < c);
-    if (op == "<=") return truth(a <= c);
-    if (op == ">") return truth(a > c);
-    if (op == ">=") return truth(a >= c);
-    if (op == "+") return number(a + c);
-    if (op == "-") return number(a - c);
-    if (op == "*") return number(a * c);
-    if (op == "/") return number(a / c);
-    throw error(e, "operator " + op + " on numbers");
+    switch (op) {
+      case kEq: return truth(a == c);
+      case kNe: return truth(a != c);
+      case kLt: return truth(a < c);
+      case kLe: return truth(a <= c);
+      case kGt: return truth(a > c);
+      case kGe: return truth(a >= c);
+      case kAdd: return number(a + c);
+      case kSub: return number(a - c);
+      case kMul: return number(a * c);
+      case kDiv: return number(a / c);
+      default: throw error(e, "operator " + e.name + " on numbers");
+    }
   }
 
   // `s - t` and `s / t` for a Scalar s: at::empty_like(t).fill_(s).sub_(t) / .div_(t).
@@ -849,25 +1075,31 @@ class Evaluator {
     Node* empty = b_.call("empty_like.default", {t.arg},
                           {{"memory_format", Arg::of_memory_format(MemoryFormat::Preserve)}});
     Node* filled = b_.call("fill.Scalar", {Arg(empty), s.arg});
-    return call_named(e, std::string(op) + ".Tensor", {FormulaValue::tensor(filled), t});
+    return call_named(e, op, true, {FormulaValue::tensor(filled), t});
   }
 
-  FormulaValue binary(const FormulaExpr& e, const std::string& op, const FormulaValue& x,
-                      const FormulaValue& y) {
-    if (is_number(x) && is_number(y)) return fold(e, op, x, y);
-    static const std::map<std::string, const char*> kCompare = {
-        {"==", "eq"}, {"!=", "ne"}, {"<", "lt"}, {"<=", "le"}, {">", "gt"}, {">=", "ge"}};
-    if (auto it = kCompare.find(op); it != kCompare.end()) {
-      std::string name = std::string(it->second) + (y.arg.is_node() ? ".Tensor" : ".Scalar");
-      return call_named(e, name, {x, y});
+  static std::vector<FormulaValue> two(FormulaValue& a, FormulaValue& b) {
+    std::vector<FormulaValue> v;
+    v.reserve(2);
+    v.push_back(std::move(a));
+    v.push_back(std::move(b));
+    return v;
+  }
+
+  FormulaValue binary(const FormulaExpr& e, FormulaValue& x, FormulaValue& y) {
+    if (is_number(x) && is_number(y)) return fold(e, x, y);
+    uint8_t op = e.id;
+    const char* fn = binary_base(op);
+    if (op >= kEq && op <= kGe) {
+      bool tensor = y.arg.is_node();
+      return call_named(e, fn, tensor, two(x, y));
     }
-    const char* fn = op == "+" ? "add" : op == "-" ? "sub" : op == "*" ? "mul" : "div";
     bool xt = x.kind == Kind::kTensor, yt = y.kind == Kind::kTensor;
-    if (xt && yt) return call_named(e, std::string(fn) + ".Tensor", {x, y});
-    if (xt) return call_named(e, std::string(fn) + ".Scalar", {x, y});
-    if (yt && (op == "*" || op == "+")) return call_named(e, std::string(fn) + ".Scalar", {y, x});
+    if (xt && yt) return call_named(e, fn, true, two(x, y));
+    if (xt) return call_named(e, fn, false, two(x, y));
+    if (yt && (op == kMul || op == kAdd)) return call_named(e, fn, false, two(y, x));
     if (yt) return scalar_first(e, fn, x, y);
-    throw error(e, "operator " + op + " needs a tensor or two numbers");
+    throw error(e, "operator " + e.name + " needs a tensor or two numbers");
   }
 
   // x.size(d) as a formula reads it: an int, or sym_size for a symbolic size.
@@ -879,12 +1111,13 @@ class Evaluator {
     return FormulaValue::scalar(Arg(b_.call("sym_size.int", {Arg(obj.node()), Arg::of_int(dim)})));
   }
 
-  FormulaValue method(const FormulaExpr& e, const FormulaValue& obj, const std::string& m,
+  FormulaValue method(const FormulaExpr& e, const FormulaValue& obj,
                       std::vector<FormulaValue>& args) {
-    if (m == "conj") return obj;  // real tensors: conj() is the tensor itself
-    if (m == "has_value") return FormulaValue::scalar(Arg::of_bool(!obj.is_none()));
-    if (m == "value") return obj;
-    if (m == "type_as") {  // self.to(other's dtype): _to_copy with other's options
+    const uint8_t m = e.id;
+    if (m == kMethodConj) return obj;  // real tensors: conj() is the tensor itself
+    if (m == kMethodHasValue) return FormulaValue::scalar(Arg::of_bool(!obj.is_none()));
+    if (m == kMethodValue) return obj;
+    if (m == kMethodTypeAs) {  // self.to(other's dtype): _to_copy with other's options
       const TensorMeta& o = args.at(0).meta();
       Node* x = obj.node();
       if (x->tensor_meta().dtype == o.dtype) return obj;
@@ -893,9 +1126,9 @@ class Evaluator {
                                            {"layout", Arg::of_layout(Layout::Strided)},
                                            {"device", Arg::of_device(o.device)}}));
     }
-    if (obj.is_none() && (m == "sym_sizes" || m == "sizes")) return obj;  // an absent optional
-    if (m == "layout") return string_value(Arg::of_str("strided"));
-    if (m == "sym_strides" || m == "strides") {
+    if (obj.is_none() && m == kMethodSizes) return obj;  // an absent optional
+    if (m == kMethodLayout) return string_value(Arg::of_str("strided"));
+    if (m == kMethodStrides) {
       FormulaValue v;
       v.kind = Kind::kList;
       v.has_sizes = true;
@@ -905,11 +1138,11 @@ class Evaluator {
         throw error(e, "symbolic strides are not supported in derivative formulas");
       return v;
     }
-    if (m == "defined") return FormulaValue::scalar(Arg::of_bool(!obj.is_none()));
-    if (m == "toDouble") return number(obj.to_double());
-    if (m == "dim") return FormulaValue::scalar(Arg::of_int(obj.meta().dim()));
-    if (m == "size" || m == "sym_size") return size_at(obj, args.at(0).to_int());
-    if (m == "sym_sizes" || m == "sizes") {
+    if (m == kMethodDefined) return FormulaValue::scalar(Arg::of_bool(!obj.is_none()));
+    if (m == kMethodToDouble) return number(obj.to_double());
+    if (m == kMethodDim) return FormulaValue::scalar(Arg::of_int(obj.meta().dim()));
+    if (m == kMethodSize) return size_at(obj, args.at(0).to_int());
+    if (m == kMethodSizes) {
       FormulaValue v;
       v.kind = Kind::kList;
       v.has_sizes = true;
@@ -925,45 +1158,47 @@ class Evaluator {
                          : obj.node();
       return v;
     }
-    if (m == "scalar_type") {
+    if (m == kMethodScalarType) {
       FormulaValue d;
       d.kind = Kind::kDtype;
       d.arg = Arg::of_dtype(obj.meta().dtype);
       return d;
     }
-    if (m == "options") {
+    if (m == kMethodOptions) {
       FormulaValue o;
       o.kind = Kind::kOptions;
-      o.options = obj.meta();
+      o.options = &obj.meta();
       return o;
     }
-    if (m == "sym_numel" || m == "numel") {
+    if (m == kMethodNumel) {
       SymInt n = obj.meta().numel();
       if (n.is_concrete()) return FormulaValue::scalar(Arg::of_int(n.value()));
       FormulaValue v = FormulaValue::scalar(Arg());
       v.numel_of = obj.node();  // sym_numel where it is used
       return v;
     }
-    if (m == "reshape" || m == "reshape_symint") return reshape(obj, args.at(0));
-    if (m == "expand_as") {  // expand(self, other.sym_sizes())
+    if (m == kMethodReshape) return reshape(obj, args.at(0));
+    if (m == kMethodExpandAs) {  // expand(self, other.sym_sizes())
       FormulaValue sizes;
       sizes.kind = Kind::kList;
       sizes.has_sizes = true;
       sizes.sizes = args.at(0).meta().sizes;
       sizes.sizes_of = args.at(0).node();
-      return call_op(e, "expand", {obj, sizes});
+      return call_op(e, "expand", e.ops, {obj, sizes});
     }
-    if (m == "contiguous") {
+    if (m == kMethodContiguous) {
       Node* x = obj.node();
       if (x->tensor_meta().is_contiguous()) return obj;
       return FormulaValue::tensor(
           b_.call("clone.default", {Arg(x)},
                   {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}}));
     }
-    std::vector<FormulaValue> all{obj};
-    for (auto& a : args) all.push_back(a);
-    if (GradHelper h = find_grad_helper(m)) return h(b_, all);  // `grad.ger(vec)`
-    return call_op(e, op_base(m), all);
+    std::vector<FormulaValue> all;
+    all.reserve(args.size() + 1);
+    all.push_back(obj);
+    for (auto& a : args) all.push_back(std::move(a));
+    if (GradHelper h = e.helper) return h(b_, all);  // `grad.ger(vec)`
+    return call_op(e, e.base, e.ops, all);
   }
 
   // x.reshape(sizes) as at::reshape traces: a view when the strides allow one, else a contiguous
@@ -978,26 +1213,25 @@ class Evaluator {
     return FormulaValue::tensor(b_.call("_unsafe_view.default", {Arg(c), size_arg}));
   }
 
-  FormulaValue call(const FormulaExpr& e, const std::string& fn, std::vector<FormulaValue>& args) {
-    if (fn == "Tensor" && args.empty()) return FormulaValue::none();
+  FormulaValue call(const FormulaExpr& e, std::vector<FormulaValue>& args) {
+    const uint8_t fn = e.id;
+    if (fn == kCallTensor && args.empty()) return FormulaValue::none();
     // FunctionsManual's argument adaptors: the values themselves.
-    if ((fn == "TensorGeometry" || fn == "to_args_sizes_symint" || fn == "to_args_scalartypes") &&
-        args.size() == 1)
-      return args[0];
-    if (fn == "not_implemented")  // a derivatives.yaml entry PyTorch does not implement
+    if (fn == kCallAdaptor && args.size() == 1) return args[0];
+    if (fn == kCallNotImplemented)  // a derivatives.yaml entry PyTorch does not implement
       throw Error("the derivative for '" + (args.empty() ? b_.op().base_name : args[0].arg.str) +
                   "' is not implemented.");
-    if (fn == "derivative_not_implemented")  // no derivatives.yaml entry at all
+    if (fn == kCallDerivativeNotImplemented)  // no derivatives.yaml entry at all
       throw Error("derivative for " + b_.op().name + " is not implemented");
-    if (fn == "sqrt" && args.size() == 1 && is_number(args[0]))
+    if (fn == kCallSqrt && args.size() == 1 && is_number(args[0]))
       return number(std::sqrt(args[0].to_double()));
-    return call_op(e, op_base(fn), args);
+    return call_op(e, e.base, e.ops, args);
   }
 
-  // The first overload of aten op `base` whose schema takes `args`.
+  // The first overload of aten op `base` (`ops`: its overloads, bound) whose schema takes `args`.
   FormulaValue call_op(const FormulaExpr& e, const std::string& base,
+                       const std::vector<const OpDef*>* ops,
                        const std::vector<FormulaValue>& args) {
-    const auto* ops = overloads(base);
     if (!ops) throw error(e, "no helper or aten op named '" + base + "'");
     for (const OpDef* op : *ops) {
       const auto& sargs = op->schema.args;
@@ -1012,9 +1246,13 @@ class Evaluator {
     throw error(e, "no overload of aten::" + base + " takes these arguments");
   }
 
-  FormulaValue call_named(const FormulaExpr& e, const std::string& name,
+  // `base`.Tensor or `base`.Scalar: a binary operator's op (bound), else found by name.
+  FormulaValue call_named(const FormulaExpr& e, const char* base, bool tensor,
                           const std::vector<FormulaValue>& args) {
-    const OpDef* op = aten_ops().find(name);
+    const OpDef* op =
+        e.kind == FormulaExpr::Kind::kBinary ? (tensor ? e.tensor_op : e.scalar_op) : nullptr;
+    std::string name = std::string(base) + (tensor ? ".Tensor" : ".Scalar");
+    if (!op) op = aten_ops().find(name);
     if (!op) throw error(e, "no aten op " + name);
     return emit(*op, args);
   }
@@ -1033,7 +1271,7 @@ class Evaluator {
           !sa.type.list)
         return FormulaValue::none();
       if (args[i].kind == Kind::kOptions) {  // TensorOptions: dtype, layout, device
-        const TensorMeta& o = args[i].options;
+        const TensorMeta& o = *args[i].options;
         kw.push_back({"dtype", Arg::of_dtype(o.dtype)});
         kw.push_back({"layout", Arg::of_layout(Layout::Strided)});
         kw.push_back({"device", Arg::of_device(o.device)});
@@ -1048,7 +1286,7 @@ class Evaluator {
       else
         pos.push_back(std::move(a));
     }
-    return FormulaValue::tensor(b_.call(op.name, std::move(pos), std::move(kw)));
+    return FormulaValue::tensor(b_.call(op, std::move(pos), std::move(kw)));
   }
 
   GradBuilder& b_;
@@ -1093,8 +1331,17 @@ std::shared_ptr<const DerivativeRule> formula(std::string text) {
   return r;
 }
 
+void bind_formulas(const OpTable& table) {
+  const OverloadIndex* expected = nullptr;
+  const OverloadIndex* index = index_overloads(table);
+  if (!g_overloads.compare_exchange_strong(expected, index)) delete index;
+  for (const OpDef* op : table.all())
+    if (op->derivative && op->derivative->program) bind(*op->derivative->program);
+}
+
 void DerivativeRule::apply(GradBuilder& b) const {
   if (program) {
+    bind(*program);
     Evaluator(b, *program).run();
     return;
   }

@@ -3,6 +3,8 @@
 
 #include <mutex>
 
+#include "aotgrad/ops/formula.h"
+
 namespace aotgrad {
 namespace {
 
@@ -40,6 +42,7 @@ const OpTable& aten_ops() {
     register_loss_ops(*t);
     register_higher_order_ops(*t);
     t->finalize();
+    bind_formulas(*t);
     std::lock_guard<std::mutex> lock(g_provider_mu);
     g_table = t;
     t->set_provider(g_provider);

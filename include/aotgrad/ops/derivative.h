@@ -60,6 +60,8 @@ class GradBuilder {
   /// arguments; metadata is inferred. Trailing arguments equal to their defaults are dropped.
   Node* call(std::string_view op, std::vector<Arg> args,
              std::vector<std::pair<std::string, Arg>> kwargs = {});
+  Node* call(const OpDef& op, std::vector<Arg> args,
+             std::vector<std::pair<std::string, Arg>> kwargs = {});
   Node* getitem(Node* tuple, int64_t index);
   Graph& graph() { return g_; }
 

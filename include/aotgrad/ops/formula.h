@@ -69,8 +69,8 @@ struct FormulaValue {
   SymIntVector sizes;      // `sizes_of` by sym_size
   Node* sizes_of = nullptr;
   Node* numel_of = nullptr;  // kScalar from x.sym_numel() of symbolic sizes: sym_numel when used
-  TensorMeta options;        // kOptions
-  std::vector<FormulaValue> elems;  // kTuple
+  const TensorMeta* options = nullptr;  // kOptions: the tensor's (in the graph)
+  std::vector<FormulaValue> elems;      // kTuple
 
   static FormulaValue none() { return {}; }
   static FormulaValue tensor(Node* n);
@@ -113,6 +113,12 @@ GradHelper find_grad_helper(const std::string& name);
 /// Parses `text` into a rule (throws Error naming the position and cause on a syntax error):
 /// `t.def(...).derivative(formula("self: grad * other; other: grad * self"))`.
 std::shared_ptr<const DerivativeRule> formula(std::string text);
+
+/// Resolves, once, what the names in the formulas of `table`'s ops refer to (helpers, helpers
+/// written as formulas, the aten overloads a call may take), so that evaluating a formula looks
+/// nothing up by name. aten_ops() calls it when it builds the registry, with `table` the registry
+/// (whose ops the formulas call); a formula of another table is bound when it first runs.
+void bind_formulas(const OpTable& table);
 
 /// The names `rule` uses that neither the op's schema, the formula vocabulary, a helper nor an
 /// aten op of the registry defines (the registry sweep requires none), as "name (why)".
