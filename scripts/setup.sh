@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   clang-format                        # tests/style/format_test.sh keeps the tree formatted
+  llvm-14-tools                       # FileCheck, which checks the pass tests (tests/passes/*.fx)
   libtorch-dev libopenblas0-pthread   # libtorch 1.13; OpenBLAS so ATen does not use the reference BLAS
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev
