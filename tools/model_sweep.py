@@ -16,7 +16,9 @@ output against a fixed random target) and put in training mode. In a worker proc
 
 Then `aotgrad run <model>.fx --train --grad=<parameters> --seed=0` computes the same step, and
 `aotgrad compile --grad=... --stats=json` gives the compile time (total wall and CPU time of the
-pipeline) and how many nodes took the op world's paths. The loss, every grad and every buffer
+pipeline) and how many nodes took the op world's paths; functorch 1.13's aot_module (min-cut
+partition, no-op compilers) compiles the same model in another worker, timed as
+bench/compile_compare.py times it, the anchor for compile time and saved activation bytes. The loss, every grad and every buffer
 (one aotgrad does not write back is its value before the step) are compared with eager's by
 tools/opinfo_sweep.py's fp32 rule (rtol 1e-4, atol 1e-5 x the tensor's scale); the report gives
 each model's worst tensor as the ratio of its largest error to the tolerance.
@@ -29,7 +31,7 @@ run one at a time, each killed after its timeout.
 
 usage:
   model_sweep.py run --aotgrad=BIN --out=DIR [--models=a,b|--models-file=FILE] [--timeout=S]
-                     [--expected=FILE] [-v]
+                     [--expected=FILE] [--no-functorch]
       writes DIR/report.json and DIR/report.md (the exported graphs stay in DIR/models); with
       --expected, exits 1 when a model listed as passing fails and prints IMPROVED for a model
       listed as failing that passes.
@@ -230,6 +232,58 @@ def _conformer():
             {"x": torch.randn(BATCH, 10, 32), "target": torch.randn(BATCH, 10, 32)})
 
 
+def _wavernn():
+    net = _audio().models.WaveRNN(upsample_scales=[2, 2], n_classes=16, hop_length=4, n_res_block=2,
+                                  n_rnn=16, n_fc=16, kernel_size=5, n_freq=8, n_hidden=8, n_output=8)
+    # waveform (batch, 1, (frames - kernel + 1) * hop), specgram (batch, 1, freq, frames)
+    # -> (batch, 1, samples, classes); a class per sample
+    return (WithLoss(net, "ce", output=lambda out: out.squeeze(1).transpose(1, 2)),
+            {"x": torch.randn(BATCH, 1, 24), "target": torch.randint(0, 16, (BATCH, 24)),
+             "specgram": torch.randn(BATCH, 1, 8, 10)})
+
+
+def _hdemucs():
+    net = _audio().models.HDemucs(sources=["a", "b"], audio_channels=1, channels=8, depth=2,
+                                  nfft=64, dconv_depth=1)
+    return WithLoss(net, "mse"), {"x": torch.randn(BATCH, 1, 256), "target": torch.randn(BATCH, 2, 1, 256)}
+
+
+def _emformer():
+    net = _audio().models.Emformer(input_dim=32, num_heads=2, ffn_dim=64, num_layers=2,
+                                   segment_length=4, right_context_length=1)
+    return (WithLoss(net, "mse", output=lambda out: out[0]),
+            {"x": torch.randn(BATCH, 9, 32), "target": torch.randn(BATCH, 8, 32),
+             "lengths": torch.tensor([9, 9])})
+
+
+def _tacotron2():
+    net = _audio().models.Tacotron2(n_mels=8, n_symbol=20, symbol_embedding_dim=16,
+                                    encoder_embedding_dim=16, encoder_n_convolution=1,
+                                    decoder_rnn_dim=16, attention_rnn_dim=16, attention_hidden_dim=8,
+                                    attention_location_n_filter=4, attention_location_kernel_size=3,
+                                    prenet_dim=8, postnet_n_convolution=1, postnet_embedding_dim=8,
+                                    decoder_dropout=0.0, attention_dropout=0.0)
+    return (WithLoss(net, "mse", output=lambda out: out[1]),
+            {"x": torch.randint(0, 20, (BATCH, 6)), "target": torch.randn(BATCH, 8, 5),
+             "token_lengths": torch.tensor([6, 6]), "mel_specgram": torch.randn(BATCH, 8, 5),
+             "mel_specgram_lengths": torch.tensor([5, 5])})
+
+
+def _small_maxvit():
+    from torchvision.models.maxvit import MaxVit
+    return _image(MaxVit(input_size=(32, 32), stem_channels=16, partition_size=2,
+                         block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
+                         stochastic_depth_prob=0.0, num_classes=10))
+
+
+def _video(name):
+    def build():
+        net = getattr(_tv().models.video, name)(num_classes=10)
+        return WithLoss(net, "ce"), {"x": torch.randn(BATCH, 3, 4, 32, 32),
+                                     "target": torch.randint(0, 10, (BATCH,))}
+    return build
+
+
 # name -> (family, source, description, builder returning (model with loss, inputs))
 MODELS = {}
 
@@ -248,10 +302,20 @@ for _name, _fam, _kw in [
         ("efficientnet_b0", "EfficientNet", {}), ("efficientnet_v2_s", "EfficientNet", {}),
         ("regnet_y_400mf", "RegNet", {}), ("regnet_x_400mf", "RegNet", {}),
         ("convnext_tiny", "ConvNeXt", {"stochastic_depth_prob": 0.0}),
-        ("swin_t", "Swin", {}),
+        ("swin_t", "Swin", {}), ("swin_v2_t", "Swin", {}),
+        ("shufflenet_v2_x0_5", "ShuffleNet", {}), ("squeezenet1_1", "SqueezeNet", {}),
+        ("mnasnet0_5", "MNASNet", {}), ("googlenet", "GoogLeNet", {"aux_logits": False, "init_weights": True}),
 ]:
     _add(_name, _fam, "torchvision", "torchvision %s, 10 classes, 3x32x32" % _name,
          _vision(_name, **_kw))
+_add("inception_v3", "Inception", "torchvision", "torchvision inception_v3 (no aux logits), 10 "
+     "classes, 3x75x75", _vision("inception_v3", size=75, aux_logits=False, init_weights=True))
+_add("alexnet", "AlexNet", "torchvision", "torchvision alexnet, 10 classes, 3x64x64",
+     _vision("alexnet", size=64))
+_add("maxvit_small", "MaxViT", "torchvision", "torchvision MaxVit: image 32, stem 16, partition 2, "
+     "blocks [16, 32] x 1, head dim 8", _small_maxvit)
+_add("r3d_18", "Video ResNet", "torchvision", "torchvision r3d_18, 10 classes, 3x4x32x32 clips",
+     _video("r3d_18"))
 _add("vit_b_16", "ViT", "torchvision", "torchvision vit_b_16 at image size 32 (patch 16), 10 classes",
      _vision("vit_b_16", image_size=32))
 _add("vit_small", "ViT", "torchvision", "torchvision VisionTransformer: image 32, patch 8, 2 layers, "
@@ -273,6 +337,14 @@ _add("conformer", "Conformer", "torchaudio", "torchaudio Conformer: width 32, 2 
      "lengths [10, 7] fixed (the padding mask a tensor constant), MSE", _conformer)
 _add("conformer_lengths", "Conformer", "torchaudio", "the Conformer with its lengths an input of "
      "the graph", _conformer_lengths)
+_add("wavernn", "WaveRNN", "torchaudio", "torchaudio WaveRNN: upsample [2, 2], 2 residual blocks, "
+     "GRU 16, 16 classes, 24 samples", _wavernn)
+_add("hdemucs", "HDemucs", "torchaudio", "torchaudio HDemucs: 2 sources, mono, 8 channels, depth 2, "
+     "nfft 64 (STFT, complex spectrogram), 256 samples, MSE", _hdemucs)
+_add("emformer", "Emformer", "torchaudio", "torchaudio Emformer: width 32, 2 heads, 2 layers, "
+     "segment 4, right context 1, lengths an input, MSE", _emformer)
+_add("tacotron2", "Tacotron2", "torchaudio", "torchaudio Tacotron2 (teacher forcing): 20 symbols, "
+     "8 mels, width 16, 5 frames, lengths inputs, MSE of the postnet output", _tacotron2)
 _add("transformer_encoder", "TransformerEncoder", "torch.nn", "nn.TransformerEncoder: 2 post-norm "
      "layers, d 32, 4 heads, FF 64, seq 8, MSE", _transformer_encoder())
 _add("transformer_encoder_prenorm_mask", "TransformerEncoder", "torch.nn", "nn.TransformerEncoder:"
@@ -287,6 +359,19 @@ def _export_stage(tb):
     """'text form' when the export failed writing the graph, else 'make_fx'."""
     writers = {"graph_text", "_arg_text", "annotation", "_op_text", "safetensors_bytes"}
     return "text form" if any(f.name in writers for f in traceback.extract_tb(tb)) else "make_fx"
+
+
+def _model_frame(tb):
+    """'file.py:line: code' of the innermost frame of the model's own code (torchvision,
+    torchaudio, torch.nn, this file) in a traceback: where a make_fx failure comes from."""
+    keep = ("torchvision", "torchaudio", os.path.join("torch", "nn"), os.path.join("torch", "functional"))
+    frames = [f for f in traceback.extract_tb(tb)
+              if any(k in f.filename for k in keep) or f.filename == os.path.abspath(__file__)]
+    frames = [f for f in frames if "forward" not in (f.line or "") or f is frames[-1]]
+    if not frames:
+        return None
+    f = frames[-1]
+    return "%s:%d: %s" % (os.path.basename(f.filename), f.lineno, (f.line or "").strip())
 
 
 def export_model(name, out_dir):
@@ -337,9 +422,12 @@ def export_model(name, out_dir):
     try:
         text = export.export(model, inputs, prefix, metadata={"model": name, "seed": SEED})
     except Exception as e:  # noqa: BLE001
-        stage = _export_stage(sys.exc_info()[2])
+        tb = sys.exc_info()[2]
+        stage = _export_stage(tb)
+        where = _model_frame(tb) if stage == "make_fx" else None
         record.update(cause="export failed (%s)" % stage,
-                      detail="%s: %s" % (type(e).__name__, _first_line(e)))
+                      detail="%s%s: %s" % ("at %s: " % where if where else "", type(e).__name__,
+                                           _first_line(e)))
         return finish()
     record["export_s"] = round(time.monotonic() - t0, 3)
     record["graph_ops"] = sum(1 for line in text.splitlines() if " = torch.ops." in line)
@@ -389,6 +477,25 @@ def finite_differences(name, out_dir, grads):
             out["v_" + g], out["d_" + g] = v, torch.tensor((vals[0] - vals[1]) / (2 * eps),
                                                            dtype=torch.float64)
     export.write_safetensors(prefix + ".fd.safetensors", out)
+
+
+def functorch_anchor(name, out_dir):
+    """`_functorch`: functorch 1.13's aot_module (min-cut partition, no-op compilers) on the exported
+    model, timed by bench/compile_compare.py's FunctorchTimer after its untimed warm-up: the
+    compilation's wall and CPU time up to the forward compiler, its joint graph's size and saved
+    activation bytes. Prints one JSON line."""
+    torch.set_num_threads(1)
+    import warnings
+    warnings.filterwarnings("ignore")
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
+    import compile_compare
+    model, inputs = _model_from_files(name, os.path.join(out_dir, name))
+    compile_compare.MODELS[name] = ("", lambda: (copy.deepcopy(model), inputs))
+    r = compile_compare.measure_functorch(name, 1, 1e9)
+    print(json.dumps({"total_ms": round(r["phases_s"]["total"] * 1e3, 1),
+                      "cpu_total_ms": round(r["cpu_phases_s"]["total"] * 1e3, 1),
+                      "joint_nodes": r["joint_nodes"],
+                      "saved_activation_bytes": r["saved_activation_bytes"]["min_cut"]}))
 
 
 # --- running aotgrad ------------------------------------------------------------------------------
@@ -561,9 +668,18 @@ def run_model(name, binary, out_dir, args):
             s = json.loads(out)
             row["compile"] = {"wall_ms": round(s["total_us"] / 1e3, 1),
                               "cpu_ms": round(s["total_cpu_us"] / 1e3, 1),
-                              "joint_nodes": s.get("joint_nodes"), "op_world": s.get("op_world")}
+                              "joint_nodes": s.get("joint_nodes"), "op_world": s.get("op_world"),
+                              "saved_activation_bytes": s.get("saved_activation_bytes")}
         except (ValueError, KeyError):
             pass
+    if args.functorch:
+        rc, out, err, dt = _run([sys.executable, os.path.abspath(__file__), "_functorch", name,
+                                 out_dir], args.export_timeout)
+        if rc == 0:
+            row["functorch"] = json.loads(out.strip().splitlines()[-1])
+        else:
+            cause, detail = _failure(rc, err, args.export_timeout, out_dir)
+            row["functorch"] = {"error": "%s: %s" % (cause, detail)}
     return row
 
 
@@ -593,31 +709,57 @@ def markdown(report, command=None):
              "a fraction of its tolerance (1 would fail; *exact*: every value equal), and which "
              "tensor; *compile* is `aotgrad compile --grad --stats=json`'s pipeline wall time (CPU "
              "time in brackets; for a graph with ops the registry does not declare it includes "
-             "loading libtorch, some 0.4 s), *in run* the compilation's wall time inside `aotgrad "
-             "run`, libtorch loaded; *op world* counts the graph's nodes of ops the registry does "
+             "loading libtorch, some 0.4 s), *in run* the same compilation's wall time inside "
+             "`aotgrad run`, libtorch loaded; *functorch* is functorch 1.13's aot_module (min-cut, "
+             "no-op compilers) on the same model and inputs, wall time from the call to the "
+             "forward compiler, after a warm-up (bench/compile_compare.py's timer), and *x* its "
+             "ratio to *in run*; *saved* the activation bytes the min-cut forward keeps for the "
+             "backward, aotgrad / functorch; *op world* the graph's nodes of ops the registry does "
              "not declare, and the derivatives and decompositions traced through libtorch."
              % (n_pass, len(rows)))
+    ratios = [r["functorch"]["total_ms"] / r["run_compile_ms"] for r in rows
+              if "total_ms" in r.get("functorch", {}) and r.get("run_compile_ms")]
+    if ratios:
+        ratios.sort()
+        L.append("")
+        L.append("Compile time against functorch over the %d models both compile: median %.0fx, "
+                 "smallest %.0fx; %d of them at least 100x." % (
+                     len(ratios), ratios[len(ratios) // 2], ratios[0],
+                     sum(x >= 100 for x in ratios)))
     L.append("")
     L.append("| model | source | parameters | graph ops | result | worst | compile ms | in run ms "
-             "| op world (provided nodes / traced derivatives / decompositions) |")
-    L.append("|---|---|---:|---:|---|---|---:|---:|---|")
+             "| functorch ms | x | saved KiB | op world |")
+    L.append("|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         if r["result"] == "pass":
             res = "pass"
         else:
             res = "**%s**" % _md(r["cause"])
         w = r.get("worst")
-        worst = ("%.3f (%s)" % (w["ratio"], w["tensor"]) if w and w["tensor"]
-                 else "exact" if w else "-")
+        worst = ("-" if r["result"] != "pass" or not w else
+                 "%.3f (%s)" % (w["ratio"], w["tensor"]) if w["tensor"] else "exact")
         c = r.get("compile")
         comp = "%.1f (%.1f)" % (c["wall_ms"], c["cpu_ms"]) if c else "-"
         ow = c and c.get("op_world")
         opw = ("%d / %d / %d" % (ow["nodes_provided"], ow["traced_derivatives"],
                                  ow["traced_decompositions"]) if ow else "-")
         params = "{:,}".format(r["parameters"]) if "parameters" in r else "-"
-        L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        ft = r.get("functorch") or {}
+        ft_ms = ("%.0f" % ft["total_ms"] if "total_ms" in ft
+                 else "error" if "error" in ft else "-")
+        ratio = ("%.0f" % (ft["total_ms"] / r["run_compile_ms"])
+                 if "total_ms" in ft and r.get("run_compile_ms") else "-")
+        ours = c.get("saved_activation_bytes") if c else None
+        saved = ("%.0f / %.0f" % (ours / 1024, ft["saved_activation_bytes"] / 1024)
+                 if ours is not None and "saved_activation_bytes" in ft else "-")
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["model"], r["source"], params, r.get("graph_ops", "-"), res, worst, comp,
-            r.get("run_compile_ms", "-"), opw))
+            r.get("run_compile_ms", "-"), ft_ms, ratio, saved, opw))
+    ft_errors = [r for r in rows if "error" in (r.get("functorch") or {})]
+    if ft_errors:
+        L.append("")
+        L.append("functorch failed on: " + "; ".join(
+            "%s (`%s`)" % (r["model"], _md(r["functorch"]["error"][:200])) for r in ft_errors) + ".")
     fails = [r for r in rows if r["result"] != "pass"]
     if fails:
         L.append("")
@@ -770,6 +912,11 @@ def main(argv=None):
     w = sub.add_parser("_export", help="(internal) the export worker")
     w.add_argument("model")
     w.add_argument("out_dir")
+    r.add_argument("--no-functorch", dest="functorch", action="store_false",
+                   help="skip functorch's aot_module (the compile-time anchor)")
+    ft = sub.add_parser("_functorch", help="(internal) functorch's aot_module on a model")
+    ft.add_argument("model")
+    ft.add_argument("out_dir")
     fd = sub.add_parser("_fd", help="(internal) float64 finite differences of some grads")
     fd.add_argument("model")
     fd.add_argument("out_dir")
@@ -787,6 +934,9 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.cmd == "_export":
         export_model(args.model, args.out_dir)
+        return 0
+    if args.cmd == "_functorch":
+        functorch_anchor(args.model, args.out_dir)
         return 0
     if args.cmd == "_fd":
         finite_differences(args.model, args.out_dir, args.grads.split(","))

@@ -27,7 +27,7 @@ done
 # The sample: no regression against the checked-in expectations.
 rm -f "$work/report/report.json"
 "${sweep[@]}" run --aotgrad="$bin" --out="$work/report" --models-file="$expected" \
-  --expected="$expected" --timeout=120
+  --expected="$expected" --timeout=120 --no-functorch
 [ $? -eq 0 ] || fail "regressions against $expected (see REGRESSION lines above)"
 [ -s "$work/report/report.json" ] || { fail "no report"; exit 1; }
 grep -q "^| resnet18 | torchvision |" "$work/report/report.md" || fail "no resnet18 row in report.md"
@@ -86,7 +86,7 @@ W
 chmod +x "$tmp/hang" "$tmp/crash" "$tmp/wrong"
 for fake in hang crash wrong; do
   "${sweep[@]}" run --aotgrad="$tmp/$fake" --out="$tmp/$fake.out" --models=transformer_encoder \
-    --timeout=5 >"$tmp/$fake.log" 2>&1
+    --timeout=5 --no-functorch >"$tmp/$fake.log" 2>&1
   [ $? -eq 0 ] || fail "the sweep with a $fake aotgrad did not finish: $(tail -3 "$tmp/$fake.log")"
 done
 "$PY" - "$tmp" <<'P' || fail "timeout / crash / wrong grad causes"
