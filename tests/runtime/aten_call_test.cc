@@ -258,5 +258,24 @@ TEST(AtenCall, InplaceOpReturnsItsInput) {
   EXPECT_EQ(x[1][1].item<float>(), 1.5f);
 }
 
+TEST(AtenCall, GeluBackwardOfAPermutedGrad) {
+  // libtorch 1.13's kernel gets this wrong (Note [gelu_backward's operand layouts]); through
+  // AtenOp it agrees with the kernel on contiguous operands, and keeps the grad's layout.
+  at::manual_seed(0);
+  at::Tensor grad = at::randn({2, 4, 3}).transpose(1, 2);
+  at::Tensor self = at::randn({2, 3, 4});
+  at::Tensor want = at::gelu_backward(grad.contiguous(), self);
+  const AtenOp& op = aten_op(aten_ops().get("gelu_backward"));
+  for (const char* approximate : {"none", "tanh"}) {
+    at::Tensor got = op.call_boxed({grad, self, std::string(approximate)})[0].toTensor();
+    at::Tensor ref = at::gelu_backward(grad.contiguous(), self, approximate);
+    EXPECT_TRUE(at::allclose(got, ref, 1e-5, 1e-6)) << approximate;
+    EXPECT_EQ(got.strides(), grad.strides()) << approximate;
+  }
+  EXPECT_TRUE(at::allclose(op.call_boxed({grad, self, std::string("none")})[0].toTensor(), want));
+  // The caller's self is left as it was.
+  EXPECT_TRUE(self.is_contiguous());
+}
+
 }  // namespace
 }  // namespace aotgrad
