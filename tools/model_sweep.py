@@ -762,8 +762,12 @@ def markdown(report, command=None):
             "%s (`%s`)" % (r["model"], _md(r["functorch"]["error"][:200])) for r in ft_errors) + ".")
     fails = [r for r in rows if r["result"] != "pass"]
     if fails:
+        by_cause = {}
+        for r in fails:
+            by_cause[r["cause"]] = by_cause.get(r["cause"], 0) + 1
         L.append("")
-        L.append("Failures and their causes:")
+        L.append("Failures and their causes (%s):" % ", ".join(
+            "%s %d" % (c, n) for c, n in sorted(by_cause.items(), key=lambda x: -x[1])))
         L.append("")
         for r in fails:
             L.append("- %s: %s: `%s`" % (r["model"], r["cause"], _md((r["detail"] or "")[:400])))
