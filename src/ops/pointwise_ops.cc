@@ -783,6 +783,11 @@ void register_pointwise_ops(OpTable& t) {
   unary(t, "cos", unary_float).derivative(formula("self: grad * -self.sin().conj()"));
   unary(t, "sinh", unary_float).derivative(formula("self: grad * self.cosh().conj()"));
   unary(t, "cosh", unary_float).derivative(formula("self: grad * self.sinh().conj()"));
+  unary(t, "asin", unary_float)
+      .derivative(formula("self: grad * (-self * self + 1).rsqrt().conj()"));
+  unary(t, "acos", unary_float)
+      .derivative(formula("self: grad * -((-self * self + 1).rsqrt()).conj()"));
+  unary(t, "atan", unary_float).derivative(formula("self: grad / (self * self + 1).conj()"));
   unary(t, "tanh", unary_float).derivative(formula("self: tanh_backward(grad, result)"));
   unary(t, "sigmoid", unary_float).derivative(formula("self: sigmoid_backward(grad, result)"));
   unary(t, "erf", unary_float)
