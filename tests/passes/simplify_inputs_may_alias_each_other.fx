@@ -1,0 +1,15 @@
+# Inputs may be one tensor at run time: x * 1 read after a write to y is not x.
+# RUN: --passes=simplify
+
+def forward(self, x: "f32[4]", y: "f32[4]"):
+    mul = torch.ops.aten.mul.Tensor(x, 1)
+    add_ = torch.ops.aten.add_.Tensor(y, 1)
+    add = torch.ops.aten.add.Tensor(mul, y)
+    return (add,)
+
+# CHECK-LABEL: def forward(
+# CHECK-NEXT: mul{{(: "[^"]*")?}} = torch.ops.aten.mul.Tensor(x, 1)
+# CHECK-NEXT: add_{{(: "[^"]*")?}} = torch.ops.aten.add_.Tensor(y, 1)
+# CHECK-NEXT: add{{(: "[^"]*")?}} = torch.ops.aten.add.Tensor(mul, y)
+# CHECK-NEXT: return (add,)
+# CHECK: {{^}}simplify{{ +[0-9]+ +[0-9]+ +}}0{{ }}
