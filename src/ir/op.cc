@@ -128,6 +128,14 @@ const OpDef* OpTable::find(std::string_view name) const {
   return slot->second.get();
 }
 
+const OpDef* OpTable::find_known(std::string_view name) const {
+  std::string key = normalize_name(name);
+  if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
+  std::lock_guard<std::mutex> lock(provided_mu_);
+  auto p = provided_.find(key);
+  return p == provided_.end() ? nullptr : p->second.get();
+}
+
 std::vector<const OpDef*> OpTable::provided_ops() const {
   std::lock_guard<std::mutex> lock(provided_mu_);
   return provided_order_;

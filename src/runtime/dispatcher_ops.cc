@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/custom_ops.h"
 #include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/fallback_meta.h"
@@ -162,6 +163,7 @@ class LibtorchOps final : public OpProvider {
       op->decomposition = traced_decomposition();
     else
       op->derivative = traced_derivative();
+    apply_custom_op_facts(*op);  // what the op's user told aotgrad (Note [Custom ops])
     count_provider_event(ProviderEvent::kOpProvided);
     return op;
   }

@@ -88,6 +88,12 @@ void register_kernels() {
           "this process has claimed");
     static FakeGuardImpl guard;
     c10::impl::device_guard_impl_registry[static_cast<size_t>(kFakeDevice)].store(&guard);
+    // An op without an Autograd kernel (a user's TORCH_LIBRARY op with only a CPU kernel) falls
+    // through autograd on fakes as it does on CPU tensors: libtorch 1.13 registers that fallthrough
+    // for AutogradCPU and the other backends, not for AutogradPrivateUse1.
+    static c10::RegistrationHandleRAII fallthrough = c10::Dispatcher::singleton().registerFallback(
+        c10::DispatchKey::AutogradPrivateUse1, c10::KernelFunction::makeFallthrough(),
+        "aotgrad fake tensors: as AutogradCPU's");
     guard_registered = true;
   }
   auto& d = c10::Dispatcher::singleton();

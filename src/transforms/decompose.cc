@@ -8,7 +8,10 @@
 namespace aotgrad {
 
 bool DecompositionTable::contains(const OpDef& op) const {
-  if (provided_composites && op.provided && op.has_tag(kCompositeImplicit) && op.decomposition)
+  // A provided op's decomposition: traced from its CompositeImplicitAutograd kernel, or one its
+  // user registered for the core table (Note [Custom ops]).
+  if (provided_composites && op.provided && op.decomposition &&
+      (op.has_tag(kCompositeImplicit) || (op.decomposition->tables & kCoreTable) != 0))
     return excluded.count(op.name) == 0;
   return ops.count(op.name) != 0;
 }

@@ -285,6 +285,8 @@ class OpTable {
   const OpDef* find(std::string_view name) const;
   /// As find(), but throws Error naming the op when it is unknown.
   const OpDef& get(std::string_view name) const;
+  /// As find(), without asking the provider: a declared op or one the provider already gave.
+  const OpDef* find_known(std::string_view name) const;
   /// All ops in declaration order.
   const std::vector<const OpDef*>& all() const { return order_; }
   OpDef* mutable_op(std::string_view name);

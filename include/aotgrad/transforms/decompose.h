@@ -15,8 +15,8 @@ namespace aotgrad {
 struct DecompositionTable {
   std::set<std::string> ops;
   /// Also every op the registry's provider gave (not declared) that is CompositeImplicitAutograd
-  /// and has a decomposition (traced from its kernel): part of composite_implicit(), core(),
-  /// full().
+  /// and has a decomposition (traced from its kernel), or whose user registered a decomposition
+  /// for the core table (ops/custom_ops.h): part of composite_implicit(), core(), full().
   bool provided_composites = false;
   /// Ops left out although provided_composites would take them ("-aten::group_norm").
   std::set<std::string> excluded;
