@@ -196,6 +196,50 @@ TEST(Capture, BatchNormInTrainingUpdatesRunningStats) {
   check_against_eager(bn, in, *g);
 }
 
+// §13.21: a model bigger than memory is traced with its parameters on the meta device. The graph
+// is the one its real parameters give, but for the device. (libtorch 1.13's Module::to cannot move
+// a module to the meta device, so the model's tensors are made there.)
+TEST(Capture, MetaDeviceParametersGiveTheSameGraph) {
+  auto graph_of = [](at::Device device) {
+    auto o = at::TensorOptions().device(device);
+    // conv weight and bias, batch norm weight, bias, running mean and var, linear weight and bias.
+    std::vector<at::Tensor> state = {at::empty({4, 3, 3, 3}, o),
+                                     at::empty({4}, o),
+                                     at::empty({4}, o),
+                                     at::empty({4}, o),
+                                     at::zeros({4}, o),
+                                     at::ones({4}, o),
+                                     at::empty({5, 4 * 6 * 6}, o),
+                                     at::empty({5}, o)};
+    std::vector<at::Tensor> in = state;
+    in.push_back(at::empty({2, 3, 6, 6}, o));
+    TensorFunction net = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+      at::Tensor h = at::conv2d(a[0], a[1], a[2], 1, 1);
+      h = at::relu(at::batch_norm(h, a[3], a[4], a[5], a[6], /*training=*/true, 0.1, 1e-5,
+                                  /*cudnn_enabled=*/false));
+      return {at::log_softmax(at::linear(h.flatten(1), a[7], a[8]), 1).sum().unsqueeze(0)};
+    };
+    TensorFunction fn = [net](const std::vector<at::Tensor>& a) {
+      std::vector<at::Tensor> b(a.end() - 1, a.end());
+      b.insert(b.end(), a.begin(), a.end() - 1);
+      return net(b);
+    };
+    return capture(fn, in);
+  };
+  auto real = graph_of(at::kCPU);
+  auto meta = graph_of(at::kMeta);
+  verify(*meta);
+  std::string want = print_graph(*real), got = print_graph(*meta);
+  EXPECT_NE(got.find("]meta"), std::string::npos) << got;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"]meta", "]cpu"},
+                          {"device(type='meta')", "device(type='cpu')"}})
+    for (size_t at = got.find(from); at != std::string::npos; at = got.find(from, at))
+      got.replace(at, from.size(), to);
+  EXPECT_EQ(got, want);
+  EXPECT_NE(want.find("native_batch_norm"), std::string::npos) << want;
+  EXPECT_NE(want.find("convolution"), std::string::npos) << want;
+}
+
 TEST(Capture, MultiResultOpsBecomeGetitems) {
   TensorFunction f = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
     auto [values, indices] = a[0].max(1);
