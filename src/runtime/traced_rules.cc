@@ -7,13 +7,16 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/op_call.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
 #include "aotgrad/runtime/fake_tensor.h"
 #include "aotgrad/transforms/dce.h"
+#include "aotgrad/transforms/functionalize.h"
 
 namespace aotgrad {
 namespace {
@@ -23,6 +26,58 @@ struct Slot {
   size_t arg = 0;
   int64_t elem = -1;
 };
+
+// `shape` with its leaves, in order, replaced by `leaves` from `next` on.
+Arg renest(const Arg& shape, const std::vector<Arg>& leaves, size_t& next) {
+  if (!shape.is_list()) return leaves.at(next++);
+  std::vector<Arg> l;
+  for (const Arg& e : shape.list) l.push_back(renest(e, leaves, next));
+  return Arg::of_tuple(std::move(l));
+}
+
+// Whether the call writes a value the template made (not one of its placeholders: the forward's
+// writes into the op's arguments, as native_batch_norm's running stats, are the outer call's).
+bool writes_intermediates(const Node& n) {
+  if (n.kind() != NodeKind::Call || !has_mutations(n)) return false;
+  for (int i : n.op()->written_args(n.args())) {
+    bool into_placeholder = true;
+    n.args()[static_cast<size_t>(i)].for_each_node([&](const Node* w) {
+      if (w->kind() != NodeKind::Placeholder) into_placeholder = false;
+    });
+    if (!into_placeholder) return true;
+  }
+  return false;
+}
+
+// What libtorch's kernels record is not functional: a backward formula writes into the tensors it
+// makes (fft_r2c_backward copies the gradient into a slice of zeros, svd_backward fills a
+// diagonal), and a composite kernel may too. The template is functionalized before it is spliced
+// into a functional graph, or those writes would be lost. The forward's writes into the op's
+// arguments (`forward`: native_batch_norm's running stats) are the outer call's and are dropped;
+// any other write into a placeholder (an argument, a result, a gradient) is an error.
+std::unique_ptr<Graph> functional_template(std::unique_ptr<Graph> g, const std::string& what,
+                                           const std::set<const Node*>& forward = {}) {
+  bool mutates = false;
+  for (const Node* n : g->nodes()) {
+    if (n->kind() != NodeKind::Call || !has_mutations(*n)) continue;
+    mutates = true;
+    if (forward.count(n)) continue;
+    for (int i : n->op()->written_args(n->args()))
+      n->args()[static_cast<size_t>(i)].for_each_node([&](const Node* w) {
+        if (w->kind() == NodeKind::Placeholder)
+          throw Error(what + " writes its input " + w->name() +
+                      ", which a graph of aotgrad cannot express");
+      });
+  }
+  if (!mutates) return g;
+  FunctionalizeResult f = functionalize(*g);
+  const Arg& out = f.graph->output()->args()[0];
+  size_t next = static_cast<size_t>(f.meta.num_mutated_outputs());
+  Arg nested = renest(g->output()->args()[0], out.list, next);
+  f.graph->output()->set_arg(0, nested);
+  eliminate_dead_code(*f.graph);
+  return std::move(f.graph);
+}
 
 std::vector<Slot> tensor_slots(const Node& call) {
   std::vector<Slot> slots;
@@ -157,10 +212,20 @@ std::vector<at::Tensor> result_tensors(const std::vector<c10::IValue>& stack) {
   return out;
 }
 
-FakeTrace::Options rule_options(const Node& call, Device device) {
+FakeTrace::Options rule_options(const Node& call, Device device, Graph& tmpl) {
   FakeTrace::Options o;
   o.device = device;
-  o.on_real_tensor = [&call](const at::Tensor& t, const std::string& where) -> Arg {
+  o.on_real_tensor = [&call, &tmpl](const at::Tensor& t, const std::string& where) -> Arg {
+    // A 0-dim tensor a formula makes from a number (`grad * other` for mul.Scalar's other, as
+    // scalar_to_tensor) is made again by the template, with that value and dtype.
+    if (t.dim() == 0 && t.device().is_cpu() && !t.is_complex()) {
+      Arg v = t.scalar_type() == at::kBool ? Arg::of_bool(t.item<bool>())
+              : at::isIntegralType(t.scalar_type(), /*includeBool=*/false)
+                  ? Arg::of_int(t.item<int64_t>())
+                  : Arg::of_float(t.item<double>());
+      return Arg(append_call(tmpl, "aten::scalar_tensor", {v},
+                             {{"dtype", Arg::of_dtype(from_c10(t.scalar_type()))}}));
+    }
     throw Error(call.describe() + ": tracing its rule through libtorch, " + where +
                 " is a real tensor made by the kernel (" + t.toString() +
                 "), which a traced rule cannot hold");
@@ -195,7 +260,7 @@ Backward trace_backward(GradBuilder& b, const std::vector<bool>& grad_defined) {
   const OpDef& op = b.op();
   auto tmpl = std::make_unique<Graph>();
   std::vector<Slot> slots = tensor_slots(call);
-  FakeTrace trace(*tmpl, rule_options(call, call_device(call, slots)));
+  FakeTrace trace(*tmpl, rule_options(call, call_device(call, slots), *tmpl));
   TraceSetup s = setup_trace(trace, *tmpl, call,
                              [&](const Node&, const Slot& sl) { return slot_needs(b, sl); });
   std::vector<Slot> needed;
@@ -261,14 +326,31 @@ Backward trace_backward(GradBuilder& b, const std::vector<bool>& grad_defined) {
     {
       at::NoGradGuard no_grad;
       try {
-        gin = (*grad_fn)(std::move(grads));
+        gin = (*grad_fn)(torch::autograd::variable_list(grads));
       } catch (const Error&) {
         throw;
       } catch (const std::exception& e) {
-        throw Error(op.name + " (" + op.schema.text +
-                    "): libtorch's derivative failed for the "
-                    "inputs " +
-                    needs_text(b, needed) + ": " + libtorch_message(e));
+        // A formula that reads every output's gradient (a double backward) gets zeros for the
+        // ones that have none, as the autograd engine's materialized gradients.
+        bool filled = false;
+        for (size_t r = 0; r < outs.size(); ++r) {
+          if (!outs[r].defined() || outs[r].grad_fn() != grad_fn) continue;
+          at::Tensor& g = grads.at(outs[r].output_nr());
+          if (g.defined() || !outs[r].is_floating_point()) continue;
+          g = at::zeros_like(outs[r]);
+          filled = true;
+        }
+        try {
+          if (!filled) throw;
+          gin = (*grad_fn)(torch::autograd::variable_list(grads));
+        } catch (const Error&) {
+          throw;
+        } catch (const std::exception&) {
+          throw Error(op.name + " (" + op.schema.text +
+                      "): libtorch's derivative failed for the "
+                      "inputs " +
+                      needs_text(b, needed) + ": " + libtorch_message(e));
+        }
       }
     }
     // Input k's gradient is the one flowing along the edge to its fake's grad accumulator.
@@ -289,8 +371,15 @@ Backward trace_backward(GradBuilder& b, const std::vector<bool>& grad_defined) {
   tmpl->set_output(Arg::of_tuple(grads_out));
   // The forward's nodes go when no gradient reads them (random ones too: the backward reads the
   // forward's results, it does not run the op again); then whatever else is dead.
-  for (auto it = forward_nodes.rbegin(); it != forward_nodes.rend(); ++it)
-    if ((*it)->users().empty()) tmpl->erase(*it);
+  std::set<const Node*> kept_forward;
+  for (auto it = forward_nodes.rbegin(); it != forward_nodes.rend(); ++it) {
+    if ((*it)->users().empty() && !writes_intermediates(**it))
+      tmpl->erase(*it);
+    else
+      kept_forward.insert(*it);
+  }
+  tmpl = functional_template(std::move(tmpl), op.name + "'s derivative, traced through libtorch",
+                             kept_forward);
   eliminate_dead_code(*tmpl);
   Backward bw;
   bw.slots = s.slots;
@@ -348,6 +437,20 @@ void apply_traced_backward(GradBuilder& b) {
     const Arg& g = grads.list.at(k);
     if (!g.is_node()) continue;
     const Slot& s = bw->slots[k];
+    // libtorch's engine sums a gradient to its input's sizes when the input expands to it, and
+    // rejects any other (validate_outputs); so does aotgrad, before the graph runs.
+    const TensorMeta& in = slot_node(call, s)->meta().tensor;
+    const TensorMeta& gm = g.node->meta().tensor;
+    bool expandable = in.dim() <= gm.dim();
+    for (int64_t d = 1; expandable && d <= in.dim(); ++d) {
+      const SymInt& gs = gm.sizes[static_cast<size_t>(gm.dim() - d)];
+      const SymInt& is = in.sizes[static_cast<size_t>(in.dim() - d)];
+      if (!(gs == is) && !(is == 1)) expandable = false;
+    }
+    if (!expandable)
+      throw Error(call.op()->name + ": libtorch's derivative gives " + needs_text(b, {s}) +
+                  " a gradient of sizes " + gm.annotation() + ", to which its sizes " +
+                  in.annotation() + " do not expand (libtorch's autograd rejects it too)");
     if (s.elem < 0)
       b.set(s.arg, g.node);
     else
@@ -361,7 +464,7 @@ std::shared_ptr<const Graph> trace_decomposition(const Node& call) {
   const OpDef& op = *call.op();
   auto tmpl = std::make_unique<Graph>();
   std::vector<Slot> slots = tensor_slots(call);
-  FakeTrace trace(*tmpl, rule_options(call, call_device(call, slots)));
+  FakeTrace trace(*tmpl, rule_options(call, call_device(call, slots), *tmpl));
   // Floating inputs require grad, so that the kernel takes its differentiable path (an aotgrad
   // graph is decomposed before it is differentiated).
   TraceSetup s = setup_trace(trace, *tmpl, call, [](const Node&, const Slot&) { return true; });
@@ -401,6 +504,7 @@ std::shared_ptr<const Graph> trace_decomposition(const Node& call) {
     }
   }
   tmpl->set_output(outs.size() == 1 ? outs[0] : Arg::of_tuple(std::move(outs)));
+  tmpl = functional_template(std::move(tmpl), op.name + "'s composite kernel, traced");
   eliminate_dead_code(*tmpl);
   return std::shared_ptr<const Graph>(std::move(tmpl));
 }

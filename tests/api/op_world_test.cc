@@ -201,6 +201,23 @@ std::vector<Case> cases() {
          return V{r({2, 3}), r({2, 4}), r({12, 3}), r({12, 4})};
        },
        [](const V& a) -> V { return {at::gru_cell(a[0], a[1], a[2], a[3])}; }},
+      // Backward formulas that write into tensors they make (fft_r2c_backward copies into a
+      // slice of zeros, fft_c2r_backward doubles a narrowed slice, linalg_matrix_exp's works in
+      // place): the traced backward is functionalized before it is spliced.
+      {"rfft_irfft",
+       [] {
+         return V{r({3, 8})};
+       },
+       [](const V& a) -> V {
+         return {at::view_as_real(at::fft_rfft(a[0])), at::fft_irfft(at::fft_rfft(a[0] * 2), 8)};
+       }},
+      {"matrix_exp_svdvals",
+       [] {
+         return V{r({3, 3}) * 0.3};
+       },
+       [](const V& a) -> V {
+         return {at::linalg_matrix_exp(a[0]), at::linalg_svdvals(a[0])};
+       }},
   };
 }
 
