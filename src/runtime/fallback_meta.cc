@@ -56,9 +56,14 @@ std::vector<int64_t> concrete(const SymIntVector& v) {
   return out;
 }
 
-// A tensor of `m`'s dtype, sizes, strides and storage offset on `device` (meta, or zero-filled on
+// What a stand-in on cpu holds: zeros; or, when a kernel rejects zeros (cholesky wants a positive
+// definite matrix, multinomial a distribution), identity matrices in the last two dimensions of a
+// floating tensor of 2 or more dimensions and ones elsewhere.
+enum class Fill { kZeros, kIdentity };
+
+// A tensor of `m`'s dtype, sizes, strides and storage offset on `device` (meta, or filled on
 // cpu).
-at::Tensor stand_in(const TensorMeta& m, c10::Device device) {
+at::Tensor stand_in(const TensorMeta& m, c10::Device device, Fill fill = Fill::kZeros) {
   std::vector<int64_t> sizes = concrete(m.sizes), strides = concrete(m.strides);
   int64_t offset = m.storage_offset.value();
   int64_t extent = offset + 1;
@@ -71,7 +76,16 @@ at::Tensor stand_in(const TensorMeta& m, c10::Device device) {
   auto options = at::TensorOptions().dtype(to_c10(m.dtype)).device(device);
   at::Tensor base = at::empty({std::max<int64_t>(extent, 0)}, options);
   if (device.is_cpu()) base.zero_();
-  return base.as_strided(sizes, strides, offset);
+  at::Tensor t = base.as_strided(sizes, strides, offset);
+  if (device.is_cpu() && fill == Fill::kIdentity && !empty) {
+    if (sizes.size() >= 2 && is_floating(m.dtype)) {
+      at::Tensor eye = at::eye(sizes[sizes.size() - 2], sizes.back(), options);
+      t.copy_(eye.expand(sizes));
+    } else {
+      t.fill_(1);
+    }
+  }
+  return t;
 }
 
 // The device of the op's results: its Device argument, else its first tensor's, else cpu.
@@ -109,12 +123,13 @@ std::string libtorch_message(const std::exception& e) {
 
 // Runs the op on stand-ins on `device` (meta or cpu); Device arguments become `device` too, so a
 // factory makes no real tensor on the meta path.
-ValueMeta run_on(const MetaArgs& a, const c10::OperatorHandle& handle, c10::Device device) {
+ValueMeta run_on(const MetaArgs& a, const c10::OperatorHandle& handle, c10::Device device,
+                 Fill fill = Fill::kZeros) {
   const OpDef& op = a.op();
   const auto& sargs = op.schema.args;
   NodeValueFn lookup = [&](const Node& n) -> c10::IValue {
     const ValueMeta& m = n.meta();
-    if (m.is_tensor()) return stand_in(m.tensor, device);
+    if (m.is_tensor()) return stand_in(m.tensor, device, fill);
     if (m.kind == ValueMeta::Kind::SymInt && m.sym.is_concrete()) return c10::IValue(m.sym.value());
     throw Error("the value of " + n.describe() + " (" + m.describe() +
                 ") is not known before running the graph");
@@ -181,14 +196,19 @@ ValueMeta fallback_meta(const MetaArgs& a) {
           "the shape of its result depends on its inputs' values (dynamic_output_shape), which "
           "aotgrad cannot know before the graph runs (" +
           libtorch_message(e) + ")");
-    // No Meta kernel, or one that reads data: the CPU kernel on zeros, whose error (if any) is the
-    // one a user would see running the op.
+    // No Meta kernel, or one that reads data: the CPU kernel on zeros, then on identities (see
+    // Fill); the error on zeros (if both fail) is the one a user would see running the op.
     try {
       m = run_on(a, *handle, c10::Device(c10::kCPU));
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      throw Error(libtorch_message(e));
+      std::string on_zeros = libtorch_message(e);
+      try {
+        m = run_on(a, *handle, c10::Device(c10::kCPU), Fill::kIdentity);
+      } catch (const std::exception&) {
+        throw Error(on_zeros);
+      }
     }
     count_provider_event(ProviderEvent::kMetaCpuKernel);
   }

@@ -103,6 +103,34 @@ def forward(self, x: "f32[4, 3]"):
   }
 }
 
+// A kernel that rejects zeros (cholesky of a singular matrix, multinomial of no distribution) runs
+// on identities; the error of one that rejects both is the one it gave on zeros.
+TEST(DispatcherOps, KernelsThatRejectZerosRunOnIdentities) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[2, 3, 3]", p: "f32[4]"):
+    cholesky = torch.ops.aten.cholesky.default(x)
+    cholesky_inverse = torch.ops.aten.cholesky_inverse.default(x)
+    multinomial = torch.ops.aten.multinomial.default(p, 2)
+    return (cholesky, cholesky_inverse, multinomial)
+)",
+                       aten_ops());
+  std::string text = print_graph(*g);
+  EXPECT_NE(text.find("cholesky: \"f32[2, 3, 3][9, 1, 3]cpu\""), std::string::npos) << text;
+  EXPECT_NE(text.find("multinomial: \"i64[2][1]cpu\""), std::string::npos) << text;
+  try {
+    parse_graph(R"(
+def forward(self, x: "f32[2, 3]"):
+    cholesky = torch.ops.aten.cholesky.default(x)
+    return (cholesky,)
+)",
+                aten_ops());
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("aten::cholesky"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("square"), std::string::npos) << e.message();
+  }
+}
+
 const char* kUndeclared = R"(
 def forward(self, x: "f32[3, 5]", w: "f32[5]"):
     mul = torch.ops.aten.mul.Tensor(x, w)
