@@ -21,6 +21,11 @@
 //      as_strided_scatter backward is wrong). Where PyTorch's formula is not the true derivative
 //      (embedding with scale_grad_by_freq) and aotgrad matches PyTorch, that is a note, not a
 //      failure.
+//   5. the op world's traced backward (runtime/traced_rules.h): the same forward graph read against
+//      a table whose every op is libtorch's provider's (derivative traced through libtorch's
+//      autograd on fake tensors) must give the declared rule's gradients for the same inputs and
+//      tangents (issue 20: the declared rule and the traced backward agree). Ops libtorch
+//      differentiates through their CompositeImplicitAutograd kernel have no traced rule.
 // One test per family file (GradSweep.Pointwise, ...) reports every failing line with its
 // file:line, and each op of the file that has no derivative rule once, then a summary.
 #include <ATen/ATen.h>
@@ -45,6 +50,7 @@
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/dispatcher_ops.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/decompose.h"
@@ -537,6 +543,7 @@ struct FileReport {
   int samples = 0;         // valid (non-`!`) sample lines
   int differentiable = 0;  // of differentiable ops with a differentiable floating input
   int eager_checked = 0;
+  int traced_checked = 0;  // against the traced backward
   int fd_checked = 0;
   std::map<std::string, int> skipped;                 // reason -> count
   std::map<std::string, std::vector<int>> no_rule;    // op -> lines
@@ -560,6 +567,113 @@ bool same_sample(const os::Sample& a, const os::Sample& b) {
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// Every op as libtorch's provider gives it (none declared): its derivative is traced.
+const OpTable& traced_ops() {
+  static OpTable* t = [] {
+    auto* table = new OpTable;
+    table->set_provider(&libtorch_op_provider());
+    return table;
+  }();
+  return *t;
+}
+
+bool data_dependent(const std::string& msg) {
+  return msg.find("dynamic_output_shape") != std::string::npos ||
+         msg.find("data_dependent_output") != std::string::npos;
+}
+
+// Step 5: the declared rule's gradients `grads` against the traced backward's, for the same
+// inputs and the same tangents (an output the declared rule does not differentiate gets zeros).
+// The traced backward is libtorch's own formula: where it differs from the declared rule but agrees
+// with libtorch eager, or fails where eager fails too, the declared rule's checks against eager
+// and finite differences decide (libtorch 1.13's as_strided_scatter backward is wrong; its
+// scatter_add backward gives a larger src a gradient of the index's sizes). A traced backward
+// that needs a data-dependent shape (masked_fill's value) cannot be traced: a note.
+void check_traced(const os::Sample& s, const ForwardGraph& fg, const Joint& joint,
+                  const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& tangents,
+                  const std::vector<at::Tensor>& grads, FileReport& rep,
+                  std::vector<std::string>& problems, std::vector<std::string>& notes) {
+  const OpDef* traced = traced_ops().find(fg.node->op()->name);
+  if (!traced || !traced->derivative) {
+    rep.skipped["no traced backward (libtorch differentiates its composite kernel)"]++;
+    return;
+  }
+  // libtorch 1.13's own as_strided_scatter backward is wrong (finite differences say so; see the
+  // float64 check), and reads memory it never writes: nothing to compare with.
+  if (traced->name == "aten::as_strided_scatter") {
+    rep.skipped["traced backward not compared: libtorch's own formula is wrong"]++;
+    return;
+  }
+  std::optional<std::vector<at::Tensor>> eager;
+  std::string eager_err;
+  try {
+    eager = eager_grads(fg, joint, inputs, tangents);
+  } catch (const std::exception& e) {
+    eager_err = first_line(e.what());
+  }
+  auto failed = [&](const std::string& what) {
+    if (!eager)
+      notes.push_back("the traced backward fails as libtorch eager does: " + first_line(what));
+    else if (data_dependent(what))
+      notes.push_back("the traced backward needs a data-dependent shape: " + first_line(what));
+    else
+      problems.push_back("traced backward: " + what);
+  };
+  ForwardGraph tg;
+  try {
+    std::shared_ptr<Graph> g = parse_graph(os::graph_text(s, traced->short_name), traced_ops());
+    const Node* n = g->find("result");
+    if (n && n->meta().kind == ValueMeta::Kind::Tuple)
+      g = parse_graph(os::graph_text(s, traced->short_name, "", n->meta().elems.size()),
+                      traced_ops());
+    tg.graph = std::move(g);
+  } catch (const Error& e) {
+    notes.push_back("the op world's OpDef rejects the sample: " + first_line(e.message()));
+    return;
+  }
+  tg.node = tg.graph->find("result");
+  tg.requires_grad = fg.requires_grad;
+  tg.input_names = fg.input_names;
+  Joint tj;
+  std::string err = make_joint(tg, tj);
+  if (!err.empty()) return failed(err);
+  std::vector<at::Tensor> tt = make_tangents(tj, 0);
+  const auto& mine = joint.jg.tangent_of_output;
+  const auto& theirs = tj.jg.tangent_of_output;
+  for (size_t k = 0; k < theirs.size(); ++k) {
+    if (theirs[k] < 0) continue;
+    at::Tensor& t = tt[theirs[k]];
+    // Metadata of an output without elements may differ (kernels disagree there): zeros.
+    if (k < mine.size() && mine[k] >= 0 && tangents[mine[k]].sizes() == t.sizes())
+      t = tangents[mine[k]];
+    else
+      t = at::zeros_like(t);
+  }
+  std::vector<at::Tensor> got;
+  try {
+    got = run_joint(tj, inputs, tt);
+  } catch (const Error& e) {
+    return failed("running the joint graph: " + first_line(e.message()));
+  }
+  rep.traced_checked++;
+  bool f64 = true;
+  for (const auto& t : s.tensors)
+    if (t.meta.dtype != ScalarType::Float64 && is_floating(t.meta.dtype)) f64 = false;
+  double rtol = f64 ? kF64Rtol : kF32Rtol, atol = f64 ? kF64Atol : kF32Atol;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!fg.requires_grad[i]) continue;
+    std::string d = compare_grad(grads[i], got[i], "the traced backward", rtol, atol);
+    if (d.empty()) continue;
+    if (!eager)
+      notes.push_back(fg.input_names[i] + ": the traced backward differs (" + d +
+                      "); libtorch eager fails: " + eager_err);
+    else if (compare_grad(got[i], (*eager)[i], "libtorch eager", rtol, atol).empty())
+      notes.push_back(fg.input_names[i] + ": the traced backward is libtorch eager's; " + d);
+    else
+      problems.push_back(fg.input_names[i] + ": " + d);
+  }
+}
 
 // Checks one sample; problems are failures, notes are reported in the file summary.
 void check_sample(const os::Sample& s, const OpDef& op, uint64_t seed, FileReport& rep,
@@ -610,6 +724,8 @@ void check_sample(const os::Sample& s, const OpDef& op, uint64_t seed, FileRepor
     return;
   }
   check_grad_layout(*fg, inputs, grads, problems);
+  if (op.derivative && !low_precision(s))
+    check_traced(s, *fg, joint, inputs, tangents, grads, rep, problems, notes);
   os::Sample s64 = to_f64(s);
   bool is_f64 = same_sample(s, s64);
   std::map<size_t, std::string> eager_bad;  // input -> mismatch at the sample's dtypes
@@ -820,9 +936,10 @@ void check_family_file(const fs::path& path) {
   std::ostringstream summary;
   summary << name << ": " << rep.samples << " samples; " << rep.differentiable
           << " of differentiable ops checked (" << rep.eager_checked << " against libtorch eager, "
-          << rep.fd_checked << " in float64 against eager and finite differences); "
-          << rep.failures.size() << " failing; " << rep.no_rule.size()
-          << " ops without a derivative rule (" << no_rule_samples << " samples)";
+          << rep.traced_checked << " against the traced backward, " << rep.fd_checked
+          << " in float64 against eager and finite differences); " << rep.failures.size()
+          << " failing; " << rep.no_rule.size() << " ops without a derivative rule ("
+          << no_rule_samples << " samples)";
   for (const auto& [reason, n] : rep.skipped)
     summary << "\n             skipped " << n << ": " << reason;
   std::cout << "[ grad     ] " << summary.str() << "\n";
