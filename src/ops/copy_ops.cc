@@ -205,6 +205,23 @@ ValueMeta index_select(const MetaArgs& a) {
   return one(meta::empty(sizes, self.dtype, self.device));
 }
 
+// repeat_interleave.Tensor(repeats, output_size): the indices 0, 1, ... each repeated repeats[i]
+// times; the result's length is the sum of repeats' values, known only when output_size gives it
+// (PyTorch 2.x's make_fx records it for repeat_interleave(x, n, dim), as tools/export.py writes
+// it).
+ValueMeta repeat_interleave_tensor(const MetaArgs& a) {
+  const TensorMeta& repeats = a.tensor(0);
+  if (repeats.dim() != 1) throw Error("repeat_interleave only accept 1D vector as repeat");
+  if (repeats.dtype != ScalarType::Int64 && repeats.dtype != ScalarType::Int32)
+    throw Error("repeats has to be Long or Int tensor");
+  std::optional<SymInt> n = a.optional_sym_int(1);
+  if (!n)
+    throw Error(
+        "the shape of its result is the sum of repeats' values (dynamic_output_shape), which "
+        "aotgrad cannot know before the graph runs: give output_size");
+  return one(meta::empty({*n}, repeats.dtype, repeats.device));
+}
+
 ValueMeta gather(const MetaArgs& a) {
   const TensorMeta &self = a.tensor(0), &index = a.tensor(2);
   int64_t dim = meta::wrap_dim(a.int_value(1), self.dim());
@@ -571,6 +588,10 @@ void register_copy_ops(OpTable& t) {
       .meta(index_select)
       .derivative(
           formula("self: index_select_backward_symint(grad, self.sym_sizes(), dim, index)"));
+  t.def("repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor")
+      .tags(kDynamicOutputShape)
+      .meta(repeat_interleave_tensor)
+      .non_differentiable();
   t.def("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
       .tags(kCore)
       .meta(gather)
