@@ -443,6 +443,18 @@ class _FreshFlatWeights:
         return False
 
 
+def _give_output_sizes(gm, values):
+    """repeat_interleave(x, n, dim) reaches make_fx as repeat_interleave.Tensor(repeats) without
+    output_size in PyTorch 1.13, a result whose length depends on the repeats' values; PyTorch
+    2.x records output_size (the length the run gave), which makes the shape static, and so does
+    this for every repeat_interleave.Tensor node that lacks it."""
+    op = torch.ops.aten.repeat_interleave.Tensor
+    for n in gm.graph.nodes:
+        if (n.op == "call_function" and n.target is op and n.kwargs.get("output_size") is None
+                and isinstance(values.get(n), torch.Tensor)):
+            n.kwargs = dict(n.kwargs, output_size=int(values[n].shape[0]))
+
+
 def _model_state(model):
     """The parameters, then the buffers, as (dotted names, tensors), each tensor once; and the
     other names a tied tensor is reachable by (alias -> index into the first list), which
@@ -526,6 +538,7 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
                                                    value.dtype))
             constants[n.target] = value.detach()
     values = _record_values(gm, [t.clone() for t in originals])
+    _give_output_sizes(gm, values)
     text = graph_text(gm, placeholder_names, values)
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = [values[n].tolist() if isinstance(n, torch.fx.Node) else None

@@ -114,6 +114,15 @@ class Names(nn.Module):  # a module name that is no Python name (torchvision Reg
 text = export.export(Names(), {"x": x}, out + "/names")
 assert 'p_block1_0_weight: "f32[4, 4]' in text, text.splitlines()[1]
 
+class Repeat(nn.Module):  # repeat_interleave(x, n, dim): output_size written, as PyTorch 2.x
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3, 4))
+    def forward(self, x):
+        return (self.w.repeat_interleave(2, dim=0) * x).sum()
+text = export.export(Repeat(), {"x": torch.randn(6, 4)}, out + "/repeat")
+assert re.search(r"repeat_interleave.Tensor\(\w+, output_size = 6\)", text), text
+
 class Recurrent(nn.Module):  # nn.RNN/GRU/LSTM read their weights from _flat_weights
     def __init__(self):
         super().__init__()
@@ -127,9 +136,11 @@ assert "_param_constant" not in text and "self." not in text.split("def forward"
 assert all(a is b for a, b in zip(rnn.rnn._flat_weights, flat_before))  # put back
 for n, _ in rnn.named_parameters():
     assert text.count("p_" + n.replace(".", "_")) >= 2, n  # a placeholder that is used
-for name, model, inputs in (("const", const, {"x": x}), ("rnn", rnn, None)):
+repeat = Repeat()
+repeat.w.data.copy_(export.read_safetensors(out + "/repeat.inputs.safetensors")[0]["p_w"])
+for name, model, inputs in (("const", const, {"x": x}), ("rnn", rnn, None), ("repeat", repeat, None)):
     if inputs is None:
-        inputs = {"x": export.read_safetensors(out + "/rnn.inputs.safetensors")[0]["x"]}
+        inputs = {"x": export.read_safetensors(out + "/%s.inputs.safetensors" % name)[0]["x"]}
     loss = model(**inputs)
     loss.backward()
     eager = {"out_0": loss.detach()}
@@ -164,7 +175,7 @@ P
 
 # The constants and the GRU train with aotgrad to eager's loss and grads (the constants are inputs
 # that need no grad).
-for m in const rnn; do
+for m in const rnn repeat; do
   grad=$("$PY" -c "import sys; sys.path.insert(0, '$root/tools'); import export
 _, m = export.read_safetensors('$tmp/lib/$m.inputs.safetensors'); print(m['parameters'])")
   "$bin" run "$tmp/lib/$m.fx" --inputs="$tmp/lib/$m.inputs.safetensors" --train --grad="$grad" \
@@ -177,7 +188,7 @@ import torch
 sys.path.insert(0, sys.argv[1] + "/tools")
 import export
 out = sys.argv[2]
-for m in ("const", "rnn"):
+for m in ("const", "rnn", "repeat"):
     got, _ = export.read_safetensors(out + "/%s.out.safetensors" % m)
     eager, _ = export.read_safetensors(out + "/%s.eager.safetensors" % m)
     assert len(eager) > 1 and set(eager) <= set(got), (m, list(eager), list(got))
