@@ -10,6 +10,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/runtime/compiled_graph.h"
@@ -19,20 +20,7 @@ namespace aotgrad {
 namespace {
 
 /// The graph's body without annotations, release statements or indentation.
-std::string body(const Graph& g) {
-  PrintOptions p;
-  p.class_header = false;
-  p.annotations = false;
-  p.release_statements = false;
-  std::istringstream in(print_graph(g, p));
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t a = line.find_first_not_of(' ');
-    if (a == std::string::npos || line[a] == '#') continue;
-    out += line.substr(a) + "\n";
-  }
-  return out;
-}
+std::string body(const Graph& g) { return graph_text(g); }
 
 std::vector<c10::IValue> ivalues(const std::vector<at::Tensor>& ts) {
   return std::vector<c10::IValue>(ts.begin(), ts.end());

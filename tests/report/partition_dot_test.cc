@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../transforms/joint_text.h"
+#include "../graph_text.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/transforms/min_cut.h"
 #include "aotgrad/transforms/partition.h"

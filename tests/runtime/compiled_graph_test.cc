@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "../graph_text.h"
 #include "aotgrad/driver/cache_store.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
@@ -20,23 +21,7 @@ namespace {
 
 std::shared_ptr<Graph> parse(const std::string& text) { return parse_graph(text, aten_ops()); }
 
-std::string normalized(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t a = line.find_first_not_of(' ');
-    if (a == std::string::npos || line[a] == '#') continue;
-    out += line.substr(a) + "\n";
-  }
-  return out;
-}
-
-std::string printed(const Graph& g) {
-  PrintOptions p;
-  p.class_header = false;
-  p.annotations = false;
-  return normalized(print_graph(g, p));
-}
+std::string printed(const Graph& g) { return graph_text(g, /*release_statements=*/true); }
 
 std::vector<std::string> call_ops(const Graph& g) {
   std::vector<std::string> ops;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/runtime/aten_call.h"
@@ -16,19 +17,7 @@
 namespace aotgrad {
 namespace {
 
-std::string body(const Graph& g) {
-  PrintOptions p;
-  p.class_header = false;
-  p.annotations = false;
-  p.release_statements = false;
-  std::istringstream in(print_graph(g, p));
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t a = line.find_first_not_of(' ');
-    if (a != std::string::npos) out += line.substr(a) + "\n";
-  }
-  return out;
-}
+std::string body(const Graph& g) { return graph_text(g); }
 
 Node* input(Graph& g, const std::string& name, std::vector<int64_t> sizes) {
   SymIntVector s(sizes.begin(), sizes.end());

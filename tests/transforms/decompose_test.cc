@@ -8,6 +8,7 @@
 
 #include <sstream>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
@@ -19,17 +20,8 @@ namespace {
 
 // The body of the printed graph (no header, annotations or indentation).
 std::string body(const Graph& g) {
-  PrintOptions p;
-  p.class_header = false;
-  p.annotations = false;
-  std::istringstream in(print_graph(g, p));
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t a = line.find_first_not_of(' ');
-    if (a == std::string::npos || line.compare(a, 4, "def ") == 0) continue;
-    out += line.substr(a) + "\n";
-  }
-  return out;
+  std::string text = graph_text(g, /*release_statements=*/true);
+  return text.substr(text.find('\n') + 1);
 }
 
 // The body of `text` decomposed with `table`; `count` gets the number of calls replaced.

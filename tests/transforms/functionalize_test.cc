@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
@@ -14,18 +15,6 @@
 
 namespace aotgrad {
 namespace {
-
-// Lines of the printed graph without leading indentation, blank lines and comments.
-std::string normalized(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t a = line.find_first_not_of(' ');
-    if (a == std::string::npos || line[a] == '#') continue;
-    out += line.substr(a) + "\n";
-  }
-  return out;
-}
 
 FunctionalizeResult run(const std::string& text, bool keep = false, bool rename = true) {
   auto g = parse_graph(text, aten_ops());
@@ -38,12 +27,7 @@ FunctionalizeResult run(const std::string& text, bool keep = false, bool rename 
   return r;
 }
 
-std::string printed(const Graph& g) {
-  PrintOptions p;
-  p.class_header = false;
-  p.annotations = false;
-  return normalized(print_graph(g, p));
-}
+std::string printed(const Graph& g) { return graph_text(g, /*release_statements=*/true); }
 
 const char* kSgdStep = R"(
 def forward(self, p: "f32[4]", g: "f32[4]"):

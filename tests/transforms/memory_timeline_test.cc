@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/transforms/min_cut.h"
 #include "aotgrad/transforms/partition.h"
-#include "joint_text.h"
 
 namespace aotgrad {
 namespace {

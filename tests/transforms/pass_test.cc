@@ -6,10 +6,10 @@
 
 #include <sstream>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
-#include "pass_text.h"
 
 namespace aotgrad {
 namespace {

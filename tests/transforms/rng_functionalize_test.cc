@@ -4,12 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/min_cut.h"
-#include "joint_text.h"
 
 namespace aotgrad {
 namespace {
