@@ -43,6 +43,29 @@ inline std::string graph_text(const Graph& g, bool release_statements = false) {
   return normalized(print_graph(g, p));
 }
 
+/// A joint graph's text as print_graph writes it with annotations on the placeholders only (so it
+/// parses back, which every call checks), without class header and release statements, normalized.
+inline std::string joint_text(const Graph& g) {
+  PrintOptions p;
+  p.class_header = false;
+  p.annotations = false;
+  p.placeholder_annotations = true;
+  p.release_statements = false;
+  std::string text = print_graph(g, p);
+  EXPECT_EQ(print_graph(*parse_graph(text, aten_ops()), p), text) << "does not parse back";
+  return normalized(text);
+}
+
+/// joint_text's body, what the derivative-rule tests compare with the ATen graphs PyTorch's
+/// AOTAutograd traces: the lines after the placeholders' `fx_pytree.tree_flatten_spec` line, the
+/// last (`return pytree.tree_unflatten([...], self._out_spec)`) without its newline.
+inline std::string joint_body(const Graph& g) {
+  std::string text = joint_text(g);
+  size_t flatten = text.find("= fx_pytree.tree_flatten_spec(");
+  size_t start = text.find('\n', flatten == std::string::npos ? 0 : flatten) + 1;
+  return text.substr(start, text.size() - 1 - start);
+}
+
 /// Parses graph text against the registry's ops and verifies it.
 inline std::shared_ptr<Graph> parse_text(const std::string& text) {
   std::shared_ptr<Graph> g = parse_graph(text, aten_ops());

@@ -142,7 +142,7 @@ class Printer {
         if (p->info().lifted_constant) continue;
         out_ += ", ";
         out_ += p->name();
-        if (o_.annotations) append_annotation(out_, p->meta(), annotations_);
+        if (annotate_placeholders()) append_annotation(out_, p->meta(), annotations_);
       }
       out_ += "):\n";
       // Tensor constants, as the get_attr nodes FX prints: `c: "ann" = self.c`.
@@ -150,7 +150,7 @@ class Printer {
         if (!p->info().lifted_constant) continue;
         out_ += body_indent_;
         out_ += p->name();
-        if (o_.annotations) append_annotation(out_, p->meta(), annotations_);
+        if (annotate_placeholders()) append_annotation(out_, p->meta(), annotations_);
         out_ += " = self.";
         out_ += p->name();
         out_ += '\n';
@@ -168,6 +168,8 @@ class Printer {
   }
 
  private:
+  bool annotate_placeholders() const { return o_.annotations || o_.placeholder_annotations; }
+
   // The node order, and for each node the values whose last use it is, in argument order (FX's
   // register_last_uses: walking backwards, a value's first use seen is its last).
   void index_nodes() {
@@ -196,7 +198,7 @@ class Printer {
   void print_joint_header(const std::vector<const Node*>& placeholders, const char* def_indent) {
     out_ += "def forward(self, primals, tangents):\n";
     if (placeholders.empty()) return;
-    if (o_.annotations) {
+    if (annotate_placeholders()) {
       out_ += body_indent_;
       for (const Node* p : placeholders) {
         out_ += p->name();

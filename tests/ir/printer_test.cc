@@ -198,6 +198,17 @@ TEST(Printer, Options) {
             0u)
       << no_header;
   EXPECT_EQ(print_graph(*parse_graph(no_header, aten_ops()), o), no_header);
+  // Placeholders only: the text parses back to the same graph.
+  o.annotations = false;
+  o.placeholder_annotations = true;
+  std::string inputs_only = print_graph(*g, o);
+  EXPECT_EQ(inputs_only, R"fx(def forward(self, x: "f32[4][1]cpu", unused: "i64[][]cpu"):
+    relu = torch.ops.aten.relu.default(x)
+    add = torch.ops.aten.add.Tensor(relu, relu)
+    sigmoid = torch.ops.aten.sigmoid.default(x)
+    return (add,)
+)fx");
+  EXPECT_EQ(print_graph(*parse_graph(inputs_only, aten_ops())), print_graph(*g));
 }
 
 TEST(Printer, PositionalDefaultsAndKeywordOnlyArguments) {

@@ -6,18 +6,18 @@
 
 #include <random>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
-#include "joint_text.h"
 
 namespace aotgrad {
 namespace {
 
-/// Placeholders, then the body: `inputs: a, b` then joint_body's lines.
+/// The forward or backward graph as graph_text prints it, without the last newline.
 std::string graph_body(const Graph& g) {
-  std::string in;
-  for (const Node* p : g.placeholders()) in += (in.empty() ? "" : ", ") + p->name();
-  return "inputs: " + in + "\n" + joint_body(g);
+  std::string text = graph_text(g);
+  text.pop_back();
+  return text;
 }
 
 struct PartRun {
@@ -68,23 +68,24 @@ TEST(MinCut, Seed13_20_LinearReluSavesInputAndReluOutput) {
   PartRun r = partition(joint_graph(kLinearRelu, {false, true, true}));
   EXPECT_EQ(r.p.saved, (std::vector<std::string>{"primals_1", "detach_1"}));
   EXPECT_EQ(graph_body(*r.p.fw),
-            "inputs: primals_1, primals_2, primals_3\n"
-            "t = t.default(primals_2)\n"
-            "addmm = addmm.default(primals_3, primals_1, t)\n"
-            "relu = relu.default(addmm)\n"
-            "detach = detach.default(relu)\n"
-            "detach_1 = detach.default(detach)\n"
+            "def forward(self, primals_1, primals_2, primals_3):\n"
+            "t = torch.ops.aten.t.default(primals_2)\n"
+            "addmm = torch.ops.aten.addmm.default(primals_3, primals_1, t)\n"
+            "relu = torch.ops.aten.relu.default(addmm)\n"
+            "detach = torch.ops.aten.detach.default(relu)\n"
+            "detach_1 = torch.ops.aten.detach.default(detach)\n"
             "return (relu, primals_1, detach_1)");
-  EXPECT_EQ(graph_body(*r.p.bw),
-            "inputs: primals_1, detach_1, tangents_1\n"
-            "threshold_backward = threshold_backward.default(tangents_1, detach_1, 0)\n"
-            "t_1 = t.default(threshold_backward)\n"
-            "mm = mm.default(t_1, primals_1)\n"
-            "t_2 = t.default(mm)\n"
-            "sum_1 = sum.dim_IntList(threshold_backward, [0], True)\n"
-            "view = view.default(sum_1, [16])\n"
-            "t_3 = t.default(t_2)\n"
-            "return [None, t_3, view]");
+  EXPECT_EQ(
+      graph_body(*r.p.bw),
+      "def forward(self, primals_1, detach_1, tangents_1):\n"
+      "threshold_backward = torch.ops.aten.threshold_backward.default(tangents_1, detach_1, 0)\n"
+      "t_1 = torch.ops.aten.t.default(threshold_backward)\n"
+      "mm = torch.ops.aten.mm.default(t_1, primals_1)\n"
+      "t_2 = torch.ops.aten.t.default(mm)\n"
+      "sum_1 = torch.ops.aten.sum.dim_IntList(threshold_backward, [0], True)\n"
+      "view = torch.ops.aten.view.default(sum_1, [16])\n"
+      "t_3 = torch.ops.aten.t.default(t_2)\n"
+      "return [None, t_3, view]");
   // Capacities: x 128 bytes x 1.1 (one use from the backward); relu's 256 bytes x 1.1.
   EXPECT_EQ(explain_text(r.e),
             "saved: 2 values, 384 bytes (256 bytes of activations), cut 421\n"
@@ -116,11 +117,11 @@ def forward(self, x: "f32[64]", w: "f32[64]"):
   EXPECT_EQ(r.e.saved_activation_bytes, 0);
   // The recomputation runs where the autograd engine would need it: after the tangent's expand.
   EXPECT_EQ(graph_body(*r.p.bw),
-            "inputs: primals_1, tangents_1\n"
-            "expand = expand.default(tangents_1, [64])\n"
-            "sin = sin.default(primals_1)\n"
-            "cos = cos.default(sin)\n"
-            "mul_1 = mul.Tensor(expand, cos)\n"
+            "def forward(self, primals_1, tangents_1):\n"
+            "expand = torch.ops.aten.expand.default(tangents_1, [64])\n"
+            "sin = torch.ops.aten.sin.default(primals_1)\n"
+            "cos = torch.ops.aten.cos.default(sin)\n"
+            "mul_1 = torch.ops.aten.mul.Tensor(expand, cos)\n"
             "return [None, mul_1]");
   // The default partition keeps cos instead.
   Partition d = default_partition(joint_graph(fw, {false, true}));

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
-#include "joint_text.h"
 
 namespace aotgrad {
 namespace {
@@ -29,11 +29,11 @@ def forward(self, x: "f32[3, 4]"):
     return (exp,)
 )"),
             R"(
-exp = exp.default(primals_1)
-detach = detach.default(exp)
-detach_1 = detach.default(detach)
-mul = mul.Tensor(tangents_1, detach_1)
-return [exp, mul]
+exp = torch.ops.aten.exp.default(primals_1)
+detach = torch.ops.aten.detach.default(exp)
+detach_1 = torch.ops.aten.detach.default(detach)
+mul = torch.ops.aten.mul.Tensor(tangents_1, detach_1)
+return pytree.tree_unflatten([exp, mul], self._out_spec)
 )");
 }
 
@@ -45,13 +45,13 @@ def forward(self, x: "f32[3, 4]"):
     return (erf,)
 )"),
             R"(
-erf = erf.default(primals_1)
-pow_1 = pow.Tensor_Scalar(primals_1, 2)
-neg = neg.default(pow_1)
-exp = exp.default(neg)
-mul = mul.Scalar(exp, 1.1283791670955126)
-mul_1 = mul.Tensor(mul, tangents_1)
-return [erf, mul_1]
+erf = torch.ops.aten.erf.default(primals_1)
+pow_1 = torch.ops.aten.pow.Tensor_Scalar(primals_1, 2)
+neg = torch.ops.aten.neg.default(pow_1)
+exp = torch.ops.aten.exp.default(neg)
+mul = torch.ops.aten.mul.Scalar(exp, 1.1283791670955126)
+mul_1 = torch.ops.aten.mul.Tensor(mul, tangents_1)
+return pytree.tree_unflatten([erf, mul_1], self._out_spec)
 )");
 }
 
@@ -63,13 +63,13 @@ def forward(self, x: "f32[3, 4]"):
     return (rsqrt,)
 )"),
             R"(
-rsqrt = rsqrt.default(primals_1)
-detach = detach.default(rsqrt)
-detach_1 = detach.default(detach)
-pow_1 = pow.Tensor_Scalar(detach_1, 3)
-mul = mul.Scalar(tangents_1, -0.5)
-mul_1 = mul.Tensor(mul, pow_1)
-return [rsqrt, mul_1]
+rsqrt = torch.ops.aten.rsqrt.default(primals_1)
+detach = torch.ops.aten.detach.default(rsqrt)
+detach_1 = torch.ops.aten.detach.default(detach)
+pow_1 = torch.ops.aten.pow.Tensor_Scalar(detach_1, 3)
+mul = torch.ops.aten.mul.Scalar(tangents_1, -0.5)
+mul_1 = torch.ops.aten.mul.Tensor(mul, pow_1)
+return pytree.tree_unflatten([rsqrt, mul_1], self._out_spec)
 )");
 }
 
@@ -82,11 +82,11 @@ def forward(self, x: "f32[3, 4]", y: "f32[4]"):
     return (add,)
 )"),
             R"(
-add = add.Tensor(primals_1, primals_2, alpha=2)
-mul = mul.Scalar(tangents_1, 2)
-sum_1 = sum.dim_IntList(mul, [0], True)
-view = view.default(sum_1, [4])
-return [add, tangents_1, view]
+add = torch.ops.aten.add.Tensor(primals_1, primals_2, alpha = 2)
+mul = torch.ops.aten.mul.Scalar(tangents_1, 2)
+sum_1 = torch.ops.aten.sum.dim_IntList(mul, [0], True)
+view = torch.ops.aten.view.default(sum_1, [4])
+return pytree.tree_unflatten([add, tangents_1, view], self._out_spec)
 )");
 }
 
@@ -98,9 +98,9 @@ def forward(self, x: "f32[3, 4]", y: "f32[3, 4]"):
     return (sub,)
 )"),
             R"(
-sub = sub.Tensor(primals_1, primals_2)
-neg = neg.default(tangents_1)
-return [sub, tangents_1, neg]
+sub = torch.ops.aten.sub.Tensor(primals_1, primals_2)
+neg = torch.ops.aten.neg.default(tangents_1)
+return pytree.tree_unflatten([sub, tangents_1, neg], self._out_spec)
 )");
 }
 
@@ -113,13 +113,13 @@ def forward(self, x: "f32[3, 4]", y: "f32[3, 4]"):
     return (div,)
 )"),
             R"(
-div = div.Tensor(primals_1, primals_2)
-div_1 = div.Tensor(primals_1, primals_2)
-div_2 = div.Tensor(div_1, primals_2)
-neg = neg.default(tangents_1)
-mul = mul.Tensor(neg, div_2)
-div_3 = div.Tensor(tangents_1, primals_2)
-return [div, div_3, mul]
+div = torch.ops.aten.div.Tensor(primals_1, primals_2)
+div_1 = torch.ops.aten.div.Tensor(primals_1, primals_2)
+div_2 = torch.ops.aten.div.Tensor(div_1, primals_2)
+neg = torch.ops.aten.neg.default(tangents_1)
+mul = torch.ops.aten.mul.Tensor(neg, div_2)
+div_3 = torch.ops.aten.div.Tensor(tangents_1, primals_2)
+return pytree.tree_unflatten([div, div_3, mul], self._out_spec)
 )");
 }
 
@@ -131,10 +131,10 @@ def forward(self, x: "f32[3, 4]", y: "f64[3, 4]"):
     return (div,)
 )"),
             R"(
-div = div.Tensor_mode(primals_1, primals_2, rounding_mode='floor')
-zeros_like = zeros_like.default(tangents_1, dtype=torch.float64, layout=torch.strided, device=device(type='cpu'))
-zeros_like_1 = zeros_like.default(tangents_1, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-return [div, zeros_like_1, zeros_like]
+div = torch.ops.aten.div.Tensor_mode(primals_1, primals_2, rounding_mode = 'floor')
+zeros_like = torch.ops.aten.zeros_like.default(tangents_1, dtype = torch.float64, layout = torch.strided, device = device(type='cpu'))
+zeros_like_1 = torch.ops.aten.zeros_like.default(tangents_1, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+return pytree.tree_unflatten([div, zeros_like_1, zeros_like], self._out_spec)
 )");
 }
 
@@ -146,11 +146,11 @@ def forward(self, x: "f32[3, 4]"):
     return (pow_1,)
 )"),
             R"(
-pow_1 = pow.Tensor_Scalar(primals_1, 3)
-pow_2 = pow.Tensor_Scalar(primals_1, 2.0)
-mul = mul.Scalar(pow_2, 3.0)
-mul_1 = mul.Tensor(tangents_1, mul)
-return [pow_1, mul_1]
+pow_1 = torch.ops.aten.pow.Tensor_Scalar(primals_1, 3)
+pow_2 = torch.ops.aten.pow.Tensor_Scalar(primals_1, 2.0)
+mul = torch.ops.aten.mul.Scalar(pow_2, 3.0)
+mul_1 = torch.ops.aten.mul.Tensor(tangents_1, mul)
+return pytree.tree_unflatten([pow_1, mul_1], self._out_spec)
 )");
 }
 
@@ -162,9 +162,9 @@ def forward(self, x: "f32[3, 4]"):
     return (pow_1,)
 )"),
             R"(
-pow_1 = pow.Tensor_Scalar(primals_1, 0)
-zeros_like = zeros_like.default(primals_1, memory_format=torch.contiguous_format)
-return [pow_1, zeros_like]
+pow_1 = torch.ops.aten.pow.Tensor_Scalar(primals_1, 0)
+zeros_like = torch.ops.aten.zeros_like.default(primals_1, memory_format = torch.contiguous_format)
+return pytree.tree_unflatten([pow_1, zeros_like], self._out_spec)
 )");
 }
 
@@ -177,25 +177,25 @@ def forward(self, x: "f32[3, 4]", y: "f32[3, 4]"):
     return (pow_1,)
 )"),
             R"(
-pow_1 = pow.Tensor_Tensor(primals_1, primals_2)
-detach = detach.default(pow_1)
-detach_1 = detach.default(detach)
-ge = ge.Scalar(primals_2, 0)
-eq = eq.Scalar(primals_1, 0)
-logical_and = logical_and.default(eq, ge)
-log = log.default(primals_1)
-mul = mul.Tensor(detach_1, log)
-scalar_tensor = scalar_tensor.default(0.0, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-where = where.self(logical_and, scalar_tensor, mul)
-mul_1 = mul.Tensor(tangents_1, where)
-sub = sub.Scalar(primals_2, 1)
-pow_2 = pow.Tensor_Tensor(primals_1, sub)
-mul_2 = mul.Tensor(primals_2, pow_2)
-mul_3 = mul.Tensor(tangents_1, mul_2)
-scalar_tensor_1 = scalar_tensor.default(0.0, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-eq_1 = eq.Scalar(primals_2, 0.0)
-where_1 = where.self(eq_1, scalar_tensor_1, mul_3)
-return [pow_1, where_1, mul_1]
+pow_1 = torch.ops.aten.pow.Tensor_Tensor(primals_1, primals_2)
+detach = torch.ops.aten.detach.default(pow_1)
+detach_1 = torch.ops.aten.detach.default(detach)
+ge = torch.ops.aten.ge.Scalar(primals_2, 0)
+eq = torch.ops.aten.eq.Scalar(primals_1, 0)
+logical_and = torch.ops.aten.logical_and.default(eq, ge)
+log = torch.ops.aten.log.default(primals_1)
+mul = torch.ops.aten.mul.Tensor(detach_1, log)
+scalar_tensor = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+where = torch.ops.aten.where.self(logical_and, scalar_tensor, mul)
+mul_1 = torch.ops.aten.mul.Tensor(tangents_1, where)
+sub = torch.ops.aten.sub.Scalar(primals_2, 1)
+pow_2 = torch.ops.aten.pow.Tensor_Tensor(primals_1, sub)
+mul_2 = torch.ops.aten.mul.Tensor(primals_2, pow_2)
+mul_3 = torch.ops.aten.mul.Tensor(tangents_1, mul_2)
+scalar_tensor_1 = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+eq_1 = torch.ops.aten.eq.Scalar(primals_2, 0.0)
+where_1 = torch.ops.aten.where.self(eq_1, scalar_tensor_1, mul_3)
+return pytree.tree_unflatten([pow_1, where_1, mul_1], self._out_spec)
 )");
 }
 
@@ -207,18 +207,18 @@ def forward(self, x: "f32[3, 4]", y: "f32[3, 4]"):
     return (maximum,)
 )"),
             R"(
-maximum = maximum.default(primals_1, primals_2)
-div = div.Scalar(tangents_1, 2)
-eq = eq.Tensor(primals_1, primals_2)
-where = where.self(eq, div, tangents_1)
-gt = gt.Tensor(primals_1, primals_2)
-masked_fill = masked_fill.Scalar(where, gt, 0)
-div_1 = div.Scalar(tangents_1, 2)
-eq_1 = eq.Tensor(primals_1, primals_2)
-where_1 = where.self(eq_1, div_1, tangents_1)
-lt = lt.Tensor(primals_1, primals_2)
-masked_fill_1 = masked_fill.Scalar(where_1, lt, 0)
-return [maximum, masked_fill_1, masked_fill]
+maximum = torch.ops.aten.maximum.default(primals_1, primals_2)
+div = torch.ops.aten.div.Scalar(tangents_1, 2)
+eq = torch.ops.aten.eq.Tensor(primals_1, primals_2)
+where = torch.ops.aten.where.self(eq, div, tangents_1)
+gt = torch.ops.aten.gt.Tensor(primals_1, primals_2)
+masked_fill = torch.ops.aten.masked_fill.Scalar(where, gt, 0)
+div_1 = torch.ops.aten.div.Scalar(tangents_1, 2)
+eq_1 = torch.ops.aten.eq.Tensor(primals_1, primals_2)
+where_1 = torch.ops.aten.where.self(eq_1, div_1, tangents_1)
+lt = torch.ops.aten.lt.Tensor(primals_1, primals_2)
+masked_fill_1 = torch.ops.aten.masked_fill.Scalar(where_1, lt, 0)
+return pytree.tree_unflatten([maximum, masked_fill_1, masked_fill], self._out_spec)
 )");
 }
 
@@ -230,13 +230,13 @@ def forward(self, x: "f32[3, 4]"):
     return (clamp,)
 )"),
             R"(
-clamp = clamp.default(primals_1, -0.5, 0.5)
-scalar_tensor = scalar_tensor.default(0.0, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-ge = ge.Scalar(primals_1, -0.5)
-le = le.Scalar(primals_1, 0.5)
-logical_and = logical_and.default(ge, le)
-where = where.self(logical_and, tangents_1, scalar_tensor)
-return [clamp, where]
+clamp = torch.ops.aten.clamp.default(primals_1, -0.5, 0.5)
+scalar_tensor = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+ge = torch.ops.aten.ge.Scalar(primals_1, -0.5)
+le = torch.ops.aten.le.Scalar(primals_1, 0.5)
+logical_and = torch.ops.aten.logical_and.default(ge, le)
+where = torch.ops.aten.where.self(logical_and, tangents_1, scalar_tensor)
+return pytree.tree_unflatten([clamp, where], self._out_spec)
 )");
 }
 
@@ -248,11 +248,11 @@ def forward(self, x: "f32[3, 4]"):
     return (clamp,)
 )"),
             R"(
-clamp = clamp.default(primals_1, None, 0.5)
-scalar_tensor = scalar_tensor.default(0.0, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-le = le.Scalar(primals_1, 0.5)
-where = where.self(le, tangents_1, scalar_tensor)
-return [clamp, where]
+clamp = torch.ops.aten.clamp.default(primals_1, None, 0.5)
+scalar_tensor = torch.ops.aten.scalar_tensor.default(0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+le = torch.ops.aten.le.Scalar(primals_1, 0.5)
+where = torch.ops.aten.where.self(le, tangents_1, scalar_tensor)
+return pytree.tree_unflatten([clamp, where], self._out_spec)
 )");
 }
 
@@ -265,12 +265,12 @@ def forward(self, x: "f32[3, 4]", m: "b8[3, 4]", v: "f32[]"):
     return (masked_fill,)
 )"),
             R"(
-masked_fill = masked_fill.Tensor(primals_1, primals_2, primals_3)
-masked_fill_1 = masked_fill.Scalar(tangents_1, primals_2, 0)
-scalar_tensor = scalar_tensor.default(0, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-where = where.self(primals_2, tangents_1, scalar_tensor)
-sum_1 = sum.default(where)
-return [masked_fill, masked_fill_1, None, sum_1]
+masked_fill = torch.ops.aten.masked_fill.Tensor(primals_1, primals_2, primals_3)
+masked_fill_1 = torch.ops.aten.masked_fill.Scalar(tangents_1, primals_2, 0)
+scalar_tensor = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+where = torch.ops.aten.where.self(primals_2, tangents_1, scalar_tensor)
+sum_1 = torch.ops.aten.sum.default(where)
+return pytree.tree_unflatten([masked_fill, masked_fill_1, None, sum_1], self._out_spec)
 )");
 }
 
@@ -282,10 +282,10 @@ def forward(self, x: "f32[3, 4]", y: "f32[3, 4]"):
     return (lerp,)
 )"),
             R"(
-lerp = lerp.Scalar(primals_1, primals_2, 0.25)
-mul = mul.Scalar(tangents_1, 0.25)
-mul_1 = mul.Scalar(tangents_1, 0.75)
-return [lerp, mul_1, mul]
+lerp = torch.ops.aten.lerp.Scalar(primals_1, primals_2, 0.25)
+mul = torch.ops.aten.mul.Scalar(tangents_1, 0.25)
+mul_1 = torch.ops.aten.mul.Scalar(tangents_1, 0.75)
+return pytree.tree_unflatten([lerp, mul_1, mul], self._out_spec)
 )");
 }
 
@@ -297,12 +297,12 @@ def forward(self, x: "f32[3, 4]", y: "f32[3, 4]", z: "f32[3, 4]"):
     return (addcmul,)
 )"),
             R"(
-addcmul = addcmul.default(primals_1, primals_2, primals_3, value=0.5)
-mul = mul.Scalar(primals_3, 0.5)
-mul_1 = mul.Tensor(tangents_1, mul)
-mul_2 = mul.Scalar(primals_2, 0.5)
-mul_3 = mul.Tensor(tangents_1, mul_2)
-return [addcmul, tangents_1, mul_1, mul_3]
+addcmul = torch.ops.aten.addcmul.default(primals_1, primals_2, primals_3, value = 0.5)
+mul = torch.ops.aten.mul.Scalar(primals_3, 0.5)
+mul_1 = torch.ops.aten.mul.Tensor(tangents_1, mul)
+mul_2 = torch.ops.aten.mul.Scalar(primals_2, 0.5)
+mul_3 = torch.ops.aten.mul.Tensor(tangents_1, mul_2)
+return pytree.tree_unflatten([addcmul, tangents_1, mul_1, mul_3], self._out_spec)
 )");
 }
 
@@ -315,18 +315,18 @@ def forward(self, g: "f32[3, 4]", x: "f32[3, 4]"):
     return (gelu_backward,)
 )"),
             R"(
-gelu_backward = gelu_backward.default(primals_1, primals_2)
-gelu_backward_1 = gelu_backward.default(tangents_1, primals_2)
-mul = mul.Tensor(primals_2, primals_2)
-mul_1 = mul.Scalar(mul, -0.5)
-exp = exp.default(mul_1)
-mul_2 = mul.Scalar(exp, 0.3989422804014327)
-mul_3 = mul.Tensor(mul, mul_2)
-mul_4 = mul.Scalar(mul_2, 2)
-sub = sub.Tensor(mul_4, mul_3)
-mul_5 = mul.Tensor(tangents_1, primals_1)
-mul_6 = mul.Tensor(mul_5, sub)
-return [gelu_backward, gelu_backward_1, mul_6]
+gelu_backward = torch.ops.aten.gelu_backward.default(primals_1, primals_2)
+gelu_backward_1 = torch.ops.aten.gelu_backward.default(tangents_1, primals_2)
+mul = torch.ops.aten.mul.Tensor(primals_2, primals_2)
+mul_1 = torch.ops.aten.mul.Scalar(mul, -0.5)
+exp = torch.ops.aten.exp.default(mul_1)
+mul_2 = torch.ops.aten.mul.Scalar(exp, 0.3989422804014327)
+mul_3 = torch.ops.aten.mul.Tensor(mul, mul_2)
+mul_4 = torch.ops.aten.mul.Scalar(mul_2, 2)
+sub = torch.ops.aten.sub.Tensor(mul_4, mul_3)
+mul_5 = torch.ops.aten.mul.Tensor(tangents_1, primals_1)
+mul_6 = torch.ops.aten.mul.Tensor(mul_5, sub)
+return pytree.tree_unflatten([gelu_backward, gelu_backward_1, mul_6], self._out_spec)
 )");
 }
 
@@ -339,13 +339,13 @@ def forward(self, g: "f32[3, 4]", y: "f32[3, 4]"):
     return (sigmoid_backward,)
 )"),
             R"(
-sigmoid_backward = sigmoid_backward.default(primals_1, primals_2)
-sigmoid_backward_1 = sigmoid_backward.default(tangents_1, primals_2)
-mul = mul.Scalar(primals_2, -2)
-add = add.Scalar(mul, 1)
-mul_1 = mul.Tensor(tangents_1, primals_1)
-mul_2 = mul.Tensor(mul_1, add)
-return [sigmoid_backward, sigmoid_backward_1, mul_2]
+sigmoid_backward = torch.ops.aten.sigmoid_backward.default(primals_1, primals_2)
+sigmoid_backward_1 = torch.ops.aten.sigmoid_backward.default(tangents_1, primals_2)
+mul = torch.ops.aten.mul.Scalar(primals_2, -2)
+add = torch.ops.aten.add.Scalar(mul, 1)
+mul_1 = torch.ops.aten.mul.Tensor(tangents_1, primals_1)
+mul_2 = torch.ops.aten.mul.Tensor(mul_1, add)
+return pytree.tree_unflatten([sigmoid_backward, sigmoid_backward_1, mul_2], self._out_spec)
 )");
 }
 
@@ -358,10 +358,10 @@ def forward(self, g: "f32[3, 4]", x: "f32[3, 4]"):
     return (threshold_backward,)
 )"),
             R"(
-threshold_backward = threshold_backward.default(primals_1, primals_2, 0.5)
-threshold_backward_1 = threshold_backward.default(tangents_1, primals_2, 0.5)
-zeros_like = zeros_like.default(tangents_1)
-return [threshold_backward, threshold_backward_1, zeros_like]
+threshold_backward = torch.ops.aten.threshold_backward.default(primals_1, primals_2, 0.5)
+threshold_backward_1 = torch.ops.aten.threshold_backward.default(tangents_1, primals_2, 0.5)
+zeros_like = torch.ops.aten.zeros_like.default(tangents_1)
+return pytree.tree_unflatten([threshold_backward, threshold_backward_1, zeros_like], self._out_spec)
 )");
 }
 
@@ -373,9 +373,9 @@ def forward(self, x: "f32[3, 4]"):
     return (mul,)
 )"),
             R"(
-mul = mul.Tensor(primals_1, 2)
-mul_1 = mul.Tensor(tangents_1, 2)
-return [mul, mul_1]
+mul = torch.ops.aten.mul.Tensor(primals_1, 2)
+mul_1 = torch.ops.aten.mul.Tensor(tangents_1, 2)
+return pytree.tree_unflatten([mul, mul_1], self._out_spec)
 )");
 }
 
@@ -388,13 +388,13 @@ def forward(self, x: "f32[3, 4]", y: "f64[4]"):
     return (mul,)
 )"),
             R"(
-mul = mul.Tensor(primals_1, primals_2)
-mul_1 = mul.Tensor(tangents_1, primals_1)
-mul_2 = mul.Tensor(tangents_1, primals_2)
-_to_copy = _to_copy.default(mul_2, dtype=torch.float32)
-sum_1 = sum.dim_IntList(mul_1, [0], True)
-view = view.default(sum_1, [4])
-return [mul, _to_copy, view]
+mul = torch.ops.aten.mul.Tensor(primals_1, primals_2)
+mul_1 = torch.ops.aten.mul.Tensor(tangents_1, primals_1)
+mul_2 = torch.ops.aten.mul.Tensor(tangents_1, primals_2)
+_to_copy = torch.ops.aten._to_copy.default(mul_2, dtype = torch.float32)
+sum_1 = torch.ops.aten.sum.dim_IntList(mul_1, [0], True)
+view = torch.ops.aten.view.default(sum_1, [4])
+return pytree.tree_unflatten([mul, _to_copy, view], self._out_spec)
 )");
 }
 
@@ -408,15 +408,15 @@ def forward(self, x: "f32[3, 4]", y: "f32[4]"):
     return (where,)
 )"),
             R"(
-gt = gt.Scalar(primals_1, 0)
-where = where.self(gt, primals_1, primals_2)
-scalar_tensor = scalar_tensor.default(0, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-where_1 = where.self(gt, scalar_tensor, tangents_1)
-scalar_tensor_1 = scalar_tensor.default(0, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-where_2 = where.self(gt, tangents_1, scalar_tensor_1)
-sum_1 = sum.dim_IntList(where_1, [0], True)
-view = view.default(sum_1, [4])
-return [where, where_2, view]
+gt = torch.ops.aten.gt.Scalar(primals_1, 0)
+where = torch.ops.aten.where.self(gt, primals_1, primals_2)
+scalar_tensor = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+where_1 = torch.ops.aten.where.self(gt, scalar_tensor, tangents_1)
+scalar_tensor_1 = torch.ops.aten.scalar_tensor.default(0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+where_2 = torch.ops.aten.where.self(gt, tangents_1, scalar_tensor_1)
+sum_1 = torch.ops.aten.sum.dim_IntList(where_1, [0], True)
+view = torch.ops.aten.view.default(sum_1, [4])
+return pytree.tree_unflatten([where, where_2, view], self._out_spec)
 )");
 }
 
@@ -429,12 +429,12 @@ def forward(self, x: "f32[3]", g: "f32[3]"):
     return (mul,)
 )"),
             R"(
-sgn = sgn.default(primals_1)
-mul = mul.Tensor(primals_2, sgn)
-mul_1 = mul.Tensor(tangents_1, primals_2)
-mul_2 = mul.Tensor(tangents_1, sgn)
-zeros = zeros.default([3], dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-return [mul, zeros, mul_2]
+sgn = torch.ops.aten.sgn.default(primals_1)
+mul = torch.ops.aten.mul.Tensor(primals_2, sgn)
+mul_1 = torch.ops.aten.mul.Tensor(tangents_1, primals_2)
+mul_2 = torch.ops.aten.mul.Tensor(tangents_1, sgn)
+zeros = torch.ops.aten.zeros.default([3], dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+return pytree.tree_unflatten([mul, zeros, mul_2], self._out_spec)
 )");
 }
 

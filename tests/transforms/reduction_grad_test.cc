@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "../graph_text.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
-#include "joint_text.h"
 
 namespace aotgrad {
 namespace {
@@ -29,9 +29,9 @@ def forward(self, x: "f32[3, 4]"):
     return (sum_1,)
 )"),
             R"(
-sum_1 = sum.default(primals_1)
-expand = expand.default(tangents_1, [3, 4])
-return [sum_1, expand]
+sum_1 = torch.ops.aten.sum.default(primals_1)
+expand = torch.ops.aten.expand.default(tangents_1, [3, 4])
+return pytree.tree_unflatten([sum_1, expand], self._out_spec)
 )");
 }
 
@@ -43,10 +43,10 @@ def forward(self, x: "f32[3, 4]"):
     return (sum_1,)
 )"),
             R"(
-sum_1 = sum.default(primals_1, dtype=torch.float64)
-expand = expand.default(tangents_1, [3, 4])
-_to_copy = _to_copy.default(expand, dtype=torch.float32)
-return [sum_1, _to_copy]
+sum_1 = torch.ops.aten.sum.default(primals_1, dtype = torch.float64)
+expand = torch.ops.aten.expand.default(tangents_1, [3, 4])
+_to_copy = torch.ops.aten._to_copy.default(expand, dtype = torch.float32)
+return pytree.tree_unflatten([sum_1, _to_copy], self._out_spec)
 )");
 }
 
@@ -59,11 +59,11 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (sum_1,)
 )"),
             R"(
-sum_1 = sum.dim_IntList(primals_1, [0, -1])
-unsqueeze = unsqueeze.default(tangents_1, 0)
-unsqueeze_1 = unsqueeze.default(unsqueeze, 2)
-expand = expand.default(unsqueeze_1, [3, 4, 5])
-return [sum_1, expand]
+sum_1 = torch.ops.aten.sum.dim_IntList(primals_1, [0, -1])
+unsqueeze = torch.ops.aten.unsqueeze.default(tangents_1, 0)
+unsqueeze_1 = torch.ops.aten.unsqueeze.default(unsqueeze, 2)
+expand = torch.ops.aten.expand.default(unsqueeze_1, [3, 4, 5])
+return pytree.tree_unflatten([sum_1, expand], self._out_spec)
 )");
 }
 
@@ -75,9 +75,9 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (sum_1,)
 )"),
             R"(
-sum_1 = sum.dim_IntList(primals_1, [1], True)
-expand = expand.default(tangents_1, [3, 4, 5])
-return [sum_1, expand]
+sum_1 = torch.ops.aten.sum.dim_IntList(primals_1, [1], True)
+expand = torch.ops.aten.expand.default(tangents_1, [3, 4, 5])
+return pytree.tree_unflatten([sum_1, expand], self._out_spec)
 )");
 }
 
@@ -89,10 +89,10 @@ def forward(self, x: "f32[3, 4]"):
     return (mean,)
 )"),
             R"(
-mean = mean.default(primals_1)
-expand = expand.default(tangents_1, [3, 4])
-div = div.Scalar(expand, 12)
-return [mean, div]
+mean = torch.ops.aten.mean.default(primals_1)
+expand = torch.ops.aten.expand.default(tangents_1, [3, 4])
+div = torch.ops.aten.div.Scalar(expand, 12)
+return pytree.tree_unflatten([mean, div], self._out_spec)
 )");
 }
 
@@ -105,11 +105,11 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (mean,)
 )"),
             R"(
-mean = mean.dim(primals_1, [-2])
-unsqueeze = unsqueeze.default(tangents_1, -2)
-expand = expand.default(unsqueeze, [3, 4, 5])
-div = div.Scalar(expand, 4)
-return [mean, div]
+mean = torch.ops.aten.mean.dim(primals_1, [-2])
+unsqueeze = torch.ops.aten.unsqueeze.default(tangents_1, -2)
+expand = torch.ops.aten.expand.default(unsqueeze, [3, 4, 5])
+div = torch.ops.aten.div.Scalar(expand, 4)
+return pytree.tree_unflatten([mean, div], self._out_spec)
 )");
 }
 
@@ -121,13 +121,13 @@ def forward(self, x: "f32[s0, 4]"):
     return (mean,)
 )"),
             R"(
-mean = mean.dim(primals_1, [0])
-unsqueeze = unsqueeze.default(tangents_1, 0)
-sym_size = sym_size.int(primals_1, 0)
-expand = expand.default(unsqueeze, [sym_size, 4])
-sym_size_1 = sym_size.int(primals_1, 0)
-div = div.Scalar(expand, sym_size_1)
-return [mean, div]
+mean = torch.ops.aten.mean.dim(primals_1, [0])
+unsqueeze = torch.ops.aten.unsqueeze.default(tangents_1, 0)
+sym_size = torch.ops.aten.sym_size.int(primals_1, 0)
+expand = torch.ops.aten.expand.default(unsqueeze, [sym_size, 4])
+sym_size_1 = torch.ops.aten.sym_size.int(primals_1, 0)
+div = torch.ops.aten.div.Scalar(expand, sym_size_1)
+return pytree.tree_unflatten([mean, div], self._out_spec)
 )");
 }
 
@@ -140,16 +140,16 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (amax,)
 )"),
             R"(
-amax = amax.default(primals_1, [1])
-detach = detach.default(amax)
-detach_1 = detach.default(detach)
-view = view.default(detach_1, [3, 1, 5])
-eq = eq.Tensor(view, primals_1)
-view_1 = view.default(tangents_1, [3, 1, 5])
-sum_1 = sum.dim_IntList(eq, [1], True)
-div = div.Tensor(view_1, sum_1)
-mul = mul.Tensor(div, eq)
-return [amax, mul]
+amax = torch.ops.aten.amax.default(primals_1, [1])
+detach = torch.ops.aten.detach.default(amax)
+detach_1 = torch.ops.aten.detach.default(detach)
+view = torch.ops.aten.view.default(detach_1, [3, 1, 5])
+eq = torch.ops.aten.eq.Tensor(view, primals_1)
+view_1 = torch.ops.aten.view.default(tangents_1, [3, 1, 5])
+sum_1 = torch.ops.aten.sum.dim_IntList(eq, [1], True)
+div = torch.ops.aten.div.Tensor(view_1, sum_1)
+mul = torch.ops.aten.mul.Tensor(div, eq)
+return pytree.tree_unflatten([amax, mul], self._out_spec)
 )");
 }
 
@@ -161,14 +161,14 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (amin,)
 )"),
             R"(
-amin = amin.default(primals_1, [0, 2], True)
-detach = detach.default(amin)
-detach_1 = detach.default(detach)
-eq = eq.Tensor(detach_1, primals_1)
-sum_1 = sum.dim_IntList(eq, [0, 2], True)
-div = div.Tensor(tangents_1, sum_1)
-mul = mul.Tensor(div, eq)
-return [amin, mul]
+amin = torch.ops.aten.amin.default(primals_1, [0, 2], True)
+detach = torch.ops.aten.detach.default(amin)
+detach_1 = torch.ops.aten.detach.default(detach)
+eq = torch.ops.aten.eq.Tensor(detach_1, primals_1)
+sum_1 = torch.ops.aten.sum.dim_IntList(eq, [0, 2], True)
+div = torch.ops.aten.div.Tensor(tangents_1, sum_1)
+mul = torch.ops.aten.mul.Tensor(div, eq)
+return pytree.tree_unflatten([amin, mul], self._out_spec)
 )");
 }
 
@@ -183,11 +183,11 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (getitem, getitem_1)
 )"),
             R"(
-max_1 = max.dim(primals_1, 1)
+max_1 = torch.ops.aten.max.dim(primals_1, 1)
 getitem = max_1[0]
 getitem_1 = max_1[1]
-value_selecting_reduction_backward = value_selecting_reduction_backward.default(tangents_1, 1, getitem_1, [3, 4, 5], False)
-return [getitem, getitem_1, value_selecting_reduction_backward]
+value_selecting_reduction_backward = torch.ops.aten.value_selecting_reduction_backward.default(tangents_1, 1, getitem_1, [3, 4, 5], False)
+return pytree.tree_unflatten([getitem, getitem_1, value_selecting_reduction_backward], self._out_spec)
 )");
 }
 
@@ -200,11 +200,11 @@ def forward(self, x: "f32[3, 4]"):
     return (getitem,)
 )"),
             R"(
-min_1 = min.dim(primals_1, -1, True)
+min_1 = torch.ops.aten.min.dim(primals_1, -1, True)
 getitem = min_1[0]
 getitem_1 = min_1[1]
-value_selecting_reduction_backward = value_selecting_reduction_backward.default(tangents_1, -1, getitem_1, [3, 4], True)
-return [getitem, value_selecting_reduction_backward]
+value_selecting_reduction_backward = torch.ops.aten.value_selecting_reduction_backward.default(tangents_1, -1, getitem_1, [3, 4], True)
+return pytree.tree_unflatten([getitem, value_selecting_reduction_backward], self._out_spec)
 )");
 }
 
@@ -217,11 +217,11 @@ def forward(self, g: "f32[4]", i: "i64[4]"):
     return (vsrb,)
 )"),
             R"(
-vsrb = value_selecting_reduction_backward.default(primals_1, 1, primals_2, [4, 5], False)
-unsqueeze = unsqueeze.default(primals_2, 1)
-gather = gather.default(tangents_1, 1, unsqueeze)
-squeeze = squeeze.dim(gather, 1)
-return [vsrb, squeeze, None]
+vsrb = torch.ops.aten.value_selecting_reduction_backward.default(primals_1, 1, primals_2, [4, 5], False)
+unsqueeze = torch.ops.aten.unsqueeze.default(primals_2, 1)
+gather = torch.ops.aten.gather.default(tangents_1, 1, unsqueeze)
+squeeze = torch.ops.aten.squeeze.dim(gather, 1)
+return pytree.tree_unflatten([vsrb, squeeze, None], self._out_spec)
 )");
 }
 
@@ -234,13 +234,13 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (var,)
 )"),
             R"(
-var = var.correction(primals_1, [1], correction=1)
-unsqueeze = unsqueeze.default(tangents_1, 1)
-mean = mean.dim(primals_1, [1], True)
-sub = sub.Tensor(primals_1, mean)
-mul = mul.Scalar(unsqueeze, 0.6666666666666666)
-mul_1 = mul.Tensor(mul, sub)
-return [var, mul_1]
+var = torch.ops.aten.var.correction(primals_1, [1], correction = 1)
+unsqueeze = torch.ops.aten.unsqueeze.default(tangents_1, 1)
+mean = torch.ops.aten.mean.dim(primals_1, [1], True)
+sub = torch.ops.aten.sub.Tensor(primals_1, mean)
+mul = torch.ops.aten.mul.Scalar(unsqueeze, 0.6666666666666666)
+mul_1 = torch.ops.aten.mul.Tensor(mul, sub)
+return pytree.tree_unflatten([var, mul_1], self._out_spec)
 )");
 }
 
@@ -252,12 +252,12 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (var,)
 )"),
             R"(
-var = var.correction(primals_1, None, correction=None)
-mean = mean.default(primals_1)
-sub = sub.Tensor(primals_1, mean)
-mul = mul.Scalar(tangents_1, 0.03389830508474576)
-mul_1 = mul.Tensor(mul, sub)
-return [var, mul_1]
+var = torch.ops.aten.var.correction(primals_1, None, correction = None)
+mean = torch.ops.aten.mean.default(primals_1)
+sub = torch.ops.aten.sub.Tensor(primals_1, mean)
+mul = torch.ops.aten.mul.Scalar(tangents_1, 0.03389830508474576)
+mul_1 = torch.ops.aten.mul.Tensor(mul, sub)
+return pytree.tree_unflatten([var, mul_1], self._out_spec)
 )");
 }
 
@@ -270,12 +270,12 @@ def forward(self, x: "f32[4, 3, 2]"):
     return (var,)
 )"),
             R"(
-var = var.correction(primals_1, [], correction=2)
-mean = mean.default(primals_1)
-sub = sub.Tensor(primals_1, mean)
-mul = mul.Scalar(tangents_1, 0.09090909090909091)
-mul_1 = mul.Tensor(mul, sub)
-return [var, mul_1]
+var = torch.ops.aten.var.correction(primals_1, [], correction = 2)
+mean = torch.ops.aten.mean.default(primals_1)
+sub = torch.ops.aten.sub.Tensor(primals_1, mean)
+mul = torch.ops.aten.mul.Scalar(tangents_1, 0.09090909090909091)
+mul_1 = torch.ops.aten.mul.Tensor(mul, sub)
+return pytree.tree_unflatten([var, mul_1], self._out_spec)
 )");
 }
 
@@ -287,14 +287,14 @@ def forward(self, x: "f64[]"):
     return (var,)
 )"),
             R"(
-var = var.correction(primals_1, None, correction=None)
-mean = mean.default(primals_1)
-eq = eq.Tensor(primals_1, mean)
-scalar_tensor = scalar_tensor.default(inf, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-scalar_tensor_1 = scalar_tensor.default(nan, dtype=torch.float32, layout=torch.strided, device=device(type='cpu'))
-where = where.self(eq, scalar_tensor_1, scalar_tensor)
-mul = mul.Tensor(tangents_1, where)
-return [var, mul]
+var = torch.ops.aten.var.correction(primals_1, None, correction = None)
+mean = torch.ops.aten.mean.default(primals_1)
+eq = torch.ops.aten.eq.Tensor(primals_1, mean)
+scalar_tensor = torch.ops.aten.scalar_tensor.default(inf, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+scalar_tensor_1 = torch.ops.aten.scalar_tensor.default(nan, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'))
+where = torch.ops.aten.where.self(eq, scalar_tensor_1, scalar_tensor)
+mul = torch.ops.aten.mul.Tensor(tangents_1, where)
+return pytree.tree_unflatten([var, mul], self._out_spec)
 )");
 }
 
@@ -307,19 +307,19 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (std,)
 )"),
             R"(
-std = std.correction(primals_1, [1], correction=1)
-detach = detach.default(std)
-detach_1 = detach.default(detach)
-mul = mul.Scalar(detach_1, 2)
-div = div.Tensor(tangents_1, mul)
-eq = eq.Scalar(detach_1, 0)
-masked_fill = masked_fill.Scalar(div, eq, 0)
-unsqueeze = unsqueeze.default(masked_fill, 1)
-mean = mean.dim(primals_1, [1], True)
-sub = sub.Tensor(primals_1, mean)
-mul_1 = mul.Scalar(unsqueeze, 0.6666666666666666)
-mul_2 = mul.Tensor(mul_1, sub)
-return [std, mul_2]
+std = torch.ops.aten.std.correction(primals_1, [1], correction = 1)
+detach = torch.ops.aten.detach.default(std)
+detach_1 = torch.ops.aten.detach.default(detach)
+mul = torch.ops.aten.mul.Scalar(detach_1, 2)
+div = torch.ops.aten.div.Tensor(tangents_1, mul)
+eq = torch.ops.aten.eq.Scalar(detach_1, 0)
+masked_fill = torch.ops.aten.masked_fill.Scalar(div, eq, 0)
+unsqueeze = torch.ops.aten.unsqueeze.default(masked_fill, 1)
+mean = torch.ops.aten.mean.dim(primals_1, [1], True)
+sub = torch.ops.aten.sub.Tensor(primals_1, mean)
+mul_1 = torch.ops.aten.mul.Scalar(unsqueeze, 0.6666666666666666)
+mul_2 = torch.ops.aten.mul.Tensor(mul_1, sub)
+return pytree.tree_unflatten([std, mul_2], self._out_spec)
 )");
 }
 
@@ -333,19 +333,19 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (getitem, getitem_1)
 )"),
             R"(
-var_mean = var_mean.correction(primals_1, [1], correction=1)
+var_mean = torch.ops.aten.var_mean.correction(primals_1, [1], correction = 1)
 getitem = var_mean[0]
 getitem_1 = var_mean[1]
-unsqueeze = unsqueeze.default(tangents_1, 1)
-mean = mean.dim(primals_1, [1], True)
-sub = sub.Tensor(primals_1, mean)
-mul = mul.Scalar(unsqueeze, 0.6666666666666666)
-mul_1 = mul.Tensor(mul, sub)
-unsqueeze_1 = unsqueeze.default(tangents_2, 1)
-expand = expand.default(unsqueeze_1, [3, 4, 5])
-div = div.Scalar(expand, 4)
-add = add.Tensor(mul_1, div)
-return [getitem, getitem_1, add]
+unsqueeze = torch.ops.aten.unsqueeze.default(tangents_1, 1)
+mean = torch.ops.aten.mean.dim(primals_1, [1], True)
+sub = torch.ops.aten.sub.Tensor(primals_1, mean)
+mul = torch.ops.aten.mul.Scalar(unsqueeze, 0.6666666666666666)
+mul_1 = torch.ops.aten.mul.Tensor(mul, sub)
+unsqueeze_1 = torch.ops.aten.unsqueeze.default(tangents_2, 1)
+expand = torch.ops.aten.expand.default(unsqueeze_1, [3, 4, 5])
+div = torch.ops.aten.div.Scalar(expand, 4)
+add = torch.ops.aten.add.Tensor(mul_1, div)
+return pytree.tree_unflatten([getitem, getitem_1, add], self._out_spec)
 )");
 }
 
@@ -358,11 +358,11 @@ def forward(self, x: "f32[3, 4, 5]"):
     return (getitem_1,)
 )"),
             R"(
-var_mean = var_mean.correction(primals_1, [1], correction=1, keepdim=True)
+var_mean = torch.ops.aten.var_mean.correction(primals_1, [1], correction = 1, keepdim = True)
 getitem_1 = var_mean[1]
-expand = expand.default(tangents_1, [3, 4, 5])
-div = div.Scalar(expand, 4)
-return [getitem_1, div]
+expand = torch.ops.aten.expand.default(tangents_1, [3, 4, 5])
+div = torch.ops.aten.div.Scalar(expand, 4)
+return pytree.tree_unflatten([getitem_1, div], self._out_spec)
 )");
 }
 
@@ -375,10 +375,10 @@ def forward(self, x: "f32[3, 4]"):
     return (sum_1, argmax)
 )"),
             R"(
-argmax = argmax.default(primals_1, 1)
-sum_1 = sum.default(primals_1)
-expand = expand.default(tangents_1, [3, 4])
-return [sum_1, argmax, expand]
+argmax = torch.ops.aten.argmax.default(primals_1, 1)
+sum_1 = torch.ops.aten.sum.default(primals_1)
+expand = torch.ops.aten.expand.default(tangents_1, [3, 4])
+return pytree.tree_unflatten([sum_1, argmax, expand], self._out_spec)
 )");
 }
 

@@ -8,8 +8,11 @@
 namespace aotgrad {
 
 struct PrintOptions {
-  bool class_header = true;        // "class GraphModule(torch.nn.Module):"
-  bool annotations = true;         // `x: "f32[4][1]cpu"`
+  bool class_header = true;  // "class GraphModule(torch.nn.Module):"
+  bool annotations = true;   // `x: "f32[4][1]cpu"`
+  // With annotations off, still annotate the placeholders: the text then parses back (the
+  // parser infers every other node's metadata).
+  bool placeholder_annotations = false;
   bool release_statements = true;  // ";  a = b = None" at each value's last use, as FX emits
 };
 
