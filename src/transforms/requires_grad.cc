@@ -53,7 +53,10 @@ std::vector<bool> propagate_requires_grad(const Graph& g,
         for (auto& a : n->args()) any_input = any_input || arg_rg(a);
         r = any_input && !op.non_differentiable && differentiable_dtype(n->meta());
         // An in-place write makes the written value require grad (and everything aliasing it is
-        // tracked through the written node itself).
+        // tracked through the written node itself). Declared writes only, not written_args():
+        // an undeclared mutation (1.13's native_batch_norm updating running_mean/running_var) is
+        // the kernel's own write outside autograd, and in eager the running statistics stay
+        // requires_grad=False however the input requires grad.
         for (int i : op.mutated_args())
           if (r) n->args()[i].for_each_node([&](Node* m) { rg[m] = true; });
         break;

@@ -70,5 +70,26 @@ def forward(self, x: "f32[4, 3]", w: "f32[3]", b: "f32[3]", rm: "f32[3]", rv: "f
   EXPECT_EQ(needs, (std::vector<std::string>{"x", "w", "b", "bn", "getitem", "nll", "getitem_5"}));
 }
 
+// A declared in-place write makes the written value require grad; 1.13's native_batch_norm's
+// undeclared write of its running statistics does not (eager: rm.requires_grad stays False, and
+// so does rm + 1's), so propagation reads declared writes only, not OpDef::written_args.
+TEST(RequiresGrad, DeclaredWritesOnlyNotBatchNormsRunningStatistics) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[2, 3]", rm: "f32[3]", rv: "f32[3]", z: "f32[3]"):
+    native_batch_norm = torch.ops.aten.native_batch_norm.default(x, None, None, rm, rv, True, 0.1, 1e-05)
+    add = torch.ops.aten.add.Tensor(rm, 1)
+    copy_ = torch.ops.aten.copy_.default(rv, z)
+    add_1 = torch.ops.aten.add.Tensor(rv, 1)
+    return (add, add_1)
+)",
+                       aten_ops());
+  auto rg = propagate_requires_grad(*g, {true, false, false, true});
+  std::vector<std::string> needs;
+  size_t i = 0;
+  for (const Node* n : g->nodes())
+    if (rg[i++]) needs.push_back(n->name());
+  EXPECT_EQ(needs, (std::vector<std::string>{"x", "z", "native_batch_norm", "copy_", "add_1"}));
+}
+
 }  // namespace
 }  // namespace aotgrad
