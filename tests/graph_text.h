@@ -105,4 +105,24 @@ inline JointGraph joint_graph(const std::string& text, std::vector<bool> rg = {}
   return build_joint(*fw, rg);
 }
 
+/// A joint graph from its text, as the printer (and PyTorch's aot_joint_graph log) writes it:
+/// placeholders primals_* then tangents_*, the outputs the forward's then one grad (or None) per
+/// primal, which requires grad when its grad is not None. The tangents belong to the first
+/// forward outputs in order (as when every forward output is differentiable).
+inline JointGraph joint_from_text(const std::string& text) {
+  JointGraph j;
+  j.graph = parse_graph(text, aten_ops());
+  verify(*j.graph);
+  for (const Node* p : j.graph->placeholders())
+    ++(p->name().rfind("tangents_", 0) == 0 ? j.num_tangents : j.num_primals);
+  const std::vector<Arg>& outs = j.graph->output()->args()[0].list;
+  EXPECT_GE(outs.size(), j.num_primals) << "fewer outputs than primals";
+  j.num_forward_outputs = outs.size() - j.num_primals;
+  for (size_t k = 0; k < j.num_forward_outputs; ++k)
+    j.tangent_of_output.push_back(k < j.num_tangents ? static_cast<int>(k) : -1);
+  for (size_t i = j.num_forward_outputs; i < outs.size(); ++i)
+    j.primal_requires_grad.push_back(outs[i].kind != Arg::Kind::None);
+  return j;
+}
+
 }  // namespace aotgrad
