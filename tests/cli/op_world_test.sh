@@ -83,5 +83,15 @@ assert torch.allclose(out["out_0"], loss.detach(), rtol=1e-5, atol=1e-5), (out["
 for k in ("x", "w", "b"):
     assert torch.allclose(out["grad_" + k], inp[k].grad, rtol=1e-4, atol=1e-5), k
 P
+# A tensor constant is part of the model: --random-inputs does not make one up.
+cat >"$tmp/c.fx" <<'G'
+def forward(self, x: "f32[3][1]cpu"):
+    _tensor_constant0: "i64[2][1]cpu" = self._tensor_constant0
+    index = torch.ops.aten.index.Tensor(x, [_tensor_constant0])
+    return (index,)
+G
+"$bin" run "$tmp/c.fx" --random-inputs 2>"$tmp/err"
+check [ $? -ne 0 ]
+check grep -q "no value for the tensor constant '_tensor_constant0'" "$tmp/err"
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

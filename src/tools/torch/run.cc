@@ -149,6 +149,12 @@ int run_graph(const Args& args) {
     const Node* ph = placeholders[i];
     if (const TensorRecord* rec = in_file.find(ph->name())) {
       inputs.push_back(to_tensor(*rec));
+    } else if (ph->info().lifted_constant) {
+      // A tensor constant (`self._tensor_constant0`) is part of the model, not an input to
+      // invent: tools/export.py writes its value with the inputs.
+      throw Error("no value for the tensor constant '" + ph->name() + "' (self." + ph->name() +
+                  ")" + (args.has("inputs") ? " in " + *args.get("inputs") : std::string()) +
+                  ": give it in --inputs; --random-inputs does not make constants up");
     } else if (args.has("random-inputs") && ph->meta().is_tensor()) {
       inputs.push_back(random_tensor(ph->meta().tensor, seed + i));
     } else {
