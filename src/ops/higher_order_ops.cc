@@ -60,6 +60,41 @@ void derive_run_with_rng_state(OpDef& op, const OpDef& wrapped) {
   op.meta = run_with_rng_state_meta;
 }
 
+// eager_backward(grads, needs, op, *args) -> the gradients of the arguments at `needs`: each with
+// its argument's dtype and sizes, contiguous.
+ValueMeta eager_backward_meta(const MetaArgs& a) {
+  const OpDef& op = a.op();
+  const Arg& ref = a.arg(static_cast<size_t>(op.wrapped_arg));
+  if (ref.kind != Arg::Kind::Op || ref.op != op.wrapped)
+    throw Error("argument 'op' must be " + arg_to_string(Arg::of_op(*op.wrapped)) + ", got " +
+                arg_to_string(ref));
+  std::vector<ValueMeta> grads;
+  size_t first = static_cast<size_t>(op.wrapped_arg) + 1;
+  for (const SymInt& k : a.int_list(1)) {
+    int64_t i = k.value();
+    if (i < 0 || first + static_cast<size_t>(i) >= a.size() ||
+        op.wrapped->schema.args[static_cast<size_t>(i)].type.base != BaseType::Tensor ||
+        op.wrapped->schema.args[static_cast<size_t>(i)].type.list)
+      throw Error("argument 'needs': " + std::to_string(i) + " is not a Tensor argument of " +
+                  op.wrapped->name);
+    TensorMeta m = a.tensor(first + static_cast<size_t>(i));
+    m.strides = contiguous_strides(m.sizes);
+    m.storage_offset = 0;
+    m.requires_grad = false;
+    grads.push_back(ValueMeta::of(m));
+  }
+  return ValueMeta::tuple(std::move(grads), /*is_list=*/true);
+}
+
+void derive_eager_backward(OpDef& op, const OpDef&) {
+  SchemaArg r;
+  r.type.base = BaseType::Tensor;
+  r.type.list = true;
+  op.schema.returns = {r};
+  op.tags = 0;
+  op.meta = eager_backward_meta;
+}
+
 }  // namespace
 
 void register_higher_order_ops(OpTable& t) {
@@ -68,6 +103,15 @@ void register_higher_order_ops(OpTable& t) {
   state.name = "rng_state";
   state.type.base = BaseType::Tensor;
   t.def_higher_order({kRunWithRngState, {state}, derive_run_with_rng_state});
+  SchemaArg grads, needs;
+  grads.name = "grads";
+  grads.type.base = BaseType::Tensor;
+  grads.type.list = true;
+  grads.type.elem_optional = true;
+  needs.name = "needs";
+  needs.type.base = BaseType::Int;
+  needs.type.list = true;
+  t.def_higher_order({kEagerBackward, {grads, needs}, derive_eager_backward});
 }
 
 }  // namespace aotgrad

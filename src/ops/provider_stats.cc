@@ -7,7 +7,7 @@
 namespace aotgrad {
 namespace {
 
-std::array<std::atomic<int64_t>, 8> g_events{};
+std::array<std::atomic<int64_t>, 9> g_events{};
 
 int64_t get(ProviderEvent e) { return g_events[static_cast<size_t>(e)].load(); }
 
@@ -27,6 +27,7 @@ OpProviderStats op_provider_stats() {
   s.derivative_cache_hits = get(ProviderEvent::kDerivativeCacheHit);
   s.traced_decompositions = get(ProviderEvent::kTracedDecomposition);
   s.decomposition_cache_hits = get(ProviderEvent::kDecompositionCacheHit);
+  s.eager_backwards = get(ProviderEvent::kEagerBackward);
   return s;
 }
 

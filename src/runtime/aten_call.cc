@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <mutex>
 #include <unordered_map>
@@ -488,6 +489,55 @@ std::vector<c10::IValue> run_with_rng_state(const at::Tensor& state, const AtenO
   return op.call_boxed(std::move(stack));
 }
 
+std::vector<c10::IValue> eager_backward(const c10::IValue& grads, const std::vector<int64_t>& needs,
+                                        const AtenOp& op, std::vector<c10::IValue> stack) {
+  // Graphs run below autograd (CompiledFunction excludes its keys); this op needs it back.
+  c10::impl::LocalDispatchKeySet keys = c10::impl::tls_local_dispatch_key_set();
+  keys.excluded_ = keys.excluded_ - c10::autograd_dispatch_keyset_with_ADInplaceOrView;
+  c10::impl::ForceDispatchKeyGuard with_autograd(keys);
+  at::AutoGradMode grad_mode(true);
+  std::vector<at::Tensor> leaves;
+  for (int64_t i : needs) {
+    const c10::IValue& v = stack.at(static_cast<size_t>(i));
+    if (!v.isTensor()) throw Error("argument " + std::to_string(i) + " is not a tensor");
+    at::Tensor leaf = v.toTensor().detach().requires_grad_(true);
+    stack[static_cast<size_t>(i)] = leaf;
+    leaves.push_back(leaf);
+  }
+  std::vector<c10::IValue> results = op.call_boxed(std::move(stack));
+  std::vector<at::Tensor> outs;
+  for (const c10::IValue& r : results) {
+    if (r.isTensor())
+      outs.push_back(r.toTensor());
+    else if (r.isTensorList())
+      for (const at::Tensor& t : r.toTensorVector()) outs.push_back(t);
+    else
+      outs.emplace_back();
+  }
+  std::vector<at::Tensor> ys, gys;
+  if (!grads.isList()) throw Error("argument 'grads' is not a list");
+  c10::List<c10::IValue> gl = grads.toList();
+  for (size_t k = 0; k < gl.size() && k < outs.size(); ++k) {
+    c10::IValue g = gl.get(k);
+    if (g.isNone() || !outs[k].defined() || !outs[k].requires_grad()) continue;
+    ys.push_back(outs[k]);
+    gys.push_back(g.toTensor());
+  }
+  std::vector<at::Tensor> gin(leaves.size());
+  if (!ys.empty()) {
+    try {
+      gin = torch::autograd::grad(ys, leaves, gys, /*retain_graph=*/false, /*create_graph=*/false,
+                                  /*allow_unused=*/true);
+    } catch (const std::exception& e) {
+      throw Error(op.def().name + "'s backward (libtorch's autograd): " + libtorch_message(e));
+    }
+  }
+  c10::List<at::Tensor> out;
+  for (size_t k = 0; k < leaves.size(); ++k)
+    out.push_back(gin[k].defined() ? gin[k].contiguous() : at::zeros_like(leaves[k]).contiguous());
+  return {c10::IValue(out)};
+}
+
 std::vector<c10::IValue> call_node(const Node& node, const NodeValueFn& lookup) {
   AOTGRAD_CHECK(node.kind() == NodeKind::Call && node.op(), node.describe(), " is not an op call");
   try {
@@ -517,6 +567,11 @@ std::vector<c10::IValue> call_node(const Node& node, const NodeValueFn& lookup) 
     if (op.name == kRunWithRngState) {
       c10::IValue state = to_ivalue(sargs[0].type, node.args().at(0), lookup);
       return run_with_rng_state(state.toTensor(), inner, std::move(stack));
+    }
+    if (op.name == kEagerBackward) {
+      c10::IValue grads = to_ivalue(sargs[0].type, node.args().at(0), lookup);
+      c10::IValue needs = to_ivalue(sargs[1].type, node.args().at(1), lookup);
+      return eager_backward(grads, needs.toIntVector(), inner, std::move(stack));
     }
     throw Error("the runtime has no implementation of higher-order op " + op.name);
   } catch (const Error& e) {

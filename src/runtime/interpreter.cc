@@ -27,7 +27,7 @@ struct Instr {
   const Node* node = nullptr;
   enum class Kind : uint8_t { Call, GetItem } kind = Kind::Call;
   // A higher-order op's call: `op` is the wrapped op, the state is the first argument slot.
-  enum class Rng : uint8_t { None, RunAndSave, RunWith } rng = Rng::None;
+  enum class Rng : uint8_t { None, RunAndSave, RunWith, EagerBackward } rng = Rng::None;
   const AtenOp* op = nullptr;
   std::vector<ArgPlan> args;
   int getitem_src = -1;
@@ -131,6 +131,8 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
             in.rng = Instr::Rng::RunAndSave;
           else if (op.name == kRunWithRngState)
             in.rng = Instr::Rng::RunWith;
+          else if (op.name == kEagerBackward)
+            in.rng = Instr::Rng::EagerBackward;
           else
             throw Error("the interpreter has no implementation of higher-order op " + op.name);
         }
@@ -269,6 +271,12 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
             at::Tensor s = stack[0].toTensor();
             stack.erase(stack.begin());
             results = run_with_rng_state(s, *in.op, std::move(stack));
+            break;
+          }
+          case Instr::Rng::EagerBackward: {
+            c10::IValue grads = stack[0], needs = stack[1];
+            stack.erase(stack.begin(), stack.begin() + 2);
+            results = eager_backward(grads, needs.toIntVector(), *in.op, std::move(stack));
             break;
           }
         }

@@ -12,6 +12,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/op_call.h"
+#include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
 #include "aotgrad/runtime/fake_tensor.h"
@@ -389,6 +390,46 @@ Backward trace_backward(GradBuilder& b, const std::vector<bool>& grad_defined) {
   return bw;
 }
 
+// Whether a tracing error says libtorch's formula needs the data (a value read, a shape from
+// values): then the backward is left to libtorch's autograd at run time.
+bool reads_data(const std::string& msg) {
+  return msg.find("data_dependent_output") != std::string::npos ||
+         msg.find("dynamic_output_shape") != std::string::npos;
+}
+
+// Note [Eager backward]
+// Some of libtorch's formulas read their inputs' values: prod's and cumprod's count zeros,
+// max/min/median of a whole tensor find the selected element with a mask, masked_fill's value
+// gradient selects by its mask, index_reduce and scatter_reduce(prod) test for zeros. On fake
+// tensors there are no values, so their backward cannot be traced ahead of time (PyTorch's
+// make_fx fails on them too, without real tensors). The backward node is then
+// higher_order.eager_backward(grads, needs, op, *args): at run time it runs the op once more
+// under libtorch's autograd on the saved inputs and returns the gradients of the inputs that
+// need one -- correct for any values, at the price of the op's forward run again in the backward.
+void eager_backward_call(GradBuilder& b) {
+  const Node& call = b.node();
+  const OpDef& op = *call.op();
+  std::vector<Arg> grads;
+  size_t n_results = call.meta().kind == ValueMeta::Kind::Tuple ? call.meta().elems.size() : 1;
+  for (size_t r = 0; r < n_results; ++r) grads.push_back(b.grad(r) ? Arg(b.grad(r)) : Arg::none());
+  std::vector<int64_t> needs;
+  for (const Slot& s : tensor_slots(call)) {
+    if (!slot_needs(b, s)) continue;
+    if (s.elem >= 0)
+      throw Error(op.name + ": its backward reads data, and a Tensor[] argument's gradient (" +
+                  op.schema.args[s.arg].name + ") cannot be left to libtorch at run time");
+    needs.push_back(static_cast<int64_t>(s.arg));
+  }
+  if (needs.empty()) return;
+  std::vector<Arg> args = {Arg::of_list(std::move(grads)), Arg::of_ints(needs), Arg::of_op(op)};
+  for (const Arg& a : call.args()) args.push_back(a);
+  const OpDef& eager = aten_ops().higher_order(kEagerBackward, op);
+  Node* node = b.call(eager, std::move(args));
+  for (size_t k = 0; k < needs.size(); ++k)
+    b.set(static_cast<size_t>(needs[k]), b.getitem(node, static_cast<int64_t>(k)));
+  count_provider_event(ProviderEvent::kEagerBackward);
+}
+
 void apply_traced_backward(GradBuilder& b) {
   const Node& call = b.node();
   std::vector<bool> grad_defined;
@@ -412,11 +453,17 @@ void apply_traced_backward(GradBuilder& b) {
   if (bw) {
     count_provider_event(ProviderEvent::kDerivativeCacheHit);
   } else {
-    bw = std::make_shared<const Backward>(trace_backward(b, grad_defined));
-    count_provider_event(ProviderEvent::kTracedDerivative);
+    try {
+      bw = std::make_shared<const Backward>(trace_backward(b, grad_defined));
+      count_provider_event(ProviderEvent::kTracedDerivative);
+    } catch (const Error& e) {
+      if (!reads_data(e.message())) throw;
+      bw = std::make_shared<const Backward>();  // no graph: libtorch's autograd at run time
+    }
     std::lock_guard<std::mutex> lock(mu);
     cache.emplace(key, bw);
   }
+  if (!bw->graph) return eager_backward_call(b);
 
   // The template's placeholders take the call's inputs, its results (read as saved values, only
   // where the backward uses them) and its incoming gradients.

@@ -133,6 +133,7 @@ nlohmann::ordered_json op_world_json(const std::vector<const Graph*>& graphs) {
   j["meta_cpu_kernel"] = p.meta_cpu_kernel;
   j["meta_cache_hits"] = p.meta_cache_hits;
   j["traced_derivatives"] = p.traced_derivatives;
+  j["eager_backwards"] = p.eager_backwards;
   j["derivative_cache_hits"] = p.derivative_cache_hits;
   j["traced_decompositions"] = p.traced_decompositions;
   j["decomposition_cache_hits"] = p.decomposition_cache_hits;

@@ -211,6 +211,26 @@ std::vector<Case> cases() {
        [](const V& a) -> V {
          return {at::view_as_real(at::fft_rfft(a[0])), at::fft_irfft(at::fft_rfft(a[0] * 2), 8)};
        }},
+      // Backwards that read data (Note [Eager backward]): left to libtorch's autograd at run time,
+      // zeros included.
+      {"prod_cumprod_with_zeros",
+       [] {
+         at::Tensor t = r({3, 4});
+         t[0][1] = 0;
+         t[2][0] = 0;
+         t[2][3] = 0;
+         return V{t};
+       },
+       [](const V& a) -> V {
+         return {a[0].prod(), a[0].prod(1), a[0].cumprod(1)};
+       }},
+      {"max_median",
+       [] {
+         return V{r({3, 5})};
+       },
+       [](const V& a) -> V {
+         return {a[0].max(), a[0].median(), a[0].min() * 2};
+       }},
       {"matrix_exp_svdvals",
        [] {
          return V{r({3, 3}) * 0.3};

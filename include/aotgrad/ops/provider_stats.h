@@ -17,6 +17,7 @@ struct OpProviderStats {
   int64_t derivative_cache_hits = 0;  // traced backward graphs found in the cache
   int64_t traced_decompositions = 0;  // CompositeImplicitAutograd kernels traced
   int64_t decomposition_cache_hits = 0;
+  int64_t eager_backwards = 0;  // derivatives left to libtorch's autograd at run time
 };
 OpProviderStats op_provider_stats();
 
@@ -30,6 +31,7 @@ enum class ProviderEvent {
   kDerivativeCacheHit,
   kTracedDecomposition,
   kDecompositionCacheHit,
+  kEagerBackward,
 };
 /// Thread-safe.
 void count_provider_event(ProviderEvent e);

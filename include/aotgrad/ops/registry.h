@@ -35,6 +35,12 @@ void register_higher_order_ops(OpTable& t);
 /// generator left as it was (torch/_prims/rng_prims.py). See OpTable::higher_order.
 inline constexpr const char* kRunAndSaveRngState = "higher_order::run_and_save_rng_state";
 inline constexpr const char* kRunWithRngState = "higher_order::run_with_rng_state";
+/// torch.ops.higher_order.eager_backward(grads, needs, op, *args): the gradients of op(*args)'s
+/// tensor arguments at positions `needs` (of op's schema), given the gradients `grads` of its
+/// results (None: no gradient flows), computed at run time by libtorch's autograd -- for an op
+/// whose backward cannot be traced ahead of time because libtorch's formula reads data (prod's
+/// zeros, cumprod's, median's index). One result per position in `needs`, as a list.
+inline constexpr const char* kEagerBackward = "higher_order::eager_backward";
 /// Bytes of libtorch 1.13's CPU generator state (CPUGeneratorImpl::get_state(): a u8 tensor; a
 /// runtime test checks it against libtorch).
 inline constexpr int64_t kCpuRngStateBytes = 5056;

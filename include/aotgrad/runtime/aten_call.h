@@ -93,6 +93,13 @@ std::vector<c10::IValue> run_and_save_rng_state(const AtenOp& op, std::vector<c1
 std::vector<c10::IValue> run_with_rng_state(const at::Tensor& state, const AtenOp& op,
                                             std::vector<c10::IValue> stack);
 
+/// eager_backward (ops/registry.h, kEagerBackward): runs `op` on `stack` under libtorch's autograd,
+/// the arguments at `needs` as fresh leaves, and returns {the list of their gradients} for the
+/// results' gradients `grads` (a Tensor?[] list, one per tensor result); an argument no gradient
+/// reaches gets zeros.
+std::vector<c10::IValue> eager_backward(const c10::IValue& grads, const std::vector<int64_t>& needs,
+                                        const AtenOp& op, std::vector<c10::IValue> stack);
+
 /// Calls a Call node's op on its arguments: aten_op(*node.op()).call(node.args(), lookup); a
 /// higher-order op (run_and_save_rng_state, run_with_rng_state) runs its wrapped op as above, its
 /// result a tuple (state, result) or the wrapped op's results. Errors are prefixed with the node's
