@@ -421,9 +421,13 @@ void eager_backward_call(GradBuilder& b) {
     needs.push_back(static_cast<int64_t>(s.arg));
   }
   if (needs.empty()) return;
-  std::vector<Arg> args = {Arg::of_list(std::move(grads)), Arg::of_ints(needs), Arg::of_op(op)};
+  // The higher-order op wraps the op of aten_ops() by that name (the call may come from another
+  // table of the same ops, as the gradient sweep's).
+  const OpDef& wrapped = aten_ops().get(op.name);
+  std::vector<Arg> args = {Arg::of_list(std::move(grads)), Arg::of_ints(needs),
+                           Arg::of_op(wrapped)};
   for (const Arg& a : call.args()) args.push_back(a);
-  const OpDef& eager = aten_ops().higher_order(kEagerBackward, op);
+  const OpDef& eager = aten_ops().higher_order(kEagerBackward, wrapped);
   Node* node = b.call(eager, std::move(args));
   for (size_t k = 0; k < needs.size(); ++k)
     b.set(static_cast<size_t>(needs[k]), b.getitem(node, static_cast<int64_t>(k)));
