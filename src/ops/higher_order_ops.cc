@@ -12,12 +12,18 @@ namespace {
 
 // The wrapped op's result for a call of a higher-order op: its meta function on the arguments
 // after the op reference, which must name the op the OpDef was derived for.
-ValueMeta wrapped_meta(const MetaArgs& a) {
+// Throws unless the call's op reference names the op its OpDef was derived for.
+void check_op_reference(const MetaArgs& a) {
   const OpDef& op = a.op();
   const Arg& ref = a.arg(static_cast<size_t>(op.wrapped_arg));
   if (ref.kind != Arg::Kind::Op || ref.op != op.wrapped)
     throw Error("argument 'op' must be " + arg_to_string(Arg::of_op(*op.wrapped)) + ", got " +
                 arg_to_string(ref));
+}
+
+ValueMeta wrapped_meta(const MetaArgs& a) {
+  check_op_reference(a);
+  const OpDef& op = a.op();
   std::vector<Arg> args;
   args.reserve(a.size() - op.wrapped_arg - 1);
   for (size_t i = static_cast<size_t>(op.wrapped_arg) + 1; i < a.size(); ++i)
@@ -63,11 +69,8 @@ void derive_run_with_rng_state(OpDef& op, const OpDef& wrapped) {
 // eager_backward(grads, needs, op, *args) -> the gradients of the arguments at `needs`: each with
 // its argument's dtype and sizes, contiguous.
 ValueMeta eager_backward_meta(const MetaArgs& a) {
+  check_op_reference(a);
   const OpDef& op = a.op();
-  const Arg& ref = a.arg(static_cast<size_t>(op.wrapped_arg));
-  if (ref.kind != Arg::Kind::Op || ref.op != op.wrapped)
-    throw Error("argument 'op' must be " + arg_to_string(Arg::of_op(*op.wrapped)) + ", got " +
-                arg_to_string(ref));
   std::vector<ValueMeta> grads;
   size_t first = static_cast<size_t>(op.wrapped_arg) + 1;
   for (const SymInt& k : a.int_list(1)) {

@@ -28,6 +28,25 @@ struct Slot {
   int64_t elem = -1;
 };
 
+// A traced rule per call key (op and argument metadata), shared by the process's compilations.
+template <typename T>
+class RuleCache {
+ public:
+  std::shared_ptr<const T> find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  void insert(const std::string& key, std::shared_ptr<const T> value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.emplace(key, std::move(value));
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const T>> map_;
+};
+
 // `shape` with its leaves, in order, replaced by `leaves` from `next` on.
 Arg renest(const Arg& shape, const std::vector<Arg>& leaves, size_t& next) {
   if (!shape.is_list()) return leaves.at(next++);
@@ -447,13 +466,8 @@ void apply_traced_backward(GradBuilder& b) {
   key += "|grads";
   for (bool d : grad_defined) key += d ? '1' : '0';
 
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::shared_ptr<const Backward>> cache;
-  std::shared_ptr<const Backward> bw;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = cache.find(key); it != cache.end()) bw = it->second;
-  }
+  static RuleCache<Backward> cache;
+  std::shared_ptr<const Backward> bw = cache.find(key);
   if (bw) {
     count_provider_event(ProviderEvent::kDerivativeCacheHit);
   } else {
@@ -464,8 +478,7 @@ void apply_traced_backward(GradBuilder& b) {
       if (!reads_data(e.message())) throw;
       bw = std::make_shared<const Backward>();  // no graph: libtorch's autograd at run time
     }
-    std::lock_guard<std::mutex> lock(mu);
-    cache.emplace(key, bw);
+    cache.insert(key, bw);
   }
   if (!bw->graph) return eager_backward_call(b);
 
@@ -563,20 +576,14 @@ std::shared_ptr<const Graph> trace_decomposition(const Node& call) {
 Arg decomposition_fn(DecompBuilder& b) {
   const Node& call = b.node();
   std::string key = call_key(call);
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::shared_ptr<const Graph>> cache;
-  std::shared_ptr<const Graph> g;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = cache.find(key); it != cache.end()) g = it->second;
-  }
+  static RuleCache<Graph> cache;
+  std::shared_ptr<const Graph> g = cache.find(key);
   if (g) {
     count_provider_event(ProviderEvent::kDecompositionCacheHit);
   } else {
     g = trace_decomposition(call);
     count_provider_event(ProviderEvent::kTracedDecomposition);
-    std::lock_guard<std::mutex> lock(mu);
-    cache.emplace(key, g);
+    cache.insert(key, g);
   }
   std::vector<Arg> inputs;
   std::vector<Slot> slots = tensor_slots(call);

@@ -103,15 +103,20 @@ struct ForwardGraph {
   std::vector<bool> requires_grad;       // per placeholder
 };
 
+// The sample's one-node graph read against `table`; a multi-output op projects its results.
+std::shared_ptr<Graph> sample_graph(const os::Sample& s, const OpDef& op, const OpTable& table) {
+  std::shared_ptr<Graph> g = parse_graph(os::graph_text(s, op.short_name), table);
+  const Node* n = g->find("result");
+  if (n && n->meta().kind == ValueMeta::Kind::Tuple)
+    g = parse_graph(os::graph_text(s, op.short_name, "", n->meta().elems.size()), table);
+  return g;
+}
+
 // Parses the sample's graph; nullopt (with `why`) when aotgrad rejects the sample.
 std::optional<ForwardGraph> forward_graph(const os::Sample& s, const OpDef& op, std::string& why) {
   ForwardGraph fg;
   try {
-    std::shared_ptr<Graph> g = parse_graph(os::graph_text(s, op.short_name), aten_ops());
-    const Node* n = g->find("result");
-    if (n && n->meta().kind == ValueMeta::Kind::Tuple)
-      g = parse_graph(os::graph_text(s, op.short_name, "", n->meta().elems.size()), aten_ops());
-    fg.graph = std::move(g);
+    fg.graph = sample_graph(s, op, aten_ops());
   } catch (const Error& e) {
     why = e.message();
     return std::nullopt;
@@ -622,12 +627,7 @@ void check_traced(const os::Sample& s, const ForwardGraph& fg, const Joint& join
   };
   ForwardGraph tg;
   try {
-    std::shared_ptr<Graph> g = parse_graph(os::graph_text(s, traced->short_name), traced_ops());
-    const Node* n = g->find("result");
-    if (n && n->meta().kind == ValueMeta::Kind::Tuple)
-      g = parse_graph(os::graph_text(s, traced->short_name, "", n->meta().elems.size()),
-                      traced_ops());
-    tg.graph = std::move(g);
+    tg.graph = sample_graph(s, *traced, traced_ops());
   } catch (const Error& e) {
     notes.push_back("the op world's OpDef rejects the sample: " + first_line(e.message()));
     return;
