@@ -3,6 +3,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <algorithm>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -92,6 +93,76 @@ bool exists(const std::string& qualified, const std::string& overload) {
   return c10::Dispatcher::singleton().findSchema({qualified, overload}).has_value();
 }
 
+// The functional variant of an op that writes its arguments: the overload of `functional` (foo
+// for foo_, the same name for an out= op) that takes the same arguments, by name and type, but the
+// written ones an out= op writes (`out`, `values`, `indices`). Found by schema rather than by
+// overload name: floor_divide_.Tensor's is floor_divide, sum.IntList_out's sum.dim_IntList,
+// polygamma_(self, n)'s polygamma(n, self) -- functionalization passes arguments by name.
+std::string find_functional_variant(const std::string& functional, const FunctionSchema& s,
+                                    const std::string& same_overload) {
+  std::vector<const SchemaArg*> want;
+  for (const SchemaArg& a : s.args)
+    if (!a.alias.is_write || a.name == "self") want.push_back(&a);
+  auto matches = [&](const c10::OperatorHandle& h) {
+    FunctionSchema f;
+    try {
+      f = parse_libtorch_schema(functional, h.schema());
+    } catch (const Error&) {
+      return false;
+    }
+    if (f.args.size() != want.size()) return false;
+    for (const SchemaArg& a : f.args) {
+      if (a.alias.is_write) return false;
+      auto it = std::find_if(want.begin(), want.end(),
+                             [&](const SchemaArg* w) { return w->name == a.name; });
+      if (it == want.end()) return false;
+      const TypeRef &x = a.type, &y = (*it)->type;
+      if (x.base != y.base || x.list != y.list || x.optional != y.optional) return false;
+    }
+    return true;
+  };
+  auto& d = c10::Dispatcher::singleton();
+  if (auto h = d.findSchema({functional, same_overload}); h && matches(*h))
+    return functional + (same_overload.empty() ? "" : "." + same_overload);
+  static const std::unordered_map<std::string, std::vector<std::string>> overloads = [] {
+    std::unordered_map<std::string, std::vector<std::string>> m;
+    for (const c10::OperatorName& n : c10::Dispatcher::singleton().getAllOpNames())
+      m[n.name].push_back(n.overload_name);
+    return m;
+  }();
+  auto it = overloads.find(functional);
+  if (it == overloads.end()) return "";
+  for (const std::string& o : it->second)
+    if (auto h = d.findSchema({functional, o}); h && matches(*h))
+      return functional + (o.empty() ? "" : "." + o);
+  return "";
+}
+
+// An out= op's metadata: its functional variant's results, in its `out` tensors. An out tensor of
+// the result's sizes keeps its layout; any other is resized, contiguously (at::native's
+// resize_output). Not from running the out= kernel: libtorch 1.13's boxed out= kernels of several
+// results return dangling tensors.
+ValueMeta out_variant_meta(const MetaArgs& a) {
+  const OpDef& op = a.op();
+  const OpDef& fn = aten_ops().get(op.functional_variant);
+  std::vector<Arg> args;
+  for (const SchemaArg& f : fn.schema.args) args.push_back(a.arg(op.schema.arg_index(f.name)));
+  ValueMeta r = fn.meta(MetaArgs(fn, args));
+  std::vector<int> outs = op.mutated_args();
+  std::vector<ValueMeta> results;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const ValueMeta& rk = r.kind == ValueMeta::Kind::Tuple ? r.elems.at(k) : r;
+    TensorMeta m = a.tensor(static_cast<size_t>(outs[k]));
+    if (m.sizes != rk.tensor.sizes) {
+      m.sizes = rk.tensor.sizes;
+      m.strides = contiguous_strides(m.sizes);
+    }
+    m.requires_grad = false;
+    results.push_back(ValueMeta::of(m));
+  }
+  return results.size() == 1 ? std::move(results[0]) : ValueMeta::tuple(std::move(results));
+}
+
 uint32_t schema_tags(const FunctionSchema& s) {
   uint32_t tags = 0;
   bool any_tensor_arg = false;
@@ -145,12 +216,18 @@ class LibtorchOps final : public OpProvider {
     if (handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd))
       op->tags |= kCompositeImplicit;
 
-    // foo_ <-> foo, of the same overload.
+    // foo_ <-> foo, of the same overload where it takes the same arguments; an out= op's is the
+    // overload of its own name without the out arguments.
     if (op->has_tag(kInplace) && !op->has_tag(kView) && base.size() > 1 && base.back() == '_' &&
         base.compare(0, 2, "__") != 0) {
-      std::string functional = qualified.substr(0, qualified.size() - 1);
-      if (exists(functional, overload))
-        op->functional_variant = functional + (overload.empty() ? "" : "." + overload);
+      op->functional_variant =
+          find_functional_variant(qualified.substr(0, qualified.size() - 1), op->schema, overload);
+    } else if (!op->has_tag(kInplace) && !op->has_tag(kView) && !op->mutated_args().empty()) {
+      bool out_only = true;
+      for (const SchemaArg& a : op->schema.args)
+        if (a.alias.is_write && (!a.kwarg_only || a.type.base != BaseType::Tensor || a.type.list))
+          out_only = false;
+      if (out_only) op->functional_variant = find_functional_variant(qualified, op->schema, "");
     } else if (!op->has_tag(kInplace) && exists(qualified + "_", overload)) {
       op->inplace_variant = qualified + "_" + (overload.empty() ? "" : "." + overload);
     }
@@ -158,6 +235,7 @@ class LibtorchOps final : public OpProvider {
     // A view's writes go back into its base through as_strided_scatter at the view's layout.
     if (op->has_tag(kView) && !op->has_tag(kInplace)) op->view_inverse = as_strided_view_inverse;
     op->meta = fallback_meta;
+    if (!op->functional_variant.empty() && !op->has_tag(kInplace)) op->meta = out_variant_meta;
     // A composite op is differentiated through its decomposition, as libtorch's autograd does.
     if (op->has_tag(kCompositeImplicit))
       op->decomposition = traced_decomposition();

@@ -445,9 +445,17 @@ void eager_backward_call(GradBuilder& b) {
   const OpDef& wrapped = aten_ops().get(op.name);
   std::vector<Arg> args = {Arg::of_list(std::move(grads)), Arg::of_ints(needs),
                            Arg::of_op(wrapped)};
-  for (const Arg& a : call.args()) args.push_back(a);
+  // The wrapped op's keyword-only arguments (cumprod's dtype, index_reduce's include_self) stay
+  // keyword-only in the higher-order op's schema.
+  std::vector<std::pair<std::string, Arg>> kwargs;
+  for (size_t i = 0; i < call.args().size(); ++i) {
+    if (i < op.schema.args.size() && op.schema.args[i].kwarg_only)
+      kwargs.emplace_back(op.schema.args[i].name, call.args()[i]);
+    else
+      args.push_back(call.args()[i]);
+  }
   const OpDef& eager = aten_ops().higher_order(kEagerBackward, wrapped);
-  Node* node = b.call(eager, std::move(args));
+  Node* node = b.call(eager, std::move(args), std::move(kwargs));
   for (size_t k = 0; k < needs.size(); ++k)
     b.set(static_cast<size_t>(needs[k]), b.getitem(node, static_cast<int64_t>(k)));
   count_provider_event(ProviderEvent::kEagerBackward);

@@ -350,15 +350,29 @@ class Functionalizer {
       throw Error("cannot functionalize " + op.name +
                   ": it mutates its inputs and has no functional variant");
     const OpDef& fop = ops_.get(op.functional_variant);
-    if (declared.size() > 1)
-      throw Error("cannot functionalize " + op.name + ": it writes several arguments");
-    std::vector<Arg> args;
-    for (auto& a : n->args()) args.push_back(map_arg(a));
-    // The functional variant may have fewer arguments (copy_ -> copy is 1:1; most are).
-    AOTGRAD_CHECK(args.size() == fop.schema.args.size(), op.name, " and its functional variant ",
-                  fop.name, " take different arguments");
-    Node* result = call_op(fop, std::move(args), n->given_mask());
+    auto [args, given] = functional_args(*n, fop);
+    if (declared.size() > 1) {
+      // An out= op of several results (max.dim_max, sort.values): result k into its k-th out,
+      // which getitem k of the call reads.
+      if (fop.schema.returns.size() != declared.size() ||
+          std::any_of(declared.begin(), declared.end(),
+                      [&](int i) { return fop.schema.arg_index(op.schema.args[i].name) >= 0; }))
+        throw Error("cannot functionalize " + op.name + ": it writes several arguments");
+      Node* result = call_op(fop, std::move(args), given);
+      for (size_t k = 0; k < declared.size(); ++k) {
+        const Arg& out = n->args()[declared[k]];
+        FValuePtr v = value_of(out, "the mutated argument");
+        write(*v, cast_to(out_->add_getitem(result, static_cast<int64_t>(k)),
+                          out.node->tensor_meta().dtype));
+        items_[std::make_pair(n, static_cast<int64_t>(k))] = v;
+      }
+      plain_[n] = result;
+      return;
+    }
+    Node* result = call_op(fop, std::move(args), given);
     if (!declared.empty()) {
+      // An out= op's value is written into `out` whatever its size was (the functional result
+      // replaces it, as FunctionalTensorWrapper::replace_ does after the out= kernel's resize).
       FValuePtr v = value_of(n->args()[declared[0]], "the mutated argument");
       Node* new_value =
           result->meta().kind == ValueMeta::Kind::Tuple ? out_->add_getitem(result, 0) : result;
@@ -378,6 +392,24 @@ class Functionalizer {
       write(*v, out_->add_getitem(result, static_cast<int64_t>(own + k)));
     }
     plain_[n] = result;  // getitems 0..own-1 of the original read the same results
+  }
+
+  // The arguments of in-place call `n` for its functional variant `fop`, matched by name
+  // (polygamma_(self, n) -> polygamma(n, self)); an out= op's written `out` is left out.
+  std::pair<std::vector<Arg>, uint64_t> functional_args(const Node& n, const OpDef& fop) {
+    const FunctionSchema& from = n.op()->schema;
+    std::vector<Arg> args;
+    uint64_t given = 0;
+    for (size_t j = 0; j < fop.schema.args.size(); ++j) {
+      int i = from.arg_index(fop.schema.args[j].name);
+      if (i < 0 || static_cast<size_t>(i) >= n.args().size())
+        throw Error("cannot functionalize " + n.op()->name + ": its functional variant " +
+                    fop.name + " takes argument '" + fop.schema.args[j].name +
+                    "', which it has not");
+      args.push_back(map_arg(n.args()[static_cast<size_t>(i)]));
+      if (n.given_mask() >> i & 1) given |= 1ull << j;
+    }
+    return {std::move(args), given};
   }
 
   Node* cast_to(Node* value, ScalarType dtype) {

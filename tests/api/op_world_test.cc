@@ -224,6 +224,18 @@ std::vector<Case> cases() {
        [](const V& a) -> V {
          return {a[0].prod(), a[0].prod(1), a[0].cumprod(1)};
        }},
+      // Their keyword-only arguments (cumprod's dtype, index_reduce's include_self) stay keywords.
+      {"eager_backward_keyword_arguments",
+       [] {
+         at::Tensor t = r({3, 4}), src = r({2, 4});
+         t[1][2] = 0;
+         src[0][0] = 0;
+         return V{t, src};
+       },
+       [](const V& a) -> V {
+         at::Tensor index = at::tensor(std::vector<int64_t>{2, 0});
+         return {a[0].cumprod(1, at::kFloat), a[0].index_reduce(0, index, a[1], "prod", false)};
+       }},
       {"max_median",
        [] {
          return V{r({3, 5})};

@@ -227,5 +227,49 @@ def forward(self, x: "f32[4]"):
   }
 }
 
+TEST(DispatcherOps, WritingOpsFindTheirFunctionalVariantBySchema) {
+  // The overload of the same name is not always the one: floor_divide_.Tensor's functional
+  // variant is floor_divide, polygamma_(self, n)'s is polygamma(n, self), an out= op's is the
+  // overload without `out`.
+  EXPECT_EQ(op("aten::floor_divide_.Tensor").functional_variant, "aten::floor_divide");
+  EXPECT_EQ(op("aten::polygamma_").functional_variant, "aten::polygamma");
+  EXPECT_EQ(op("aten::mul.out").functional_variant, "aten::mul.Tensor");
+  EXPECT_EQ(op("aten::sum.IntList_out").functional_variant, "aten::sum.dim_IntList");
+  EXPECT_EQ(op("aten::cumsum_").functional_variant, "aten::cumsum");
+  EXPECT_EQ(op("aten::max.dim_max").functional_variant, "aten::max.dim");
+
+  CompiledGraph f(parse_graph(R"(
+def forward(self, a: "f32[5]", b: "f32[5]", c: "f32[5]", x: "f32[3, 4]", z: "f32[3, 4]"):
+    floor_divide_ = torch.ops.aten.floor_divide_.Tensor(a, b)
+    polygamma_ = torch.ops.aten.polygamma_.default(c, 1)
+    mul = torch.ops.aten.mul.out(x, x, out = z)
+    empty = torch.ops.aten.empty.memory_format([0], dtype = torch.float32, device = device(type='cpu'))
+    sum_1 = torch.ops.aten.sum.IntList_out(mul, [1], out = empty)
+    add = torch.ops.aten.add.Tensor(sum_1, 1)
+    empty_1 = torch.ops.aten.empty.memory_format([0], dtype = torch.float32, device = device(type='cpu'))
+    empty_2 = torch.ops.aten.empty.memory_format([0], dtype = torch.int64, device = device(type='cpu'))
+    max_1 = torch.ops.aten.max.dim_max(x, 0, max = empty_1, max_values = empty_2)
+    getitem = max_1[0]
+    getitem_1 = max_1[1]
+    return (floor_divide_, polygamma_, add, getitem, getitem_1)
+)",
+                              aten_ops()));
+  at::Tensor a = at::randn({5}) * 4, b = at::rand({5}) + 0.5, c = at::rand({5}) + 0.5;
+  at::Tensor x = at::randn({3, 4}), z = at::zeros({3, 4});
+  at::Tensor a0 = a.clone(), c0 = c.clone();
+  std::vector<c10::IValue> out = f({a, b, c, x, z});
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_TRUE(at::equal(a, at::floor_divide(a0, b)));  // written back into the inputs
+  EXPECT_TRUE(at::allclose(c, at::polygamma(1, c0)));
+  EXPECT_TRUE(at::equal(z, x * x));
+  EXPECT_TRUE(at::equal(out[0].toTensor(), a));
+  EXPECT_TRUE(at::allclose(out[1].toTensor(), c));
+  EXPECT_TRUE(at::allclose(out[2].toTensor(), (x * x).sum({1}) + 1));
+  EXPECT_EQ(out[2].toTensor().sizes(), (std::vector<int64_t>{3}));
+  auto [values, indices] = at::max(x, 0);
+  EXPECT_TRUE(at::equal(out[3].toTensor(), values));
+  EXPECT_TRUE(at::equal(out[4].toTensor(), indices));
+}
+
 }  // namespace
 }  // namespace aotgrad
