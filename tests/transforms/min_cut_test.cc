@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "../graph_text.h"
 #include "aotgrad/ir/printer.h"
@@ -46,26 +49,28 @@ std::vector<std::string> recomputed(const MinCutExplain& e) {
   return out;
 }
 
+/// The joint graph of tests/data/joints/NAME.fx (its forward graph is in the file's comment).
+JointGraph joint(const std::string& name) {
+  std::string path = std::string(AOTGRAD_TEST_DATA) + "/joints/" + name + ".fx";
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << "cannot read " << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return joint_from_text(text.str());
+}
+
 Node* find(const JointGraph& j, const std::string& name) {
   Node* n = j.graph->find(name);
   EXPECT_NE(n, nullptr) << name;
   return n;
 }
 
-const char* kLinearRelu = R"(
-def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]"):
-    t = torch.ops.aten.t.default(w)
-    addmm = torch.ops.aten.addmm.default(b, x, t)
-    relu = torch.ops.aten.relu.default(addmm)
-    return (relu,)
-)";
-
 // §13.20: x does not require grad. The forward saves x and relu's output (as detach_1, the alias
 // the joint graph hands threshold_backward, which is the cut nearest the backward, as networkx
 // returns it), and nothing else: addmm's output is not kept, relu is banned from recomputation
 // because the output materializes it ("materialized backwards: relu (detach, output)").
 TEST(MinCut, Seed13_20_LinearReluSavesInputAndReluOutput) {
-  PartRun r = partition(joint_graph(kLinearRelu, {false, true, true}));
+  PartRun r = partition(joint("linear_relu"));
   EXPECT_EQ(r.p.saved, (std::vector<std::string>{"primals_1", "detach_1"}));
   EXPECT_EQ(graph_body(*r.p.fw),
             "def forward(self, primals_1, primals_2, primals_3):\n"
@@ -100,49 +105,50 @@ TEST(MinCut, Seed13_20_LinearReluSavesInputAndReluOutput) {
             "  relu aten::relu: materialized in backward\n");
 }
 
-// The partitioner fed joint-graph text: §13.20's joint graph as aotgrad compile --dump (and
-// PyTorch's aot_joint_graph log) prints it, annotations and release statements included, gives
-// the partition of the joint graph build_joint makes.
-TEST(MinCut, Seed13_20_FromJointGraphText) {
-  PartRun r = partition(joint_from_text(R"(
-class GraphModule(torch.nn.Module):
-    def forward(self, primals, tangents):
-        primals_1: "f32[4, 8][8, 1]cpu"; primals_2: "f32[16, 8][8, 1]cpu"; primals_3: "f32[16][1]cpu"; tangents_1: "f32[4, 16][16, 1]cpu"; 
-    
-        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
-        t: "f32[8, 16][1, 8]cpu" = torch.ops.aten.t.default(primals_2);  primals_2 = None
-        addmm: "f32[4, 16][16, 1]cpu" = torch.ops.aten.addmm.default(primals_3, primals_1, t);  primals_3 = t = None
-        relu: "f32[4, 16][16, 1]cpu" = torch.ops.aten.relu.default(addmm);  addmm = None
-        detach: "f32[4, 16][16, 1]cpu" = torch.ops.aten.detach.default(relu)
-        detach_1: "f32[4, 16][16, 1]cpu" = torch.ops.aten.detach.default(detach);  detach = None
-        threshold_backward: "f32[4, 16][16, 1]cpu" = torch.ops.aten.threshold_backward.default(tangents_1, detach_1, 0);  tangents_1 = detach_1 = None
-        t_1: "f32[16, 4][1, 16]cpu" = torch.ops.aten.t.default(threshold_backward)
-        mm: "f32[16, 8][8, 1]cpu" = torch.ops.aten.mm.default(t_1, primals_1);  t_1 = primals_1 = None
-        t_2: "f32[8, 16][1, 8]cpu" = torch.ops.aten.t.default(mm);  mm = None
-        sum_1: "f32[1, 16][16, 1]cpu" = torch.ops.aten.sum.dim_IntList(threshold_backward, [0], True);  threshold_backward = None
-        view: "f32[16][1]cpu" = torch.ops.aten.view.default(sum_1, [16]);  sum_1 = None
-        t_3: "f32[16, 8][8, 1]cpu" = torch.ops.aten.t.default(t_2);  t_2 = None
-        return pytree.tree_unflatten([relu, None, t_3, view], self._out_spec)
-)"));
-  PartRun built = partition(joint_graph(kLinearRelu, {false, true, true}));
-  EXPECT_EQ(r.p.saved, (std::vector<std::string>{"primals_1", "detach_1"}));
-  EXPECT_EQ(graph_body(*r.p.fw), graph_body(*built.p.fw));
-  EXPECT_EQ(graph_body(*r.p.bw), graph_body(*built.p.bw));
-  EXPECT_EQ(explain_text(r.e), explain_text(built.e));
+// The partitioner is fed joint-graph text, as `aotgrad compile --dump` (and PyTorch's
+// aot_joint_graph log) prints it, annotations and release statements included. Each file of
+// tests/data/joints is what build_joint makes of the forward graph in its comment, differentiated
+// w.r.t. the inputs it names.
+TEST(MinCut, JointFilesAreWhatBuildJointMakes) {
+  int files = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(AOTGRAD_TEST_DATA) + "/joints")) {
+    std::ifstream in(entry.path());
+    std::string line, forward, joint_text;
+    std::vector<bool> rg;
+    bool in_forward = false;
+    while (std::getline(in, line)) {
+      if (line.rfind("#", 0) != 0) {
+        joint_text += line + "\n";
+        continue;
+      }
+      if (size_t k = line.find("(requires grad: "); k != std::string::npos) {
+        std::string list = line.substr(k + 16, line.find(')', k) - k - 16);
+        std::stringstream items(list);  // "x no, w yes"
+        for (std::string item; std::getline(items, item, ',');)
+          rg.push_back(item.substr(item.rfind(' ') + 1) == "yes");
+      }
+      if (line == "#")
+        in_forward = true;
+      else if (in_forward)
+        forward += line.substr(2) + "\n";
+    }
+    SCOPED_TRACE(entry.path().filename().string());
+    ASSERT_FALSE(forward.empty());
+    JointGraph built = joint_graph(forward, rg);
+    EXPECT_EQ(print_graph(*built.graph), joint_text.substr(joint_text.find("class GraphModule")));
+    JointGraph read = joint_from_text(joint_text);
+    EXPECT_EQ(read.primal_requires_grad, built.primal_requires_grad);
+    EXPECT_EQ(read.tangent_of_output, built.tangent_of_output);
+    ++files;
+  }
+  EXPECT_GE(files, 10);
 }
 
 // A cheap pointwise chain is recomputed from its input rather than saved: cos(sin(x)) is needed by
 // w's gradient; saving x costs 1.1^3 x its bytes, saving cos 2 x 1.1 x (it fuses into its users).
 TEST(MinCut, RecomputesCheapPointwiseChain) {
-  const char* fw = R"(
-def forward(self, x: "f32[64]", w: "f32[64]"):
-    sin = torch.ops.aten.sin.default(x)
-    cos = torch.ops.aten.cos.default(sin)
-    mul = torch.ops.aten.mul.Tensor(cos, w)
-    sum_1 = torch.ops.aten.sum.default(mul)
-    return (sum_1,)
-)";
-  PartRun r = partition(joint_graph(fw, {false, true}));
+  PartRun r = partition(joint("sin_cos_mul"));
   EXPECT_EQ(r.p.saved, (std::vector<std::string>{"primals_1"}));
   EXPECT_EQ(recomputed(r.e), (std::vector<std::string>{"sin", "cos"}));
   EXPECT_EQ(r.e.saved_activation_bytes, 0);
@@ -155,23 +161,14 @@ def forward(self, x: "f32[64]", w: "f32[64]"):
             "mul_1 = torch.ops.aten.mul.Tensor(expand, cos)\n"
             "return [None, mul_1]");
   // The default partition keeps cos instead.
-  Partition d = default_partition(joint_graph(fw, {false, true}));
+  Partition d = default_partition(joint("sin_cos_mul"));
   EXPECT_EQ(d.saved, (std::vector<std::string>{"cos"}));
 }
 
 TEST(MinCut, BanReasons) {
   // mm is not in the allowlist; relu feeds a backward mm (it must be materialized there); the
   // sum is 16x smaller than its input; placeholders are primal inputs.
-  const char* fw = R"(
-def forward(self, x: "f32[16, 16]", w: "f32[16, 16]"):
-    mm = torch.ops.aten.mm.default(x, w)
-    relu = torch.ops.aten.relu.default(mm)
-    sum_1 = torch.ops.aten.sum.dim_IntList(relu, [1], True)
-    div = torch.ops.aten.div.Tensor(relu, sum_1)
-    mm_1 = torch.ops.aten.mm.default(div, w)
-    return (mm_1,)
-)";
-  PartRun r = partition(joint_graph(fw, {false, true}));
+  PartRun r = partition(joint("mm_relu_normalize_mm"));
   EXPECT_EQ(reason(r.e, "primals_1"), "primal input");
   EXPECT_EQ(reason(r.e, "primals_2"), "primal input");
   EXPECT_EQ(reason(r.e, "mm"), "not in recomputable allowlist");
@@ -179,38 +176,19 @@ def forward(self, x: "f32[16, 16]", w: "f32[16, 16]"):
   EXPECT_EQ(reason(r.e, "div"), "materialized in backward");
 
   // max_dist_from_bw: forward values further from their backward use are not recomputed.
-  const char* chain = R"(
-def forward(self, x: "f32[64]", w: "f32[64]"):
-    sin = torch.ops.aten.sin.default(x)
-    cos = torch.ops.aten.cos.default(sin)
-    exp = torch.ops.aten.exp.default(cos)
-    mul = torch.ops.aten.mul.Tensor(exp, w)
-    sum_1 = torch.ops.aten.sum.default(mul)
-    return (sum_1,)
-)";
   MinCutOptions o;
   o.max_dist_from_bw = 2;
-  PartRun far = partition(joint_graph(chain, {false, true}), o);
+  PartRun far = partition(joint("sin_cos_exp_mul"), o);
   EXPECT_EQ(reason(far.e, "sin"), "too far from backward");
   EXPECT_EQ(reason(far.e, "cos"), "");
   EXPECT_EQ(far.p.saved, (std::vector<std::string>{"exp"}));
-  PartRun near = partition(joint_graph(chain, {false, true}));
+  PartRun near = partition(joint("sin_cos_exp_mul"));
   EXPECT_EQ(reason(near.e, "sin"), "");
   EXPECT_EQ(near.p.saved, (std::vector<std::string>{"primals_1"}));
 }
 
 TEST(MinCut, MustSaveAndRandomOpsAreBanned) {
-  const char* fw = R"(
-def forward(self, x: "f32[64]", w: "f32[64]"):
-    sin = torch.ops.aten.sin.default(x)
-    native_dropout = torch.ops.aten.native_dropout.default(sin, 0.5, True)
-    getitem = native_dropout[0]
-    getitem_1 = native_dropout[1]
-    mul = torch.ops.aten.mul.Tensor(getitem, w)
-    sum_1 = torch.ops.aten.sum.default(mul)
-    return (sum_1,)
-)";
-  JointGraph j = joint_graph(fw, {false, true});
+  JointGraph j = joint("sin_dropout_mul");
   find(j, "sin")->info().recompute = RecomputePolicy::MustSave;
   // With recompute_random_ops off, a random op tagged for recomputation is saved.
   find(j, "native_dropout")->info().recompute = RecomputePolicy::MustRecompute;
@@ -235,20 +213,14 @@ def forward(self, x: "f32[64]", w: "f32[64]"):
 
 // MUST_RECOMPUTE / PREFER_RECOMPUTE force recomputation even of a node banned otherwise.
 TEST(MinCut, RecomputeTagsForceRecomputation) {
-  const char* fw = R"(
-def forward(self, x: "f32[16, 16]", w: "f32[16, 16]"):
-    relu = torch.ops.aten.relu.default(x)
-    mm = torch.ops.aten.mm.default(relu, w)
-    return (mm,)
-)";
   // Untagged, relu is saved -- as `t`, the backward's transposed view of it, which costs the same
   // as relu and is the cut nearest the backward.
-  PartRun plain = partition(joint_graph(fw, {false, true}));
+  PartRun plain = partition(joint("relu_mm"));
   EXPECT_EQ(reason(plain.e, "relu"), "materialized in backward");
   EXPECT_EQ(plain.p.saved, (std::vector<std::string>{"t"}));
   EXPECT_EQ(plain.e.saved_activation_bytes, 16 * 16 * 4);
   for (RecomputePolicy tag : {RecomputePolicy::MustRecompute, RecomputePolicy::PreferRecompute}) {
-    JointGraph j = joint_graph(fw, {false, true});
+    JointGraph j = joint("relu_mm");
     find(j, "relu")->info().recompute = tag;
     PartRun r = partition(j);
     EXPECT_EQ(reason(r.e, "relu"), "");
@@ -259,53 +231,32 @@ def forward(self, x: "f32[16, 16]", w: "f32[16, 16]"):
 
 // recompute_views: a view is never saved; its base is.
 TEST(MinCut, RecomputeViews) {
-  const char* fw = R"(
-def forward(self, x: "f32[16, 16]", w: "f32[16, 16]"):
-    mm = torch.ops.aten.mm.default(x, x)
-    t = torch.ops.aten.t.default(mm)
-    mm_1 = torch.ops.aten.mm.default(t, w)
-    return (mm_1,)
-)";
-  PartRun r = partition(joint_graph(fw, {false, true}));
+  PartRun r = partition(joint("mm_t_mm"));
   ASSERT_EQ(r.p.saved.size(), 1u);
   EXPECT_NE(r.p.saved[0], "mm");
   MinCutOptions o;
   o.recompute_views = true;
-  PartRun v = partition(joint_graph(fw, {false, true}), o);
+  PartRun v = partition(joint("mm_t_mm"), o);
   EXPECT_EQ(v.p.saved, (std::vector<std::string>{"mm"}));
 }
 
 // Parameters are free to save when marked static: the backward recomputes cheap ops of them
 // instead of keeping their results.
 TEST(MinCut, StaticInputsAreFreeToSave) {
-  const char* fw = R"(
-def forward(self, x: "f32[64]", w: "f32[64]"):
-    _to_copy = torch.ops.aten._to_copy.default(w, dtype = torch.float16)
-    mul = torch.ops.aten.mul.Tensor(x, _to_copy)
-    sum_1 = torch.ops.aten.sum.default(mul)
-    return (sum_1,)
-)";
   MinCutOptions o;
   o.static_lifetime_inputs = {false, true};
-  PartRun r = partition(joint_graph(fw, {true, false}), o);
+  PartRun r = partition(joint("half_cast_mul"), o);
   EXPECT_EQ(r.p.saved, (std::vector<std::string>{"primals_2"}));
   EXPECT_EQ(r.e.cut_value, 0);
   EXPECT_EQ(recomputed(r.e), (std::vector<std::string>{"_to_copy"}));
   // Otherwise the half-size cast is cheaper to keep than the parameter.
-  PartRun plain = partition(joint_graph(fw, {true, false}));
+  PartRun plain = partition(joint("half_cast_mul"));
   EXPECT_EQ(plain.p.saved, (std::vector<std::string>{"_to_copy"}));
 }
 
 // §13.15: sizes come from SymInt hints; a size without a hint counts 4096 elements.
 TEST(MinCut, SymbolicSizesWithoutHintCount4096Elements) {
-  const char* fw = R"(
-def forward(self, x: "f32[s0]", w: "f32[s0]"):
-    sin = torch.ops.aten.sin.default(x)
-    mul = torch.ops.aten.mul.Tensor(sin, w)
-    sum_1 = torch.ops.aten.sum.default(mul)
-    return (sum_1,)
-)";
-  PartRun r = partition(joint_graph(fw, {false, true}));
+  PartRun r = partition(joint("symbolic_sin_mul"));
   ASSERT_FALSE(r.e.saved.empty());
   EXPECT_EQ(r.e.saved[0].name, "primals_1");
   EXPECT_EQ(r.e.saved[0].bytes, 4096 * 4);
@@ -314,15 +265,7 @@ def forward(self, x: "f32[s0]", w: "f32[s0]"):
 
 // CSE runs on the joint graph first: the forward's duplicate expressions are saved once.
 TEST(MinCut, RunsCseFirst) {
-  const char* fw = R"(
-def forward(self, x: "f32[16, 16]", w: "f32[16, 16]"):
-    mm = torch.ops.aten.mm.default(x, w)
-    mm_1 = torch.ops.aten.mm.default(x, w)
-    mul = torch.ops.aten.mul.Tensor(mm, mm_1)
-    mm_2 = torch.ops.aten.mm.default(mul, w)
-    return (mm_2,)
-)";
-  PartRun r = partition(joint_graph(fw, {false, true}));
+  PartRun r = partition(joint("duplicate_mm"));
   EXPECT_GE(r.e.cse_merged, 1);
   for (const std::string& s : r.p.saved) EXPECT_NE(s, "mm_1");
 }
