@@ -356,6 +356,29 @@ ValueMeta backward_binary(const MetaArgs& a) {
   return one(tensor_iterator_output({&g, &x}, result_type({&g, &x})));
 }
 
+// hardswish, hardsigmoid and their backwards: CPU kernels for float, double and bfloat16 only.
+ValueMeta float_double_bf16(ValueMeta m, const char* kernel) {
+  ScalarType d = m.tensor.dtype;
+  if (d != ScalarType::Float32 && d != ScalarType::Float64 && d != ScalarType::BFloat16)
+    not_implemented(kernel, d);
+  return m;
+}
+ValueMeta unary_same(const MetaArgs& a) {
+  return one(tensor_iterator_output({&a.tensor(0)}, a.tensor(0).dtype));
+}
+ValueMeta hardswish_meta(const MetaArgs& a) {
+  return float_double_bf16(unary_same(a), "hardswish_cpu");
+}
+ValueMeta hardsigmoid_meta(const MetaArgs& a) {
+  return float_double_bf16(unary_same(a), "hardsigmoid_cpu");
+}
+ValueMeta hardswish_backward_meta(const MetaArgs& a) {
+  return float_double_bf16(backward_binary(a), "hardswish_backward_cpu");
+}
+ValueMeta hardsigmoid_backward_meta(const MetaArgs& a) {
+  return float_double_bf16(backward_binary(a), "hardsigmoid_backward");
+}
+
 // hardtanh(self, min_val, max_val): at::native::hardtanh -- clamp_out into empty_like(self), the
 // limits cast to integers for an integral self (no type promotion).
 ValueMeta hardtanh(const MetaArgs& a) {
@@ -795,6 +818,10 @@ void register_pointwise_ops(OpTable& t) {
   unary(t, "silu", silu_meta, /*tags=*/0)
       .derivative(formula("self: silu_backward(grad, self)"))
       .decomposition(decomp(decomps::silu_full_decomp, kFullTable, "torch/_decomp: silu"));
+  unary(t, "hardswish", hardswish_meta, /*tags=*/0)
+      .derivative(formula("self: hardswish_backward(grad, self)"));
+  unary(t, "hardsigmoid", hardsigmoid_meta, /*tags=*/0)
+      .derivative(formula("self: hardsigmoid_backward(grad, self)"));
   unary(t, "logical_not", unary_bool).non_differentiable();
   unary(t, "bitwise_not", unary_bitwise).non_differentiable();
   t.def("gelu(Tensor self, *, str approximate=\"none\") -> Tensor")
@@ -1090,6 +1117,18 @@ void register_pointwise_ops(OpTable& t) {
                           "output: grad.conj() * (-2 * output.conj() * grad_output)"))
       .decomposition(
           decomp(decomps::tanh_backward_full_decomp, kFullTable, "torch/_decomp: tanh_backward"));
+  t.def("hardswish_backward(Tensor grad_output, Tensor self) -> Tensor")
+      .tags(kPointwise | kBackward)
+      .meta(hardswish_backward_meta)
+      .derivative(formula(
+          "grad_output: hardswish_backward(grad, self); "
+          "self: at::where(at::logical_and(-3.0 < self, self < 3.0), grad * grad_output / 3.0, "
+          "at::scalar_tensor(0., self.options()))"));
+  t.def("hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor")
+      .tags(kPointwise | kBackward)
+      .meta(hardsigmoid_backward_meta)
+      // As libtorch 1.13: "derivative for aten::hardsigmoid_backward is not implemented".
+      .derivative(formula("grad_output, self: derivative_not_implemented()"));
   t.def("silu_backward(Tensor grad_output, Tensor self) -> Tensor")
       .tags(kPointwise | kBackward)
       .meta(backward_binary)
