@@ -23,7 +23,8 @@ std::string tag_names(uint32_t tags) {
                                  "scatter",
                                  "out_of_place_mutation",
                                  "composite_implicit",
-                                 "data_dependent_output"};
+                                 "data_dependent_output",
+                                 "collective"};
   std::string s;
   for (int i = 0; i < static_cast<int>(std::size(kNames)); ++i)
     if (tags & (1u << i)) {

@@ -87,7 +87,7 @@ bool CommonSubexpressionElimination::run(Graph& g) {
       ++region;  // reads before and after a write see different values
       continue;
     }
-    if (n->kind() == NodeKind::Call && is_random(*n->op())) continue;
+    if (n->kind() == NodeKind::Call && (is_random(*n->op()) || is_collective(*n->op()))) continue;
     if (facts.written(n)) continue;
     key.clear();
     if (n->kind() == NodeKind::GetItem) {

@@ -13,12 +13,14 @@ bool is_random(const OpDef& op) {
   return op.has_tag(kRandom) || op.has_tag(kNondeterministicSeeded);
 }
 
+bool is_collective(const OpDef& op) { return op.has_tag(kCollective); }
+
 bool is_impure(const Node& n) {
   switch (n.kind()) {
     case NodeKind::Placeholder:
     case NodeKind::Output: return true;
     case NodeKind::GetItem: return false;
-    case NodeKind::Call: return has_mutations(n) || is_random(*n.op());
+    case NodeKind::Call: return has_mutations(n) || is_random(*n.op()) || is_collective(*n.op());
   }
   return true;
 }

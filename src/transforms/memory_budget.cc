@@ -58,6 +58,22 @@ double sum_bytes(const std::vector<const Node*>& nodes) {
   return s;
 }
 
+// The inputs, and the forward collectives the backward reads -- the last collective of each chain,
+// a wait, which no other collective uses: a collective is never recomputed (Note [Functional
+// collectives]), so even the smallest choice saves those.
+std::vector<const Node*> inputs_and_collectives(const JointNodeClasses& c, const OpClasses& ops) {
+  std::vector<const Node*> saved = c.primals;
+  for (size_t i = 0; i < c.nodes.size(); ++i) {
+    const Node& n = *c.nodes[i];
+    if (!c.required_fw[i] || c.tangents_closure[i] || !ops.is_collective(n)) continue;
+    if (c.dist_from_bw[i] >= JointNodeClasses::kDistNever) continue;
+    bool last = true;
+    for (uint32_t u : c.users_of(i)) last = last && !ops.is_collective(*c.nodes[u]);
+    if (last) saved.push_back(&n);
+  }
+  return saved;
+}
+
 }  // namespace
 
 double estimate_runtime(const Node& n) {
@@ -109,7 +125,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   }
   BudgetChoice r;
   if (budget == 0) {
-    r.solution.saved = c.primals;
+    r.solution.saved = inputs_and_collectives(c, ops);
     r.stage = "inputs";
     r.memory_ratio = 0;
     return r;
@@ -148,7 +164,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   }
 
   // The banned nodes the backward needs (dist_from_bw below "never") that do not live in an
-  // input's storage: the knapsack's items, by name, then largest first.
+  // input's storage, collectives left out: the knapsack's items, by name, then largest first.
   const Graph& g = *c.nodes.front()->graph();
   std::vector<const Node*> roots = storage_roots(g);
   std::vector<const Node*> items;
@@ -156,7 +172,8 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
     size_t i = c.at(n);
     const Node* root = roots[i];
     bool in_input = root->kind() == NodeKind::Placeholder;
-    if (c.dist_from_bw[i] < JointNodeClasses::kDistNever && !in_input) items.push_back(n);
+    if (c.dist_from_bw[i] < JointNodeClasses::kDistNever && !in_input && !ops.is_collective(*n))
+      items.push_back(n);
   }
   std::sort(items.begin(), items.end(),
             [](const Node* a, const Node* b) { return a->name() < b->name(); });
@@ -165,7 +182,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   });
   if (items.empty()) {
     r.solution = MinCutSolution{};
-    r.solution.saved = c.primals;
+    r.solution.saved = inputs_and_collectives(c, ops);
     r.stage = "inputs";
     r.memory_ratio = 0;
     return r;

@@ -309,7 +309,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     kRandom = 4,
     kRecomputable = 8,
     kIntensive = 16,
-    kCat = 32
+    kCat = 32,
+    kCollective = 64
   };
   std::vector<uint8_t> cls(n_nodes, 0);
   {
@@ -327,7 +328,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
                      (ops.is_random(n) ? kRandom : 0) |
                      (ops.is_recomputable(n) ? kRecomputable : 0) |
                      (ops.is_compute_intensive(n) ? kIntensive : 0) |
-                     (OpClasses::packet(n) == "aten::cat" ? kCat : 0);
+                     (OpClasses::packet(n) == "aten::cat" ? kCat : 0) |
+                     (ops.is_collective(n) ? kCollective : 0);
       cls[i] = it->second;
     }
   }
@@ -337,7 +339,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     return has(b, kCat) || (has(a, kFusible) && has(b, kFusible));
   };
   auto must_recompute = [&](size_t i) {
-    if (!tagged_recompute(node(i))) return false;
+    if (!tagged_recompute(node(i)) || has(i, kCollective)) return false;
     return options.recompute_random_ops || !has(i, kRandom);
   };
 
@@ -367,6 +369,9 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     const Node& n = node(i);
     if (n.kind() != NodeKind::Call) return nullptr;
     if (n.info().recompute == RecomputePolicy::MustSave) return "marked MUST_SAVE";
+    // A collective is communication every rank issues once (§13.9): recomputing it in the
+    // backward would issue it again, whatever a checkpoint policy says.
+    if (has(i, kCollective)) return "collective";
     // A random op draws new numbers when recomputed (PyTorch bans it as "not in recomputable
     // allowlist"; the more specific reason comes first here, for the same nodes).
     if (has(i, kRandom) && !must_recompute(i)) return "random op";
@@ -429,7 +434,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   auto ban = [&](size_t i, const char* reason) {
     const Node& n = node(i);
     if (has(i, kView)) return false;
-    if (!dont_ban.empty() && dont_ban.count(&n)) return false;
+    if (!dont_ban.empty() && dont_ban.count(&n) && !has(i, kCollective)) return false;
     if (must_recompute(i)) return false;
     if (n.meta().kind == ValueMeta::Kind::SymFloat) return false;
     if (banned[i]) return true;

@@ -137,6 +137,9 @@ bool OpClasses::is_random(const Node& n) const {
   if (in(random, n)) return true;
   return provided(n) && (n.op()->has_tag(kRandom) || n.op()->has_tag(kNondeterministicSeeded));
 }
+bool OpClasses::is_collective(const Node& n) const {
+  return n.kind() == NodeKind::Call && n.op()->has_tag(kCollective);
+}
 bool OpClasses::is_unknown(const Node& n) const {
   return provided(n) && !in(recomputable, n) && !in(compute_intensive, n) && !is_view(n) &&
          !n.op()->has_tag(kPointwise) && !is_random(n);

@@ -193,7 +193,7 @@ SampleFile read_sample_file(const fs::path& path) {
     line = strip_comment(line);
     if (line.rfind("@skip", 0) == 0) {
       std::string rest = trim(line.substr(5));
-      size_t colon = rest.find(':');
+      size_t colon = rest.find(": ");  // not the "::" of a namespace
       Skip sk;
       sk.line = line_no;
       sk.op_name = trim(rest.substr(0, colon));
@@ -226,7 +226,10 @@ std::string graph_text(const Sample& s, const std::string& op_short_name,
     t += ", t" + std::to_string(i) + ": \"" + s.tensors[i].meta.annotation() + "\"";
   t += "):\n    result";
   if (!result_annotation.empty()) t += ": \"" + result_annotation + "\"";
-  t += " = torch.ops.aten." + op_short_name + "(" + s.args + ")\n";
+  // The op's namespace ("_c10d_functional::all_reduce"), aten by default.
+  size_t ns_end = s.op_name.find("::");
+  std::string ns = ns_end == std::string::npos ? "aten" : s.op_name.substr(0, ns_end);
+  t += " = torch.ops." + ns + "." + op_short_name + "(" + s.args + ")\n";
   if (returns <= 1) return t + "    return (result,)\n";
   std::string ret;
   for (size_t i = 0; i < returns; ++i) {

@@ -44,6 +44,8 @@ enum Tag : uint32_t {
   kCompositeImplicit =
       1u << 13,  // CompositeImplicitAutograd: autograd goes through its decomposition
   kDataDependentOutput = 1u << 14,  // a result's value depends on the inputs' data (item, equal)
+  kCollective = 1u << 15,  // a functional collective or its wait (_c10d_functional): issued on a
+                           // process group, the same on every rank; see ops/registry.h
 };
 std::string tag_names(uint32_t tags);  // "pointwise,core"
 

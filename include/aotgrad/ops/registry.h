@@ -29,6 +29,8 @@ void register_factory_ops(OpTable& t);
 void register_misc_ops(OpTable& t);
 void register_loss_ops(OpTable& t);
 void register_higher_order_ops(OpTable& t);
+/// _c10d_functional's collectives (src/ops/collective_ops.cc, Note [Functional collectives]).
+void register_collective_ops(OpTable& t);
 
 /// torch.ops.higher_order.run_and_save_rng_state(op, *args): (the CPU generator's state,
 /// op(*args)), and run_with_rng_state(rng_state, op, *args): op(*args) drawn from that state, the

@@ -16,8 +16,13 @@ bool has_mutations(const Node& n);
 /// Whether the op draws from the random number generator (tags `random` or
 /// `nondeterministic_seeded`): bernoulli, native_dropout, ...
 bool is_random(const OpDef& op);
-/// fx's Node.is_impure (torch 2.7+): placeholders, the output, calls with mutations and random
-/// calls. An impure node is never removed or merged by a pass.
+/// Whether the op is a functional collective or its wait (tag `collective`, _c10d_functional):
+/// every rank must issue the same ones in the same order (Note [Functional collectives]).
+bool is_collective(const OpDef& op);
+/// fx's Node.is_impure (torch 2.7+): placeholders, the output, calls with mutations, random
+/// calls, and collectives (fx keeps wait_tensor as side-effectful; aotgrad keeps the collective
+/// too, so that no rank drops one another rank issues). An impure node is never removed or merged
+/// by a pass.
 bool is_impure(const Node& n);
 /// Whether no call of `g` has mutations (a functionalized graph).
 bool is_functional(const Graph& g);
@@ -25,7 +30,8 @@ bool is_functional(const Graph& g);
 /// Dead code elimination, as torch.fx.Graph.eliminate_dead_code: removes every call and getitem
 /// whose value is unused and that is not impure (see is_impure), to a fixed point in one reverse
 /// sweep. Kept: calls with mutations (in-place ops, an input-mutating copy_ at the end, ops with
-/// undeclared mutations) and random ops even when unused, since their order fixes the RNG stream;
+/// undeclared mutations), random ops even when unused, since their order fixes the RNG stream, and
+/// collectives, which every rank must issue alike;
 /// unused getitems of a kept multi-output op go. Placeholders are never removed (they are the
 /// signature). changes(): nodes removed. Run it after passes that leave unused nodes behind.
 class DeadCodeElimination : public Pass {

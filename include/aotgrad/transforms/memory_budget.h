@@ -1,6 +1,7 @@
 // aotgrad: the activation memory budget (§13.40), as choose_saved_values_set in
 // torch/_functorch/partitioners.py: between the runtime-optimized min cut (budget 1) and saving
-// only the primals (budget 0), a 0/1 knapsack over the nodes the cut may not recompute decides
+// only the primals (budget 0; and the forward collectives the backward reads, which are never
+// recomputed), a 0/1 knapsack over the nodes the cut may not recompute decides
 // which of them the backward recomputes.
 #pragma once
 

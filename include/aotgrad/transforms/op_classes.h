@@ -33,6 +33,9 @@ class OpClasses {
   /// The recomputable allowlist: cheap pointwise ops, casts, views, cheap reductions, factories;
   /// and ops the registry does not declare (given by its provider) that are tagged pointwise.
   bool is_recomputable(const Node& n) const;
+  /// A functional collective or its wait (tag `collective`): never recomputed (ban reason
+  /// "collective"), whatever else its tags say.
+  bool is_collective(const Node& n) const;
   /// An op the registry does not declare that no class takes (not pointwise, random, compute
   /// intensive or listed): the partitioner bans it with the reason "unknown op class".
   bool is_unknown(const Node& n) const;

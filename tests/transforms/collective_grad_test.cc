@@ -1,0 +1,125 @@
+// Tests for the functional collectives' derivative rules (src/ops/collective_ops.cc): all_reduce's
+// backward is all_reduce of the grad, all_gather's reduce_scatter and reduce_scatter's all_gather,
+// each waited; wait_tensor passes the grad through. And the min-cut partitioner never recomputes a
+// collective.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../graph_text.h"
+#include "aotgrad/ir/error.h"
+#include "aotgrad/transforms/min_cut.h"
+
+namespace aotgrad {
+namespace {
+
+using testing::HasSubstr;
+
+std::string joint(const std::string& text) {
+  return "\n" + joint_body(*joint_graph(text).graph) + "\n";
+}
+
+TEST(CollectiveGrad, AllReduce) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[4]"):
+    all_reduce = torch.ops._c10d_functional.all_reduce.default(x, 'avg', '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+    return (wait_tensor,)
+)"),
+            R"(
+all_reduce = torch.ops._c10d_functional.all_reduce.default(primals_1, 'avg', '0')
+wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+all_reduce_1 = torch.ops._c10d_functional.all_reduce.default(tangents_1, 'avg', '0')
+wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(all_reduce_1)
+return pytree.tree_unflatten([wait_tensor, wait_tensor_1], self._out_spec)
+)");
+}
+
+TEST(CollectiveGrad, AllGatherAndReduceScatter) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[4, 3]"):
+    all_gather_into_tensor = torch.ops._c10d_functional.all_gather_into_tensor.default(x, 2, 'dp')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor)
+    reduce_scatter_tensor = torch.ops._c10d_functional.reduce_scatter_tensor.default(wait_tensor, 'avg', 2, 'dp')
+    wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(reduce_scatter_tensor)
+    return (wait_tensor_1,)
+)"),
+            R"(
+all_gather_into_tensor = torch.ops._c10d_functional.all_gather_into_tensor.default(primals_1, 2, 'dp')
+wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor)
+reduce_scatter_tensor = torch.ops._c10d_functional.reduce_scatter_tensor.default(wait_tensor, 'avg', 2, 'dp')
+wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(reduce_scatter_tensor)
+all_gather_into_tensor_1 = torch.ops._c10d_functional.all_gather_into_tensor.default(tangents_1, 2, 'dp')
+wait_tensor_2 = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor_1)
+div = torch.ops.aten.div.Scalar(wait_tensor_2, 2)
+reduce_scatter_tensor_1 = torch.ops._c10d_functional.reduce_scatter_tensor.default(div, 'sum', 2, 'dp')
+wait_tensor_3 = torch.ops._c10d_functional.wait_tensor.default(reduce_scatter_tensor_1)
+return pytree.tree_unflatten([wait_tensor_1, wait_tensor_3], self._out_spec)
+)");
+}
+
+TEST(CollectiveGrad, NotDifferentiable) {
+  try {
+    joint_graph(R"(
+def forward(self, x: "f32[4]"):
+    all_reduce = torch.ops._c10d_functional.all_reduce.default(x, 'max', '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+    return (wait_tensor,)
+)");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.message(), HasSubstr("reduce_op 'max' is not differentiable"));
+  }
+  try {
+    joint_graph(R"(
+def forward(self, x: "f32[4]"):
+    broadcast = torch.ops._c10d_functional.broadcast.default(x, 0, '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(broadcast)
+    return (wait_tensor,)
+)");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.message(), HasSubstr("the derivative for 'broadcast' is not implemented"));
+  }
+}
+
+// A forward all_reduce whose result the backward needs is saved, never recomputed, even when it is
+// tagged MUST_RECOMPUTE or the memory budget is 0; the min-cut's ban reason is "collective".
+TEST(CollectiveGrad, MinCutNeverRecomputesCollectives) {
+  const char* fw = R"(
+def forward(self, x: "f32[64]"):
+    relu = torch.ops.aten.relu.default(x)
+    all_reduce = torch.ops._c10d_functional.all_reduce.default(relu, 'sum', '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+    sin = torch.ops.aten.sin.default(wait_tensor)
+    return (sin,)
+)";
+  for (double budget : {1.0, 0.0}) {
+    SCOPED_TRACE(budget);
+    JointGraph j = joint_graph(fw);
+    for (const char* name : {"all_reduce", "wait_tensor"})
+      j.graph->find(name)->info().recompute = RecomputePolicy::MustRecompute;
+    MinCutOptions o;
+    o.activation_memory_budget = budget;
+    MinCutExplain e;
+    Partition p = min_cut_partition(j, o, &e);
+    std::string bw = graph_text(*p.bw);
+    EXPECT_THAT(bw, testing::Not(HasSubstr("all_reduce.default(relu")));
+    EXPECT_THAT(bw, testing::Not(HasSubstr("wait_tensor.default(all_reduce)"))) << bw;
+    bool saved_wait = false;
+    for (const std::string& s : p.saved) saved_wait = saved_wait || s == "wait_tensor";
+    EXPECT_TRUE(saved_wait) << bw;
+    bool banned = false;
+    for (const auto& b : e.banned)
+      if (b.name == "wait_tensor") {
+        banned = true;
+        EXPECT_EQ(b.reason, "collective");
+      }
+    // A budget of 0 saves the inputs and the collectives without solving a cut.
+    EXPECT_EQ(banned, budget == 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace aotgrad
