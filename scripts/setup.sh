@@ -8,6 +8,7 @@ packages=(
   clang-format                        # tests/style/format_test.sh keeps the tree formatted
   llvm-14-tools                       # FileCheck, which checks the pass tests (tests/passes/*.fx)
   libtorch-dev libopenblas0-pthread   # libtorch 1.13; OpenBLAS so ATen does not use the reference BLAS
+  libgloo-dev                         # Gloo's headers, which c10d's ProcessGroupGloo.hpp includes (collectives)
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev
   libboost-graph-dev                  # Boost.Graph max-flow (header-only) for the min-cut partitioner

@@ -35,7 +35,8 @@ class InterpreterCompiler final : public Compiler {
 std::shared_ptr<const Compiler> default_compiler();
 
 /// Registers, once, the ops aotgrad's functional graphs use that libtorch 1.13 lacks (PyTorch
-/// 2.x's `_native_batch_norm_legit_functional`), as composites of existing ATen ops.
+/// 2.x's `_native_batch_norm_legit_functional`), as composites of existing ATen ops, and the
+/// functional collectives (runtime/collectives.h).
 void register_compat_ops();
 
 }  // namespace aotgrad

@@ -1,0 +1,282 @@
+// aotgrad: the functional collectives' kernels -- issue on a c10d process group, wait by tensor.
+#include "aotgrad/runtime/collectives.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <unordered_map>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/runtime/process_group.h"
+
+namespace aotgrad {
+namespace {
+
+// A collective in flight: its work, what finishes its result once the work is done, and the
+// result itself (which keeps the storage its entry is keyed by alive).
+struct Pending {
+  c10::intrusive_ptr<c10d::Work> work;
+  std::function<void()> finish;
+  at::Tensor result;
+  std::string what;  // "all_reduce on process group '0' (rank 1 of 2)"
+};
+
+// Pending collectives by the storage of their result (as Functional.cpp's WorkRegistry).
+struct Works {
+  std::mutex mu;
+  std::unordered_map<const c10::StorageImpl*, Pending> by_storage;
+};
+
+Works& works() {
+  static Works* w = new Works();
+  return *w;
+}
+
+void add_pending(Pending p) {
+  const c10::StorageImpl* key = p.result.storage().unsafeGetStorageImpl();
+  Works& w = works();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (!w.by_storage.emplace(key, std::move(p)).second)
+    throw Error("a collective is already pending on this tensor's storage");
+}
+
+std::optional<Pending> take_pending(const at::Tensor& t) {
+  if (!t.defined() || !t.has_storage()) return std::nullopt;
+  Works& w = works();
+  std::lock_guard<std::mutex> lock(w.mu);
+  auto it = w.by_storage.find(t.storage().unsafeGetStorageImpl());
+  if (it == w.by_storage.end()) return std::nullopt;
+  Pending p = std::move(it->second);
+  w.by_storage.erase(it);
+  return p;
+}
+
+std::string what_of(const std::exception& e) {
+  if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+struct Group {
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  std::string describe(const char* op, const std::string& name) const {
+    return std::string(op) + " on process group '" + name + "' (rank " +
+           std::to_string(pg->getRank()) + " of " + std::to_string(pg->getSize()) + ")";
+  }
+};
+
+Group group(const std::string& name) { return {resolve_process_group(name)}; }
+
+void check_group_size(const Group& g, int64_t group_size, const char* op, const std::string& name) {
+  if (group_size != g.pg->getSize())
+    throw Error(std::string(op) + ": group_size " + std::to_string(group_size) +
+                " is not the size of process group '" + name + "' (" +
+                std::to_string(g.pg->getSize()) + " ranks)");
+}
+
+// The c10d reduction a reduce_op names; avg is a sum the result divides afterwards (Gloo 1.13
+// has no AVG).
+c10d::ReduceOp reduce_op_of(const std::string& op) {
+  using R = c10d::ReduceOp::RedOpType;
+  static const std::unordered_map<std::string, R> kOps = {
+      {"sum", R::SUM}, {"avg", R::SUM},   {"product", R::PRODUCT}, {"min", R::MIN},
+      {"max", R::MAX}, {"band", R::BAND}, {"bor", R::BOR},         {"bxor", R::BXOR}};
+  auto it = kOps.find(op);
+  if (it == kOps.end()) throw Error("Unrecognized reduce_op: '" + op + "'");
+  return c10d::ReduceOp(it->second);
+}
+
+void divide_by(at::Tensor& t, int64_t n) {
+  if (at::isFloatingType(t.scalar_type()) || at::isComplexType(t.scalar_type()))
+    t.div_(static_cast<double>(n));
+  else
+    t.div_(n, "trunc");
+}
+
+// Reduces the leading dimension of `blocks` ([n, ...]) into `out` with `op`.
+void reduce_blocks(const at::Tensor& blocks, const std::string& op, at::Tensor& out) {
+  if (op == "sum" || op == "avg") {
+    at::sum_out(out, blocks, {0});
+    if (op == "avg") divide_by(out, blocks.size(0));
+  } else if (op == "product") {
+    at::prod_out(out, blocks, 0);
+  } else if (op == "min") {
+    at::amin_out(out, blocks, {0});
+  } else if (op == "max") {
+    at::amax_out(out, blocks, {0});
+  } else {
+    out.copy_(blocks[0]);
+    for (int64_t i = 1; i < blocks.size(0); ++i) {
+      if (op == "band")
+        out.bitwise_and_(blocks[i]);
+      else if (op == "bor")
+        out.bitwise_or_(blocks[i]);
+      else
+        out.bitwise_xor_(blocks[i]);
+    }
+  }
+}
+
+// Runs `issue` (which starts the work), turning a c10d error into an Error naming the collective.
+template <typename F>
+c10::intrusive_ptr<c10d::Work> issue(const std::string& what, F&& f) {
+  try {
+    return f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(what + " could not start: " + what_of(e));
+  }
+}
+
+at::Tensor all_reduce(const at::Tensor& input, std::string reduce_op, std::string group_name) {
+  Group g = group(group_name);
+  std::string what = g.describe("all_reduce", group_name);
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = reduce_op_of(reduce_op);
+  at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+  std::vector<at::Tensor> bufs{out.is_complex() ? at::view_as_real(out) : out};
+  Pending p;
+  p.work = issue(what, [&] { return g.pg->allreduce(bufs, opts); });
+  if (reduce_op == "avg") {
+    int64_t n = g.pg->getSize();
+    p.finish = [out, n]() mutable { divide_by(out, n); };
+  }
+  p.result = out;
+  p.what = what;
+  add_pending(std::move(p));
+  return out;
+}
+
+// Every rank's input, concatenated along dim 0: an allgather into views of the output.
+at::Tensor all_gather_into_tensor(const at::Tensor& input, int64_t group_size,
+                                  std::string group_name) {
+  Group g = group(group_name);
+  check_group_size(g, group_size, "all_gather_into_tensor", group_name);
+  std::string what = g.describe("all_gather_into_tensor", group_name);
+  at::Tensor in = input.contiguous();
+  std::vector<int64_t> sizes = in.sizes().vec();
+  if (sizes.empty())
+    sizes.push_back(group_size);
+  else
+    sizes[0] *= group_size;
+  at::Tensor out = at::empty(sizes, in.options());
+  at::Tensor in_real = in.is_complex() ? at::view_as_real(in) : in;
+  at::Tensor out_real = out.is_complex() ? at::view_as_real(out) : out;
+  std::vector<at::Tensor> inputs{in_real};
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  at::Tensor blocks = out_real.view([&] {
+    std::vector<int64_t> s = in_real.sizes().vec();
+    s.insert(s.begin(), group_size);
+    return s;
+  }());
+  for (int64_t r = 0; r < group_size; ++r) outputs[0].push_back(blocks[r]);
+  Pending p;
+  p.work = issue(what, [&] { return g.pg->allgather(outputs, inputs); });
+  p.result = out;
+  p.what = what;
+  add_pending(std::move(p));
+  return out;
+}
+
+// This rank's block of dim 0 of every rank's input, reduced: an all-to-all (block r to rank r),
+// then the reduction of the received blocks when waited for.
+at::Tensor reduce_scatter_tensor(const at::Tensor& input, std::string reduce_op, int64_t group_size,
+                                 std::string group_name) {
+  Group g = group(group_name);
+  check_group_size(g, group_size, "reduce_scatter_tensor", group_name);
+  reduce_op_of(reduce_op);
+  std::string what = g.describe("reduce_scatter_tensor", group_name);
+  if (input.dim() == 0 || input.size(0) % group_size != 0)
+    throw Error(
+        "reduce_scatter_tensor: the first dimension of the input must be divisible by "
+        "the group size (" +
+        std::to_string(group_size) + ")");
+  at::Tensor in = input.contiguous();
+  at::Tensor in_real = in.is_complex() ? at::view_as_real(in) : in;
+  at::Tensor received = at::empty_like(in_real, at::MemoryFormat::Contiguous);
+  std::vector<int64_t> sizes = in.sizes().vec();
+  sizes[0] /= group_size;
+  at::Tensor out = at::empty(sizes, in.options());
+  std::vector<int64_t> counts;  // empty: equal blocks
+  Pending p;
+  p.work = issue(what, [&] { return g.pg->alltoall_base(received, in_real, counts, counts); });
+  p.finish = [received, out, reduce_op, group_size]() mutable {
+    std::vector<int64_t> s = received.sizes().vec();
+    s[0] /= group_size;
+    s.insert(s.begin(), group_size);
+    at::Tensor out_real = out.is_complex() ? at::view_as_real(out) : out;
+    reduce_blocks(received.view(s), reduce_op, out_real);
+  };
+  p.result = out;
+  p.what = what;
+  add_pending(std::move(p));
+  return out;
+}
+
+at::Tensor broadcast(const at::Tensor& input, int64_t src, std::string group_name) {
+  Group g = group(group_name);
+  if (src < 0 || src >= g.pg->getSize())
+    throw Error("broadcast: src " + std::to_string(src) + " is not a rank of process group '" +
+                group_name + "' (" + std::to_string(g.pg->getSize()) + " ranks)");
+  std::string what = g.describe("broadcast", group_name);
+  c10d::BroadcastOptions opts;
+  opts.rootRank = src;
+  at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+  std::vector<at::Tensor> bufs{out.is_complex() ? at::view_as_real(out) : out};
+  Pending p;
+  p.work = issue(what, [&] { return g.pg->broadcast(bufs, opts); });
+  p.result = out;
+  p.what = what;
+  add_pending(std::move(p));
+  return out;
+}
+
+at::Tensor wait_tensor(const at::Tensor& tensor) {
+  std::optional<Pending> p = take_pending(tensor);
+  if (!p) return tensor;
+  try {
+    p->work->wait();
+  } catch (const std::exception& e) {
+    throw Error(p->what + " failed: " + what_of(e) +
+                " (another rank exited, is unreachable, or did not issue the same collective "
+                "within the group's timeout)");
+  }
+  if (p->finish) p->finish();
+  return tensor;
+}
+
+}  // namespace
+
+void register_collective_kernels() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (c10::Dispatcher::singleton().findSchema({"_c10d_functional::all_reduce", ""})) return;
+    static torch::Library lib(torch::Library::DEF, "_c10d_functional", c10::nullopt, __FILE__,
+                              __LINE__);
+    auto k = c10::DispatchKey::CompositeExplicitAutograd;
+    lib.def("all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor",
+            torch::dispatch(k, TORCH_FN(all_reduce)));
+    lib.def("all_gather_into_tensor(Tensor input, int group_size, str group_name) -> Tensor",
+            torch::dispatch(k, TORCH_FN(all_gather_into_tensor)));
+    lib.def(
+        "reduce_scatter_tensor(Tensor input, str reduce_op, int group_size, str group_name) -> "
+        "Tensor",
+        torch::dispatch(k, TORCH_FN(reduce_scatter_tensor)));
+    lib.def("broadcast(Tensor input, int src, str group_name) -> Tensor",
+            torch::dispatch(k, TORCH_FN(broadcast)));
+    lib.def("wait_tensor(Tensor tensor) -> Tensor", torch::dispatch(k, TORCH_FN(wait_tensor)));
+  });
+}
+
+size_t pending_collectives() {
+  Works& w = works();
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.by_storage.size();
+}
+
+}  // namespace aotgrad

@@ -1,0 +1,224 @@
+// aotgrad: the process group registry and the world group from the launcher's environment.
+#include "aotgrad/runtime/process_group.h"
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "aotgrad/ir/error.h"
+
+namespace aotgrad {
+namespace {
+
+// Groups by name. Never destroyed: Gloo's worker threads must not be joined by static destructors
+// at exit, when a peer may already be gone.
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, c10::intrusive_ptr<c10d::ProcessGroup>> groups;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();
+  return *r;
+}
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+int int_env(const char* name, const std::string& value, int lo, int hi) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(value, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != value.size() || used == 0 || v < lo || v > hi)
+    throw Error(std::string(name) + "='" + value + "' is not an integer in [" + std::to_string(lo) +
+                ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+
+std::string what_of(const std::exception& e) {
+  if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+std::string seconds(std::chrono::milliseconds t) {
+  std::ostringstream os;
+  os << static_cast<double>(t.count()) / 1000.0 << " s";
+  return os.str();
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master) {
+  if (auto ifname = env("GLOO_SOCKET_IFNAME"))
+    return c10d::ProcessGroupGloo::createDeviceForInterface(*ifname);
+  if (is_loopback(master)) return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+}  // namespace
+
+std::optional<DistEnvironment> distributed_environment() {
+  DistEnvironment e;
+  std::optional<std::string> rank = env("RANK"), size = env("WORLD_SIZE"),
+                             local = env("LOCAL_RANK");
+  const char *rank_var = "RANK", *size_var = "WORLD_SIZE", *local_var = "LOCAL_RANK";
+  e.source = "torchrun";
+  if (!rank && !size) {
+    rank = env("OMPI_COMM_WORLD_RANK");
+    size = env("OMPI_COMM_WORLD_SIZE");
+    local = env("OMPI_COMM_WORLD_LOCAL_RANK");
+    rank_var = "OMPI_COMM_WORLD_RANK";
+    size_var = "OMPI_COMM_WORLD_SIZE";
+    local_var = "OMPI_COMM_WORLD_LOCAL_RANK";
+    e.source = "OpenMPI";
+    if (!rank && !size) return std::nullopt;
+  }
+  if (!rank || !size)
+    throw Error(std::string(rank ? size_var : rank_var) + " is not set but " +
+                (rank ? rank_var : size_var) + " is: set both (as torchrun or mpirun does)");
+  e.world_size = int_env(size_var, *size, 1, 1 << 20);
+  e.rank = int_env(rank_var, *rank, 0, e.world_size - 1);
+  e.local_rank = local ? int_env(local_var, *local, 0, e.world_size - 1) : e.rank;
+  std::optional<std::string> addr = env("MASTER_ADDR"), port = env("MASTER_PORT");
+  if (e.source == "OpenMPI") {
+    if (!addr) addr = "127.0.0.1";
+    if (!port) port = "29500";
+  }
+  if (e.world_size > 1 && (!addr || !port))
+    throw Error(std::string(addr ? "MASTER_PORT" : "MASTER_ADDR") + " is not set (" + size_var +
+                "=" + *size + "): the rendezvous needs the master's address and port");
+  e.master_addr = addr.value_or("127.0.0.1");
+  if (port) e.master_port = int_env("MASTER_PORT", *port, 1, 65535);
+  return e;
+}
+
+std::chrono::milliseconds distributed_timeout() {
+  auto v = env("AOTGRAD_DIST_TIMEOUT");
+  if (!v) return std::chrono::seconds(300);
+  double s = 0;
+  size_t used = 0;
+  try {
+    s = std::stod(*v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v->size() || !(s > 0) || s > 1e7)
+    throw Error("AOTGRAD_DIST_TIMEOUT='" + *v + "' is not a positive number of seconds");
+  return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+}
+
+namespace {
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_world(const DistEnvironment& e,
+                                                  std::chrono::milliseconds timeout) {
+  std::string where = "rank " + std::to_string(e.rank) + " of " + std::to_string(e.world_size) +
+                      " (from " + e.source + "'s environment)";
+  std::string master = e.master_addr + ":" + std::to_string(e.master_port);
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    if (e.world_size == 1) {
+      store = c10::make_intrusive<c10d::HashStore>();
+    } else {
+      c10d::TCPStoreOptions o;
+      o.port = static_cast<uint16_t>(e.master_port);
+      o.isServer = e.rank == 0;
+      o.numWorkers = static_cast<size_t>(e.world_size);
+      o.waitWorkers = true;
+      o.timeout = timeout;
+      store = c10::make_intrusive<c10d::TCPStore>(e.master_addr, o);
+    }
+  } catch (const std::exception& ex) {
+    throw Error("process group '0': " + where + " could not meet the other ranks at master " +
+                master + " within " + seconds(timeout) + ": " + what_of(ex) +
+                (e.rank == 0 ? " (is the port free, and did all " + std::to_string(e.world_size) +
+                                   " ranks start? WORLD_SIZE must be the number of ranks)"
+                             : " (is the master reachable and rank 0 running?)"));
+  }
+  try {
+    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    opts->devices.push_back(gloo_device(e.master_addr));
+    opts->threads = 2;
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("aotgrad/0", store);
+    return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, e.rank, e.world_size, opts);
+  } catch (const std::exception& ex) {
+    throw Error("process group '0': " + where + " could not connect to every rank (master " +
+                master + ", Gloo) within " + seconds(timeout) + ": " + what_of(ex) + " (did all " +
+                std::to_string(e.world_size) +
+                " ranks start? WORLD_SIZE must be the number of ranks, and a rank that exited "
+                "before joining leaves the others waiting)");
+  }
+}
+
+}  // namespace
+
+void init_world_process_group(const DistEnvironment& env, std::chrono::milliseconds timeout) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.groups.count(kWorldGroupName)) throw Error("the world process group '0' exists already");
+  r.groups[kWorldGroupName] = make_world(env, timeout);
+}
+
+void register_process_group(const std::string& name,
+                            const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+  if (!group) throw Error("register_process_group('" + name + "'): the group is null");
+  if (name.empty()) throw Error("register_process_group: the name is empty");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.groups.emplace(name, group).second)
+    throw Error("a process group named '" + name + "' is registered already");
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (auto it = r.groups.find(name); it != r.groups.end()) return it->second;
+  if (name == kWorldGroupName) {
+    std::optional<DistEnvironment> e = distributed_environment();
+    if (!e)
+      throw Error(
+          "no process group '0' (the world): this process was not started by a launcher "
+          "(neither torchrun's RANK/WORLD_SIZE nor OpenMPI's OMPI_COMM_WORLD_RANK/SIZE are set); "
+          "run it under `aotgrad launch --nproc N -- ...`, torchrun or mpirun");
+    auto pg = make_world(*e, distributed_timeout());
+    r.groups[name] = pg;
+    return pg;
+  }
+  std::string known;
+  for (const auto& [n, g] : r.groups) known += (known.empty() ? "'" : ", '") + n + "'";
+  throw Error("unknown process group '" + name +
+              "' (registered: " + (known.empty() ? std::string("none") : known) +
+              "; the world group is '0', others are registered with register_process_group)");
+}
+
+std::vector<std::string> process_group_names() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::string> out;
+  for (const auto& [n, g] : r.groups) out.push_back(n);
+  return out;
+}
+
+void clear_process_groups() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.groups.clear();
+}
+
+}  // namespace aotgrad
