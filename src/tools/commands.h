@@ -19,5 +19,6 @@ const Command& ops_command();
 const Command& run_command();
 const Command& compile_command();
 const Command& opt_command();
+const Command& launch_command();
 
 }  // namespace aotgrad::cli
