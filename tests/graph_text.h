@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -64,6 +65,15 @@ inline std::string joint_body(const Graph& g) {
   size_t flatten = text.find("= fx_pytree.tree_flatten_spec(");
   size_t start = text.find('\n', flatten == std::string::npos ? 0 : flatten) + 1;
   return text.substr(start, text.size() - 1 - start);
+}
+
+/// A text file's contents (a failed expectation when it cannot be read).
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 /// Parses graph text against the registry's ops and verifies it.

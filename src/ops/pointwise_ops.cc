@@ -110,12 +110,17 @@ ValueMeta unary_same(const MetaArgs& a) {
   return one(tensor_iterator_output({&x}, x.dtype));
 }
 
+// A unary op's result: self's dtype, TensorIterator's layout.
+ValueMeta unary_same(const MetaArgs& a) {
+  return one(tensor_iterator_output({&a.tensor(0)}, a.tensor(0).dtype));
+}
+
 // Unary ops whose CPU kernel (named in the error) exists for floating types only and keeps the
 // dtype (silu, gelu).
 ValueMeta unary_floating_only(const MetaArgs& a, const char* kernel) {
   const TensorMeta& x = a.tensor(0);
   if (!is_floating(x.dtype) && !is_complex(x.dtype)) not_implemented(kernel, x.dtype);
-  return one(tensor_iterator_output({&x}, x.dtype));
+  return unary_same(a);
 }
 ValueMeta silu_meta(const MetaArgs& a) { return unary_floating_only(a, "silu"); }
 ValueMeta gelu_meta(const MetaArgs& a) {
@@ -362,9 +367,6 @@ ValueMeta float_double_bf16(ValueMeta m, const char* kernel) {
   if (d != ScalarType::Float32 && d != ScalarType::Float64 && d != ScalarType::BFloat16)
     not_implemented(kernel, d);
   return m;
-}
-ValueMeta unary_same(const MetaArgs& a) {
-  return one(tensor_iterator_output({&a.tensor(0)}, a.tensor(0).dtype));
 }
 ValueMeta hardswish_meta(const MetaArgs& a) {
   return float_double_bf16(unary_same(a), "hardswish_cpu");

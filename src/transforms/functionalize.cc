@@ -350,36 +350,32 @@ class Functionalizer {
       throw Error("cannot functionalize " + op.name +
                   ": it mutates its inputs and has no functional variant");
     const OpDef& fop = ops_.get(op.functional_variant);
+    // An out= op of several results (max.dim_max, sort.values) writes result k into its k-th
+    // out, which getitem k of the call reads.
+    if (declared.size() > 1 && (fop.schema.returns.size() != declared.size() ||
+                                std::any_of(declared.begin(), declared.end(), [&](int i) {
+                                  return fop.schema.arg_index(op.schema.args[i].name) >= 0;
+                                })))
+      throw Error("cannot functionalize " + op.name + ": it writes several arguments");
     auto [args, given] = functional_args(*n, fop);
-    if (declared.size() > 1) {
-      // An out= op of several results (max.dim_max, sort.values): result k into its k-th out,
-      // which getitem k of the call reads.
-      if (fop.schema.returns.size() != declared.size() ||
-          std::any_of(declared.begin(), declared.end(),
-                      [&](int i) { return fop.schema.arg_index(op.schema.args[i].name) >= 0; }))
-        throw Error("cannot functionalize " + op.name + ": it writes several arguments");
-      Node* result = call_op(fop, std::move(args), given);
-      for (size_t k = 0; k < declared.size(); ++k) {
-        const Arg& out = n->args()[declared[k]];
-        FValuePtr v = value_of(out, "the mutated argument");
-        write(*v, cast_to(out_->add_getitem(result, static_cast<int64_t>(k)),
-                          out.node->tensor_meta().dtype));
-        items_[std::make_pair(n, static_cast<int64_t>(k))] = v;
-      }
-      plain_[n] = result;
-      return;
-    }
     Node* result = call_op(fop, std::move(args), given);
     if (!declared.empty()) {
-      // An out= op's value is written into `out` whatever its size was (the functional result
-      // replaces it, as FunctionalTensorWrapper::replace_ does after the out= kernel's resize).
-      FValuePtr v = value_of(n->args()[declared[0]], "the mutated argument");
-      Node* new_value =
-          result->meta().kind == ValueMeta::Kind::Tuple ? out_->add_getitem(result, 0) : result;
-      // An in-place op keeps self's dtype (mul_ of f32 by f64 computes in f64 and stores f32); the
-      // functional variant promotes. Cast back, as FunctionalTensorWrapper::replace_ does.
-      write(*v, cast_to(new_value, n->args()[declared[0]].node->tensor_meta().dtype));
-      values_[n] = v;  // the in-place op returns its argument
+      bool tuple = result->meta().kind == ValueMeta::Kind::Tuple;
+      for (size_t k = 0; k < declared.size(); ++k) {
+        // An out= op's value is written into `out` whatever its size was (the functional result
+        // replaces it, as FunctionalTensorWrapper::replace_ does after the out= kernel's resize).
+        const Arg& target = n->args()[declared[k]];
+        FValuePtr v = value_of(target, "the mutated argument");
+        Node* new_value = tuple ? out_->add_getitem(result, static_cast<int64_t>(k)) : result;
+        // An in-place op keeps self's dtype (mul_ of f32 by f64 computes in f64 and stores f32);
+        // the functional variant promotes. Cast back, as FunctionalTensorWrapper::replace_ does.
+        write(*v, cast_to(new_value, target.node->tensor_meta().dtype));
+        if (declared.size() == 1)
+          values_[n] = v;  // the op returns its (written) argument
+        else
+          items_[std::make_pair(n, static_cast<int64_t>(k))] = v;
+      }
+      if (declared.size() > 1) plain_[n] = result;
       return;
     }
     // Undeclared mutations (native_batch_norm in training): the functional variant returns the

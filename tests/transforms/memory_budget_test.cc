@@ -4,9 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "../graph_text.h"
 #include "aotgrad/driver/driver.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
@@ -166,14 +164,6 @@ TEST(MemoryBudget, SavedBytesNeverGrowAsTheBudgetFalls) {
     for (int64_t b : bytes) between = between || (b > 0 && b < bytes.front());
     EXPECT_TRUE(between);
   }
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 class MemoryBudgetModel : public testing::TestWithParam<const char*> {};

@@ -51,12 +51,7 @@ std::vector<std::string> recomputed(const MinCutExplain& e) {
 
 /// The joint graph of tests/data/joints/NAME.fx (its forward graph is in the file's comment).
 JointGraph joint(const std::string& name) {
-  std::string path = std::string(AOTGRAD_TEST_DATA) + "/joints/" + name + ".fx";
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << "cannot read " << path;
-  std::stringstream text;
-  text << in.rdbuf();
-  return joint_from_text(text.str());
+  return joint_from_text(read_text(std::string(AOTGRAD_TEST_DATA) + "/joints/" + name + ".fx"));
 }
 
 Node* find(const JointGraph& j, const std::string& name) {
