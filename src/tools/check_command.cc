@@ -44,7 +44,8 @@ const Command& check_command() {
         {"no-release", false, "print without the '; x = None' release statements"}},
        1,
        1},
-      run_check};
+      run_check,
+      /*graphs_only=*/true};
   return cmd;
 }
 

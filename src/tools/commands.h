@@ -12,6 +12,9 @@ namespace aotgrad::cli {
 struct Command {
   CommandSpec spec;
   int (*run)(const Args& args);
+  /// The command works on graphs only (no libtorch tensors): its process prepares the malloc heap
+  /// for many small objects (support/heap.h) before it starts.
+  bool graphs_only = false;
 };
 
 const Command& check_command();

@@ -290,7 +290,8 @@ const Command& compile_command() {
              "recomputes and which ops it may not recompute (in the JSON as \"explain\" with "
              "--stats=json)"}}),
        1, 1},
-      run_compile};
+      run_compile,
+      /*graphs_only=*/true};
   return cmd;
 }
 

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/support/heap.h"
 #include "aotgrad/support/logging.h"
 #include "commands.h"
 #include "torch_module.h"
@@ -64,6 +65,8 @@ int main(int argc, char** argv) {
     return cli::kBadUsage;
   }
   args.erase(args.begin());
+  // 64 MiB of address space: more than a 48-layer GPT's compilation allocates.
+  if (cmd->graphs_only) aotgrad::reserve_heap(size_t{64} << 20);
   try {
     cli::Args parsed = cli::parse_args(cmd->spec, args);
     if (parsed.has("help")) {

@@ -80,7 +80,8 @@ const Command& opt_command() {
          "print what each pass did: nodes before and after, changes, time (standard error)"}},
        1,
        1},
-      run_opt};
+      run_opt,
+      /*graphs_only=*/true};
   return cmd;
 }
 
