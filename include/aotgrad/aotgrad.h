@@ -45,6 +45,9 @@ struct AOTConfig {
   /// user's cache directory ($XDG_CACHE_HOME/aotgrad, ~/.cache/aotgrad); "" or "off", none; else
   /// that directory.
   std::optional<std::string> cache_dir;
+  /// PyTorch's config.debug_assert: every training call checks each input's requires_grad
+  /// against the compiled one (TrainOptions::debug_assert).
+  bool debug_assert = false;
 };
 
 /// The input signature a compilation is keyed by: per input its dtype, device, sizes, strides and
@@ -67,8 +70,13 @@ class AOTFunction {
   /// storage, and for what capture or compilation cannot handle.
   std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& args) const;
 
-  /// How many signatures have been compiled.
+  /// How many signatures have been compiled. With AOTGRAD_LOGS=recompiles each compilation after
+  /// the first logs how its signature differs from the last one compiled (TORCH_LOGS=recompiles).
   size_t num_compilations() const;
+  /// Whether the compilation of `args`' signature trains (CompiledFunction) or not: an inference
+  /// call, or a training call downgraded to inference because no output requires grad and no
+  /// input that requires grad is mutated (§13.11; run under no_grad). nullopt: not compiled.
+  std::optional<bool> trains(const std::vector<at::Tensor>& args) const;
   /// The captured graph of `args`' signature, or nullptr when it has not been compiled.
   std::shared_ptr<const Graph> captured_graph(const std::vector<at::Tensor>& args) const;
 

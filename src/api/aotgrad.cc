@@ -9,6 +9,8 @@
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
+#include "aotgrad/support/logging.h"
+#include "aotgrad/transforms/requires_grad.h"
 #include "config_options.h"
 
 namespace aotgrad {
@@ -28,7 +30,41 @@ struct Compilation {
   std::vector<at::Tensor> constants;  // values of the graph's lifted tensor constants, after args
   std::unique_ptr<CompiledFunction> train;
   std::unique_ptr<CompiledGraph> infer;
+  bool downgraded = false;  // a training call compiled for inference (§13.11): run under no_grad
 };
+
+// The lines of two input signatures that differ ("argument 0: f32[4][1]cpu -> f32[8][1]cpu").
+std::string signature_difference(const std::string& before, const std::string& now) {
+  auto lines = [](const std::string& s) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos <= s.size()) {
+      size_t nl = s.find('\n', pos);
+      if (nl == std::string::npos) nl = s.size();
+      out.push_back(s.substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+    return out;
+  };
+  std::vector<std::string> a = lines(before), b = lines(now);
+  std::string diff;
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    std::string x = i < a.size() ? a[i] : "(none)", y = i < b.size() ? b[i] : "(none)";
+    if (x == y) continue;
+    if (i == 0) {
+      diff += "\n    - mode: " + x + " -> " + y;
+      continue;
+    }
+    size_t colon = y.find(": ");
+    std::string arg = colon == std::string::npos ? y : y.substr(0, colon);
+    auto value = [](const std::string& l) {
+      size_t c = l.find(": ");
+      return c == std::string::npos ? l : l.substr(c + 2);
+    };
+    diff += "\n    - argument " + arg + ": " + value(x) + " -> " + value(y);
+  }
+  return diff;
+}
 
 }  // namespace
 
@@ -37,6 +73,7 @@ struct AOTFunction::State {
   AOTConfig config;
   mutable std::mutex mu;
   std::map<std::string, std::shared_ptr<Compilation>> cache;
+  std::string last_key;  // the signature compiled last, for the recompiles log
 
   std::shared_ptr<Compilation> compile(const std::vector<at::Tensor>& args, bool training) const;
 };
@@ -104,11 +141,18 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   capture_options.lifted_constants = &c->constants;
   c->graph = capture(on_distinct, distinct, capture_options);
 
+  std::vector<bool> requires_grad;
+  for (const at::Tensor& t : distinct) requires_grad.push_back(training && t.requires_grad());
+  requires_grad.resize(requires_grad.size() + c->constants.size(), false);
+  // §13.11: no output requires grad and no input that requires grad is mutated: an inference
+  // graph, run under no_grad.
+  if (training && !needs_autograd(*c->graph, requires_grad)) {
+    training = false;
+    c->downgraded = true;
+  }
   if (training) {
-    std::vector<bool> requires_grad;
-    for (const at::Tensor& t : distinct) requires_grad.push_back(t.requires_grad());
-    requires_grad.resize(requires_grad.size() + c->constants.size(), false);
-    TrainOptions options{config.fw_compiler, config.bw_compiler, compile_options(config)};
+    TrainOptions options{config.fw_compiler, config.bw_compiler, compile_options(config),
+                         config.debug_assert};
     c->train =
         std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));
   } else {
@@ -132,20 +176,36 @@ std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& a
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     auto it = state_->cache.find(key);
-    if (it == state_->cache.end())
+    if (it == state_->cache.end()) {
+      if (!state_->cache.empty() && log_settings().recompiles)
+        log_text("Recompiling function (compilation " + std::to_string(state_->cache.size() + 1) +
+                 "): its input signature differs from every compiled one; from the last:" +
+                 signature_difference(state_->last_key, key));
       it = state_->cache.emplace(key, state_->compile(args, training)).first;
+      state_->last_key = key;
+    }
     c = it->second;
   }
   std::vector<at::Tensor> distinct;
   for (size_t i : c->unique) distinct.push_back(args[i]);
   distinct.insert(distinct.end(), c->constants.begin(), c->constants.end());
   if (c->train) return (*c->train)(distinct);
+  std::optional<at::NoGradGuard> no_grad;
+  if (c->downgraded) no_grad.emplace();
   std::vector<c10::IValue> outs =
       (*c->infer)(std::vector<c10::IValue>(distinct.begin(), distinct.end()));
   std::vector<at::Tensor> result;
   result.reserve(outs.size());
   for (const c10::IValue& v : outs) result.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
   return result;
+}
+
+std::optional<bool> AOTFunction::trains(const std::vector<at::Tensor>& args) const {
+  const std::string key = input_signature(args);
+  std::lock_guard<std::mutex> lock(state_->mu);
+  auto it = state_->cache.find(key);
+  if (it == state_->cache.end()) return std::nullopt;
+  return it->second->train != nullptr;
 }
 
 size_t AOTFunction::num_compilations() const {

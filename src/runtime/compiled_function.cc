@@ -2,11 +2,13 @@
 #include "aotgrad/runtime/compiled_function.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/graph_task.h>
 
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
@@ -24,6 +26,8 @@ struct CompiledFunction::State {
   std::vector<TensorMeta> output_metas;  // forward outputs' metadata, for zero tangents
   int64_t id = 0;                        // key of this state in the registry backward reads
   bool cache_hit = false;                // the artifacts came from the compile cache
+  bool custom_fw = false;                // the forward compiler is not the interpreter
+  bool debug_assert = false;
 };
 
 namespace {
@@ -39,9 +43,12 @@ int64_t g_next_id = 1;
 }  // namespace
 
 struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutogradFunction> {
+  // Called by apply_compiled (below) under no grad; the outputs autograd must not differentiate
+  // are added to `non_diff`.
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, int64_t id,
                                                 std::shared_ptr<CompiledFunction::State> state,
-                                                at::TensorList inputs) {
+                                                at::TensorList inputs,
+                                                std::unordered_set<at::TensorImpl*>& non_diff) {
     std::vector<c10::IValue> in(inputs.begin(), inputs.end());
     std::vector<c10::IValue> outs;
     {
@@ -51,6 +58,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     size_t n_out = state->art.num_forward_outputs;
     AOTGRAD_CHECK(outs.size() == n_out + state->art.saved.size(), "forward graph returned ",
                   outs.size(), " values, expected ", n_out + state->art.saved.size());
+    if (state->custom_fw) restride_outputs(*state, outs);
     torch::autograd::variable_list saved;
     std::vector<int64_t> saved_ints;
     // A saved value that is (a view of) an input the runtime writes new data into after this
@@ -86,14 +94,49 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     ctx->saved_data["versions"] = std::move(versions);
     ctx->saved_data["id"] = id;
     torch::autograd::variable_list result;
-    std::vector<at::Tensor> non_diff;
     for (size_t k = 0; k < n_out; ++k) {
       at::Tensor t = outs[k].isTensor() ? outs[k].toTensor() : at::Tensor();
       result.push_back(t);
-      if (t.defined() && state->art.joint_info.tangent_of_output[k] < 0) non_diff.push_back(t);
+      if (t.defined() && state->art.joint_info.tangent_of_output[k] < 0)
+        non_diff.insert(t.unsafeGetTensorImpl());
     }
-    ctx->mark_non_differentiable(non_diff);
     return result;
+  }
+
+  // FakifiedOutWrapper (§13.7): a custom forward compiler's user outputs keep the strides traced
+  // for them. A fresh output with other strides is copied to the traced ones; an output that is
+  // (a view of) an input cannot be moved, so other strides there are an error.
+  static void restride_outputs(const CompiledFunction::State& state,
+                               std::vector<c10::IValue>& outs) {
+    const ViewAndMutationMeta& meta = state.art.meta;
+    size_t n_mut = meta.mutated_inputs_returned.size();
+    for (size_t k = n_mut; k < state.art.num_forward_outputs; ++k) {
+      if (!outs[k].isTensor()) continue;
+      const at::Tensor& t = outs[k].toTensor();
+      const TensorMeta& m = state.output_metas[k];
+      if (!t.defined() || static_cast<int64_t>(m.strides.size()) != t.dim()) continue;
+      std::vector<int64_t> sizes, strides;
+      bool concrete = true;
+      for (size_t d = 0; d < m.sizes.size() && concrete; ++d) {
+        concrete = m.sizes[d].is_concrete() && m.strides[d].is_concrete();
+        if (concrete) {
+          sizes.push_back(m.sizes[d].value());
+          strides.push_back(m.strides[d].value());
+        }
+      }
+      if (!concrete || (t.sizes().vec() == sizes && t.strides().vec() == strides)) continue;
+      size_t j = k - n_mut;
+      const std::string what = "forward compiler output " + std::to_string(j);
+      AOTGRAD_CHECK(t.sizes().vec() == sizes, what, " has sizes ", t.sizes(),
+                    ", but the traced graph gives ", to_string(m.sizes));
+      bool alias = j < meta.outputs.size() && meta.outputs[j].kind != OutputKind::kFresh;
+      AOTGRAD_CHECK(!alias, what, " is a view of an input with strides ", t.strides(),
+                    ", but the traced graph gives ", to_string(m.strides),
+                    "; a view cannot be copied to other strides");
+      at::Tensor fixed = at::empty_strided(sizes, strides, t.options());
+      fixed.copy_(t);
+      outs[k] = fixed;
+    }
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -158,9 +201,96 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     torch::autograd::variable_list result{at::Tensor(), at::Tensor()};  // for id and state
     for (auto& g : grads) result.push_back(g.isTensor() ? g.toTensor() : at::Tensor());
+    // create_graph: the grads get a node whose own backward raises (double backward).
+    if (at::GradMode::is_enabled()) result = guard_double_backward(std::move(result));
     return result;
   }
+
+  static torch::autograd::variable_list guard_double_backward(torch::autograd::variable_list g);
 };
+
+// The backward node: libtorch's CppNode for CompiledAutogradFunction, under PyTorch's name.
+struct CompiledFunctionBackward : torch::autograd::CppNode<CompiledAutogradFunction> {
+  std::string name() const override { return "CompiledFunctionBackward"; }
+};
+
+namespace {
+
+// The grads of a backward run with create_graph: differentiating them again raises, as
+// torch.compile's CompiledFunctionBackward does. An anchor leaf that requires grad makes the
+// node part of the graph whatever the grads' inputs are.
+struct DoubleBackwardGuard : public torch::autograd::Function<DoubleBackwardGuard> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext*,
+                                                at::Tensor anchor, at::TensorList grads) {
+    return torch::autograd::variable_list(grads.begin(), grads.end());
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                 torch::autograd::variable_list) {
+    throw Error(
+        "double backward through an aotgrad compiled function is not supported: its backward "
+        "graph is not differentiable (torch.compile with aot_autograd does not support double "
+        "backward either); compute higher derivatives eagerly");
+  }
+};
+
+// Function<T>::apply with CompiledFunctionBackward as the node (libtorch names a CppNode after
+// its C++ type) and the forward's non-differentiable outputs passed on directly.
+torch::autograd::variable_list apply_compiled(int64_t id,
+                                              std::shared_ptr<CompiledFunction::State> state,
+                                              at::TensorList inputs) {
+  using namespace torch::autograd;
+  RECORD_FUNCTION("CompiledFunction", std::vector<c10::IValue>());
+  std::shared_ptr<CompiledFunctionBackward> node(new CompiledFunctionBackward(), deleteNode);
+  variable_list input_vars(inputs.begin(), inputs.end());
+  node->is_variable_input_ = {false, false};  // id, state
+  node->is_variable_input_.resize(2 + input_vars.size(), true);
+  bool is_executable = GradMode::is_enabled() && any_variable_requires_grad(input_vars);
+  node->set_ctx_grad_fn(node);
+  node->set_next_edges(is_executable ? collect_next_edges(input_vars) : edge_list());
+  node->clear_input_metadata();
+  node->input_info_.reserve(input_vars.size());
+  for (const Variable& v : input_vars) node->input_info_.emplace_back(v);
+  std::unordered_set<at::TensorImpl*> non_diff;
+  variable_list outputs;
+  {
+    AutoGradMode grad_mode(false);
+    outputs =
+        CompiledAutogradFunction::forward(&node->ctx_, id, std::move(state), inputs, non_diff);
+  }
+  _jvp_fn_t jvp_fn = [](variable_list, variable_list) -> variable_list {
+    throw Error("forward-mode AD (jvp) through an aotgrad compiled function is not supported");
+  };
+  std::vector<c10::optional<Variable>> wrapped = _wrap_outputs(
+      input_vars, non_diff, {}, to_optional(outputs), is_executable ? node : nullptr, jvp_fn);
+  variable_list result;
+  result.reserve(wrapped.size());
+  for (auto& out : wrapped) {
+    if (is_executable)
+      node->output_info_.emplace_back(out.has_value() ? VariableInfo(*out) : VariableInfo());
+    result.push_back(out.has_value() ? *out : Variable());
+  }
+  if (is_executable) node->save_variables_to_ctx();
+  return result;
+}
+
+}  // namespace
+
+torch::autograd::variable_list CompiledAutogradFunction::guard_double_backward(
+    torch::autograd::variable_list g) {
+  std::vector<size_t> defined;
+  std::vector<at::Tensor> values;
+  for (size_t k = 0; k < g.size(); ++k)
+    if (g[k].defined()) {
+      defined.push_back(k);
+      values.push_back(g[k]);
+    }
+  if (values.empty()) return g;
+  at::Tensor anchor = at::empty({0}).requires_grad_();
+  torch::autograd::variable_list guarded =
+      DoubleBackwardGuard::apply(anchor, at::TensorList(values));
+  for (size_t i = 0; i < defined.size(); ++i) g[defined[i]] = guarded[i];
+  return g;
+}
 
 CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
                                    std::vector<bool> requires_grad, TrainOptions options)
@@ -169,6 +299,8 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
   if (!options.fw_compiler) options.fw_compiler = default_compiler();
   if (!options.bw_compiler) options.bw_compiler = default_compiler();
   state_->requires_grad = requires_grad;
+  state_->custom_fw = options.fw_compiler->name() != InterpreterCompiler().name();
+  state_->debug_assert = options.debug_assert;
   {
     std::lock_guard<std::mutex> lock(g_registry_mu);
     state_->id = g_next_id++;
@@ -202,8 +334,18 @@ bool CompiledFunction::cache_hit() const { return state_->cache_hit; }
 std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tensor>& args) {
   const auto& rg = state_->requires_grad;
   AOTGRAD_CHECK(args.size() == rg.size(), "expected ", rg.size(), " arguments, got ", args.size());
-  for (size_t i = 0; i < args.size(); ++i)
+  const bool grad_mode = at::GradMode::is_enabled();
+  for (size_t i = 0; i < args.size(); ++i) {
     AOTGRAD_CHECK(args[i].defined(), "argument ", i, " is an undefined tensor");
+    // DebugAssertWrapper; without it, only the case that would lose a gradient.
+    AOTGRAD_CHECK(!grad_mode || !args[i].requires_grad() || rg[i], "argument ", i,
+                  " requires grad but was compiled as not requiring grad: its gradient would be "
+                  "missing; compile with requires_grad[",
+                  i, "] = true");
+    AOTGRAD_CHECK(!state_->debug_assert || args[i].requires_grad() || !rg[i],
+                  "debug_assert: argument ", i,
+                  " was compiled as requiring grad but does not require grad");
+  }
   // RuntimeWrapper (as CompiledGraph does for inference): write mutated inputs back, return user
   // outputs. Eager's views of the inputs are taken from the caller's tensors first, and their
   // storage offsets kept, before any metadata write-back changes them.
@@ -218,8 +360,7 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
     for (const at::Tensor& t : args) offsets.push_back(t.storage_offset());
   }
   // Passed as a TensorList so that autograd sees every tensor as an input with an edge.
-  torch::autograd::variable_list outs =
-      CompiledAutogradFunction::apply(state_->id, state_, at::TensorList(args));
+  torch::autograd::variable_list outs = apply_compiled(state_->id, state_, at::TensorList(args));
   {
     at::NoGradGuard no_grad;
     for (size_t k = 0; k < n_mut; ++k) {

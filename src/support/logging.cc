@@ -45,7 +45,7 @@ std::string_view trim(std::string_view s) {
 
 const std::vector<std::string>& log_artifact_names() {
   static const std::vector<std::string> names = {"aot_joint_graph", "aot_graphs", "partitioner",
-                                                 "cache", "all"};
+                                                 "cache",           "recompiles", "all"};
   return names;
 }
 
@@ -67,8 +67,10 @@ LogSettings parse_log_settings(std::string_view spec) {
       s.partitioner = true;
     } else if (name == "cache") {
       s.cache = true;
+    } else if (name == "recompiles") {
+      s.recompiles = true;
     } else if (name == "all") {
-      s.joint_graph = s.graphs = s.partitioner = s.cache = true;
+      s.joint_graph = s.graphs = s.partitioner = s.cache = s.recompiles = true;
     } else {
       std::string valid;
       for (const std::string& n : log_artifact_names()) valid += (valid.empty() ? "" : ", ") + n;

@@ -9,8 +9,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "aotgrad/driver/cache_store.h"
+#include "aotgrad/support/logging.h"
 
 namespace aotgrad {
 namespace {
@@ -346,6 +348,53 @@ TEST(AotFunction, CompileCacheDirectoryIsUsed) {
     EXPECT_EQ(s.hits, 2 * round) << round;
   }
   std::filesystem::remove_all(dir);
+}
+
+// §13.11: a training call whose outputs need no grad (and that mutates no input requiring grad)
+// compiles for inference and runs under no_grad.
+TEST(AotFunction, TrainingCallWithoutGradOutputsIsDowngradedToInference) {
+  AOTFunction f = aot_function(
+      [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+        return {at::argmax(at::mm(a[0], a[1]), 1), (a[1] > 0).sum()};
+      },
+      AOTConfig{});
+  std::vector<at::Tensor> args = {at::randn({4, 8}), at::randn({8, 3}).requires_grad_()};
+  std::vector<at::Tensor> out = f(args);
+  EXPECT_EQ(f.trains(args), std::optional<bool>(false));
+  EXPECT_FALSE(out[0].requires_grad());
+  EXPECT_TRUE(at::equal(out[0], at::argmax(at::mm(args[0], args[1]), 1)));
+  EXPECT_TRUE(at::equal(out[1], (args[1] > 0).sum()));
+  // An output that needs grad trains.
+  AOTFunction g = aot_function(mlp, AOTConfig{});
+  std::vector<at::Tensor> margs = {at::randn({4, 8})};
+  std::vector<at::Tensor> params = mlp_params();
+  margs.insert(margs.end(), params.begin(), params.end());
+  EXPECT_EQ(g.trains(margs), std::nullopt);
+  g(margs);
+  EXPECT_EQ(g.trains(margs), std::optional<bool>(true));
+}
+
+// AOTGRAD_LOGS=recompiles: a new signature logs what differs from the last one compiled.
+TEST(AotFunction, RecompilesAreLogged) {
+  LogSettings logs;
+  logs.recompiles = true;
+  set_log_settings(logs);
+  std::ostringstream os;
+  set_log_stream(&os);
+  AOTFunction f = aot_function(mlp, AOTConfig{});
+  std::vector<at::Tensor> params = mlp_params();
+  for (int64_t batch : {4, 4, 6}) {
+    std::vector<at::Tensor> args = {at::randn({batch, 8})};
+    args.insert(args.end(), params.begin(), params.end());
+    f(args);
+  }
+  set_log_stream(nullptr);
+  set_log_settings(LogSettings{});
+  std::string log = os.str();
+  EXPECT_NE(log.find("Recompiling function (compilation 2)"), std::string::npos) << log;
+  EXPECT_NE(log.find("argument 0: f32[4, 8][8, 1]cpu -> f32[6, 8][8, 1]cpu"), std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("compilation 3"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ check hasnt "$tmp/err" "Backward graph"
 # An unknown name: exit 2 listing the valid names, for every command.
 AOTGRAD_LOGS=aot_graphs,joint_graph "$bin" compile "$tmp/lr.fx" --grad=w >"$tmp/out" 2>"$tmp/err"
 check [ $? -eq 2 ]
-check has "$tmp/err" "unknown log name 'joint_graph'; valid names: aot_joint_graph, aot_graphs, partitioner, cache, all"
+check has "$tmp/err" "unknown log name 'joint_graph'; valid names: aot_joint_graph, aot_graphs, partitioner, cache, recompiles, all"
 check [ ! -s "$tmp/out" ]
 AOTGRAD_LOGS=partitioners "$bin" check "$tmp/lr.fx" >/dev/null 2>&1
 check [ $? -eq 2 ]

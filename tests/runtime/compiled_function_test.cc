@@ -4,10 +4,13 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "aotgrad/driver/cache_store.h"
 #include "aotgrad/ir/parser.h"
@@ -379,6 +382,106 @@ TEST(CompiledFunction, CacheKeyFollowsOptionsAndOffDisables) {
   }
   CompileCacheStats s = compile_cache_stats();
   EXPECT_EQ(s.hits + s.misses + s.saved + s.bypasses, 0);
+}
+
+// §13.46: the forward is the profiler range CompiledFunction, the backward the autograd node
+// CompiledFunctionBackward (grad_fn name and profiler range), as in PyTorch.
+TEST(CompiledFunction, ProfilerAndGradFnNames) {
+  CompiledFunction f(parse_graph(kLinearRelu, aten_ops()), {false, true, true});
+  at::Tensor x = at::randn({4, 8});
+  at::Tensor w = at::randn({16, 8}).requires_grad_(), b = at::randn({16}).requires_grad_();
+  std::ostringstream trace;
+  {
+    torch::autograd::profiler::RecordProfile profile(trace);
+    at::Tensor out = f({x, w, b})[0];
+    ASSERT_NE(out.grad_fn(), nullptr);
+    EXPECT_EQ(out.grad_fn()->name(), "CompiledFunctionBackward");
+    out.sum().backward();
+  }
+  std::string t = trace.str();
+  EXPECT_NE(t.find("\"name\": \"CompiledFunction\""), std::string::npos) << t.substr(0, 2000);
+  EXPECT_NE(t.find("\"name\": \"CompiledFunctionBackward\""), std::string::npos)
+      << t.substr(0, 2000);
+}
+
+// §13.18: create_graph gives eager's first-order grads; differentiating them again raises.
+TEST(CompiledFunction, DoubleBackwardIsAClearError) {
+  CompiledFunction f(parse_graph(kLinearRelu, aten_ops()), {false, true, true});
+  at::Tensor x = at::randn({4, 8});
+  at::Tensor w = at::randn({16, 8}).requires_grad_(), b = at::randn({16}).requires_grad_();
+  at::Tensor loss = (f({x, w, b})[0] * f({x, w, b})[0]).sum();
+  std::vector<at::Tensor> g = torch::autograd::grad({loss}, {w}, {}, true, /*create_graph=*/true);
+  at::Tensor we = w.detach().clone().requires_grad_(), be = b.detach().clone().requires_grad_();
+  at::Tensor r = at::relu(at::addmm(be, x, we.t()));
+  std::vector<at::Tensor> ge = torch::autograd::grad({(r * r).sum()}, {we});
+  EXPECT_TRUE(at::allclose(g[0], ge[0], 1e-5, 1e-5));
+  ASSERT_TRUE(g[0].requires_grad());
+  try {
+    g[0].sum().backward();
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("double backward"), std::string::npos) << e.what();
+  }
+}
+
+// DebugAssertWrapper: an input that requires grad but was compiled without is always an error
+// (its grad would be missing); the reverse only with debug_assert.
+TEST(CompiledFunction, RequiresGradOfInputsIsChecked) {
+  at::Tensor x = at::randn({4, 8});
+  at::Tensor w = at::randn({16, 8}).requires_grad_(), b = at::randn({16}).requires_grad_();
+  CompiledFunction f(parse_graph(kLinearRelu, aten_ops()), {false, true, true});
+  try {
+    f({x.clone().requires_grad_(), w, b});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("argument 0 requires grad but was compiled as not requiring grad"),
+              std::string::npos)
+        << e.message();
+  }
+  {
+    at::NoGradGuard no_grad;  // no gradient can go missing
+    EXPECT_NO_THROW(f({x.clone().requires_grad_(), w, b}));
+  }
+  EXPECT_NO_THROW(f({x, w.detach(), b}));  // compiled with a grad it does not need
+  TrainOptions o;
+  o.debug_assert = true;
+  CompiledFunction strict(parse_graph(kLinearRelu, aten_ops()), {false, true, true}, o);
+  EXPECT_NO_THROW(strict({x, w, b}));
+  try {
+    strict({x, w.detach(), b});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("debug_assert: argument 1"), std::string::npos) << e.message();
+  }
+}
+
+// A backend whose forward returns the traced values with other strides (column-major copies).
+class TransposingCompiler final : public Compiler {
+ public:
+  std::string name() const override { return "transposing"; }
+  CompiledFn compile(std::shared_ptr<const Graph> graph) const override {
+    CompiledFn inner = InterpreterCompiler().compile(std::move(graph));
+    return [inner](std::vector<c10::IValue> in) {
+      std::vector<c10::IValue> out = inner(std::move(in));
+      for (c10::IValue& v : out)
+        if (v.isTensor() && v.toTensor().dim() == 2) v = v.toTensor().t().contiguous().t();
+      return out;
+    };
+  }
+};
+
+// FakifiedOutWrapper: a custom forward compiler's outputs get the traced strides back.
+TEST(CompiledFunction, CustomForwardOutputsKeepTracedStrides) {
+  TrainOptions o;
+  o.fw_compiler = std::make_shared<TransposingCompiler>();
+  CompiledFunction f(parse_graph(kLinearRelu, aten_ops()), {false, true, true}, o);
+  at::Tensor x = at::randn({4, 8});
+  at::Tensor w = at::randn({16, 8}).requires_grad_(), b = at::randn({16}).requires_grad_();
+  at::Tensor out = f({x, w, b})[0];
+  EXPECT_EQ(out.strides(), (std::vector<int64_t>{16, 1}));
+  EXPECT_TRUE(at::allclose(out, at::relu(at::addmm(b, x, w.t()))));
+  out.sum().backward();
+  EXPECT_TRUE(at::allclose(b.grad(), (at::addmm(b, x, w.t()) > 0).sum(0).to(at::kFloat)));
 }
 
 }  // namespace

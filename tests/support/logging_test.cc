@@ -17,7 +17,8 @@ TEST(Logging, ParsesNamesPlusPrefixAndAll) {
   EXPECT_FALSE(s.graphs);
   EXPECT_FALSE(s.cache);
   LogSettings all = parse_log_settings("+all");
-  EXPECT_TRUE(all.joint_graph && all.graphs && all.partitioner && all.cache);
+  EXPECT_TRUE(all.joint_graph && all.graphs && all.partitioner && all.cache && all.recompiles);
+  EXPECT_TRUE(parse_log_settings("recompiles").recompiles);
   EXPECT_FALSE(parse_log_settings("").any());
   EXPECT_TRUE(parse_log_settings("cache,").cache);
 }

@@ -22,6 +22,10 @@ struct TrainOptions {
   /// cache directory; AOTGRAD_CACHE_DIR=off: none; "" or "off", none). On a hit the pipeline does
   /// not run and artifacts() has no joint graph, functional graph or explanation.
   CompileOptions pipeline;
+  /// PyTorch's config.debug_assert (DebugAssertWrapper, §13.7): every call checks that each input's
+  /// requires_grad is the one compiled for. Off, only an input that requires grad but was compiled
+  /// without is an error (its gradient would be silently missing).
+  bool debug_assert = false;
 };
 
 /// A graph compiled for training (§13.6, §13.7): calling it runs the forward graph and returns the
@@ -29,6 +33,12 @@ struct TrainOptions {
 /// graph on the saved tensors, so `loss.backward()` fills `.grad` of the inputs that require grad.
 /// Mutated inputs (BatchNorm's running stats, ...) are written back after the forward, as the
 /// seed's RuntimeWrapper does.
+///
+/// As in PyTorch, the forward is the profiler range `CompiledFunction` and the backward is the
+/// autograd node `CompiledFunctionBackward` (its grad_fn name and profiler range, §13.46). A custom
+/// forward compiler's outputs whose strides differ from the traced ones are copied to the traced
+/// strides (FakifiedOutWrapper); one that aliases an input is an error. Double backward: a
+/// backward with create_graph returns grads whose own backward raises, as torch.compile does.
 class CompiledFunction {
  public:
   CompiledFunction(std::shared_ptr<const Graph> graph, std::vector<bool> requires_grad,

@@ -1,6 +1,6 @@
 // aotgrad: AOTGRAD_LOGS, the artifact logs of the compile pipeline, as PyTorch's TORCH_LOGS
-// (aot_joint_graph, aot_graphs, partitioner, cache, all). Std only, so every layer may log; a graph
-// is logged with log_graph (ir/printer.h).
+// (aot_joint_graph, aot_graphs, partitioner, cache, recompiles, all). Std only, so every layer may
+// log; a graph is logged with log_graph (ir/printer.h).
 #pragma once
 
 #include <iosfwd>
@@ -16,7 +16,8 @@ struct LogSettings {
   bool graphs = false;       // aot_graphs: the forward and backward (or inference) graphs
   bool partitioner = false;  // partitioner: the min-cut's saved/recomputed/banned decisions
   bool cache = false;        // cache: compile-cache hits and misses (when there is a cache)
-  bool any() const { return joint_graph || graphs || partitioner || cache; }
+  bool recompiles = false;   // recompiles: why a front end compiles a function again
+  bool any() const { return joint_graph || graphs || partitioner || cache || recompiles; }
 };
 
 /// The names AOTGRAD_LOGS accepts, in the order of LogSettings.
