@@ -14,6 +14,7 @@
 #include "aotgrad/frontend/capture.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
+#include "aotgrad/transforms/data_parallel.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/knapsack.h"
 
@@ -22,6 +23,10 @@ class Module;
 }  // namespace torch::nn
 
 namespace aotgrad {
+
+/// Data-parallel training: none, or PyTorch's DistributedDataParallel (kReplicated: every rank
+/// holds the whole model and trains on its slice of the batch; the gradients are averaged).
+enum class DataParallelMode { kNone, kReplicated };
 
 /// How aot_function compiles (functorch.compile's arguments and torch._functorch.config).
 struct AOTConfig {
@@ -48,6 +53,22 @@ struct AOTConfig {
   /// PyTorch's config.debug_assert: every training call checks each input's requires_grad
   /// against the compiled one (TrainOptions::debug_assert).
   bool debug_assert = false;
+
+  /// Data-parallel training (DistributedDataParallel, Note [Gradient buckets]): with kReplicated,
+  /// a training compilation's backward graph all-reduces the parameters' gradients over
+  /// `process_group` ("": the world group '0') in buckets of `bucket_cap_bytes` (the first
+  /// `first_bucket_cap_bytes`), each issued once its last gradient is computed and waited at the
+  /// end of the backward, averaged as `grad_reduction` says; every compilation checks that every
+  /// rank compiled the same graphs, partition and buckets (an Error on every rank naming what
+  /// differs), and the first one broadcasts the parameters from rank 0 (aot_module: its buffers
+  /// too). The parameters are the inputs `data_parallel_params` marks (one flag per input;
+  /// empty: every input that requires grad; aot_module: the module's parameters).
+  DataParallelMode data_parallel = DataParallelMode::kNone;
+  std::string process_group;
+  GradReduction grad_reduction = GradReduction::kSumDivided;
+  int64_t bucket_cap_bytes = 25 << 20;
+  int64_t first_bucket_cap_bytes = 1 << 20;
+  std::vector<bool> data_parallel_params;
 };
 
 /// The input signature a compilation is keyed by: per input its dtype, device, sizes, strides and

@@ -2,11 +2,14 @@
 // graph inputs (functional_call), on top of aot_function's per-signature cache.
 #include <torch/nn/module.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <unordered_set>
 
 #include "aotgrad/aotgrad.h"
+#include "aotgrad/runtime/data_parallel.h"
+#include "config_options.h"
 #include "lifted_names.h"
 
 namespace aotgrad {
@@ -46,6 +49,9 @@ AOTModule::AOTModule(std::shared_ptr<torch::nn::Module> module, TensorFunction f
   AOTGRAD_CHECK(forward, "aot_module: the forward function is empty");
   state_->module = std::move(module);
   state_->forward = std::move(forward);
+  AOTGRAD_CHECK(config.data_parallel_params.empty(),
+                "aot_module: data_parallel_params is for aot_function; a module's gradients to "
+                "all-reduce are its parameters'");
   state_->config = std::move(config);
 }
 
@@ -61,6 +67,19 @@ std::pair<AOTFunction, std::vector<at::Tensor>> AOTModule::State::prepare(
   if (it == functions.end()) {
     AOTConfig c = config;
     c.input_names = lifted_input_names(s, config.input_names, inputs.size(), "aot_module");
+    if (config.data_parallel != DataParallelMode::kNone) {
+      // The parameters' gradients are all-reduced (and the parameters broadcast at the first
+      // compilation); the buffers are broadcast from rank 0 now, as DDP does when it is made.
+      c.data_parallel_params.assign(args.size(), false);
+      std::fill(c.data_parallel_params.begin(),
+                c.data_parallel_params.begin() + static_cast<std::ptrdiff_t>(s.num_parameters),
+                true);
+      std::vector<at::Tensor> buffers(
+          s.tensors.begin() + static_cast<std::ptrdiff_t>(s.num_parameters), s.tensors.end());
+      std::vector<std::string> names(
+          s.names.begin() + static_cast<std::ptrdiff_t>(s.num_parameters), s.names.end());
+      broadcast_from_rank0(data_parallel_group(config), buffers, names);
+    }
     // The module's tensors are looked up again when the function is captured: they are the ones
     // of this call, in this order (the key above fixes their names).
     TensorFunction fn = [m = module, f = forward](const std::vector<at::Tensor>& a) {

@@ -6,9 +6,12 @@
 #include <map>
 #include <mutex>
 
+#include "aotgrad/driver/stages.h"
+#include "aotgrad/ir/printer.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
+#include "aotgrad/runtime/data_parallel.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/requires_grad.h"
 #include "config_options.h"
@@ -74,9 +77,62 @@ struct AOTFunction::State {
   mutable std::mutex mu;
   std::map<std::string, std::shared_ptr<Compilation>> cache;
   std::string last_key;  // the signature compiled last, for the recompiles log
+  /// Data parallel: whether the first compilation broadcast the parameters from rank 0.
+  mutable bool params_broadcast = false;
 
   std::shared_ptr<Compilation> compile(const std::vector<at::Tensor>& args, bool training) const;
+  /// Data parallel: the stage that all-reduces the parameters' gradients, for the distinct
+  /// arguments of `c` (and its constants, never reduced).
+  DataParallelOptions data_parallel_options(const Compilation& c,
+                                            const std::vector<at::Tensor>& args) const;
+  /// Data parallel, once compiled: the cross-rank check, then (first compilation) the broadcast.
+  void synchronize(const Compilation& c, const std::vector<at::Tensor>& args,
+                   const DataParallelOptions& o) const;
 };
+
+DataParallelOptions AOTFunction::State::data_parallel_options(
+    const Compilation& c, const std::vector<at::Tensor>& args) const {
+  DataParallelOptions o;
+  o.group_name = data_parallel_group(config);
+  o.group_size = process_group_place(o.group_name).size;
+  o.reduction = config.grad_reduction;
+  o.bucket_cap_bytes = config.bucket_cap_bytes;
+  o.first_bucket_cap_bytes = config.first_bucket_cap_bytes;
+  const std::vector<bool>& params = config.data_parallel_params;
+  AOTGRAD_CHECK(params.empty() || params.size() == args.size(), "aot_function: ", params.size(),
+                " data_parallel_params flags for ", args.size(), " arguments");
+  for (size_t i : c.unique)
+    o.reduce.push_back(args[i].requires_grad() && (params.empty() || params[i]));
+  for (const Node* p : c.graph->placeholders()) o.names.push_back(p->name());
+  o.reduce.resize(o.names.size(), false);
+  return o;
+}
+
+void AOTFunction::State::synchronize(const Compilation& c, const std::vector<at::Tensor>& args,
+                                     const DataParallelOptions& o) const {
+  const TrainingArtifacts& a = c.train->artifacts();
+  std::string partition = std::to_string(a.num_forward_outputs) + " forward outputs; saved:";
+  for (const std::string& n : a.saved) partition += " " + n;
+  BucketPlan plan = read_bucket_plan(*a.bw, o.names);
+  if (a.cache_hit && log_settings().collectives)
+    log_text("collectives: gradient buckets (from the compile cache)\n" + plan.text());
+  check_same_on_every_rank(o.group_name,
+                           {{"forward graph", print_graph(*a.fw)},
+                            {"backward graph", print_graph(*a.bw)},
+                            {"partition", partition},
+                            {"bucket plan", plan.text()}},
+                           "data parallel: the compile check");
+  if (params_broadcast) return;
+  std::vector<at::Tensor> params;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < c.unique.size(); ++k)
+    if (o.reduce[k]) {
+      params.push_back(args[c.unique[k]]);
+      names.push_back(o.names[k]);
+    }
+  broadcast_from_rank0(o.group_name, params, names);
+  params_broadcast = true;
+}
 
 std::string input_signature(const std::vector<at::Tensor>& args) {
   std::string key = is_training_call(args) ? "train" : "inference";
@@ -153,8 +209,16 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   if (training) {
     TrainOptions options{config.fw_compiler, config.bw_compiler, compile_options(config),
                          config.debug_assert};
+    const bool data_parallel = config.data_parallel != DataParallelMode::kNone;
+    DataParallelOptions dp;
+    if (data_parallel) {
+      dp = data_parallel_options(*c, args);
+      options.pipeline.extra_stages.push_back(
+          {PipelineKind::kTraining, "partition", false, [dp] { return data_parallel_stage(dp); }});
+    }
     c->train =
         std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));
+    if (data_parallel) synchronize(*c, args, dp);
   } else {
     c->infer = std::make_unique<CompiledGraph>(c->graph, compile_options(config),
                                                config.inference_compiler);

@@ -10,6 +10,14 @@ inline void check_config(const AOTConfig& config, const char* who) {
   AOTGRAD_CHECK(config.activation_memory_budget >= 0 && config.activation_memory_budget <= 1, who,
                 ": activation_memory_budget must be in [0, 1], got ",
                 config.activation_memory_budget);
+  AOTGRAD_CHECK(config.bucket_cap_bytes > 0 && config.first_bucket_cap_bytes > 0, who,
+                ": bucket_cap_bytes and first_bucket_cap_bytes must be positive, got ",
+                config.bucket_cap_bytes, " and ", config.first_bucket_cap_bytes);
+}
+
+/// The process group data-parallel training uses: the config's, else the world group.
+inline std::string data_parallel_group(const AOTConfig& config) {
+  return config.process_group.empty() ? std::string("0") : config.process_group;
 }
 
 /// The compile driver's options of `config`, filled once for every compilation of a front end:

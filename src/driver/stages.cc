@@ -186,6 +186,38 @@ class PartitionStage : public Stage {
   bool explain_;
 };
 
+class DataParallelStage : public Stage {
+ public:
+  explicit DataParallelStage(DataParallelOptions options) : options_(std::move(options)) {}
+  std::string_view name() const override { return "data_parallel"; }
+  bool run(CompileState& s) override {
+    AOTGRAD_CHECK(s.bw != nullptr, "data_parallel: no backward graph (run it after partition)");
+    BucketPlan plan = plan_gradient_buckets(*s.bw, options_);
+    insert_gradient_all_reduces(*s.bw, plan);
+    changes_ = static_cast<int64_t>(plan.buckets.size());
+    return changes_ > 0;
+  }
+  std::vector<GraphSlot> writes() const override { return {GraphSlot::kBackward}; }
+  // The names are for logs only; everything else decides the graph.
+  std::string fingerprint() const override {
+    const DataParallelOptions& o = options_;
+    std::string m = "group=" + o.group_name + " size=" + std::to_string(o.group_size) +
+                    " reduction=" + grad_reduction_name(o.reduction) +
+                    " bucket_cap=" + std::to_string(o.bucket_cap_bytes) +
+                    " first_bucket_cap=" + std::to_string(o.first_bucket_cap_bytes) + " reduce=";
+    for (bool b : o.reduce) m += b ? "1" : "0";
+    return m;
+  }
+  void log(const CompileState& s, const LogSettings& logs) const override {
+    if (!logs.collectives || !s.bw) return;
+    log_text("collectives (graph " + std::to_string(s.aot_id) + "): gradient buckets\n" +
+             read_bucket_plan(*s.bw, options_.names).text());
+  }
+
+ private:
+  DataParallelOptions options_;
+};
+
 }  // namespace
 
 std::unique_ptr<Stage> decompose_composites_stage() {
@@ -205,6 +237,10 @@ std::unique_ptr<Stage> decompose_stage(DecompositionTable table) {
 std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
                                        bool explain) {
   return std::make_unique<PartitionStage>(kind, min_cut, explain);
+}
+
+std::unique_ptr<Stage> data_parallel_stage(DataParallelOptions options) {
+  return std::make_unique<DataParallelStage>(std::move(options));
 }
 
 }  // namespace aotgrad

@@ -5,6 +5,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
+#include <chrono>
+#include <cstdio>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -13,6 +15,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/runtime/process_group.h"
+#include "aotgrad/support/logging.h"
 
 namespace aotgrad {
 namespace {
@@ -24,7 +27,25 @@ struct Pending {
   std::function<void()> finish;
   at::Tensor result;
   std::string what;  // "all_reduce on process group '0' (rank 1 of 2)"
+  std::chrono::steady_clock::time_point issued;
 };
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// AOTGRAD_LOGS=collectives: "collectives: issued all_reduce on process group '0' (rank 0 of 2):
+// f32[1234], 4936 bytes".
+void log_issue(const Pending& p) {
+  if (!log_settings().collectives) return;
+  const at::Tensor& t = p.result;
+  std::string sizes;
+  for (int64_t s : t.sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(s);
+  log_text("collectives: issued " + p.what + ": " + std::string(c10::toString(t.scalar_type())) +
+           "[" + sizes + "], " + std::to_string(t.nbytes()) + " bytes");
+}
 
 // Pending collectives by the storage of their result (as Functional.cpp's WorkRegistry).
 struct Works {
@@ -38,6 +59,8 @@ Works& works() {
 }
 
 void add_pending(Pending p) {
+  p.issued = Clock::now();
+  log_issue(p);
   const c10::StorageImpl* key = p.result.storage().unsafeGetStorageImpl();
   Works& w = works();
   std::lock_guard<std::mutex> lock(w.mu);
@@ -239,6 +262,7 @@ at::Tensor broadcast(const at::Tensor& input, int64_t src, std::string group_nam
 at::Tensor wait_tensor(const at::Tensor& tensor) {
   std::optional<Pending> p = take_pending(tensor);
   if (!p) return tensor;
+  Clock::time_point start = Clock::now();
   try {
     p->work->wait();
   } catch (const std::exception& e) {
@@ -247,6 +271,13 @@ at::Tensor wait_tensor(const at::Tensor& tensor) {
                 "within the group's timeout)");
   }
   if (p->finish) p->finish();
+  if (log_settings().collectives) {
+    Clock::time_point end = Clock::now();
+    char buf[128];
+    std::snprintf(buf, sizeof buf, ": %.3f ms after it was issued, %.3f ms of them waited",
+                  ms_between(p->issued, end), ms_between(start, end));
+    log_text("collectives: waited " + p->what + buf);
+  }
   return tensor;
 }
 

@@ -44,8 +44,8 @@ std::string_view trim(std::string_view s) {
 }  // namespace
 
 const std::vector<std::string>& log_artifact_names() {
-  static const std::vector<std::string> names = {"aot_joint_graph", "aot_graphs", "partitioner",
-                                                 "cache",           "recompiles", "all"};
+  static const std::vector<std::string> names = {
+      "aot_joint_graph", "aot_graphs", "partitioner", "cache", "recompiles", "collectives", "all"};
   return names;
 }
 
@@ -69,8 +69,10 @@ LogSettings parse_log_settings(std::string_view spec) {
       s.cache = true;
     } else if (name == "recompiles") {
       s.recompiles = true;
+    } else if (name == "collectives") {
+      s.collectives = true;
     } else if (name == "all") {
-      s.joint_graph = s.graphs = s.partitioner = s.cache = s.recompiles = true;
+      s.joint_graph = s.graphs = s.partitioner = s.cache = s.recompiles = s.collectives = true;
     } else {
       std::string valid;
       for (const std::string& n : log_artifact_names()) valid += (valid.empty() ? "" : ", ") + n;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# AOTGRAD_LOGS (aot_joint_graph, aot_graphs, partitioner, cache, +all; unknown names exit 2),
+# AOTGRAD_LOGS (aot_joint_graph, aot_graphs, partitioner, cache, recompiles, collectives, +all; unknown names exit 2),
 # compile --dot (rendered with Graphviz's dot -Tsvg) and compile --timeline (well-formed SVG with
 # two curves and their peaks); unwritable paths exit 1 and leave nothing behind.
 # usage: logs_test.sh AOTGRAD_BINARY TEST_DATA_DIR
@@ -50,7 +50,7 @@ check hasnt "$tmp/err" "Backward graph"
 # An unknown name: exit 2 listing the valid names, for every command.
 AOTGRAD_LOGS=aot_graphs,joint_graph "$bin" compile "$tmp/lr.fx" --grad=w >"$tmp/out" 2>"$tmp/err"
 check [ $? -eq 2 ]
-check has "$tmp/err" "unknown log name 'joint_graph'; valid names: aot_joint_graph, aot_graphs, partitioner, cache, recompiles, all"
+check has "$tmp/err" "unknown log name 'joint_graph'; valid names: aot_joint_graph, aot_graphs, partitioner, cache, recompiles, collectives, all"
 check [ ! -s "$tmp/out" ]
 AOTGRAD_LOGS=partitioners "$bin" check "$tmp/lr.fx" >/dev/null 2>&1
 check [ $? -eq 2 ]

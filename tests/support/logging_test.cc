@@ -17,8 +17,10 @@ TEST(Logging, ParsesNamesPlusPrefixAndAll) {
   EXPECT_FALSE(s.graphs);
   EXPECT_FALSE(s.cache);
   LogSettings all = parse_log_settings("+all");
-  EXPECT_TRUE(all.joint_graph && all.graphs && all.partitioner && all.cache && all.recompiles);
+  EXPECT_TRUE(all.joint_graph && all.graphs && all.partitioner && all.cache && all.recompiles &&
+              all.collectives);
   EXPECT_TRUE(parse_log_settings("recompiles").recompiles);
+  EXPECT_TRUE(parse_log_settings("collectives").collectives);
   EXPECT_FALSE(parse_log_settings("").any());
   EXPECT_TRUE(parse_log_settings("cache,").cache);
 }

@@ -6,6 +6,7 @@
 
 #include "aotgrad/driver/compile_options.h"
 #include "aotgrad/driver/pass_pipeline.h"
+#include "aotgrad/transforms/data_parallel.h"
 
 namespace aotgrad {
 
@@ -33,5 +34,10 @@ std::unique_ptr<Stage> decompose_stage(DecompositionTable table);
 /// explanation. Logs the partitioner's decisions on AOTGRAD_LOGS=partitioner.
 std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
                                        bool explain);
+
+/// "data_parallel": s.bw all-reduces the gradients `options` names in buckets
+/// (transforms/data_parallel.h, Note [Gradient buckets]); inserted after "partition" by front ends
+/// that train data-parallel. Logs the buckets on AOTGRAD_LOGS=collectives.
+std::unique_ptr<Stage> data_parallel_stage(DataParallelOptions options);
 
 }  // namespace aotgrad

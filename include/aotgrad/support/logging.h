@@ -17,7 +17,10 @@ struct LogSettings {
   bool partitioner = false;  // partitioner: the min-cut's saved/recomputed/banned decisions
   bool cache = false;        // cache: compile-cache hits and misses (when there is a cache)
   bool recompiles = false;   // recompiles: why a front end compiles a function again
-  bool any() const { return joint_graph || graphs || partitioner || cache || recompiles; }
+  bool collectives = false;  // collectives: gradient buckets, and each collective issued and waited
+  bool any() const {
+    return joint_graph || graphs || partitioner || cache || recompiles || collectives;
+  }
 };
 
 /// The names AOTGRAD_LOGS accepts, in the order of LogSettings.

@@ -1,0 +1,169 @@
+// Tests for the data-parallel gradient buckets (src/transforms/data_parallel.cc): buckets follow
+// the backward's node order and DDP's caps, each bucket is one all_reduce issued right after its
+// last gradient and waited before the output, the rewritten graph parses back, and its plan reads
+// back from the graph.
+#include "aotgrad/transforms/data_parallel.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../graph_text.h"
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ir/verifier.h"
+
+namespace aotgrad {
+namespace {
+
+using testing::HasSubstr;
+
+// An MLP's backward graph (aotgrad compile --grad=... --dump): grads of w1 [16, 8], b1 [16], none
+// for x, w2 [4, 16] (whose grad t_3 is a transposed view), b2 [4].
+const char* kBackward = R"(
+def forward(self, primals_3: "f32[2, 8]", primals_4: "f32[4, 16]", relu: "f32[2, 16]", tangents_1: "f32[2, 4]"):
+    mm = torch.ops.aten.mm.default(tangents_1, primals_4)
+    t_1 = torch.ops.aten.t.default(relu)
+    mm_1 = torch.ops.aten.mm.default(t_1, tangents_1)
+    t_3 = torch.ops.aten.t.default(mm_1)
+    sum_2 = torch.ops.aten.sum.dim_IntList(tangents_1, [0], True)
+    view = torch.ops.aten.view.default(sum_2, [4])
+    threshold_backward = torch.ops.aten.threshold_backward.default(mm, relu, 0)
+    t_4 = torch.ops.aten.t.default(threshold_backward)
+    mm_2 = torch.ops.aten.mm.default(t_4, primals_3)
+    sum_3 = torch.ops.aten.sum.dim_IntList(threshold_backward, [0], True)
+    view_1 = torch.ops.aten.view.default(sum_3, [16])
+    return [mm_2, view_1, None, t_3, view]
+)";
+
+DataParallelOptions options(int64_t first_cap, int64_t cap) {
+  DataParallelOptions o;
+  o.group_size = 2;
+  o.first_bucket_cap_bytes = first_cap;
+  o.bucket_cap_bytes = cap;
+  o.names = {"w1", "b1", "x", "w2", "b2"};
+  return o;
+}
+
+std::vector<std::string> names_of(const GradBucket& b) {
+  std::vector<std::string> out;
+  for (const auto& g : b.grads) out.push_back(g.name);
+  return out;
+}
+
+TEST(DataParallel, BucketsFollowTheBackwardsOrderAndTheCaps) {
+  std::shared_ptr<Graph> g = parse_text(kBackward);
+  // w2's grad (64 floats: 256 bytes) is produced first and crosses the first cap of 200 bytes;
+  // then b2 (16 bytes), w1 (512 bytes, crossing 300) and b1 (64 bytes) in a last open bucket.
+  BucketPlan plan = plan_gradient_buckets(*g, options(200, 300));
+  ASSERT_EQ(plan.buckets.size(), 3u);
+  EXPECT_EQ(names_of(plan.buckets[0]), (std::vector<std::string>{"w2"}));
+  EXPECT_EQ(names_of(plan.buckets[1]), (std::vector<std::string>{"b2", "w1"}));
+  EXPECT_EQ(names_of(plan.buckets[2]), (std::vector<std::string>{"b1"}));
+  EXPECT_EQ(plan.buckets[0].issued_after, "t_3");
+  EXPECT_EQ(plan.buckets[1].issued_after, "mm_2");
+  EXPECT_EQ(plan.buckets[1].bytes, 16 + 512);
+  // DDP's defaults: one bucket for these few bytes, after the last gradient.
+  BucketPlan one = plan_gradient_buckets(*g, DataParallelOptions{});
+  ASSERT_EQ(one.buckets.size(), 1u);
+  EXPECT_EQ(one.buckets[0].grads.size(), 4u);
+  EXPECT_EQ(one.buckets[0].issued_after, "view_1");
+}
+
+TEST(DataParallel, OnlyTheGradientsAskedFor) {
+  std::shared_ptr<Graph> g = parse_text(kBackward);
+  DataParallelOptions o = options(1 << 20, 1 << 20);
+  o.reduce = {true, false, false, true, false};
+  BucketPlan plan = plan_gradient_buckets(*g, o);
+  ASSERT_EQ(plan.buckets.size(), 1u);
+  EXPECT_EQ(names_of(plan.buckets[0]), (std::vector<std::string>{"w2", "w1"}));
+  o.reduce = {true};
+  EXPECT_THROW(plan_gradient_buckets(*g, o), Error);
+}
+
+TEST(DataParallel, EachBucketIsOneAllReduceAfterItsLastGradWaitedAtTheEnd) {
+  std::shared_ptr<Graph> g = parse_text(kBackward);
+  BucketPlan plan = plan_gradient_buckets(*g, options(200, 300));
+  insert_gradient_all_reduces(*g, plan);
+  verify(*g, VerifyLevel::kFull);
+  EXPECT_EQ(graph_text(*g), normalized(R"(
+def forward(self, primals_3, primals_4, relu, tangents_1):
+    mm = torch.ops.aten.mm.default(tangents_1, primals_4)
+    t_1 = torch.ops.aten.t.default(relu)
+    mm_1 = torch.ops.aten.mm.default(t_1, tangents_1)
+    t_3 = torch.ops.aten.t.default(mm_1)
+    clone = torch.ops.aten.clone.default(t_3, memory_format = torch.contiguous_format)
+    view_2 = torch.ops.aten.view.default(clone, [64])
+    cat = torch.ops.aten.cat.default([view_2])
+    div = torch.ops.aten.div.Scalar(cat, 2)
+    all_reduce = torch.ops._c10d_functional.all_reduce.default(div, 'sum', '0')
+    sum_2 = torch.ops.aten.sum.dim_IntList(tangents_1, [0], True)
+    view = torch.ops.aten.view.default(sum_2, [4])
+    threshold_backward = torch.ops.aten.threshold_backward.default(mm, relu, 0)
+    t_4 = torch.ops.aten.t.default(threshold_backward)
+    mm_2 = torch.ops.aten.mm.default(t_4, primals_3)
+    view_3 = torch.ops.aten.view.default(view, [4])
+    view_4 = torch.ops.aten.view.default(mm_2, [128])
+    cat_1 = torch.ops.aten.cat.default([view_3, view_4])
+    div_1 = torch.ops.aten.div.Scalar(cat_1, 2)
+    all_reduce_1 = torch.ops._c10d_functional.all_reduce.default(div_1, 'sum', '0')
+    sum_3 = torch.ops.aten.sum.dim_IntList(threshold_backward, [0], True)
+    view_1 = torch.ops.aten.view.default(sum_3, [16])
+    view_5 = torch.ops.aten.view.default(view_1, [16])
+    cat_2 = torch.ops.aten.cat.default([view_5])
+    div_2 = torch.ops.aten.div.Scalar(cat_2, 2)
+    all_reduce_2 = torch.ops._c10d_functional.all_reduce.default(div_2, 'sum', '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+    view_6 = torch.ops.aten.view.default(wait_tensor, [4, 16])
+    wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(all_reduce_1)
+    split_with_sizes = torch.ops.aten.split_with_sizes.default(wait_tensor_1, [4, 128])
+    getitem = split_with_sizes[0]
+    getitem_1 = split_with_sizes[1]
+    view_7 = torch.ops.aten.view.default(getitem, [4])
+    view_8 = torch.ops.aten.view.default(getitem_1, [16, 8])
+    wait_tensor_2 = torch.ops._c10d_functional.wait_tensor.default(all_reduce_2)
+    view_9 = torch.ops.aten.view.default(wait_tensor_2, [16])
+    return [view_8, view_9, None, view_6, view_7]
+)"));
+  // The text form round-trips, and the plan reads back from the graph.
+  std::string text = print_graph(*g);
+  EXPECT_EQ(print_graph(*parse_text(text)), text);
+  BucketPlan back = read_bucket_plan(*parse_text(text), options(0, 0).names);
+  ASSERT_EQ(back.buckets.size(), plan.buckets.size());
+  for (size_t b = 0; b < plan.buckets.size(); ++b) {
+    EXPECT_EQ(names_of(back.buckets[b]), names_of(plan.buckets[b]));
+    EXPECT_EQ(back.buckets[b].bytes, plan.buckets[b].bytes);
+    EXPECT_EQ(back.buckets[b].issued_after, plan.buckets[b].issued_after);
+  }
+  EXPECT_EQ(back.group_size, 2);
+  EXPECT_THAT(back.text(), HasSubstr("bucket 1: 2 grads (b2, w1), 528 bytes f32, all_reduce 'sum' "
+                                     "of the grads divided by 2 on group '0' issued after 'mm_2'"));
+}
+
+TEST(DataParallel, AvgNeedsNoDivision) {
+  std::shared_ptr<Graph> g = parse_text(kBackward);
+  DataParallelOptions o = options(1 << 20, 1 << 20);
+  o.reduction = GradReduction::kAvg;
+  o.group_name = "dp";
+  insert_gradient_all_reduces(*g, plan_gradient_buckets(*g, o));
+  std::string text = graph_text(*g);
+  EXPECT_THAT(text, HasSubstr("all_reduce = torch.ops._c10d_functional.all_reduce.default(cat, "
+                              "'avg', 'dp')"));
+  EXPECT_THAT(text, testing::Not(HasSubstr("div")));
+}
+
+TEST(DataParallel, SymbolicGradientsAreAnError) {
+  std::shared_ptr<Graph> g = parse_text(R"(
+def forward(self, tangents_1: "f32[s0, 4]"):
+    return [tangents_1]
+)");
+  try {
+    plan_gradient_buckets(*g, DataParallelOptions{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.message(), HasSubstr("gradient 0 ('grad 0', value 'tangents_1' of f32[s0, 4]"));
+  }
+}
+
+}  // namespace
+}  // namespace aotgrad
