@@ -32,6 +32,13 @@ const Command& run_command() {
              "SPEC"},
             {"tangents", true,
              "with --train: 'ones' (default) or a safetensors file of tangent_<k>", "ones|FILE"},
+            {"data-parallel", false,
+             "with --train under a launcher: average the --grad inputs' gradients over the world "
+             "group '0' in buckets inside the backward graph (AOTConfig::data_parallel)"},
+            {"split-batch", true,
+             "with --data-parallel: rank r takes the r-th of WORLD_SIZE equal slices of dim 0 of "
+             "these inputs (the graph's placeholders have a slice's sizes)",
+             "NAMES"},
             {"keep-inference-input-mutations", false,
              "keep input mutations in the compiled graph as copy_"}}),
        1, 1},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Functional collectives on Gloo across processes on 127.0.0.1 under `aotgrad launch`: all_reduce
 # (sum, avg), all_gather_into_tensor, reduce_scatter_tensor and broadcast with 2 and 3 ranks
-# against values computed by hand from each rank's inputs; a rank that ends early, a wrong world
+# against values computed by hand from each rank's inputs; run --train --data-parallel with
+# --split-batch against the whole batch's gradient; a rank that ends early, a wrong world
 # size, an unreachable master and a bad group name each fail with an error naming the problem
 # within the timeout. Every launch is bounded (--timeout) and every rendezvous too
 # (AOTGRAD_DIST_TIMEOUT).
@@ -146,6 +147,45 @@ for r in range(n):
     got = out['grad_x'][1]
     assert all(abs(a - b) <= 1e-5 * max(1, abs(b)) for a, b in zip(got, want)), (r, got, want)
 "
+
+# Data-parallel --train: each rank takes its half of the batch (--split-batch) and the backward
+# graph averages w's gradient over the ranks, so every rank gets the gradient of the whole batch's
+# mean loss, d/dw mean((x w - y)^2) = 2 x^T (x w - y) / numel.
+cat >"$tmp/lsq.fx" <<'G'
+def forward(self, w: "f32[3, 2]", x: "f32[2, 3]", y: "f32[2, 2]"):
+    mm = torch.ops.aten.mm.default(x, w)
+    sub = torch.ops.aten.sub.Tensor(mm, y)
+    mul = torch.ops.aten.mul.Tensor(sub, sub)
+    mean = torch.ops.aten.mean.default(mul)
+    return (mean,)
+G
+py "
+import sys; sys.path.insert(0, '$tmp'); import st
+w = [0.5, -1.0, 2.0, 0.25, -0.75, 1.5]
+x = [float(i % 5) - 2 for i in range(12)]
+y = [float(i) / 4 for i in range(8)]
+st.write('$tmp/lsq.safetensors', {'w': ([3, 2], w), 'x': ([4, 3], x), 'y': ([4, 2], y)})
+"
+AOTGRAD_LOGS=collectives expect_exit 0 "run --train --data-parallel" "$bin" launch --nproc 2 \
+  --timeout 60 -- sh -c 'exec "$0" run "$1" --train --grad=w --data-parallel --split-batch=x,y \
+  --inputs "$2/lsq.safetensors" --outputs "$2/lsq$RANK.safetensors"' "$bin" "$tmp/lsq.fx" "$tmp"
+check has "$tmp/err" "bucket 0: 1 grad (w), 24 bytes f32, all_reduce 'sum' of the grads divided by 2 on group '0'"
+check has "$tmp/err" "collectives: issued all_reduce on process group '0' (rank 1 of 2): Float[6], 24 bytes"
+check py "
+import sys; sys.path.insert(0, '$tmp'); import st
+w = st.read('$tmp/lsq.safetensors')['w'][1]
+x = st.read('$tmp/lsq.safetensors')['x'][1]
+y = st.read('$tmp/lsq.safetensors')['y'][1]
+r = [sum(x[i * 3 + k] * w[k * 2 + j] for k in range(3)) - y[i * 2 + j] for i in range(4) for j in range(2)]
+want = [2 * sum(x[i * 3 + k] * r[i * 2 + j] for i in range(4)) / 8 for k in range(3) for j in range(2)]
+for rank in range(2):
+    got = st.read('$tmp/lsq%d.safetensors' % rank)['grad_w'][1]
+    assert all(abs(a - b) <= 1e-5 * max(1, abs(b)) for a, b in zip(got, want)), (rank, got, want)
+"
+expect_exit 1 "--split-batch of an odd batch" "$bin" launch --nproc 3 --timeout 60 -- sh -c \
+  'exec "$0" run "$1" --train --grad=w --data-parallel --split-batch=x --inputs "$2/lsq.safetensors"' \
+  "$bin" "$tmp/lsq.fx" "$tmp"
+check has "$tmp/err" "--split-batch: input 'x' cannot be split in 3 equal slices along dim 0 (it has 4)"
 
 cat >"$tmp/one.fx" <<'G'
 def forward(self, x: "f32[4]"):

@@ -8,14 +8,18 @@
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "../pipeline.h"
+#include "aotgrad/driver/stages.h"
 #include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
+#include "aotgrad/runtime/data_parallel.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/memory.h"
 #include "aotgrad/runtime/tensor_io.h"
@@ -52,8 +56,28 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
   auto tc0 = std::chrono::steady_clock::now();
   TrainOptions topts;
   topts.pipeline = compile_options(args);
-  CompiledFunction f(graph, rg, topts);
+  DataParallelOptions dp;
+  const bool data_parallel = args.has("data-parallel");
+  if (data_parallel) {
+    dp.group_size = process_group_place(dp.group_name).size;
+    dp.reduce = rg;
+    for (const Node* p : placeholders) dp.names.push_back(p->name());
+    topts.pipeline.extra_stages.push_back(
+        {PipelineKind::kTraining, "partition", false, [dp] { return data_parallel_stage(dp); }});
+  }
   Interpreter(graph).check_inputs(inputs);
+  CompiledFunction f(graph, rg, topts);
+  if (data_parallel) {
+    const TrainingArtifacts& a = f.artifacts();
+    std::string partition = std::to_string(a.num_forward_outputs) + " forward outputs; saved:";
+    for (const std::string& n : a.saved) partition += " " + n;
+    check_same_on_every_rank(dp.group_name,
+                             {{"forward graph", print_graph(*a.fw)},
+                              {"backward graph", print_graph(*a.bw)},
+                              {"partition", partition},
+                              {"bucket plan", read_bucket_plan(*a.bw, dp.names).text()}},
+                             "run --data-parallel: the compile check");
+  }
   auto tc1 = std::chrono::steady_clock::now();
   reset_peak_memory();
   int64_t base = memory_stats().current_bytes;
@@ -137,8 +161,10 @@ int run_graph(const Args& args) {
     throw UsageError{
         "--decomp, --partition, --memory-budget, --solver and --cache-dir apply to compilation; "
         "drop --no-compile"};
-  if (!args.has("train") && (args.has("grad") || args.has("tangents")))
-    throw UsageError{"--grad and --tangents go with --train"};
+  if (!args.has("train") && (args.has("grad") || args.has("tangents") || args.has("data-parallel")))
+    throw UsageError{"--grad, --tangents and --data-parallel go with --train"};
+  if (args.has("split-batch") && !args.has("data-parallel"))
+    throw UsageError{"--split-batch goes with --data-parallel"};
 
   // Inputs, matched to placeholders by name.
   std::vector<Node*> placeholders = graph->placeholders();
@@ -160,6 +186,25 @@ int run_graph(const Args& args) {
     } else {
       throw Error("no input for placeholder '" + ph->name() + "'" +
                   (args.has("inputs") ? " in " + *args.get("inputs") : std::string()));
+    }
+  }
+  // --split-batch: this rank's slice of dim 0 of the named inputs.
+  if (auto names = args.get("split-batch")) {
+    GroupPlace place = process_group_place("0");
+    std::stringstream ss(*names);
+    for (std::string name; std::getline(ss, name, ',');) {
+      if (name.empty()) continue;
+      size_t i = 0;
+      while (i < placeholders.size() && placeholders[i]->name() != name) ++i;
+      if (i == placeholders.size())
+        throw UsageError{"--split-batch: the graph has no input '" + name + "'"};
+      at::Tensor t = inputs[i].isTensor() ? inputs[i].toTensor() : at::Tensor();
+      if (!t.defined() || t.dim() == 0 || t.size(0) % place.size != 0)
+        throw Error("--split-batch: input '" + name + "' cannot be split in " +
+                    std::to_string(place.size) + " equal slices along dim 0" +
+                    (t.defined() && t.dim() > 0 ? " (it has " + std::to_string(t.size(0)) + ")"
+                                                : std::string()));
+      inputs[i] = t.chunk(place.size)[place.rank].contiguous();
     }
   }
   // The graph's random ops draw from libtorch's default generator: --seed makes them repeatable.
