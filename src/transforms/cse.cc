@@ -67,10 +67,10 @@ class KeyArena {
   size_t used_ = 0;
 };
 
-}  // namespace
-
-bool CommonSubexpressionElimination::run(Graph& g) {
-  changes_ = 0;
+// The CSE sweep: merges each call into the first equal one, or with `dry_run` stops at the first
+// merge it would make and changes nothing. Returns the merges made (dry: 0 or 1).
+int64_t merge_common_subexpressions(Graph& g, bool dry_run) {
+  int64_t merges = 0;
   GraphFacts facts(g);
   std::vector<Node*> order;
   for (Node* n : g.nodes()) order.push_back(n);
@@ -108,10 +108,23 @@ bool CommonSubexpressionElimination::run(Graph& g) {
     }
     Node* keep = *found;
     if (!keep->meta().same_as(n->meta()) || !facts.can_merge(n, keep)) continue;
+    if (dry_run) return 1;
     facts.replace(g, n, keep);
-    ++changes_;
+    ++merges;
   }
+  return merges;
+}
+
+}  // namespace
+
+bool CommonSubexpressionElimination::run(Graph& g) {
+  changes_ = merge_common_subexpressions(g, /*dry_run=*/false);
   return changes_ > 0;
+}
+
+bool has_common_subexpressions(const Graph& g) {
+  // The dry run writes nothing.
+  return merge_common_subexpressions(const_cast<Graph&>(g), /*dry_run=*/true) > 0;
 }
 
 }  // namespace aotgrad

@@ -45,6 +45,12 @@ bool DeadCodeElimination::run(Graph& g) {
   return changes_ > 0;
 }
 
+bool has_dead_code(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (n->users().empty() && !is_impure(*n)) return true;
+  return false;
+}
+
 int eliminate_dead_code(Graph& g) {
   DeadCodeElimination dce;
   dce.run(g);

@@ -789,13 +789,20 @@ void explain_saved(const std::vector<RngStateSave>& rng, const Partition& p, Min
 
 Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& options,
                             MinCutExplain* explain) {
-  std::unique_ptr<Graph> g = joint.graph->clone();
-  eliminate_dead_code(*g);
+  // The joint graph without dead code and with common subexpressions merged (fx_graph_cse): a
+  // copy when either changes something, else the joint graph itself.
+  std::unique_ptr<Graph> cleaned;
+  const Graph* g = joint.graph.get();
   int merged = 0;
-  if (options.cse) {
-    CommonSubexpressionElimination cse;
-    cse.run(*g);
-    merged = static_cast<int>(cse.changes());
+  if (has_dead_code(*g) || (options.cse && has_common_subexpressions(*g))) {
+    cleaned = joint.graph->clone();
+    eliminate_dead_code(*cleaned);
+    if (options.cse) {
+      CommonSubexpressionElimination cse;
+      cse.run(*cleaned);
+      merged = static_cast<int>(cse.changes());
+    }
+    g = cleaned.get();
   }
   JointNodeClasses c = classify_joint_nodes(*g, joint, options);
   bool any_bw = std::find(c.required_bw.begin(), c.required_bw.end(), true) != c.required_bw.end();

@@ -23,4 +23,7 @@ class CommonSubexpressionElimination : public Pass {
   bool run(Graph& g) override;
 };
 
+/// Whether CommonSubexpressionElimination would merge some node of `g` (stops at the first).
+bool has_common_subexpressions(const Graph& g);
+
 }  // namespace aotgrad

@@ -40,6 +40,9 @@ class DeadCodeElimination : public Pass {
   bool run(Graph& g) override;
 };
 
+/// Whether DeadCodeElimination would remove a node of `g`.
+bool has_dead_code(const Graph& g);
+
 /// DeadCodeElimination on `g`; returns the number of nodes removed.
 int eliminate_dead_code(Graph& g);
 
