@@ -12,6 +12,7 @@
 
 #include "aotgrad/driver/driver.h"
 #include "aotgrad/frontend/capture.h"
+#include "aotgrad/frontend/checkpoint.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
 #include "aotgrad/transforms/data_parallel.h"
@@ -36,9 +37,17 @@ struct AOTConfig {
   DecompositionTable decompositions = DecompositionTable::core();
   /// Inference: input data mutations stay in the graph as a trailing copy_ (§13.13).
   bool keep_inference_input_mutations = false;
-  /// The min-cut partitioner's activation memory budget in [0, 1] and its knapsack solver.
+  /// The min-cut partitioner's activation memory budget in [0, 1] and its knapsack solver (they
+  /// replace min_cut's activation_memory_budget and memory_budget_solver).
   double activation_memory_budget = 1.0;
   KnapsackSolver solver = KnapsackSolver::kDp;
+  /// The min-cut partitioner's other switches, as functorch's config: the ban_recompute_*
+  /// heuristics, recompute_views, cse, max_dist_from_bw, treat_parameters_as_free_to_save, ...
+  /// (transforms/min_cut.h). Its static_lifetime_inputs come from num_params_buffers.
+  MinCutOptions min_cut;
+  /// The leading arguments that outlive the step (a module's parameters and buffers, which
+  /// aot_module sets): with min_cut.treat_parameters_as_free_to_save they cost nothing to save.
+  size_t num_params_buffers = 0;
   /// Backends (nullptr: the interpreter): forward and backward graphs of training compilations,
   /// and the graph of inference compilations.
   std::shared_ptr<const Compiler> fw_compiler;

@@ -67,6 +67,7 @@ std::pair<AOTFunction, std::vector<at::Tensor>> AOTModule::State::prepare(
   if (it == functions.end()) {
     AOTConfig c = config;
     c.input_names = lifted_input_names(s, config.input_names, inputs.size(), "aot_module");
+    c.num_params_buffers = s.tensors.size();
     if (config.data_parallel != DataParallelMode::kNone) {
       // The parameters' gradients are all-reduced (and the parameters broadcast at the first
       // compilation); the buffers are broadcast from rank 0 now, as DDP does when it is made.

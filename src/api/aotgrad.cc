@@ -209,6 +209,10 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   if (training) {
     TrainOptions options{config.fw_compiler, config.bw_compiler, compile_options(config),
                          config.debug_assert};
+    // The primals that are parameters or buffers (free to save), by distinct argument.
+    std::vector<bool>& lifetime = options.pipeline.min_cut.static_lifetime_inputs;
+    lifetime.clear();
+    for (size_t i : c->unique) lifetime.push_back(i < config.num_params_buffers);
     const bool data_parallel = config.data_parallel != DataParallelMode::kNone;
     DataParallelOptions dp;
     if (data_parallel) {

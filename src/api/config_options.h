@@ -21,11 +21,13 @@ inline std::string data_parallel_group(const AOTConfig& config) {
 }
 
 /// The compile driver's options of `config`, filled once for every compilation of a front end:
-/// decompositions, partition, memory budget and solver, keep_inference_input_mutations, the cache.
+/// decompositions, partition, the min-cut's switches, memory budget and solver,
+/// keep_inference_input_mutations, the cache.
 inline CompileOptions compile_options(const AOTConfig& config) {
   CompileOptions options;
   options.decompositions = config.decompositions;
   options.partition = config.partition;
+  options.min_cut = config.min_cut;
   options.min_cut.activation_memory_budget = config.activation_memory_budget;
   options.min_cut.memory_budget_solver = config.solver;
   options.keep_inference_input_mutations = config.keep_inference_input_mutations;

@@ -2,6 +2,7 @@
 #include "aotgrad/ir/graph.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -164,6 +165,27 @@ void append_arg(std::string& out, const Arg& a) {
     }
     case Arg::Kind::Op: append_op_ref(out, *a.op); return;
   }
+}
+
+const char* recompute_policy_name(RecomputePolicy p) {
+  switch (p) {
+    case RecomputePolicy::None: return "";
+    case RecomputePolicy::MustSave: return "MUST_SAVE";
+    case RecomputePolicy::PreferSave: return "PREFER_SAVE";
+    case RecomputePolicy::MustRecompute: return "MUST_RECOMPUTE";
+    case RecomputePolicy::PreferRecompute: return "PREFER_RECOMPUTE";
+  }
+  return "";
+}
+
+std::optional<RecomputePolicy> parse_recompute_policy(std::string_view name) {
+  if (name.substr(0, 17) == "CheckpointPolicy.") name.remove_prefix(17);
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (RecomputePolicy p : {RecomputePolicy::MustSave, RecomputePolicy::PreferSave,
+                            RecomputePolicy::MustRecompute, RecomputePolicy::PreferRecompute})
+    if (upper == recompute_policy_name(p)) return p;
+  return std::nullopt;
 }
 
 std::string arg_to_string(const Arg& a) {

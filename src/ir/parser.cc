@@ -356,7 +356,30 @@ class Parser {
       }
     }
     node->info().loc = name.loc;
+    read_recompute_comment(node);
     values_.insert(name.text, node);
+  }
+
+  // `# recompute=MUST_RECOMPUTE` after a statement: the node's checkpoint policy (what the
+  // printer writes). Other comments are ignored.
+  void read_recompute_comment(Node* node) {
+    std::string_view c = lex_.line_comment();
+    while (!c.empty() && (c.front() == ' ' || c.front() == '\t')) c.remove_prefix(1);
+    while (!c.empty() && (c.back() == ' ' || c.back() == '\t' || c.back() == '\r'))
+      c.remove_suffix(1);
+    constexpr std::string_view kKey = "recompute=";
+    if (c.substr(0, kKey.size()) != kKey) return;
+    std::string_view value = c.substr(kKey.size());
+    std::optional<RecomputePolicy> p = parse_recompute_policy(value);
+    if (!p)
+      fail(node->info().loc, "unknown recompute policy '" + std::string(value) + "' of " +
+                                 q(node->name()) +
+                                 "; expected MUST_SAVE, PREFER_SAVE, MUST_RECOMPUTE or "
+                                 "PREFER_RECOMPUTE");
+    if (node->kind() == NodeKind::Placeholder)
+      fail(node->info().loc, "a recompute policy on " + q(node->name()) +
+                                 ", which is not an op call: only calls are recomputed");
+    node->info().recompute = *p;
   }
 
   // A getitem (or view) node's metadata is known exactly, storage offset included; the annotation

@@ -232,6 +232,10 @@ class Printer {
       append_call(out_, n);
     }
     if (o_.release_statements) append_release(n, pos);
+    if (n.info().recompute != RecomputePolicy::None) {
+      out_ += "  # recompute=";
+      out_ += recompute_policy_name(n.info().recompute);
+    }
     out_ += '\n';
   }
 

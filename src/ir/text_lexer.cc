@@ -51,7 +51,9 @@ __attribute__((always_inline)) inline void Lexer::lex_one(Token& t) {
       pos_ = p;
       return;
     } else if (c == '#') {
+      size_t start = ++p;
       while (p < n && s[p] != '\n') ++p;
+      comment_ = std::string_view(s + start, p - start);
     } else if (c == '\\' && p + 1 < n && (s[p + 1] == '\n' || s[p + 1] == '\r')) {
       ++p;  // line continuation: the newline is skipped here
       if (s[p] == '\r') ++p;
@@ -132,11 +134,13 @@ __attribute__((always_inline)) inline void Lexer::lex_one(Token& t) {
 
 void Lexer::next_line(std::vector<Token>& out) {
   out.clear();
+  comment_ = {};
   while (true) {
     Token& t = out.emplace_back();
     lex_one(t);
     if (t.kind == TokKind::Newline && out.size() == 1) {  // blank or comment-only line
       out.clear();
+      comment_ = {};
       continue;
     }
     if (t.at_line_end()) return;

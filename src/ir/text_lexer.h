@@ -45,9 +45,13 @@ class Lexer {
   /// Replaces `out` with the tokens of the next non-empty logical line, ending with a Newline or
   /// End token. At the end of input `out` holds a single End token.
   void next_line(std::vector<Token>& out);
+  /// The last comment of the line next_line returned (its text after '#'), or empty.
+  std::string_view line_comment() const { return comment_; }
 
  private:
   void lex_one(Token& t);  // fills a default-constructed token
+
+  std::string_view comment_;
 
   std::string_view src_;
   size_t pos_ = 0;

@@ -435,6 +435,11 @@ bool FakeTrace::rewrite_mask(const std::string& key, std::vector<c10::IValue>& i
   return true;
 }
 
+FakeTrace::RecomputePolicyFn FakeTrace::set_recompute_policy(RecomputePolicyFn policy) {
+  std::swap(policy, recompute_policy_);
+  return policy;
+}
+
 void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValue>* stack) {
   const std::string key = op_key(handle);
   auto it = state_->ops.find(key);
@@ -495,6 +500,7 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
   for (size_t i = n_positional; i < sargs.size(); ++i)
     if (given[i]) kwargs.emplace_back(sargs[i].name, values[i]);
   Node* node = graph_.add_call(op, std::move(positional), std::move(kwargs));
+  if (recompute_policy_) node->info().recompute = recompute_policy_(op.name);
 
   // Results: the written input itself for Tensor(a!), else fakes with the inferred metadata.
   const auto& rets = ls.returns();

@@ -200,6 +200,7 @@ int run_compile(const Args& args) {
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   StageTimer timer;
   std::shared_ptr<Graph> graph = load_graph(args.positional[0]);
+  apply_recompute_option(args, *graph);
   timer.mark("parse");
   std::vector<bool> rg = parse_grad_spec(*graph, args.get("grad").value_or("none"));
   bool json_stats = false;
@@ -251,7 +252,7 @@ const Command& compile_command() {
        "[--memory-budget=F] [--solver=greedy|dp|ilp] "
        "[--explain] [--keep-inference-input-mutations] [--dump=DIR] [--dot=FILE.dot] "
        "[--timeline=FILE.svg] "
-       "[--stats=json] [--cache-dir=DIR]",
+       "[--recompute=SPEC] [--stats=json] [--cache-dir=DIR]",
        "Compiles GRAPH: decomposes composite ops, functionalizes it (in-place ops and views become "
        "a pure graph; mutated inputs\n"
        "become extra outputs or a trailing copy_). When inputs require grad (--grad) and an "

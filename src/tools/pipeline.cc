@@ -101,6 +101,53 @@ CompileOptions compile_options(const Args& args) {
   return o;
 }
 
+void apply_recompute_option(const Args& args, Graph& g) {
+  std::optional<std::string> spec = args.get("recompute");
+  if (!spec) return;
+  struct Rule {
+    std::string key;
+    RecomputePolicy policy;
+    bool used = false;
+  };
+  std::vector<Rule> rules;
+  size_t pos = 0;
+  while (pos <= spec->size()) {
+    size_t comma = spec->find(',', pos);
+    if (comma == std::string::npos) comma = spec->size();
+    std::string item = spec->substr(pos, comma - pos);
+    pos = comma + 1;
+    if (item.empty()) continue;
+    size_t eq = item.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError{"--recompute: '" + item + "' is not KEY=POLICY"};
+    std::optional<RecomputePolicy> p = parse_recompute_policy(item.substr(eq + 1));
+    if (!p)
+      throw UsageError{"--recompute: unknown policy '" + item.substr(eq + 1) +
+                       "' (known: MUST_SAVE, PREFER_SAVE, MUST_RECOMPUTE, PREFER_RECOMPUTE)"};
+    rules.push_back({item.substr(0, eq), *p});
+  }
+  if (rules.empty()) throw UsageError{"--recompute takes KEY=POLICY,..."};
+  for (Node* n : g.nodes()) {
+    if (n->kind() != NodeKind::Call) continue;
+    const std::string& op = n->op()->name;
+    std::string packet = op.substr(0, op.find('.'));
+    Rule* best = nullptr;
+    int rank = 0;  // 3: node name, 2: op, 1: '*'
+    for (Rule& r : rules) {
+      int k = r.key == n->name() ? 3 : (r.key == op || r.key == packet) ? 2 : r.key == "*" ? 1 : 0;
+      if (k > rank) {
+        rank = k;
+        best = &r;
+      }
+    }
+    if (!best) continue;
+    best->used = true;
+    n->info().recompute = best->policy;
+  }
+  for (const Rule& r : rules)
+    if (!r.used) throw UsageError{"--recompute: '" + r.key + "' matches no call of the graph"};
+}
+
 std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
   own.push_back({"decomp", true,
                  "decomposition table: none, core (default), full, op names, -op to leave one out "
@@ -119,6 +166,13 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
   own.push_back({"solver", true,
                  "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
                  "greedy|dp|ilp"});
+  own.push_back(
+      {"recompute", true,
+       "checkpoint policies for the min_cut partition, as torch.utils.checkpoint's "
+       "(also written in the graph as `# recompute=POLICY` comments): KEY=POLICY,... with "
+       "KEY an op (aten::mm), a node name or *, POLICY MUST_SAVE, PREFER_SAVE, "
+       "MUST_RECOMPUTE or PREFER_RECOMPUTE",
+       "SPEC"});
   own.push_back({"cache-dir", true,
                  "use the on-disk compile cache in DIR (off by default on the command line): a hit "
                  "loads the stored forward/backward graphs instead of compiling; --stats=json "

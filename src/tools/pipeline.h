@@ -29,6 +29,13 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 /// Throws UsageError naming what is not understood.
 CompileOptions compile_options(const Args& args);
 
+/// --recompute=KEY=POLICY,...: checkpoint policies on the calls of `g` before it compiles. KEY is
+/// an op (`aten::mm` matches every overload, `aten::add.Tensor` one), a node name, or `*` (every
+/// other call); POLICY is MUST_SAVE, PREFER_SAVE, MUST_RECOMPUTE or PREFER_RECOMPUTE (any case).
+/// A node name wins over an op, an op over `*`. A key that matches no call, or a bad policy, is
+/// a UsageError. Without the option, nothing changes.
+void apply_recompute_option(const Args& args, Graph& g);
+
 /// A command's own options followed by those compile_options() reads (--decomp, --partition,
 /// --memory-budget, --solver, --cache-dir), for the commands that compile.
 std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own);

@@ -110,6 +110,12 @@ TEST(ParserErrors, NamesAndValues) {
            {"redefines a placeholder",
             body("    x = torch.ops.aten.relu.default(y)\n    return x\n"), 2, 5,
             "name 'x' is defined twice"},
+           {"unknown recompute policy",
+            body("    relu = torch.ops.aten.relu.default(y)  # recompute=SOMETIMES\n"
+                 "    return relu\n"),
+            2, 5,
+            "unknown recompute policy 'SOMETIMES' of 'relu'; expected MUST_SAVE, PREFER_SAVE, "
+            "MUST_RECOMPUTE or PREFER_RECOMPUTE"},
            {"duplicate parameter",
             "def forward(self, x: \"f32[4]\", x: \"f32[4]\"):\n    return x\n", 1, 32,
             "name 'x' is defined twice"},

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -148,6 +149,13 @@ enum class NodeKind : uint8_t { Placeholder, Call, GetItem, Output };
 
 /// Recompute policy of a node, as torch.utils.checkpoint's CheckpointPolicy.
 enum class RecomputePolicy : uint8_t { None, MustSave, PreferSave, MustRecompute, PreferRecompute };
+/// CheckpointPolicy's member name: "MUST_SAVE", "PREFER_SAVE", "MUST_RECOMPUTE",
+/// "PREFER_RECOMPUTE" ("" for None). The text form writes a node's policy as a trailing comment
+/// `# recompute=MUST_RECOMPUTE`.
+const char* recompute_policy_name(RecomputePolicy p);
+/// The policy of a member name, upper or lower case, optionally prefixed "CheckpointPolicy.";
+/// nullopt for anything else.
+std::optional<RecomputePolicy> parse_recompute_policy(std::string_view name);
 
 /// Metadata on a node that is not its value's metadata.
 struct NodeInfo {

@@ -72,7 +72,13 @@ class FakeTrace {
   /// Records one op call (the PrivateUse1 kernel's body).
   void record(const c10::OperatorHandle& op, std::vector<c10::IValue>* stack);
 
+  /// The checkpoint policy of the calls recorded from now on, by OpDef name ("aten::mm"; empty
+  /// function: none), as frontend/checkpoint.h sets it for a region. Returns the previous one.
+  using RecomputePolicyFn = std::function<RecomputePolicy(const std::string& op)>;
+  RecomputePolicyFn set_recompute_policy(RecomputePolicyFn policy);
+
  private:
+  RecomputePolicyFn recompute_policy_;
   /// Records a call whose result's shape depends on a real mask's values through the long indices
   /// the mask selects (see Note [Masks the function made]); false when `key` is not such a call.
   bool rewrite_mask(const std::string& key, std::vector<c10::IValue>& inputs,

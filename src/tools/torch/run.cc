@@ -140,6 +140,7 @@ int run_graph(const Args& args) {
   install_tracking_allocator();
   const std::string& graph_path = args.positional[0];
   std::shared_ptr<Graph> graph = load_graph(graph_path);
+  apply_recompute_option(args, *graph);
   if (!args.has("inputs") && !args.has("random-inputs"))
     throw UsageError{"give --inputs=FILE or --random-inputs"};
   uint64_t seed = 0;
