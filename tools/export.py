@@ -166,9 +166,11 @@ def _remove_dead_pure_nodes(graph):
                 changed = True
 
 
-def graph_text(gm, placeholder_names, values):
+def graph_text(gm, placeholder_names, values, annotations=None):
     """The aotgrad text form of `gm`: placeholders renamed to `placeholder_names`, annotations from
-    `values` (node -> the value it had when the graph ran), release statements as FX writes them."""
+    `values` (node -> the value it had when the graph ran) or, where given, `annotations` (node ->
+    annotation text), release statements as FX writes them."""
+    annotations = annotations or {}
     nodes = list(gm.graph.nodes)
     placeholders = [n for n in nodes if n.op == "placeholder"]
     if len(placeholders) != len(placeholder_names):
@@ -212,6 +214,8 @@ def graph_text(gm, placeholder_names, values):
         torch.fx.node.map_arg(user.kwargs, register)
 
     def ann(n):
+        if n in annotations:
+            return ': "%s"' % annotations[n]
         v = values.get(n)
         return ': "%s"' % annotation(v) if isinstance(v, torch.Tensor) else ""
 
@@ -241,6 +245,11 @@ def graph_text(gm, placeholder_names, values):
         if n.target is operator.getitem:
             src, index = n.args
             rhs = "%s[%d]" % (names[src], index)
+        elif n.target in _SYM_INFIX:  # FX prints operator.mul & co. on SymInts inline
+            a, b = (_arg_text(x, names) for x in n.args)
+            rhs = "%s %s %s" % (a, _SYM_INFIX[n.target], b)
+        elif n.target is sym_size_int:
+            rhs = "torch.ops.aten.sym_size.int(%s, %d)" % (names[n.args[0]], n.args[1])
         else:
             args = [_arg_text(a, names) for a in n.args]
             args += ["%s = %s" % (k, _arg_text(v, names)) for k, v in n.kwargs.items()]
@@ -253,6 +262,245 @@ def graph_text(gm, placeholder_names, values):
             stmt += ";  " + " = ".join(names[d] for d in dead) + " = None"
         lines.append(stmt)
     return "\n".join(lines) + "\n"
+
+
+# --- dynamic sizes -----------------------------------------------------------------------------------
+#
+# PyTorch 1.13's make_fx(tracing_mode="symbolic") makes every size of every input a symbol and
+# fails on common code (Tensor.split with a SymInt size), so a dynamic export traces in real mode
+# three times, at the example sizes and at two others, and unifies what varies: a size that
+# changes with the dynamic dimensions is written as an expression over their symbols, and an int
+# argument that changes is computed in the graph from sym_size.int of the input that binds the
+# symbol, with SymInt arithmetic, as PyTorch 2.x prints a dynamic graph:
+#
+#     sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(idx, 0)
+#     mul: "Sym(s0*s1)" = sym_size_int * sym_size_int_1
+#     view: "f32[s0*s1, 32][32, 1]cpu" = torch.ops.aten.view.default(getitem, [mul, 32])
+#
+# Dimensions of equal example sizes share a symbol (Dynamo's duck sizing). An expression is
+# c * (a product of symbols, each at most squared) + k; a varying size or int argument outside
+# that family, or a varying float argument, is an error.
+
+_SYM_INFIX = {operator.mul: "*", operator.add: "+", operator.sub: "-", operator.floordiv: "//"}
+
+
+def sym_size_int(x, dim):  # the FX target standing for torch.ops.aten.sym_size.int
+    return x.size(dim)
+
+
+def _expr_text(expr):
+    """expr = (coeff, ((symbol index, power), ...), constant) -> "32*s0*s1 + 1"."""
+    c, mono, k = expr
+    factors = []
+    for i, power in mono:
+        factors.append("s%d" % i if power == 1 else "s%d**%d" % (i, power))
+    if not factors:
+        return str(k)
+    text = "*".join(([str(c)] if c != 1 else []) + factors)
+    if c == -1:
+        text = "-" + "*".join(factors)
+    if k > 0:
+        text += " + %d" % k
+    elif k < 0:
+        text += " - %d" % -k
+    return text
+
+
+def _fit(samples, points):
+    """The expression c * monomial + k taking value samples[t] at symbol values points[t], or None.
+    The first point is the example sizes, checked after fitting the other two."""
+    n = len(points[0])
+    monomials = [()]
+    for i in range(n):
+        monomials = [m + ((i, p),) for m in monomials for p in (0, 1, 2)]
+    monomials.sort(key=lambda m: (sum(p for _, p in m), m))
+    def value(m, pt):
+        v = 1
+        for i, p in m:
+            v *= pt[i] ** p
+        return v
+    for m in monomials:
+        m = tuple((i, p) for i, p in m if p)
+        if not m:
+            continue
+        x1, x2 = value(m, points[1]), value(m, points[2])
+        if x1 == x2:
+            continue
+        dc = samples[1] - samples[2]
+        if dc % (x1 - x2):
+            continue
+        c = dc // (x1 - x2)
+        k = samples[1] - c * x1
+        if c != 0 and all(c * value(m, pt) + k == v for pt, v in zip(points, samples)):
+            return (c, m, k)
+    return None
+
+
+def _alt_sizes(base):
+    """Two other sizes for each symbol, none 0 or 1 (PyTorch specializes those), chosen so that no
+    two symbols are affinely related over the three points (symbol i moves by 1 + i, then by
+    3 + 3i + i*i), which would make a size ambiguous between them."""
+    alts = [[], []]
+    for i, v in enumerate(base):
+        alts[0].append(v + 1 + i)
+        alts[1].append(v + 3 + 3 * i + i * i)
+    return alts
+
+
+def _resized(t, shape):
+    if t.dtype.is_floating_point:
+        return torch.randn(shape, dtype=t.dtype)
+    if t.dtype == torch.bool:
+        return torch.rand(shape) < 0.5
+    lo, hi = int(t.min()), int(t.max())
+    return torch.randint(lo, hi + 1, shape, dtype=t.dtype)
+
+
+def _dynamic_symbols(inputs, dynamic):
+    """[(input name, dim, symbol index)] and the symbols' example sizes, from "name.dim" specs."""
+    dims, sizes = [], []
+    for spec in dynamic:
+        name, _, dim = spec.rpartition(".")
+        if name not in inputs or not dim.lstrip("-").isdigit():
+            raise ValueError("--dynamic %r: expected INPUT.DIM with an input among %s"
+                             % (spec, ", ".join(inputs)))
+        t = inputs[name]
+        d = int(dim) % max(t.dim(), 1)
+        if not 0 <= int(dim) + (t.dim() if int(dim) < 0 else 0) < t.dim():
+            raise ValueError("--dynamic %r: %s has %d dimensions" % (spec, name, t.dim()))
+        v = t.shape[d]
+        if v < 2:
+            raise ValueError("--dynamic %r: size %d is specialized (0 and 1 are never dynamic)"
+                             % (spec, v))
+        if v not in sizes:
+            sizes.append(v)
+        dims.append((name, d, sizes.index(v)))
+    return dims, sizes
+
+
+def _same_structure(a, b):
+    if isinstance(a, torch.fx.Node) or isinstance(b, torch.fx.Node):
+        return isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node) and a.name == b.name
+    if isinstance(a, (list, tuple)):
+        return (isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_same_structure(x, y) for x, y in zip(a, b)))
+    if isinstance(a, bool) or isinstance(a, int):
+        return type(a) is type(b)
+    return True
+
+
+def _symbolize(gms, values, points, dims, placeholder_names):
+    """Rewrites gms[0] (traced at points[0]) into the dynamic graph and returns its annotations:
+    {node: annotation text or tensor}. gms[1], gms[2] are the traces at the other points."""
+    graphs = [list(gm.graph.nodes) for gm in gms]
+    if len({len(g) for g in graphs}) != 1 or any(
+            a.op != b.op or a.target != b.target or not _same_structure(a.args, b.args)
+            for g in graphs[1:] for a, b in zip(graphs[0], g)):
+        raise ValueError("the traced graph changes with the dynamic sizes (control flow on a "
+                         "size?): it cannot be exported with these dimensions dynamic")
+    base = graphs[0]
+    placeholders = [n for n in base if n.op == "placeholder"]
+    by_name = dict(zip(placeholder_names, placeholders))
+    binder = {}
+    for name, d, sym in dims:
+        binder.setdefault(sym, (by_name[name], d))
+
+    def fit(samples, what):
+        if len(set(samples)) == 1:
+            return samples[0]
+        e = _fit(samples, points)
+        if e is None:
+            raise ValueError("%s takes the values %s at the sizes %s: not an expression aotgrad's "
+                             "dynamic export can write" % (what, samples, points))
+        return e
+
+    def sym_text(v):
+        return str(v) if isinstance(v, int) else _expr_text(v)
+
+    annotations = {}
+    for k, n in enumerate(base):
+        vs = [values[t][g[k]] for t, g in enumerate(graphs)]
+        v = vs[0]
+        if isinstance(v, torch.Tensor):
+            sizes = [sym_text(fit([x.shape[d] for x in vs], "%s's size %d" % (n.name, d)))
+                     for d in range(v.dim())]
+            strides = [sym_text(fit([x.stride(d) for x in vs], "%s's stride %d" % (n.name, d)))
+                       for d in range(v.dim())]
+            annotations[n] = "%s[%s][%s]%s" % (_DTYPE_SHORT[v.dtype], ", ".join(sizes),
+                                                ", ".join(strides), _device_text(v.device))
+    # Int arguments that vary become SymInt nodes, made just before their first user.
+    graph = gms[0].graph
+    made = {}
+
+    def node_for(expr, before):
+        if expr in made:
+            return made[expr]
+        c, mono, k = expr
+        with graph.inserting_before(before):
+            acc = None
+            for i, p in mono:
+                if ("sym", i) not in made:
+                    x, d = binder[i]
+                    s = graph.call_function(sym_size_int, (x, d))
+                    annotations[s] = "Sym(s%d)" % i
+                    made[("sym", i)] = s
+                for _ in range(p):
+                    f = made[("sym", i)]
+                    acc = f if acc is None else graph.call_function(operator.mul, (acc, f))
+                    annotations[acc] = "Sym(%s)" % _expr_text((1, _prefix(mono, acc, made), 0))
+            partial = (1, mono, 0)
+            if c != 1:
+                acc = graph.call_function(operator.mul, (acc, c))
+                annotations[acc] = "Sym(%s)" % _expr_text((c, mono, 0))
+            if k:
+                acc = graph.call_function(operator.add if k > 0 else operator.sub, (acc, abs(k)))
+                annotations[acc] = "Sym(%s)" % _expr_text(expr)
+        made[expr] = acc
+        return acc
+
+    def rewrite(args, others, n, where):
+        if isinstance(args, (list, tuple)):
+            out = [rewrite(a, [o[i] for o in others], n, "%s[%d]" % (where, i))
+                   for i, a in enumerate(args)]
+            return type(args)(out) if isinstance(args, tuple) else out
+        if isinstance(args, bool) or not isinstance(args, (int, float)):
+            return args
+        samples = [args] + list(others)
+        if len(set(samples)) == 1:
+            return args
+        if isinstance(args, float):
+            raise ValueError("node %s: float argument %s takes the values %s at the sizes %s"
+                             % (n.name, where, samples, points))
+        return node_for(fit(samples, "node %s's argument %s" % (n.name, where)), n)
+
+    for k, n in enumerate(list(base)):
+        if n.op != "call_function":
+            continue
+        others = [g[k] for g in graphs[1:]]
+        n.args = tuple(rewrite(list(n.args), [list(o.args) for o in others], n, "args"))
+        if isinstance(n.args, list):
+            n.args = tuple(n.args)
+        n.kwargs = {key: rewrite(v, [o.kwargs[key] for o in others], n, key)
+                    for key, v in n.kwargs.items()}
+    return annotations
+
+
+def _prefix(mono, acc, made):
+    """The monomial a partial product node stands for (for its annotation)."""
+    for key, node in made.items():
+        if node is acc and key[0] == "sym":
+            return ((key[1], 1),)
+    # A product built so far: count the factors along the chain.
+    counts = {}
+    stack = [acc]
+    while stack:
+        x = stack.pop()
+        hit = next((key[1] for key, node in made.items() if node is x and key[0] == "sym"), None)
+        if hit is not None:
+            counts[hit] = counts.get(hit, 0) + 1
+        elif x.target is operator.mul:
+            stack.extend(a for a in x.args if isinstance(a, torch.fx.Node))
+    return tuple(sorted(counts.items()))
 
 
 # --- safetensors ------------------------------------------------------------------------------------
@@ -474,7 +722,8 @@ def _model_state(model):
     return names, tensors, len(params), aliases
 
 
-def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inputs=True):
+def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inputs=True,
+           dynamic=None):
     """Traces `model(**inputs)` at the ATen level and writes `<prefix>.fx` and
     `<prefix>.inputs.safetensors` (only `<prefix>.fx` with `write_inputs=False`, for models whose
     parameters are too big to be worth a file when only the graph is wanted). Returns the graph
@@ -487,7 +736,12 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
     files are written to temporary files and renamed into place, so a failed export leaves no
     half-written file. Raises TypeError / ValueError for bad arguments and for graphs the text form
     cannot hold, OSError when the prefix cannot be written, and whatever make_fx raises when the
-    model cannot be traced."""
+    model cannot be traced.
+
+    `dynamic` lists input dimensions ("idx.0") whose sizes are symbols in the graph (see
+    "dynamic sizes" above): the graph is traced at the example sizes and two others, and what
+    varies is written over s0, s1, ... (the example sizes are their hints, recorded in the
+    metadata as "hints")."""
     if not isinstance(model, nn.Module):
         raise TypeError("model must be a torch.nn.Module, not a %s" % type(model).__name__)
     _check_inputs(inputs)
@@ -517,11 +771,15 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
     def fresh_copies():
         return [t.clone().requires_grad_(rg) for t, rg in zip(originals, requires_grad)]
 
-    with _FreshFlatWeights(model):
-        gm = make_fx(forward, tracing_mode=tracing_mode)(*fresh_copies())
-    _remove_dead_pure_nodes(gm.graph)
-    gm.graph.lint()
-    gm.recompile()
+    def trace(flat):
+        with _FreshFlatWeights(model):
+            g = make_fx(forward, tracing_mode=tracing_mode)(*flat)
+        _remove_dead_pure_nodes(g.graph)
+        g.graph.lint()
+        g.recompile()
+        return g
+
+    gm = trace(fresh_copies())
     # Tensors the forward makes or reads from outside (torch.tensor(...), a plain tensor
     # attribute) are make_fx's tensor constants, get_attrs `_tensor_constant0`, ...: aotgrad reads
     # them as lifted inputs, their values written with the others under their names.
@@ -539,7 +797,31 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
             constants[n.target] = value.detach()
     values = _record_values(gm, [t.clone() for t in originals])
     _give_output_sizes(gm, values)
-    text = graph_text(gm, placeholder_names, values)
+    annotations = None
+    if dynamic:
+        dims, sizes = _dynamic_symbols(inputs, dynamic)
+        points = [sizes] + _alt_sizes(sizes)
+        gms, all_values = [gm], [values]
+        n_state = len(state_names)
+        for pt in points[1:]:
+            flat = [t.clone() for t in originals]
+            for name, d, sym in dims:
+                i = n_state + input_names.index(name)
+                shape = list(flat[i].shape)
+                shape[d] = pt[sym]
+                flat[i] = _resized(originals[i], shape)
+            flat = [t.requires_grad_(rg) for t, rg in zip(flat, requires_grad)]
+            g = trace([t.clone().requires_grad_(rg) for t, rg in zip(flat, requires_grad)])
+            v = _record_values(g, [t.detach().clone() for t in flat])
+            _give_output_sizes(g, v)
+            gms.append(g)
+            all_values.append(v)
+        annotations = _symbolize(gms, all_values, points, dims, placeholder_names)
+        metadata = dict(metadata or {}, hints=",".join("s%d=%d" % (i, v)
+                                                        for i, v in enumerate(sizes)))
+    text = graph_text(gm, placeholder_names, values, annotations)
+    if dynamic:  # the symbols' hints, the sizes of this trace, as aotgrad's parser reads them
+        text = "# hints: %s\n%s" % (metadata["hints"].replace(",", ", "), text)
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = [values[n].tolist() if isinstance(n, torch.fx.Node) else None
                for n in output_node.args[0]]
@@ -771,6 +1053,11 @@ def _gpt_block():
     return m, {"idx": torch.randint(0, 64, (2, 8)), "targets": torch.randint(0, 64, (2, 8))}
 
 
+def _gpt_block_long():
+    m = GPTBlock(seq=64)
+    return m, {"idx": torch.randint(0, 64, (2, 8)), "targets": torch.randint(0, 64, (2, 8))}
+
+
 def _cnn_bn():
     m = CNNBN()
     m.train()
@@ -807,6 +1094,9 @@ MODELS = {
     "gpt_block_wide": ("the GPT-style block with activations well above its parameters (the "
                        "training-step memory benchmark); vocab 64, d 64, 4 heads, seq 64, batch 8",
                        _gpt_block_wide),
+    "gpt_block_long": ("the GPT-style block with a context of 64 (position embedding and mask), "
+                       "run at seq 8, for a dynamic sequence length; vocab 64, d 32, 2 heads, "
+                       "batch 2", _gpt_block_long),
     "cnn_bn": ("Conv-BN(train)-ReLU_-MaxPool-Conv-BN-ReLU_-AvgPool-Linear, cross-entropy; "
                "batch 4, 3x16x16", _cnn_bn),
     "gpt": ("GPT-2-style LM (nanoGPT layout, tied LM head, tanh GELU), cross-entropy; vocab 96, "
@@ -836,6 +1126,10 @@ def main(argv=None):
     p.add_argument("--print-grad", action="store_true",
                    help="print only the trainable parameters' placeholder names, comma-separated "
                         "(the --grad= of `aotgrad run --train`)")
+    p.add_argument("--dynamic", default="",
+                   help="comma-separated input dimensions whose sizes are symbols in the graph "
+                        "(INPUT.DIM, e.g. idx.0,idx.1,targets.0,targets.1; equal sizes share a "
+                        "symbol, as Dynamo's duck sizing)")
     p.add_argument("--no-inputs", action="store_true",
                    help="write only <prefix>.fx, not <prefix>.inputs.safetensors")
     args = p.parse_args(argv)
@@ -846,7 +1140,8 @@ def main(argv=None):
         model, inputs = MODELS[args.model][1]()
         text = export(model, inputs, args.prefix, tracing_mode=args.tracing_mode,
                       metadata={"model": args.model, "seed": args.seed},
-                      write_inputs=not args.no_inputs)
+                      write_inputs=not args.no_inputs,
+                      dynamic=[d for d in args.dynamic.split(",") if d])
     except Exception as e:  # noqa: BLE001 -- any failure is reported as one line, exit status 1
         print("export.py: error: %s" % e, file=sys.stderr)
         return 1

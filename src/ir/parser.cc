@@ -1,6 +1,7 @@
 // aotgrad: parses PyTorch's readable GraphModule code (the text form) into a Graph.
 #include "aotgrad/ir/parser.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -322,6 +323,8 @@ class Parser {
                            ann->describe() + ", not as a tensor");
       node = g_->add_placeholder(std::string(name.text), std::move(*ann));
       node->info().lifted_constant = true;
+    } else if (is_infix_start()) {
+      node = parse_infix(name, ann ? &*ann : nullptr);
     } else {
       const Token& callee_start = peek();
       std::vector<std::string_view>& segments = segments_;
@@ -380,6 +383,63 @@ class Parser {
       fail(node->info().loc, "a recompute policy on " + q(node->name()) +
                                  ", which is not an op call: only calls are recomputed");
     node->info().recompute = *p;
+  }
+
+  // SymInt arithmetic as FX prints operator.mul & co.: `mul = sym_size_int * 2`, `2 * s`,
+  // `floordiv = a // 4`, `neg = -a`.
+  bool is_infix_start() const {
+    const Token& t = peek();
+    if (t.kind == TokKind::Int || t.is('-')) return true;
+    if (t.kind != TokKind::Name || peek(1).kind != TokKind::Punct) return false;
+    const Token& o = peek(1);
+    return o.is('*') || o.is('+') || o.is('-') || o.is('%') || (o.is('/') && peek(2).is('/'));
+  }
+
+  Node* parse_infix(const Token& name, ValueMeta* ann) {
+    const Token& start = peek();
+    std::vector<Arg> bound;
+    const char* op_name = nullptr;
+    if (start.is('-') && peek(1).kind == TokKind::Name) {
+      take();
+      op_name = "operator::neg";
+      bound.push_back(parse_value(0));
+    } else {
+      bound.push_back(parse_value(0));
+      const Token& o = peek();
+      if (o.is('*'))
+        op_name = "operator::mul";
+      else if (o.is('+'))
+        op_name = "operator::add";
+      else if (o.is('-'))
+        op_name = "operator::sub";
+      else if (o.is('%'))
+        op_name = "operator::mod";
+      else if (o.is('/') && peek(1).is('/'))
+        op_name = "operator::floordiv";
+      else
+        expected(o, "an op such as torch.ops.aten.add.Tensor or a SymInt operator (* + - // %)");
+      take();
+      if (o.is('/')) take();
+      bound.push_back(parse_value(0));
+    }
+    const OpDef* op = find_op(op_name, "default", start);
+    for (size_t i = 0; i < bound.size(); ++i) {
+      std::string err = check_arg_type(op->schema.args[i].type, bound[i]);
+      if (!err.empty())
+        fail(start.loc, op->name + " operand " + std::to_string(i + 1) + ": " + err);
+    }
+    ValueMeta meta;
+    if (ann) {
+      meta = std::move(*ann);
+    } else {
+      try {
+        meta = infer_meta(*op, bound);
+      } catch (const Error& err) {
+        fail(start.loc, err.message());
+      }
+    }
+    uint64_t given = bound.size() == 1 ? 1u : 3u;
+    return g_->add_call_raw(*op, std::move(bound), given, std::move(meta), std::string(name.text));
   }
 
   // A getitem (or view) node's metadata is known exactly, storage offset included; the annotation
@@ -905,7 +965,62 @@ class Parser {
 
 }  // namespace
 
+bool parse_symbol_hints(std::string_view text, SymbolHints& out, std::string* error) {
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
+      v.remove_suffix(1);
+    return v;
+  };
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    std::string_view name = trim(item.substr(0, eq == std::string_view::npos ? 0 : eq));
+    std::string_view value = eq == std::string_view::npos ? "" : trim(item.substr(eq + 1));
+    bool ok =
+        !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+    for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (!ok || value.empty() || ec != std::errc() || end != value.data() + value.size() || v < 0) {
+      if (error) *error = "expected SYMBOL=SIZE (such as s0=8), got '" + std::string(item) + "'";
+      return false;
+    }
+    out[std::string(name)] = v;
+  }
+  return true;
+}
+
+namespace {
+// The hints of a `# hints: s0=8, s1=16` comment line, if the text has one.
+SymbolHints text_hints(std::string_view text) {
+  SymbolHints hints;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t eol = text.find('\n', pos);
+    std::string_view line = text.substr(pos, eol == std::string_view::npos ? eol : eol - pos);
+    pos = eol == std::string_view::npos ? text.size() : eol + 1;
+    size_t k = line.find_first_not_of(" \t");
+    if (k == std::string_view::npos || line.compare(k, 8, "# hints:") != 0) continue;
+    SymbolHints h;
+    if (parse_symbol_hints(line.substr(k + 8), h, nullptr)) hints.insert(h.begin(), h.end());
+  }
+  return hints;
+}
+}  // namespace
+
 std::unique_ptr<Graph> parse_graph(std::string_view text, const OpTable& ops) {
+  return parse_graph(text, ops, {});
+}
+
+std::unique_ptr<Graph> parse_graph(std::string_view text, const OpTable& ops,
+                                   const SymbolHints& hints) {
+  SymbolHints all =
+      text.find("# hints:") == std::string_view::npos ? SymbolHints() : text_hints(text);
+  for (auto& [k, v] : hints) all[k] = v;
+  ScopedSymbolHints scope(all.empty() ? ScopedSymbolHints::current() : &all);
   return Parser(text, ops).run();
 }
 

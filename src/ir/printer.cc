@@ -89,10 +89,33 @@ void append_annotation(std::string& out, const ValueMeta& m, AnnotationCache& ca
   }
 }
 
+// The inline form of a SymInt operator (operator::mul -> " * "), or nullptr.
+const char* sym_operator(const OpDef& op) {
+  static const std::pair<const char*, const char*> kOps[] = {
+      {"operator::add", " + "},       {"operator::sub", " - "}, {"operator::mul", " * "},
+      {"operator::floordiv", " // "}, {"operator::mod", " % "}, {"operator::neg", "-"}};
+  if (op.name.rfind("operator::", 0) != 0) return nullptr;
+  for (auto& [name, text] : kOps)
+    if (op.name == name) return text;
+  return nullptr;
+}
+
 // torch.ops.aten.add.Tensor(x, y, alpha = 2): schema-positional arguments up to the last one
 // given (defaults in between printed), then the given keyword-only ones as FX prints kwargs.
 void append_call(std::string& out, const Node& n) {
   const OpDef& op = *n.op();
+  if (const char* infix = sym_operator(op)) {  // FX prints operator.mul & co. inline
+    const auto& args = n.args();
+    if (args.size() == 1) {
+      out += infix;
+      append_arg(out, args[0]);
+    } else {
+      append_arg(out, args[0]);
+      out += infix;
+      append_arg(out, args[1]);
+    }
+    return;
+  }
   append_op_ref(out, op);
   out += '(';
   const auto& sargs = op.schema.args;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <functional>
 #include <map>
 
 #include "aotgrad/ir/error.h"
@@ -164,21 +165,24 @@ struct SymExprOps {
     return r;
   }
 
-  static std::optional<int64_t> eval_hint(const SymExpr& e) {
+  // The value of `e` with each symbol's value from `value_of` (nullopt: unknown); floordiv and
+  // mod atoms evaluate their operands the same way. Nullopt on an unknown symbol, a zero divisor
+  // or overflow.
+  static std::optional<int64_t> eval(const SymExpr& e, const SymbolValueFn& value_of) {
     int64_t total = e.constant;
     for (auto& [m, c] : e.terms) {
       int64_t prod = c;
       for (auto& atom : m) {
         std::optional<int64_t> h;
         switch (atom->kind) {
-          case SymAtom::Kind::Symbol: h = atom->hint; break;
+          case SymAtom::Kind::Symbol: h = value_of(*atom); break;
           case SymAtom::Kind::FloorDiv: {
-            auto l = atom->lhs.hint(), r = atom->rhs.hint();
+            auto l = atom->lhs.evaluate_with(value_of), r = atom->rhs.evaluate_with(value_of);
             if (l && r && *r != 0) h = py_floordiv(*l, *r);
             break;
           }
           case SymAtom::Kind::Mod: {
-            auto l = atom->lhs.hint(), r = atom->rhs.hint();
+            auto l = atom->lhs.evaluate_with(value_of), r = atom->rhs.evaluate_with(value_of);
             if (l && r && *r != 0) h = py_mod(*l, *r);
             break;
           }
@@ -189,7 +193,59 @@ struct SymExprOps {
     }
     return total;
   }
+
+  static void symbols(const SymExpr& e, std::vector<std::string>& out) {
+    for (auto& [m, c] : e.terms)
+      for (auto& atom : m) {
+        if (atom->kind == SymAtom::Kind::Symbol) {
+          if (std::find(out.begin(), out.end(), atom->key) == out.end()) out.push_back(atom->key);
+        } else {
+          atom->lhs.collect_symbols(out);
+          atom->rhs.collect_symbols(out);
+        }
+      }
+  }
+
+  // `e` with every symbol replaced by `replace(atom)` (the atom itself when that gives nullopt).
+  static SymInt substitute(const SymExpr& e,
+                           const std::function<std::optional<SymInt>(const SymAtom&)>& replace) {
+    SymInt total(e.constant);
+    for (auto& [m, c] : e.terms) {
+      SymInt prod(c);
+      for (auto& atom : m) {
+        switch (atom->kind) {
+          case SymAtom::Kind::Symbol: {
+            std::optional<SymInt> r = replace(*atom);
+            prod = prod * (r ? *r : from_atom(atom));
+            break;
+          }
+          case SymAtom::Kind::FloorDiv:
+            prod = prod * floordiv(sub(atom->lhs, replace), sub(atom->rhs, replace));
+            break;
+          case SymAtom::Kind::Mod:
+            prod = prod * mod(sub(atom->lhs, replace), sub(atom->rhs, replace));
+            break;
+        }
+      }
+      total = total + prod;
+    }
+    return total;
+  }
+  static SymInt sub(const SymInt& v,
+                    const std::function<std::optional<SymInt>(const SymAtom&)>& replace) {
+    return v.is_concrete() ? v : substitute(*v.expr_, replace);
+  }
 };
+
+namespace {
+thread_local const SymbolHints* g_parse_hints = nullptr;
+}  // namespace
+
+ScopedSymbolHints::ScopedSymbolHints(const SymbolHints* hints) : saved_(g_parse_hints) {
+  g_parse_hints = hints;
+}
+ScopedSymbolHints::~ScopedSymbolHints() { g_parse_hints = saved_; }
+const SymbolHints* ScopedSymbolHints::current() { return g_parse_hints; }
 
 SymInt SymInt::symbol(const std::string& name, std::optional<int64_t> hint) {
   auto atom = std::make_shared<SymAtom>();
@@ -206,7 +262,38 @@ int64_t SymInt::value() const {
 
 std::optional<int64_t> SymInt::hint() const {
   if (is_concrete()) return value_;
-  return SymExprOps::eval_hint(*expr_);
+  return SymExprOps::eval(*expr_, [](const SymAtom& a) { return a.hint; });
+}
+
+std::optional<int64_t> SymInt::evaluate_with(const SymbolValueFn& value_of) const {
+  if (is_concrete()) return value_;
+  return SymExprOps::eval(*expr_, value_of);
+}
+
+std::optional<int64_t> SymInt::evaluate(
+    const std::function<std::optional<int64_t>(const std::string&)>& value_of) const {
+  return evaluate_with([&](const SymAtom& a) { return value_of(a.key); });
+}
+
+const std::string* SymInt::symbol_name() const {
+  if (is_concrete() || expr_->constant != 0 || expr_->terms.size() != 1) return nullptr;
+  const auto& [m, c] = expr_->terms[0];
+  if (c != 1 || m.size() != 1 || m[0]->kind != SymAtom::Kind::Symbol) return nullptr;
+  return &m[0]->key;
+}
+
+void SymInt::collect_symbols(std::vector<std::string>& out) const {
+  if (!is_concrete()) SymExprOps::symbols(*expr_, out);
+}
+
+SymInt SymInt::with_hints(
+    const std::function<std::optional<int64_t>(const std::string&)>& hint_of) const {
+  if (is_concrete()) return *this;
+  return SymExprOps::substitute(*expr_, [&](const SymAtom& a) -> std::optional<SymInt> {
+    std::optional<int64_t> h = hint_of(a.key);
+    if (!h || h == a.hint) return std::nullopt;
+    return SymInt::symbol(a.key, h);
+  });
 }
 
 SymInt operator+(const SymInt& a, const SymInt& b) {
@@ -258,6 +345,37 @@ SymInt floordiv(const SymInt& a, const SymInt& b) {
       for (auto& t : r.terms) t.second /= k;
       return SymExprOps::from_poly(std::move(r));
     }
+  }
+  // A polynomial over a monomial divisor c*m that divides every term exactly (s0*s1*64 // s0*s1
+  // = 64, as sympy simplifies): the quotient polynomial.
+  if (!b.is_concrete() && !a.is_concrete() && b.expr_->constant == 0 &&
+      b.expr_->terms.size() == 1 && a.expr_->constant == 0) {
+    const auto& [bm, bc] = b.expr_->terms[0];
+    SymInt q(0);
+    bool exact = true;
+    for (auto& [am, ac] : a.expr_->terms) {
+      if (ac % bc != 0) {
+        exact = false;
+        break;
+      }
+      // am minus bm as multisets of atoms (both sorted by key).
+      Monomial rest;
+      size_t j = 0;
+      for (const AtomPtr& atom : am) {
+        if (j < bm.size() && bm[j]->key == atom->key)
+          ++j;
+        else
+          rest.push_back(atom);
+      }
+      if (j != bm.size()) {
+        exact = false;
+        break;
+      }
+      SymInt term(ac / bc);
+      for (const AtomPtr& atom : rest) term = term * SymExprOps::from_atom(atom);
+      q = q + term;
+    }
+    if (exact) return q;
   }
   return opaque(SymAtom::Kind::FloorDiv, a, b);
 }
@@ -429,7 +547,13 @@ class ExprParser {
       while (pos_ < s_.size() &&
              (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
         ++pos_;
-      return SymInt::symbol(s_.substr(start, pos_ - start));
+      std::string name = s_.substr(start, pos_ - start);
+      std::optional<int64_t> hint;
+      if (const SymbolHints* hints = ScopedSymbolHints::current()) {
+        auto it = hints->find(name);
+        if (it != hints->end()) hint = it->second;
+      }
+      return SymInt::symbol(name, hint);
     }
     fail(pos_ < s_.size() ? "unexpected '" + escape_bytes(std::string_view(&s_[pos_], 1)) + "'"
                           : "unexpected end");

@@ -128,10 +128,34 @@ Arg GradBuilder::sizes_arg(const SymIntVector& sizes, Node* like) {
       l.push_back(Arg::of_int(sizes[d].value()));
       continue;
     }
-    AOTGRAD_CHECK(like, fwd_.describe(), ": a symbolic size needs a tensor to read it from");
-    l.push_back(Arg(call("sym_size.int", {Arg(like), Arg::of_int(static_cast<int64_t>(d))})));
+    l.push_back(sym_arg(sizes[d], like, static_cast<int64_t>(d)));
   }
   return Arg::of_list(std::move(l));
+}
+
+// A symbolic size as a value of the graph, as PyTorch's proxies for SymInts are: sym_size of
+// `like` at dimension `dim` when that is the size, else of the first input (a SymInt input, or a
+// dimension of a tensor input) whose size it is.
+Arg GradBuilder::sym_arg(const SymInt& s, Node* like, int64_t dim) {
+  if (s.is_concrete()) return Arg::of_int(s.value());
+  auto read = [&](Node* t, int64_t d) {
+    return Arg(call("sym_size.int", {Arg(t), Arg::of_int(d)}));
+  };
+  if (like && like->meta().is_tensor()) {
+    const SymIntVector& ls = like->tensor_meta().sizes;
+    if (dim >= 0 && dim < static_cast<int64_t>(ls.size()) && ls[dim] == s) return read(like, dim);
+    for (size_t d = 0; d < ls.size(); ++d)
+      if (ls[d] == s) return read(like, static_cast<int64_t>(d));
+  }
+  for (Node* p : g_.placeholders()) {
+    const ValueMeta& m = p->meta();
+    if (m.kind == ValueMeta::Kind::SymInt && m.sym == s) return Arg(p);
+    if (!m.is_tensor()) continue;
+    for (size_t d = 0; d < m.tensor.sizes.size(); ++d)
+      if (m.tensor.sizes[d] == s) return read(p, static_cast<int64_t>(d));
+  }
+  throw Error("derivative of " + fwd_.describe() + ": no input of the graph has the size " +
+              s.to_string() + " to read it from");
 }
 
 Node* GradBuilder::sum_to(Node* x, const SymIntVector& shape) {
@@ -150,7 +174,11 @@ Node* GradBuilder::sum_to(Node* x, const SymIntVector& shape) {
   Node* r = x;
   if (!dims.empty())
     r = call("sum.dim_IntList", {Arg(x), Arg::of_list(std::move(dims)), Arg::of_bool(true)});
-  if (leading > 0) r = call("view.default", {Arg(r), sizes_arg(shape)});
+  if (leading > 0) {
+    std::vector<Arg> l;
+    for (size_t d = 0; d < shape.size(); ++d) l.push_back(sym_arg(shape[d], r, d + leading));
+    r = call("view.default", {Arg(r), Arg::of_list(std::move(l))});
+  }
   return r;
 }
 

@@ -183,8 +183,36 @@ TensorMeta arange_impl(ScalarValue start, ScalarValue end, ScalarValue step,
   return fresh({SymInt(static_cast<int64_t>(size_d))}, dt, device);
 }
 
+// arange with a symbolic bound (a SymInt node, as `arange(0, sym_size_int)` in a dynamic graph):
+// integral bounds, length ceil((end - start) / step) over SymInt; nullopt when every bound is
+// concrete. `start`/`step` are -1 when the overload has none (0 and 1).
+std::optional<TensorMeta> symbolic_arange(const MetaArgs& a, int start, int end, int step,
+                                          const Options& o) {
+  auto is_sym = [&](int i) {
+    if (i < 0) return false;
+    const Arg& x = a.arg(static_cast<size_t>(i));
+    return x.is_node() && x.node->meta().kind == ValueMeta::Kind::SymInt &&
+           !x.node->meta().sym.is_concrete();
+  };
+  if (!is_sym(start) && !is_sym(end) && !is_sym(step)) return std::nullopt;
+  auto bound = [&](int i, int64_t dflt) {
+    if (i < 0) return SymInt(dflt);
+    if (a.scalar(static_cast<size_t>(i)).kind == ScalarValue::Kind::Float)
+      throw Error("arange with a symbolic bound takes integral bounds");
+    return a.sym_int(static_cast<size_t>(i));
+  };
+  SymInt xs = bound(start, 0), xe = bound(end, 0), xst = bound(step, 1);
+  if (xst == 0) throw Error("step must be nonzero");
+  if (!xst.is_concrete()) throw Error("arange with a symbolic step is not supported");
+  SymInt n = xst == 1 ? xe - xs : floordiv(xe - xs + xst - (xst.value() > 0 ? 1 : -1), xst);
+  ScalarType dt = o.dtype.value_or(ScalarType::Int64);
+  if (dt == ScalarType::Bool) throw Error("\"arange_cpu\" not implemented for 'Bool'");
+  return fresh({n}, dt, o.device);
+}
+
 ValueMeta arange(const MetaArgs& a) {
   Options o = options_at(a, 1);
+  if (auto t = symbolic_arange(a, -1, 0, -1, o)) return one(*t);
   ScalarValue zero, one_v;
   one_v.i = 1;
   return one(arange_impl(zero, a.scalar(0), one_v, o.dtype, o.device));
@@ -192,6 +220,7 @@ ValueMeta arange(const MetaArgs& a) {
 
 ValueMeta arange_start(const MetaArgs& a) {
   Options o = options_at(a, 2);
+  if (auto t = symbolic_arange(a, 0, 1, -1, o)) return one(*t);
   ScalarValue one_v;
   one_v.i = 1;
   return one(arange_impl(a.scalar(0), a.scalar(1), one_v, o.dtype, o.device));
@@ -199,6 +228,7 @@ ValueMeta arange_start(const MetaArgs& a) {
 
 ValueMeta arange_start_step(const MetaArgs& a) {
   Options o = options_at(a, 3);
+  if (auto t = symbolic_arange(a, 0, 1, 2, o)) return one(*t);
   return one(arange_impl(a.scalar(0), a.scalar(1), a.scalar(2), o.dtype, o.device));
 }
 

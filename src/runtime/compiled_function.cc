@@ -23,10 +23,11 @@ struct CompiledFunction::State {
   std::unique_ptr<Interpreter> input_views;  // nullptr when the views graph returns nothing
   std::vector<int> output_is_arg;            // per user output: the argument it is, or -1
   std::vector<bool> requires_grad;
-  std::vector<TensorMeta> output_metas;  // forward outputs' metadata, for zero tangents
-  int64_t id = 0;                        // key of this state in the registry backward reads
-  bool cache_hit = false;                // the artifacts came from the compile cache
-  bool custom_fw = false;                // the forward compiler is not the interpreter
+  std::vector<TensorMeta> output_metas;   // forward outputs' metadata, for zero tangents
+  std::unique_ptr<SymbolBinder> symbols;  // the user graph's size symbols (null: static sizes)
+  int64_t id = 0;                         // key of this state in the registry backward reads
+  bool cache_hit = false;                 // the artifacts came from the compile cache
+  bool custom_fw = false;                 // the forward compiler is not the interpreter
   bool debug_assert = false;
 };
 
@@ -66,8 +67,8 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     // would reject the tensor whose version the write-back bumps.
     const ViewAndMutationMeta& meta = state->art.meta;
     for (size_t k = n_out; k < outs.size(); ++k) {
-      if (!outs[k].isTensor()) {
-        saved.push_back(at::tensor(outs[k].toInt()));  // a saved SymInt, boxed
+      if (!outs[k].isTensor()) {  // a saved SymInt: they come after the tensors (seed §13.16)
+        saved_ints.push_back(outs[k].toInt());
         continue;
       }
       at::Tensor t = outs[k].toTensor();
@@ -92,6 +93,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     ctx->saved_data["saved"] = std::move(kept);
     ctx->saved_data["versions"] = std::move(versions);
+    ctx->saved_data["symints"] = std::move(saved_ints);
     ctx->saved_data["id"] = id;
     torch::autograd::variable_list result;
     for (size_t k = 0; k < n_out; ++k) {
@@ -180,6 +182,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
       in.reserve(saved.size() + state->art.joint_info.tangent_of_output.size());
       for (size_t k = 0; k < saved.size(); ++k)
         in.emplace_back(keep ? saved.get(k) : saved.extract(k));
+      for (int64_t v : ctx->saved_data.at("symints").toIntVector()) in.emplace_back(v);
     }
     const auto& tangent_of = state->art.joint_info.tangent_of_output;
     for (size_t k = 0; k < tangent_of.size(); ++k) {
@@ -306,6 +309,8 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
     state_->id = g_next_id++;
     registry()[state_->id] = state_;
   }
+  auto symbols = std::make_unique<SymbolBinder>(*graph);  // unbound symbols: before compiling
+  if (!symbols->empty()) state_->symbols = std::move(symbols);
   state_->art = compile_for_training(*graph, requires_grad, options.pipeline);
   state_->cache_hit = state_->art.cache_hit;
   state_->fw = options.fw_compiler->compile(state_->art.fw);
@@ -346,6 +351,11 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
                   "debug_assert: argument ", i,
                   " was compiled as requiring grad but does not require grad");
   }
+  if (state_->symbols)  // errors name the user's inputs, not the compiled graphs' primals_N
+    state_->symbols->check([&](int input, int dim) {
+      const at::Tensor& t = args[input];
+      return dim < t.dim() ? t.size(dim) : int64_t{-1};
+    });
   // RuntimeWrapper (as CompiledGraph does for inference): write mutated inputs back, return user
   // outputs. Eager's views of the inputs are taken from the caller's tensors first, and their
   // storage offsets kept, before any metadata write-back changes them.

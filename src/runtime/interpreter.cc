@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
@@ -23,9 +24,50 @@ struct ArgPlan {
   const Arg* arg = nullptr;       // Dynamic
 };
 
+// A SymInt op the interpreter evaluates itself (libtorch 1.13 has no sym_size & co.).
+enum class SymOp : uint8_t {
+  Size,
+  Stride,
+  Numel,
+  StorageOffset,
+  Add,
+  Sub,
+  Mul,
+  FloorDiv,
+  Mod,
+  Neg
+};
+
+std::optional<SymOp> sym_op_of(const OpDef& op) {
+  static const std::pair<const char*, SymOp> kOps[] = {
+      {"aten::sym_size.int", SymOp::Size}, {"aten::sym_stride.int", SymOp::Stride},
+      {"aten::sym_numel", SymOp::Numel},   {"aten::sym_storage_offset", SymOp::StorageOffset},
+      {"operator::add", SymOp::Add},       {"operator::sub", SymOp::Sub},
+      {"operator::mul", SymOp::Mul},       {"operator::floordiv", SymOp::FloorDiv},
+      {"operator::mod", SymOp::Mod},       {"operator::neg", SymOp::Neg}};
+  for (auto& [name, k] : kOps)
+    if (op.name == name) return k;
+  return std::nullopt;
+}
+
+int64_t floordiv_int(int64_t a, int64_t b) {
+  if (b == 0) throw Error("integer division by zero");
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t mod_int(int64_t a, int64_t b) {
+  if (b == 0) throw Error("integer modulo by zero");
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
 struct Instr {
   const Node* node = nullptr;
-  enum class Kind : uint8_t { Call, GetItem } kind = Kind::Call;
+  enum class Kind : uint8_t { Call, GetItem, Sym } kind = Kind::Call;
+  SymOp sym = SymOp::Size;
   // A higher-order op's call: `op` is the wrapped op, the state is the first argument slot.
   enum class Rng : uint8_t { None, RunAndSave, RunWith, EagerBackward } rng = Rng::None;
   const AtenOp* op = nullptr;
@@ -41,6 +83,7 @@ struct Instr {
 
 struct Interpreter::Plan {
   std::vector<Instr> instrs;
+  std::unique_ptr<SymbolBinder> binder;  // nullptr when no input size is symbolic
   std::vector<const Node*> placeholders;
   std::vector<int> input_slots;
   std::vector<int> input_release;  // placeholder slots never used
@@ -84,6 +127,57 @@ std::string describe_ivalue(const c10::IValue& v) {
   return v.tagKind();
 }
 
+const c10::IValue& operand(const ArgPlan& a, const std::vector<c10::IValue>& slots) {
+  return a.kind == ArgPlan::Kind::Slot ? slots[a.slot] : a.constant;
+}
+
+int64_t int_operand(const ArgPlan& a, const std::vector<c10::IValue>& slots) {
+  const c10::IValue& v = operand(a, slots);
+  if (!v.isInt()) throw Error("expected an int operand, got " + describe_ivalue(v));
+  return v.toInt();
+}
+
+// A size, stride or numel read from a tensor, or SymInt arithmetic on ints (Python semantics).
+int64_t run_sym(const Instr& in, const std::vector<c10::IValue>& slots) {
+  auto tensor = [&]() -> const at::Tensor& {
+    const c10::IValue& v = operand(in.args.at(0), slots);
+    if (!v.isTensor() || !v.toTensor().defined())
+      throw Error("expected a tensor, got " + describe_ivalue(v));
+    return v.toTensor();
+  };
+  auto dim = [&](const at::Tensor& t) {
+    int64_t d = int_operand(in.args.at(1), slots);
+    if (t.dim() == 0)
+      throw Error("dimension specified as " + std::to_string(d) + " but tensor has no dimensions");
+    if (d < -t.dim() || d >= t.dim())
+      throw Error("dimension out of range (expected to be in range of [" +
+                  std::to_string(-t.dim()) + ", " + std::to_string(t.dim() - 1) + "], but got " +
+                  std::to_string(d) + ")");
+    return d < 0 ? d + t.dim() : d;
+  };
+  auto lhs = [&] { return int_operand(in.args.at(0), slots); };
+  auto rhs = [&] { return int_operand(in.args.at(1), slots); };
+  switch (in.sym) {
+    case SymOp::Size: {
+      const at::Tensor& t = tensor();
+      return t.size(dim(t));
+    }
+    case SymOp::Stride: {
+      const at::Tensor& t = tensor();
+      return t.stride(dim(t));
+    }
+    case SymOp::Numel: return tensor().numel();
+    case SymOp::StorageOffset: return tensor().storage_offset();
+    case SymOp::Add: return lhs() + rhs();
+    case SymOp::Sub: return lhs() - rhs();
+    case SymOp::Mul: return lhs() * rhs();
+    case SymOp::FloorDiv: return floordiv_int(lhs(), rhs());
+    case SymOp::Mod: return mod_int(lhs(), rhs());
+    case SymOp::Neg: return -lhs();
+  }
+  return 0;
+}
+
 }  // namespace
 
 Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
@@ -122,6 +216,25 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
       in.kind = Instr::Kind::GetItem;
       in.getitem_src = p.slot_of.at(n->getitem_input());
       in.getitem_index = n->getitem_index();
+    } else if (std::optional<SymOp> sym = sym_op_of(*n->op())) {
+      in.kind = Instr::Kind::Sym;
+      in.sym = *sym;
+      const auto& sargs = n->op()->schema.args;
+      for (size_t i = 0; i < n->args().size(); ++i) {
+        const Arg& a = n->args()[i];
+        ArgPlan ap;
+        if (a.is_node()) {
+          ap.kind = ArgPlan::Kind::Slot;
+          ap.slot = p.slot_of.at(a.node);
+        } else if (a.kind == Arg::Kind::Int) {
+          ap.constant = c10::IValue(a.i);
+        } else {
+          throw Error(n->describe() + " argument '" + sargs[i].name + "': expected an int, got " +
+                          arg_to_string(a),
+                      n->info().loc);
+        }
+        in.args.push_back(std::move(ap));
+      }
     } else {
       const OpDef& op = *n->op();
       const OpDef& target = op.wrapped ? *op.wrapped : op;
@@ -180,6 +293,125 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
       p.instrs[last].release.push_back(slot);
   }
   if (graph_->output()) flatten_output(graph_->output()->args()[0], p.slot_of, p.output_slots);
+  auto binder = std::make_unique<SymbolBinder>(*graph_);
+  if (!binder->empty()) p.binder = std::move(binder);
+}
+
+// Where a size symbol gets its value at each call: a dimension of a tensor input (dim >= 0) or a
+// SymInt input (dim -1).
+struct SymbolBinding {
+  std::string name;
+  int input = 0;
+  int dim = -1;
+};
+
+// An input size that is an expression (or a symbol bound elsewhere), checked at each call.
+struct SizeCheck {
+  int input = 0;
+  int dim = 0;  // -1: a SymInt input's value
+  SymInt expected;
+};
+
+struct SymbolBinder::Impl {
+  std::vector<std::string> input_names;
+  std::vector<SymbolBinding> symbols;
+  std::unordered_map<std::string, int> symbol_index;
+  std::vector<SizeCheck> size_checks;
+};
+
+// Each symbol is bound by the first input that has it as a bare size (a SymInt input, or a tensor
+// dimension); every other symbolic size of an input is checked against the bound values at each
+// call. A symbol that some size reads but no input binds is an error here, at compile time.
+SymbolBinder::SymbolBinder(const Graph& graph) : impl_(new Impl) {
+  Impl& p = *impl_;
+  auto bind = [&](const SymInt& s, int input, int dim) {
+    const std::string* name = s.symbol_name();
+    if (!name || p.symbol_index.count(*name)) return false;
+    p.symbol_index.emplace(*name, static_cast<int>(p.symbols.size()));
+    p.symbols.push_back({*name, input, dim});
+    return true;
+  };
+  std::vector<Node*> placeholders = graph.placeholders();
+  for (size_t i = 0; i < placeholders.size(); ++i) {
+    const ValueMeta& m = placeholders[i]->meta();
+    p.input_names.push_back(placeholders[i]->name());
+    int input = static_cast<int>(i);
+    if (m.kind == ValueMeta::Kind::SymInt) {
+      if (!m.sym.is_concrete() && !bind(m.sym, input, -1))
+        p.size_checks.push_back({input, -1, m.sym});
+    } else if (m.kind == ValueMeta::Kind::Tensor) {
+      const SymIntVector& sizes = m.tensor.sizes;
+      for (size_t d = 0; d < sizes.size(); ++d)
+        if (!sizes[d].is_concrete() && !bind(sizes[d], input, static_cast<int>(d)))
+          p.size_checks.push_back({input, static_cast<int>(d), sizes[d]});
+    }
+  }
+  auto check_bound = [&](const SymInt& s, const std::string& where) {
+    if (s.is_concrete()) return;
+    std::vector<std::string> names;
+    s.collect_symbols(names);
+    for (const std::string& name : names) {
+      if (p.symbol_index.count(name) || name.rfind('u', 0) == 0) continue;  // u0: data-dependent
+      throw Error("size symbol " + name + " (in " + where + ", " + s.to_string() +
+                  ") is bound by no input: no input has a size or SymInt value that is just " +
+                  name);
+    }
+  };
+  for (const Node* n : graph.nodes()) {
+    if (n->kind() == NodeKind::Output) continue;
+    const ValueMeta& m = n->meta();
+    std::string where = n->kind() == NodeKind::Placeholder ? "input '" + n->name() + "'"
+                                                           : "node '" + n->name() + "'";
+    if (m.kind == ValueMeta::Kind::SymInt) check_bound(m.sym, where);
+    auto check_tensor = [&](const TensorMeta& t) {
+      for (const SymInt& s : t.sizes) check_bound(s, where);
+      for (const SymInt& s : t.strides) check_bound(s, where);
+    };
+    if (m.kind == ValueMeta::Kind::Tensor) check_tensor(m.tensor);
+    if (m.kind == ValueMeta::Kind::Tuple)
+      for (const ValueMeta& e : m.elems)
+        if (e.kind == ValueMeta::Kind::Tensor) check_tensor(e.tensor);
+  }
+}
+
+SymbolBinder::~SymbolBinder() = default;
+
+bool SymbolBinder::empty() const { return impl_->symbols.empty(); }
+
+void SymbolBinder::check(const InputSizeFn& size_of) const {
+  const Impl& p = *impl_;
+  if (p.symbols.empty()) return;
+  auto where = [&](int input, int dim) {
+    std::string s = "input '" + p.input_names[input] + "'";
+    return dim < 0 ? s : s + " dimension " + std::to_string(dim);
+  };
+  std::vector<int64_t> values(p.symbols.size());
+  for (size_t k = 0; k < p.symbols.size(); ++k)
+    values[k] = size_of(p.symbols[k].input, p.symbols[k].dim);
+  for (const SizeCheck& c : p.size_checks) {
+    int64_t got = size_of(c.input, c.dim);
+    std::optional<int64_t> want = c.expected.evaluate([&](const std::string& name) {
+      auto it = p.symbol_index.find(name);
+      return it == p.symbol_index.end() ? std::nullopt : std::optional<int64_t>(values[it->second]);
+    });
+    if (want && *want == got) continue;
+    std::vector<std::string> names;
+    c.expected.collect_symbols(names);
+    std::string from;
+    for (const std::string& name : names) {
+      auto it = p.symbol_index.find(name);
+      if (it == p.symbol_index.end()) continue;
+      const SymbolBinding& b = p.symbols[it->second];
+      from += (from.empty() ? "" : ", ") + name + " = " + std::to_string(values[it->second]) +
+              " from " + where(b.input, b.dim);
+    }
+    std::string expr = c.expected.to_string();
+    throw Error("inputs disagree on size symbol " + names.front() + ": " + where(c.input, c.dim) +
+                " is " + std::to_string(got) + ", but " +
+                (c.expected.symbol_name()
+                     ? from
+                     : expr + " = " + (want ? std::to_string(*want) : "?") + " with " + from));
+  }
 }
 
 Interpreter::~Interpreter() = default;
@@ -191,7 +423,6 @@ void Interpreter::check_inputs(const std::vector<c10::IValue>& inputs) const {
   if (inputs.size() != p.placeholders.size())
     throw Error("expected " + std::to_string(p.placeholders.size()) + " inputs, got " +
                 std::to_string(inputs.size()));
-  std::unordered_map<std::string, int64_t> symbols;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Node* ph = p.placeholders[i];
     const ValueMeta& m = ph->meta();
@@ -202,6 +433,7 @@ void Interpreter::check_inputs(const std::vector<c10::IValue>& inputs) const {
     };
     if (m.kind == ValueMeta::Kind::SymInt) {
       if (!v.isInt()) fail("not an int");
+      if (m.sym.is_concrete() && v.toInt() != m.sym.value()) fail("a different value");
       continue;
     }
     if (m.kind != ValueMeta::Kind::Tensor) continue;
@@ -212,18 +444,16 @@ void Interpreter::check_inputs(const std::vector<c10::IValue>& inputs) const {
     if (t.dim() != tm.dim()) fail("wrong number of dimensions");
     for (int64_t d = 0; d < t.dim(); ++d) {
       const SymInt& s = tm.sizes[d];
-      if (s.is_concrete()) {
-        if (s.value() != t.size(d)) fail("size mismatch at dimension " + std::to_string(d));
-      } else {
-        std::string key = s.to_string();
-        auto [it, fresh] = symbols.emplace(key, t.size(d));
-        if (!fresh && it->second != t.size(d))
-          fail("dimension " + std::to_string(d) + " is " + key + " = " +
-               std::to_string(it->second) + " elsewhere");
-      }
+      if (s.is_concrete() && s.value() != t.size(d))
+        fail("size mismatch at dimension " + std::to_string(d));
     }
     if (to_c10(tm.device).type() != t.device().type()) fail("wrong device");
   }
+  if (p.binder)
+    p.binder->check([&](int input, int dim) {
+      const c10::IValue& v = inputs[input];
+      return dim < 0 ? v.toInt() : v.toTensor().size(dim);
+    });
 }
 
 std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const {
@@ -234,7 +464,13 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
   for (int s : p.input_release) slots[s] = c10::IValue();
   std::vector<c10::IValue> stack;
   for (const Instr& in : p.instrs) {
-    if (in.kind == Instr::Kind::GetItem) {
+    if (in.kind == Instr::Kind::Sym) {
+      try {
+        slots[in.out_slot] = c10::IValue(run_sym(in, slots));
+      } catch (const std::exception& e) {
+        throw Error(in.node->describe() + ": " + e.what(), in.node->info().loc);
+      }
+    } else if (in.kind == Instr::Kind::GetItem) {
       const c10::IValue& src = slots[in.getitem_src];
       if (src.isTuple())
         slots[in.out_slot] = src.toTupleRef().elements()[in.getitem_index];

@@ -1,6 +1,7 @@
 // aotgrad: the default partition of a joint graph, subgraph extraction, what saved values cost.
 #include "aotgrad/transforms/partition.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -120,6 +121,9 @@ Partition default_partition(const JointGraph& joint) {
                     n->describe(), " other than through getitem");
       saved.push_back(n);
     }
+  // Tensors first, then symbolic scalars, as the min-cut (and PyTorch) order them (seed §13.16).
+  std::stable_partition(saved.begin(), saved.end(),
+                        [](const Node* n) { return n->meta().kind != ValueMeta::Kind::SymInt; });
   // Keep fw nodes in graph order.
   std::vector<const Node*> fw_ordered, bw_ordered;
   for (size_t i = 0; i < n_nodes; ++i) {

@@ -529,5 +529,62 @@ TEST(Parser, BindsArgumentsLikeBindArgumentsForEveryOp) {
   std::printf("%d ops bound alike\n", checked);
 }
 
+// PyTorch 2.x's dynamic graphs: SymInt arithmetic as FX prints operator.mul & co. (inline), and
+// operator.mul(a, b) written out; printed back inline.
+TEST(Parser, SymIntOperators) {
+  const char* text = R"FX(def forward(self, x: "f32[s0, s1]"):
+    sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0)
+    sym_size_int_1: "Sym(s1)" = torch.ops.aten.sym_size.int(x, 1)
+    mul: "Sym(s0*s1)" = sym_size_int * sym_size_int_1
+    add: "Sym(s0*s1 + 2)" = mul + 2
+    sub: "Sym(s0*s1 + 1)" = add - 1
+    floordiv: "Sym((s0//2))" = sym_size_int // 2
+    mod: "Sym((s1 % 3))" = sym_size_int_1 % 3
+    neg: "Sym(-s0)" = -sym_size_int
+    mul_1: "Sym(2*s1)" = 2 * sym_size_int_1
+    view: "f32[s0*s1][1]" = torch.ops.aten.view.default(x, [mul])
+    return (view, sub, floordiv, mod, neg, mul_1)
+)FX";
+  auto g = parse(text);
+  verify(*g);
+  EXPECT_EQ(g->find("mul")->op()->name, "operator::mul");
+  EXPECT_EQ(g->find("floordiv")->op()->name, "operator::floordiv");
+  EXPECT_EQ(g->find("neg")->op()->name, "operator::neg");
+  EXPECT_EQ(g->find("mul_1")->arg(0).kind, Arg::Kind::Int);
+  std::string printed = print_graph(*g);
+  for (const char* line :
+       {"mul: \"Sym(s0*s1)\" = sym_size_int * sym_size_int_1", "add: \"Sym(s0*s1 + 2)\" = mul + 2",
+        "sub: \"Sym(s0*s1 + 1)\" = add - 1", "floordiv: \"Sym((s0//2))\" = sym_size_int // 2",
+        "mod: \"Sym((s1 % 3))\" = sym_size_int_1 % 3", "neg: \"Sym(-s0)\" = -sym_size_int",
+        "mul_1: \"Sym(2*s1)\" = 2 * sym_size_int_1"})
+    EXPECT_NE(printed.find(line), std::string::npos) << line << "\n" << printed;
+  EXPECT_EQ(print_graph(*parse(printed)), printed);
+  auto h = parse(with_body("x: \"f32[s0]\"",
+                           "    s = torch.ops.aten.sym_size.int(x, 0)\n"
+                           "    m = operator.mul(s, 4)\n    return (m,)\n"));
+  EXPECT_EQ(h->find("m")->meta().sym.to_string(), "4*s0");
+  EXPECT_THROW(parse(with_body("x: \"f32[4]\"", "    m = x * 2\n    return (m,)\n")), Error);
+}
+
+// Hints (the sizes a dynamic graph was traced at) from a `# hints:` comment or the caller.
+TEST(Parser, SymbolHints) {
+  std::string text = "# hints: s0=8, s1=3\n" + with_body("x: \"f32[s0, s1]\"",
+                                                         "    neg = torch.ops.aten.neg.default(x)\n"
+                                                         "    return (neg,)\n");
+  auto g = parse(text);
+  EXPECT_EQ(g->find("neg")->tensor_meta().numel().hint(), 24);
+  auto h = parse_graph(text, aten_ops(), SymbolHints{{"s1", 5}});
+  EXPECT_EQ(h->find("neg")->tensor_meta().numel().hint(), 40);
+  auto none = parse(with_body("x: \"f32[s0]\"", "    return (x,)\n"));
+  EXPECT_FALSE(none->find("x")->tensor_meta().numel().hint().has_value());
+  SymbolHints out;
+  std::string err;
+  EXPECT_TRUE(parse_symbol_hints("s0=2, s1 = 16", out, &err));
+  EXPECT_EQ(out, (SymbolHints{{"s0", 2}, {"s1", 16}}));
+  EXPECT_FALSE(parse_symbol_hints("s0", out, &err));
+  EXPECT_NE(err.find("SYMBOL=SIZE"), std::string::npos) << err;
+  EXPECT_FALSE(parse_symbol_hints("s0=x", out, &err));
+}
+
 }  // namespace
 }  // namespace aotgrad

@@ -259,14 +259,19 @@ std::unique_ptr<EagerModel> make_eager_model(const std::string& name) {
     return std::make_unique<ModuleModel<GPTBlockImpl>>(
         name, std::vector<std::string>{"idx", "targets"}, int64_t{64}, int64_t{64}, int64_t{4},
         int64_t{64});
-  if (name == "cnn_bn")
+  if (name == "gpt_block_dyn")  // tools/export.py's gpt_block_long (context 64), exported dynamic
+    return std::make_unique<ModuleModel<GPTBlockImpl>>(
+        name, std::vector<std::string>{"idx", "targets"}, int64_t{64}, int64_t{32}, int64_t{2},
+        int64_t{64});
+  if (name == "cnn_bn" || name == "cnn_bn_dyn")
     return std::make_unique<ModuleModel<CNNBNImpl>>(name, std::vector<std::string>{"x", "target"});
   throw std::invalid_argument("no eager model '" + name +
-                              "' (mlp, gpt_block, gpt_block_wide, cnn_bn)");
+                              "' (mlp, gpt_block, gpt_block_wide, cnn_bn, gpt_block_dyn, "
+                              "cnn_bn_dyn)");
 }
 
 std::vector<std::string> eager_model_names() {
-  return {"mlp", "gpt_block", "gpt_block_wide", "cnn_bn"};
+  return {"mlp", "gpt_block", "gpt_block_wide", "cnn_bn", "gpt_block_dyn", "cnn_bn_dyn"};
 }
 
 // --- exported model files

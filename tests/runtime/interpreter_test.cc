@@ -119,6 +119,86 @@ def forward(self, x: "f32[s0, 3]", y: "f32[s0, 3]"):
   EXPECT_NE(e.find("s0"), std::string::npos) << e;
 }
 
+// The message names the symbol and both inputs: the one that bound it and the one that disagrees.
+TEST(Interpreter, ContradictingSizesNameBothInputsAndTheSymbol) {
+  Interpreter interp(parse(R"(
+def forward(self, x: "f32[s0, s1]", y: "f32[s1]", z: "f32[2*s0]"):
+    add = torch.ops.aten.add.Tensor(x, y)
+    return (add, z)
+)"));
+  interp.run({at::randn({3, 4}), at::randn({4}), at::randn({6})});
+  std::string e = error_of([&] {
+    interp.run({at::randn({3, 4}), at::randn({5}), at::randn({6})});
+  });
+  EXPECT_NE(e.find("size symbol s1: input 'y' dimension 0 is 5, but s1 = 4 from input 'x' "
+                   "dimension 1"),
+            std::string::npos)
+      << e;
+  e = error_of([&] { interp.run({at::randn({3, 4}), at::randn({4}), at::randn({7})}); });
+  EXPECT_NE(e.find("size symbol s0: input 'z' dimension 0 is 7, but 2*s0 = 6 with s0 = 3 from "
+                   "input 'x' dimension 0"),
+            std::string::npos)
+      << e;
+}
+
+// A size that reads a symbol no input has as a bare size cannot be checked or computed: an error
+// when the graph is compiled, not at the first call.
+TEST(Interpreter, SymbolBoundByNoInputIsACompileTimeError) {
+  std::string e = error_of([&] {
+    Interpreter interp(parse(R"(
+def forward(self, x: "f32[2*s0]", y: "f32[s1]"):
+    neg = torch.ops.aten.neg.default(x)
+    return (neg, y)
+)"));
+  });
+  EXPECT_NE(e.find("size symbol s0 (in input 'x', 2*s0) is bound by no input"), std::string::npos)
+      << e;
+}
+
+// libtorch 1.13 has no sym_size / sym_numel / sym_stride and no SymInt arithmetic: the interpreter
+// evaluates them (Python's // and % round toward negative infinity) and hands ATen concrete ints.
+TEST(Interpreter, EvaluatesSymIntNodes) {
+  Interpreter interp(parse(R"FX(
+def forward(self, n: "Sym(s2)", x: "f32[s0, s1]"):
+    sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0)
+    sym_size_int_1: "Sym(s1)" = torch.ops.aten.sym_size.int(x, -1)
+    sym_stride_int: "Sym(1)" = torch.ops.aten.sym_stride.int(x, 1)
+    sym_numel: "Sym(s0*s1)" = torch.ops.aten.sym_numel.default(x)
+    mul: "Sym(s0*s1)" = sym_size_int * sym_size_int_1
+    sub: "Sym(s0*s1 - s2)" = mul - n
+    neg: "Sym(-s1)" = -sym_size_int_1
+    floordiv: "Sym((-s1//3))" = neg // 3
+    mod: "Sym((-s1 % 3))" = neg % 3
+    add: "Sym(s0 + 1)" = 1 + sym_size_int
+    view: "f32[s0*s1][1]" = torch.ops.aten.view.default(x, [sym_numel])
+    new_zeros: "f32[s0*s1 - s2, s0 + 1]" = torch.ops.aten.new_zeros.default(x, [sub, add])
+    return (view, new_zeros, floordiv, mod, sym_stride_int, mul)
+)FX"));
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{2, 5}, {4, 3}}) {
+    at::Tensor x = at::randn({rows, cols});
+    std::vector<c10::IValue> out = interp.run({c10::IValue(int64_t{1}), x});
+    EXPECT_TRUE(at::equal(out[0].toTensor(), x.reshape({-1})));
+    EXPECT_EQ(out[1].toTensor().sizes(), (std::vector<int64_t>{rows * cols - 1, rows + 1}));
+    int64_t q = -cols / 3 - ((-cols) % 3 != 0 ? 1 : 0);  // floor(-cols / 3)
+    EXPECT_EQ(out[2].toInt(), q);
+    EXPECT_EQ(out[3].toInt(), -cols - 3 * q);
+    EXPECT_EQ(out[4].toInt(), 1);
+    EXPECT_EQ(out[5].toInt(), rows * cols);
+  }
+  std::string e = error_of([&] {
+    Interpreter bad(parse(R"FX(
+def forward(self, x: "f32[s0]"):
+    sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0)
+    sub: "Sym(s0 - 3)" = sym_size_int - 3
+    floordiv: "Sym((s0//(s0 - 3)))" = sym_size_int // sub
+    return (floordiv,)
+)FX"));
+    bad.run({at::randn({3})});
+  });
+  EXPECT_NE(e.find("node 'floordiv'"), std::string::npos) << e;
+  EXPECT_NE(e.find("division by zero"), std::string::npos) << e;
+}
+
 TEST(Interpreter, KernelErrorsNameTheNode) {
   // Valid metadata, but libtorch refuses at run time (an integer divisor of zero).
   Interpreter interp(parse(R"(

@@ -14,6 +14,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
@@ -316,6 +317,144 @@ TEST_P(ModelTest, MinCutSavesNoMoreActivationsThanDefault) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelTest,
                          testing::Values("mlp", "gpt_block", "gpt_block_wide", "cnn_bn"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+// --- dynamic shapes (issue 16) ---------------------------------------------------------------
+
+// The inputs of a dynamic model at `size` (batch, and for the GPT sequence length), drawn from a
+// generator seeded by `seed`: token ids and targets below the vocabulary, images ~N(0, 1) and
+// class targets below 10.
+std::vector<at::Tensor> dynamic_inputs(const Example& ex, const std::vector<int64_t>& size,
+                                       int seed) {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(2000 + seed);
+  if (ex.model->name() == "gpt_block_dyn") {
+    int64_t vocab = ex.data.values.at("p_tok_emb_weight").size(0);
+    return {at::randint(0, vocab, {size[0], size[1]}, gen, at::kLong),
+            at::randint(0, vocab, {size[0], size[1]}, gen, at::kLong)};
+  }
+  return {at::randn({size[0], 3, 16, 16}, gen, at::kFloat),
+          at::randint(0, 10, {size[0]}, gen, at::kLong)};
+}
+
+std::vector<std::vector<int64_t>> dynamic_sizes(const std::string& name) {
+  if (name == "gpt_block_dyn") return {{1, 5}, {3, 16}, {8, 33}, {17, 5}, {2, 8}};
+  return {{1}, {3}, {8}, {17}, {4}};
+}
+
+class DynamicModelTest : public testing::TestWithParam<std::string> {};
+
+// One compilation of the symbolic graph (batch s0, and the GPT's sequence s1) trains at every size
+// to eager's loss, gradients and running statistics; its saved SymInts reach the backward.
+TEST_P(DynamicModelTest, OneCompiledFunctionTrainsAtEverySize) {
+  Example ex(GetParam());
+  std::vector<at::Tensor> state = models::cloned(ex.data.values, ex.state_names);
+  std::vector<bool> requires_grad;
+  for (size_t i = 0; i < state.size(); ++i) {
+    bool rg = !ex.is_buffer(ex.state_names[i]) && at::isFloatingType(state[i].scalar_type());
+    if (rg) state[i].requires_grad_(true);
+    requires_grad.push_back(rg);
+  }
+  requires_grad.resize(state.size() + ex.input_names.size(), false);
+  std::unique_ptr<CompiledFunction> compiled;
+  try {
+    compiled = std::make_unique<CompiledFunction>(ex.graph, requires_grad);
+  } catch (const Error& e) {
+    FAIL() << e.formatted();
+  }
+  // The forward and backward graphs are symbolic: nothing was specialized to the example sizes.
+  std::string bw = print_graph(*compiled->artifacts().bw);
+  EXPECT_NE(bw.find("s0"), std::string::npos) << bw;
+  int seed = 0;
+  for (const std::vector<int64_t>& size : dynamic_sizes(GetParam())) {
+    SCOPED_TRACE("size " + std::to_string(size[0]) +
+                 (size.size() > 1 ? "x" + std::to_string(size[1]) : ""));
+    std::vector<at::Tensor> inputs = dynamic_inputs(ex, size, seed++);
+    std::vector<at::Tensor> args = state;
+    for (auto& t : inputs) args.push_back(t.clone());
+    at::Tensor loss;
+    try {
+      loss = (*compiled)(args).at(0);
+      loss.backward();
+    } catch (const c10::Error& e) {
+      FAIL() << e.what_without_backtrace();
+    } catch (const Error& e) {
+      FAIL() << e.formatted();
+    }
+    at::Tensor expected = ex.model->loss(inputs);
+    expected.backward();
+    EXPECT_TRUE(Close("loss", loss, expected));
+    models::TensorMap params = ex.model->parameters(), buffers = ex.model->buffers();
+    for (size_t i = 0; i < state.size(); ++i) {
+      const std::string& n = ex.state_names[i];
+      if (ex.is_buffer(n)) EXPECT_TRUE(Close(n, state[i], buffers.at(n)));
+      if (!requires_grad[i]) continue;
+      EXPECT_TRUE(Close("grad of " + n, state[i].grad(), params.at(n).grad()));
+      state[i].mutable_grad() = at::Tensor();
+    }
+    ex.model->zero_grad();
+  }
+}
+
+// Inference: one CompiledGraph of the symbolic graph runs at every size as eager does (running
+// statistics written back).
+TEST_P(DynamicModelTest, OneCompiledGraphRunsAtEverySize) {
+  Example ex(GetParam());
+  std::vector<at::Tensor> state = models::cloned(ex.data.values, ex.state_names);
+  std::unique_ptr<CompiledGraph> compiled;
+  try {
+    compiled = std::make_unique<CompiledGraph>(ex.graph);
+  } catch (const Error& e) {
+    FAIL() << e.formatted();
+  }
+  int seed = 0;
+  for (const std::vector<int64_t>& size : dynamic_sizes(GetParam())) {
+    SCOPED_TRACE("size " + std::to_string(size[0]));
+    std::vector<at::Tensor> inputs = dynamic_inputs(ex, size, seed++);
+    std::vector<at::Tensor> args = state;
+    for (auto& t : inputs) args.push_back(t.clone());
+    std::vector<c10::IValue> out;
+    try {
+      out = (*compiled)(ivalues(args));
+    } catch (const Error& e) {
+      FAIL() << e.formatted();
+    }
+    at::Tensor expected;
+    {
+      at::NoGradGuard no_grad;
+      expected = ex.model->loss(inputs);
+    }
+    EXPECT_TRUE(Close("loss", out.at(0).toTensor(), expected));
+    models::TensorMap buffers = ex.model->buffers();
+    for (size_t i = 0; i < state.size(); ++i)
+      if (ex.is_buffer(ex.state_names[i]))
+        EXPECT_TRUE(Close(ex.state_names[i], state[i], buffers.at(ex.state_names[i])));
+  }
+}
+
+// Inputs whose sizes contradict each other (idx and targets share s0 and s1) are refused with the
+// symbol and both inputs named, before any kernel runs.
+TEST(DynamicModels, ContradictingInputSizesAreAnError) {
+  Example ex("gpt_block_dyn");
+  std::vector<bool> requires_grad(ex.graph->placeholders().size(), false);
+  CompiledFunction compiled(ex.graph, requires_grad);
+  std::vector<at::Tensor> args = models::cloned(ex.data.values, ex.state_names);
+  args.push_back(at::zeros({2, 8}, at::kLong));
+  args.push_back(at::zeros({3, 8}, at::kLong));
+  try {
+    compiled(args);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    std::string m = e.message();
+    EXPECT_NE(m.find("size symbol s0: input 'targets' dimension 0 is 3, but s0 = 2 from input "
+                     "'idx' dimension 0"),
+              std::string::npos)
+        << m;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, DynamicModelTest, testing::Values("gpt_block_dyn", "cnn_bn_dyn"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +12,10 @@
 namespace aotgrad {
 
 struct SymExpr;
+struct SymAtom;
+
+/// A symbol's value (nullopt: unknown), given its atom.
+using SymbolValueFn = std::function<std::optional<int64_t>(const SymAtom&)>;
 
 /// A concrete int64 or a polynomial (in canonical form) over size symbols such as `s0`, with
 /// floordiv/mod kept as opaque atoms. Arithmetic on two concrete values folds to a concrete value,
@@ -30,6 +36,17 @@ class SymInt {
   /// The concrete value, or the value computed from the symbols' hints (nullopt if one has none).
   std::optional<int64_t> hint() const;
   int64_t hint_or(int64_t fallback) const { return hint().value_or(fallback); }
+  /// The value with each symbol's value from `value_of` (by name); nullopt when a symbol has
+  /// none (or a divisor is zero).
+  std::optional<int64_t> evaluate(
+      const std::function<std::optional<int64_t>(const std::string&)>& value_of) const;
+  std::optional<int64_t> evaluate_with(const SymbolValueFn& value_of) const;
+  /// The name when this is a bare symbol ("s0"), else nullptr.
+  const std::string* symbol_name() const;
+  /// Appends the names of the symbols this expression reads (each once) to `out`.
+  void collect_symbols(std::vector<std::string>& out) const;
+  /// The same expression with its symbols' hints replaced where `hint_of` gives one.
+  SymInt with_hints(const std::function<std::optional<int64_t>(const std::string&)>& hint_of) const;
 
   friend SymInt operator+(const SymInt& a, const SymInt& b);
   friend SymInt operator-(const SymInt& a, const SymInt& b);
@@ -67,7 +84,25 @@ using SymIntVector = std::vector<SymInt>;
 SymInt product(const SymIntVector& v);
 std::string to_string(const SymIntVector& v);  // "[4, s0]"
 
-/// Parses a size expression such as "2*s0 + 1", "s0//2", "s1 % 3" (symbols get no hint).
+/// Symbol hints by name (s0 -> 8): the sizes a symbolic graph was traced at.
+using SymbolHints = std::map<std::string, int64_t>;
+
+/// While alive, symbols that parse_sym_expr makes on this thread take their hints from `hints`
+/// (the graph parser installs the hints of its text and options).
+class ScopedSymbolHints {
+ public:
+  explicit ScopedSymbolHints(const SymbolHints* hints);
+  ~ScopedSymbolHints();
+  ScopedSymbolHints(const ScopedSymbolHints&) = delete;
+  ScopedSymbolHints& operator=(const ScopedSymbolHints&) = delete;
+  static const SymbolHints* current();
+
+ private:
+  const SymbolHints* saved_;
+};
+
+/// Parses a size expression such as "2*s0 + 1", "s0//2", "s1 % 3" (symbols get their hint from
+/// the current ScopedSymbolHints, else none).
 /// Returns nullopt on malformed input; `error` (if given) says what was expected.
 std::optional<SymInt> parse_sym_expr(const std::string& text, std::string* error = nullptr);
 

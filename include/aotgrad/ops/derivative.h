@@ -70,6 +70,9 @@ class GradBuilder {
   Node* sum_to(Node* x, const SymIntVector& shape);
   /// A list Arg of sizes (concrete ints, or sym_size nodes of `like` for symbolic ones).
   Arg sizes_arg(const SymIntVector& sizes, Node* like = nullptr);
+  /// A size as an argument: the int, or a sym_size node reading it from `like` (preferring
+  /// dimension `dim`) or from an input of the graph; an Error when none has it.
+  Arg sym_arg(const SymInt& s, Node* like = nullptr, int64_t dim = -1);
   Node* zeros_like(Node* x);
   Node* scalar_mul(Node* x, double v);  // mul.Tensor(x, v), or x itself when v == 1
 

@@ -3,6 +3,7 @@
 
 #include <ATen/core/ivalue.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -10,20 +11,43 @@
 
 namespace aotgrad {
 
+/// The size symbols of a graph's inputs: each bound by the first input that has it as a size (a
+/// SymInt input or a tensor dimension), the other symbolic input sizes checked against it.
+class SymbolBinder {
+ public:
+  /// Throws Error for a symbol that some size of the graph reads but no input binds.
+  explicit SymbolBinder(const Graph& graph);
+  ~SymbolBinder();
+  SymbolBinder(const SymbolBinder&) = delete;
+  SymbolBinder& operator=(const SymbolBinder&) = delete;
+  bool empty() const;  // no input size is symbolic
+  /// The size of dimension `dim` of input `input` (dim -1: a SymInt input's value).
+  using InputSizeFn = std::function<int64_t(int input, int dim)>;
+  /// Throws Error naming the symbol and both inputs when two sizes disagree.
+  void check(const InputSizeFn& size_of) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 /// Executes a graph as written (in-place ops included) through c10 boxed kernels resolved once.
 /// Each value is released right after its last use, so the memory profile is the program's.
 /// Thread-compatible: concurrent run() calls on one Interpreter are safe.
 class Interpreter {
  public:
-  /// Resolves every op and plans value slots. Throws Error naming the node whose op libtorch lacks.
+  /// Resolves every op and plans value slots. Throws Error naming the node whose op libtorch lacks,
+  /// or a size symbol that no input binds.
   explicit Interpreter(std::shared_ptr<const Graph> graph);
   ~Interpreter();
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
 
-  /// Checks `inputs` against the placeholders (count, dtype, sizes, device; symbols bound
-  /// consistently) and runs the graph. Returns the output's leaves in order (nested tuples
-  /// flattened; a None output is a None IValue). Errors name the placeholder or the node.
+  /// Checks `inputs` against the placeholders (count, dtype, sizes, device; every size symbol
+  /// bound from the inputs and the sizes that read it consistent) and runs the graph, evaluating
+  /// sym_size / sym_stride / sym_numel and SymInt arithmetic (operator.mul & co.) itself. Returns
+  /// the output's leaves in order (nested tuples flattened; a None output is a None IValue). Errors
+  /// name the placeholder or the node.
   std::vector<c10::IValue> run(std::vector<c10::IValue> inputs) const;
   /// The input checks of run() alone.
   void check_inputs(const std::vector<c10::IValue>& inputs) const;

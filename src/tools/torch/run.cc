@@ -223,8 +223,8 @@ int run_graph(const Args& args) {
     interp->check_inputs(inputs);
     fn = [interp](std::vector<c10::IValue> in) { return interp->run(std::move(in)); };
   } else {
+    Interpreter(graph).check_inputs(inputs);  // first: errors name the graph's own inputs
     auto compiled = std::make_shared<CompiledGraph>(graph, compile_options(args));
-    Interpreter(graph).check_inputs(inputs);
     fn = [compiled](std::vector<c10::IValue> in) { return (*compiled)(std::move(in)); };
   }
   auto tc1 = std::chrono::steady_clock::now();

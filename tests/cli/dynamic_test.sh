@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Dynamic shapes (issue 16): tools/export.py --dynamic makes the symbolic graphs of
+# tests/data/models (*_dyn.fx), and one symbolic graph trains with `aotgrad run --train` at several
+# batch sizes and sequence lengths to PyTorch eager's loss, grads and running statistics (under the
+# core and full decompositions and a memory budget); inputs whose sizes contradict each other and
+# a symbol no input binds are errors.
+# usage: dynamic_test.sh AOTGRAD_BINARY TEST_DATA_DIR
+source "$(dirname "$0")/lib.sh" "$@"
+exporter="$root/tools/export.py"
+checker="$root/tests/cli/dynamic_check.py"
+
+# The shipped symbolic graphs are what the exporter makes.
+"$PY" "$exporter" gpt_block_long "$tmp/gpt" --dynamic=idx.0,idx.1,targets.0,targets.1 >/dev/null
+check cmp "$tmp/gpt.fx" "$data/models/gpt_block_dyn.fx"
+"$PY" "$exporter" cnn_bn "$tmp/cnn" --dynamic=x.0,target.0 >/dev/null
+check cmp "$tmp/cnn.fx" "$data/models/cnn_bn_dyn.fx"
+check has "$tmp/gpt.fx" "# hints: s0=2, s1=8"
+check has "$tmp/gpt.fx" 'idx: "i64[s0, s1][s1, 1]cpu"'
+check has "$tmp/gpt.fx" 'mul_1: "Sym(s0*s1)" = sym_size_int_1 * sym_size_int'
+
+# Training at batch x sequence 1x5, 3x16, 8x33, 17x5 (the CNN at batch 1, 3, 8, 17) against eager.
+gpt_sizes=1x5,3x16,8x33,17x5
+cnn_sizes=1,3,8,17
+for opts in "" "--decomp=full" "--memory-budget=0.3"; do
+  "$PY" "$checker" "$bin" gpt_block_long "$tmp/gpt.fx" "$tmp/gpt.inputs.safetensors" "$tmp" \
+    "$gpt_sizes" $opts >"$tmp/check.out" 2>&1
+  check [ $? -eq 0 ] || cat "$tmp/check.out"
+  check has "$tmp/check.out" "largest difference over 4 sizes"
+  "$PY" "$checker" "$bin" cnn_bn "$tmp/cnn.fx" "$tmp/cnn.inputs.safetensors" "$tmp" \
+    "$cnn_sizes" $opts >"$tmp/check.out" 2>&1
+  check [ $? -eq 0 ] || cat "$tmp/check.out"
+done
+
+# Contradicting sizes: idx and targets share s0 and s1.
+"$PY" -c "
+import sys; sys.path.insert(0, '$root/tools')
+import export as E, torch
+t, meta = E.read_safetensors('$tmp/gpt.inputs.safetensors')
+t['idx'] = torch.zeros(2, 8, dtype=torch.long); t['targets'] = torch.zeros(3, 8, dtype=torch.long)
+E.write_safetensors('$tmp/bad.safetensors', t)
+"
+expect_exit 1 "contradicting sizes" "$bin" run "$tmp/gpt.fx" --inputs="$tmp/bad.safetensors" --train
+check has "$tmp/err" "inputs disagree on size symbol s0: input 'targets' dimension 0 is 3, but s0 = 2 from input 'idx' dimension 0"
+
+# A symbol no input binds is an error before anything runs.
+cat >"$tmp/unbound.fx" <<'FX'
+def forward(self, x: "f32[2*s0]"):
+    neg = torch.ops.aten.neg.default(x)
+    return (neg,)
+FX
+expect_exit 1 "unbound symbol" "$bin" run "$tmp/unbound.fx" --random-inputs
+check has "$tmp/err" "size symbol s0 (in input 'x', 2*s0) is bound by no input"
+
+# The exporter's --dynamic errors.
+expect_exit 1 "unknown input" "$PY" "$exporter" cnn_bn "$tmp/e" --dynamic=y.0
+check has "$tmp/err" "--dynamic 'y.0': expected INPUT.DIM with an input among x, target"
+finish
