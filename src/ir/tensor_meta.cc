@@ -123,8 +123,8 @@ std::string ValueMeta::describe() const {
     case Kind::None: return "None";
     case Kind::Tensor: return "tensor " + tensor.annotation();
     case Kind::SymInt: return "Sym(" + sym.to_string() + ")";
-    case Kind::SymFloat: return "SymFloat(" + sym_text + ")";
-    case Kind::SymBool: return "SymBool(" + sym_text + ")";
+    case Kind::SymFloat: return "SymFloat(" + escape_bytes(sym_text) + ")";
+    case Kind::SymBool: return "SymBool(" + escape_bytes(sym_text) + ")";
     case Kind::Tuple: return (is_list ? "list of " : "tuple of ") + std::to_string(elems.size());
   }
   return "?";
