@@ -5,6 +5,7 @@
 
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "aotgrad/driver/stages.h"
 #include "aotgrad/ir/printer.h"
@@ -36,35 +37,31 @@ struct Compilation {
   bool downgraded = false;  // a training call compiled for inference (§13.11): run under no_grad
 };
 
-// The lines of two input signatures that differ ("argument 0: f32[4][1]cpu -> f32[8][1]cpu").
+// The lines of two input signatures (input_signature: the mode, then "I: ..." per argument) that
+// differ: "mode: train -> inference", "argument 0: f32[4][1]cpu -> f32[8][1]cpu".
 std::string signature_difference(const std::string& before, const std::string& now) {
   auto lines = [](const std::string& s) {
     std::vector<std::string> out;
-    size_t pos = 0;
-    while (pos <= s.size()) {
-      size_t nl = s.find('\n', pos);
-      if (nl == std::string::npos) nl = s.size();
-      out.push_back(s.substr(pos, nl - pos));
-      pos = nl + 1;
-    }
+    std::istringstream in(s);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
     return out;
+  };
+  // "I: VALUE" -> {"I", "VALUE"}; the mode line has no key.
+  auto split = [](const std::string& l, size_t line) -> std::pair<std::string, std::string> {
+    size_t c = l.find(": ");
+    if (line == 0 || c == std::string::npos) return {"", l};
+    return {l.substr(0, c), l.substr(c + 2)};
   };
   std::vector<std::string> a = lines(before), b = lines(now);
   std::string diff;
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    std::string x = i < a.size() ? a[i] : "(none)", y = i < b.size() ? b[i] : "(none)";
-    if (x == y) continue;
-    if (i == 0) {
-      diff += "\n    - mode: " + x + " -> " + y;
-      continue;
-    }
-    size_t colon = y.find(": ");
-    std::string arg = colon == std::string::npos ? y : y.substr(0, colon);
-    auto value = [](const std::string& l) {
-      size_t c = l.find(": ");
-      return c == std::string::npos ? l : l.substr(c + 2);
-    };
-    diff += "\n    - argument " + arg + ": " + value(x) + " -> " + value(y);
+    auto [ka, va] =
+        i < a.size() ? split(a[i], i) : std::pair<std::string, std::string>{"", "(none)"};
+    auto [kb, vb] =
+        i < b.size() ? split(b[i], i) : std::pair<std::string, std::string>{"", "(none)"};
+    if (ka == kb && va == vb) continue;
+    diff += i == 0 ? "\n    - mode: " : "\n    - argument " + (kb.empty() ? ka : kb) + ": ";
+    diff += va + " -> " + vb;
   }
   return diff;
 }

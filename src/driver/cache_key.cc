@@ -12,27 +12,12 @@
 namespace aotgrad {
 namespace {
 
-const char* policy_name(RecomputePolicy p) {
-  switch (p) {
-    case RecomputePolicy::None: return "none";
-    case RecomputePolicy::MustSave: return "must_save";
-    case RecomputePolicy::PreferSave: return "prefer_save";
-    case RecomputePolicy::MustRecompute: return "must_recompute";
-    case RecomputePolicy::PreferRecompute: return "prefer_recompute";
-  }
-  return "?";
-}
-
-// The graph's text, and what the text does not show but a compilation reads: recompute tags and
-// placeholders' requires_grad.
+// The graph's text (recompute tags included, as `# recompute=` comments), and what the text does
+// not show but a compilation reads: placeholders' requires_grad.
 void append_graph(std::string& out, const Graph& g) {
   std::string text = print_graph(g);
   out += "graph " + std::to_string(text.size()) + "\n" + text;
-  out += "tags";
-  for (const Node* n : g.nodes())
-    if (n->info().recompute != RecomputePolicy::None)
-      out += " " + n->name() + "=" + policy_name(n->info().recompute);
-  out += "\nplaceholder_requires_grad";
+  out += "placeholder_requires_grad";
   for (const Node* n : g.placeholders())
     out += n->meta().is_tensor() && n->meta().tensor.requires_grad ? " 1" : " 0";
   out += "\n";

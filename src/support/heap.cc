@@ -1,6 +1,7 @@
 // aotgrad: the heap settings of a short-lived process.
 #include "aotgrad/support/heap.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -39,9 +40,7 @@ HeapReservation reserve_heap(size_t bytes) {
   // 32 MiB (glibc's largest dynamic threshold) from the heap, the reservation included.
   mallopt(M_TOP_PAD, static_cast<int>(2 * kHugePage));
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(bytes + 4 * kHugePage));
-  mallopt(M_MMAP_THRESHOLD,
-          static_cast<int>(bytes + kHugePage > (size_t{32} << 20) ? bytes + kHugePage
-                                                                  : (size_t{32} << 20)));
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(std::max(bytes + kHugePage, size_t{32} << 20)));
   auto* before = static_cast<char*>(sbrk(0));
   void* block = std::malloc(bytes);
   auto* after = static_cast<char*>(sbrk(0));

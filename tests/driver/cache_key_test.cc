@@ -40,7 +40,7 @@ TEST(CacheKey, CoversGraphFlagsOptionsAndVersion) {
   o = {};
   o.min_cut.static_lifetime_inputs = {false, true, true, false};
   keys.push_back(training_cache_key(*g, kGrad, o, kVersion));
-  // Another graph, and the same text with a recompute tag the text does not show.
+  // Another graph, and the same graph with a recompute tag.
   auto g2 = graph();
   g2->find("relu")->info().recompute = RecomputePolicy::MustSave;
   keys.push_back(training_cache_key(*g2, kGrad, {}, kVersion));

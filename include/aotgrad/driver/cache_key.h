@@ -22,9 +22,9 @@ const std::string& op_registry_fingerprint();
 
 /// The key of compilation `s` before the stages of `pipeline` from index `first_stage` on run:
 /// SHA-256 over the entry format, the kind, `version` (aotgrad's), compile_cache_build_id(), the
-/// registry fingerprint, the requires_grad flags (training), the canonical text of s.graph with
-/// the recompute tags and placeholder requires_grad the text does not show, and the name and
-/// fingerprint of each of those stages.
+/// registry fingerprint, the requires_grad flags (training), the canonical text of s.graph
+/// (recompute tags included) with the placeholders' requires_grad the text does not show, and the
+/// name and fingerprint of each of those stages.
 std::string compile_cache_key(const CompileState& s, const PassPipeline& pipeline,
                               size_t first_stage, std::string_view version);
 
