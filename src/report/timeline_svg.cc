@@ -90,7 +90,7 @@ std::string timeline_svg(const std::vector<std::pair<std::string, MemoryTimeline
   out += "<text x=\"" + num(left + plot_w / 2) + "\" y=\"" + num(height - 30) +
          "\" text-anchor=\"middle\">step (forward, then backward)</text>\n";
   out += "<text transform=\"translate(18," + num(top + plot_h / 2) +
-         ") rotate(-90)\" text-anchor=\"middle\">live activation bytes</text>\n";
+         ") rotate(-90)\" text-anchor=\"middle\">live bytes</text>\n";
   for (size_t k = 0; k < series.size(); ++k) {
     const auto& [label, t] = series[k];
     const char* colour = colours[k % 4];
@@ -110,7 +110,16 @@ std::string timeline_svg(const std::vector<std::pair<std::string, MemoryTimeline
            num(left + plot_w - 225) + "\" y2=\"" + num(ly) + "\" stroke=\"" + colour +
            "\" stroke-width=\"2\"/>\n<text class=\"legend\" x=\"" + num(left + plot_w - 220) +
            "\" y=\"" + num(ly + 4) + "\">" + xml_escape(label) + ": peak " +
-           bytes_text(t.peak_bytes) + " (" + std::to_string(t.peak_bytes) + " bytes)</text>\n";
+           bytes_text(t.peak_bytes) + " (" + std::to_string(t.peak_bytes) + " bytes)" +
+           (t.steps.empty() ? std::string()
+                            : " at " + xml_escape(t.steps[t.peak_step].node) +
+                                  (t.steps[t.peak_step].backward ? " (backward)" : " (forward)")) +
+           "</text>\n";
+    if (!t.steps.empty())
+      out += "<circle class=\"peak\" cx=\"" + num(x_of(t.peak_step)) + "\" cy=\"" +
+             num(y_of(t.peak_bytes)) + "\" r=\"4\" fill=\"" + colour + "\"><title>" +
+             xml_escape(label) + ": peak at " + xml_escape(t.steps[t.peak_step].node) +
+             "</title></circle>\n";
   }
   out += "</svg>\n";
   return out;
@@ -128,9 +137,9 @@ std::string partition_timeline_svg(const Graph& joint, const JointGraph& layout,
   jg.primal_requires_grad = layout.primal_requires_grad;
   Partition d = default_partition(jg);
   std::vector<std::pair<std::string, MemoryTimeline>> series;
-  series.push_back({label + " (chosen)", activation_timeline(fw, bw, saved)});
-  series.push_back({"default_partition", activation_timeline(*d.fw, *d.bw, d.saved)});
-  return timeline_svg(series, "live activation bytes: " + label + " vs default_partition");
+  series.push_back({label + " (chosen)", training_step_timeline(fw, bw, saved)});
+  series.push_back({"default_partition", training_step_timeline(*d.fw, *d.bw, d.saved)});
+  return timeline_svg(series, "training step's live bytes: " + label + " vs default_partition");
 }
 
 }  // namespace aotgrad

@@ -181,6 +181,17 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
   return own;
 }
 
+nlohmann::ordered_json predicted_peak_json(const MemoryTimeline& t) {
+  nlohmann::ordered_json j;
+  j["bytes"] = t.peak_bytes;
+  if (t.steps.empty()) return j;
+  const TimelineStep& s = t.steps[t.peak_step];
+  j["node"] = s.node;
+  j["phase"] = s.backward ? "backward" : "forward";
+  j["step"] = s.backward ? t.peak_step - t.num_forward_steps : t.peak_step;
+  return j;
+}
+
 nlohmann::ordered_json cache_stats_json(const CompileOptions& options) {
   std::string dir = resolve_compile_cache_dir(options.cache_dir);
   CompileCacheStats s = compile_cache_stats();

@@ -11,6 +11,7 @@
 #include "aotgrad/driver/compile_options.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/support/timer.h"
+#include "aotgrad/transforms/memory_timeline.h"
 #include "cli.h"
 
 namespace aotgrad::cli {
@@ -43,6 +44,10 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own);
 /// The compile cache's counters and directory (of `options`; null without a cache) as one JSON
 /// object, for --stats=json: {"dir", "hits", "misses", "corrupt", "saved", "bypasses"}.
 nlohmann::ordered_json cache_stats_json(const CompileOptions& options);
+
+/// A training step's predicted peak (training_step_timeline) for --stats=json: {"bytes", "node",
+/// "phase" ("forward" or "backward"), "step" (0-based within the phase)}.
+nlohmann::ordered_json predicted_peak_json(const MemoryTimeline& t);
 
 /// The timed phases for --stats=json: "phases_us" and "phases_cpu_us" (the phases whose CPU time
 /// is known), "total_us", "total_cpu_us".

@@ -1,8 +1,10 @@
-// aotgrad: live activation bytes over a partition's schedule.
+// aotgrad: live activation bytes, and a training step's live bytes, over a partition's schedule.
 #include "aotgrad/transforms/memory_timeline.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -26,10 +28,34 @@ bool is_step(const Node* n) {
   return n->kind() == NodeKind::Call || n->kind() == NodeKind::GetItem;
 }
 
-}  // namespace
+// Scratch a CPU kernel allocates through libtorch's allocator beyond its results, while it runs,
+// as measured with the tracking allocator on libtorch 1.13: convolution copies its weight once
+// (oneDNN's reorder), convolution_backward computes grad_input and grad_weight into buffers of
+// their own size before copying them into its results. 3x3 convolutions on 1x1 or 2x2 images take
+// a path that allocates several times more, which is not modelled.
+int64_t kernel_scratch_bytes(const Node& n) {
+  if (n.kind() != NodeKind::Call) return 0;
+  const std::string& op = n.op()->schema.name;
+  if (op == "aten::convolution") {
+    if (n.args().size() < 2 || !n.args()[1].is_node()) return 0;
+    return value_nbytes(n.args()[1].node->meta());
+  }
+  if (op != "aten::convolution_backward") return 0;
+  const ValueMeta& m = n.meta();
+  if (m.kind != ValueMeta::Kind::Tuple || m.elems.size() < 2) return 0;
+  int64_t bytes = 0;
+  for (size_t k = 0; k < 2; ++k)
+    if (m.elems[k].is_tensor()) bytes += value_nbytes(m.elems[k]);
+  return bytes;
+}
 
-MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
-                                   const std::vector<std::string>& saved) {
+// One builder for both timelines. `whole_step` adds what the runtime holds besides the
+// activations: the forward's outputs (until the end of the step), the tangents (from the start of
+// the backward to the end) and the gradients (from the step that makes them to the end); and it
+// keeps each element of a multi-result call live from that call, as the interpreter holds the tuple
+// until its last getitem.
+MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
+                              const std::vector<std::string>& saved, bool whole_step) {
   MemoryTimeline t;
   std::vector<Storage> storages;
   // fw: storage per root node; inputs' views have no storage (-1).
@@ -44,6 +70,15 @@ MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
     if (fresh) {
       Storage s;
       s.bytes = root->meta().is_tensor() ? value_nbytes(root->meta()) : 0;
+      if (whole_step && root->meta().kind == ValueMeta::Kind::Tuple) {
+        // The elements no getitem reads; the others are the getitems' own storages.
+        std::unordered_set<int64_t> read;
+        for (const Node* u : root->users())
+          if (u->kind() == NodeKind::GetItem) read.insert(u->getitem_index());
+        for (size_t k = 0; k < root->meta().elems.size(); ++k)
+          if (!read.count(static_cast<int64_t>(k)) && root->meta().elems[k].is_tensor())
+            s.bytes += value_nbytes(root->meta().elems[k]);
+      }
       storages.push_back(s);
     }
     return it->second;
@@ -66,6 +101,12 @@ MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
       Storage& s = storages[it->second];
       if (auto st = step_of.find(n); st != step_of.end()) s.touch(st->second);
       for (const Node* u : n->users())
+        if (auto su = step_of.find(u); su != step_of.end()) s.touch(su->second);
+      if (!whole_step || n->kind() != NodeKind::GetItem) continue;
+      // An element of a multi-result call exists from the call to the tuple's last getitem.
+      const Node* src = n->getitem_input();
+      if (auto sc = step_of.find(src); sc != step_of.end()) s.touch(sc->second);
+      for (const Node* u : src->users())
         if (auto su = step_of.find(u); su != step_of.end()) s.touch(su->second);
     }
   };
@@ -93,11 +134,79 @@ MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
     storage_of[n] = storage_for(root);
   }
   extend(bw);
+  if (whole_step && !t.steps.empty()) {
+    const int64_t last = static_cast<int64_t>(t.steps.size()) - 1;
+    auto hold_outputs = [&](const Graph& g, size_t count) {
+      if (!g.output() || g.output()->args().empty()) return;
+      std::vector<const Node*> leaves;
+      std::function<void(const Arg&)> flat = [&](const Arg& a) {
+        if (a.is_list())
+          for (const Arg& e : a.list) flat(e);
+        else if (a.is_node())
+          leaves.push_back(a.node);
+      };
+      flat(g.output()->args()[0]);
+      // Only node leaves are counted: a None output holds nothing.
+      for (size_t k = 0; k < leaves.size() && k < count; ++k)
+        if (auto it = storage_of.find(leaves[k]); it != storage_of.end())
+          storages[it->second].touch(last);
+    };
+    // The forward's own outputs come before the saved values it returns.
+    size_t fw_leaves = 0;
+    if (fw.output() && !fw.output()->args().empty())
+      fw.output()->args()[0].for_each_node([&](Node*) { ++fw_leaves; });
+    hold_outputs(fw, fw_leaves > saved.size() ? fw_leaves - saved.size() : 0);
+    hold_outputs(bw, SIZE_MAX);
+    // The tangents: made by the caller before the backward, held to the end.
+    Storage tangents;
+    for (const Node* p : bw.placeholders())
+      if (!saved_set.count(p->name()) && p->meta().is_tensor())
+        tangents.bytes += value_nbytes(p->meta());
+    if (tangents.bytes > 0 && t.num_forward_steps < t.steps.size()) {
+      tangents.touch(static_cast<int64_t>(t.num_forward_steps));
+      tangents.touch(last);
+      storages.push_back(tangents);
+    }
+  }
   for (const Storage& s : storages)
     for (int64_t k = std::max<int64_t>(s.first, 0); s.first >= 0 && k <= s.last; ++k)
       t.steps[k].live_bytes += s.bytes;
-  for (const TimelineStep& s : t.steps) t.peak_bytes = std::max(t.peak_bytes, s.live_bytes);
+  if (whole_step) {
+    size_t k = 0;
+    for (const Graph* g : {&fw, &bw})
+      for (const Node* n : g->nodes())
+        if (is_step(n)) t.steps[k++].live_bytes += kernel_scratch_bytes(*n);
+  }
+  for (size_t k = 0; k < t.steps.size(); ++k)
+    if (t.steps[k].live_bytes > t.peak_bytes) {
+      t.peak_bytes = t.steps[k].live_bytes;
+      t.peak_step = k;
+    }
   return t;
+}
+
+}  // namespace
+
+MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
+                                   const std::vector<std::string>& saved) {
+  return build_timeline(fw, bw, saved, /*whole_step=*/false);
+}
+
+MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
+                                      const std::vector<std::string>& saved) {
+  return build_timeline(fw, bw, saved, /*whole_step=*/true);
+}
+
+std::string peak_text(const MemoryTimeline& t) {
+  if (t.steps.empty()) return "0 bytes";
+  const TimelineStep& s = t.steps[t.peak_step];
+  size_t index = s.backward ? t.peak_step - t.num_forward_steps : t.peak_step;
+  size_t of = s.backward ? t.steps.size() - t.num_forward_steps : t.num_forward_steps;
+  char mib[32];
+  std::snprintf(mib, sizeof mib, "%.2f", static_cast<double>(t.peak_bytes) / (1 << 20));
+  return std::to_string(t.peak_bytes) + " bytes (" + mib + " MiB) at " + s.node + " (" +
+         (s.backward ? "backward" : "forward") + " step " + std::to_string(index + 1) + " of " +
+         std::to_string(of) + ")";
 }
 
 }  // namespace aotgrad

@@ -20,13 +20,13 @@ def forward(self, x: "f32[4]"):
     return (cos,)
 )";
 
-size_t polylines(const std::string& svg) {
-  size_t lines = 0;
-  for (size_t at = svg.find("<polyline"); at != std::string::npos;
-       at = svg.find("<polyline", at + 1))
-    ++lines;
-  return lines;
+size_t count(const std::string& svg, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+  return n;
 }
+
+size_t polylines(const std::string& svg) { return count(svg, "<polyline"); }
 
 TEST(TimelineSvg, HasTwoCurvesWithTheirPeaks) {
   JointGraph j = joint_graph(kSinCos);
@@ -40,7 +40,11 @@ TEST(TimelineSvg, HasTwoCurvesWithTheirPeaks) {
   EXPECT_NE(svg.find("a &lt;title&gt;"), std::string::npos);
   EXPECT_EQ(polylines(svg), 2u);
   EXPECT_NE(svg.find("default_partition: peak 48 B (48 bytes)"), std::string::npos);
-  EXPECT_NE(svg.find("live activation bytes"), std::string::npos);
+  EXPECT_NE(svg.find("live bytes"), std::string::npos);
+  // Each peak is named with its node and marked with a dot.
+  EXPECT_NE(svg.find("default_partition: peak 48 B (48 bytes) at mul_1 (backward)"),
+            std::string::npos);
+  EXPECT_EQ(count(svg, "<circle class=\"peak\""), 2u);
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
 }
 
@@ -50,8 +54,11 @@ TEST(TimelineSvg, PartitionAgainstTheDefaultPartition) {
   std::string svg = partition_timeline_svg(*j.graph, j, *m.fw, *m.bw, m.saved, "min_cut");
   EXPECT_EQ(polylines(svg), 2u);
   EXPECT_NE(svg.find("min_cut (chosen)"), std::string::npos);
-  EXPECT_NE(svg.find("default_partition: peak 48 B (48 bytes)"), std::string::npos);
-  EXPECT_NE(svg.find("live activation bytes: min_cut vs default_partition"), std::string::npos);
+  // The training step's bytes (training_step_timeline): the output and the tangent count too.
+  EXPECT_NE(svg.find("default_partition: peak 80 B (80 bytes) at mul_1 (backward)"),
+            std::string::npos);
+  EXPECT_NE(svg.find("training step's live bytes: min_cut vs default_partition"),
+            std::string::npos);
 }
 
 }  // namespace

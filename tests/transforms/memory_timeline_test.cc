@@ -71,6 +71,31 @@ TEST(MemoryTimeline, MinCutRecomputesAndSavesOnlyTheInput) {
   EXPECT_EQ(t.num_forward_steps, 3u);
 }
 
+// The training step adds what the runtime holds: the forward's output cos to the end of the step,
+// the tangent (16 bytes) from the first backward step, the gradient mul_1 from its step on.
+TEST(MemoryTimeline, TrainingStepHoldsOutputsTangentsAndGradients) {
+  JointGraph j = joint_graph(kSinCos);
+  Partition p = default_partition(j);
+  MemoryTimeline t = training_step_timeline(*p.fw, *p.bw, p.saved);
+  EXPECT_EQ(steps_text(t),
+            "fw sin 16\n"
+            "fw v 16\n"
+            "fw cos 32\n"
+            "bw sin_1 64\n"
+            "bw neg 64\n"
+            "bw mul 64\n"
+            "bw view 48\n"
+            "bw cos_1 64\n"
+            "bw mul_1 80\n");
+  EXPECT_EQ(t.peak_bytes, 80);
+  EXPECT_EQ(t.peak_step, 8u);
+  EXPECT_EQ(peak_text(t), "80 bytes (0.00 MiB) at mul_1 (backward step 6 of 6)");
+  // The activations alone peak lower, at the same step.
+  MemoryTimeline a = activation_timeline(*p.fw, *p.bw, p.saved);
+  EXPECT_EQ(a.peak_bytes, 48);
+  EXPECT_EQ(a.peak_step, 8u);
+}
+
 TEST(MemoryTimeline, SavedValueMissingFromTheForwardIsAnError) {
   JointGraph j = joint_graph(kSinCos);
   Partition p = default_partition(j);

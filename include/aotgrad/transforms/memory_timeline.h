@@ -21,6 +21,7 @@ struct TimelineStep {
 struct MemoryTimeline {
   std::vector<TimelineStep> steps;
   int64_t peak_bytes = 0;
+  size_t peak_step = 0;  // the first step at peak_bytes
   size_t num_forward_steps = 0;
 };
 
@@ -32,5 +33,19 @@ struct MemoryTimeline {
 /// through their getitems; outputs that are not saved count only at their own step.
 MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
                                    const std::vector<std::string>& saved);
+
+/// The training step's predicted memory: every byte the step allocates above what was live before
+/// it, as the runtime's tracking allocator counts it for CompiledFunction's forward, the caller's
+/// tangents and the backward. On top of activation_timeline: the forward's outputs stay live to
+/// the end of the step (the caller holds them), the tangents from the first backward step to the
+/// end, the gradients from the step that makes them to the end; each result of a multi-result call
+/// is live from that call until the last getitem of the tuple (the interpreter holds the tuple);
+/// and the scratch the convolution kernels allocate counts at their step. Other kernels' scratch
+/// is not modelled.
+MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
+                                      const std::vector<std::string>& saved);
+
+/// "<bytes> bytes (<MiB> MiB) at <node> (forward|backward step <k> of <n>)": the peak and where.
+std::string peak_text(const MemoryTimeline& t);
 
 }  // namespace aotgrad

@@ -24,6 +24,7 @@
 #include "aotgrad/runtime/memory.h"
 #include "aotgrad/runtime/tensor_io.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/transforms/memory_timeline.h"
 
 namespace aotgrad::cli {
 namespace {
@@ -124,6 +125,10 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
     j["nodes"] = graph->size();
     j["peak_bytes"] = mem.peak_bytes;
     j["peak_bytes_over_inputs"] = mem.peak_bytes - base;
+    // The measured peak of the step (above what was live before it) beside the prediction.
+    const TrainingArtifacts& a = f.artifacts();
+    j["measured_peak_bytes"] = mem.peak_bytes - base;
+    j["predicted_peak"] = predicted_peak_json(training_step_timeline(*a.fw, *a.bw, a.saved));
     j["fw_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     j["bw_us"] = std::chrono::duration<double, std::micro>(t3 - t2).count();
     j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
