@@ -3,8 +3,10 @@
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/graph_task.h>
+#include <torch/csrc/autograd/saved_variable_hooks.h>
 
 #include <mutex>
 #include <unordered_map>
@@ -13,6 +15,7 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/runtime/interpreter.h"
+#include "aotgrad/runtime/saved_tensors_hooks.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
@@ -41,6 +44,54 @@ std::unordered_map<int64_t, std::weak_ptr<CompiledFunction::State>>& registry() 
 }
 int64_t g_next_id = 1;
 
+// The saved values of one forward that went through saved-tensor hooks: per saved value its
+// hooks (null for an undefined value) and the sizes and dtype its unpacked tensor must have.
+struct PackedSaved : torch::CustomClassHolder {
+  std::vector<std::unique_ptr<torch::autograd::SavedVariableHooks>> hooks;
+  std::vector<std::vector<int64_t>> sizes;
+  std::vector<c10::ScalarType> dtypes;
+};
+
+// Packs `saved` with this thread's hooks; nullptr when there are none.
+c10::intrusive_ptr<PackedSaved> pack_saved(const torch::autograd::variable_list& saved) {
+  auto first = saved_tensor_hooks_for_this_thread();
+  if (!first) return {};
+  auto packed = c10::make_intrusive<PackedSaved>();
+  for (const at::Tensor& t : saved) {
+    std::unique_ptr<torch::autograd::SavedVariableHooks> h;
+    if (t.defined()) {
+      h = first ? std::move(first) : saved_tensor_hooks_for_this_thread();
+      h->call_pack_hook(t);
+    }
+    packed->hooks.push_back(std::move(h));
+    packed->sizes.push_back(t.defined() ? t.sizes().vec() : std::vector<int64_t>{});
+    packed->dtypes.push_back(t.defined() ? t.scalar_type() : c10::ScalarType::Undefined);
+  }
+  return packed;
+}
+
+// The saved values back from their unpack hooks, each checked against what was packed.
+std::vector<at::Tensor> unpack_saved(const PackedSaved& packed,
+                                     const std::vector<std::string>& names) {
+  std::vector<at::Tensor> out;
+  out.reserve(packed.hooks.size());
+  for (size_t k = 0; k < packed.hooks.size(); ++k) {
+    if (!packed.hooks[k]) {
+      out.emplace_back();
+      continue;
+    }
+    at::Tensor t = packed.hooks[k]->call_unpack_hook();
+    const std::string what = "saved value " + std::to_string(k) + " ('" + names.at(k) + "')";
+    AOTGRAD_CHECK(t.defined(), "the unpack hook of ", what, " returned an undefined tensor");
+    AOTGRAD_CHECK(t.sizes().vec() == packed.sizes[k] && t.scalar_type() == packed.dtypes[k],
+                  "the unpack hook of ", what, " returned a tensor of sizes ", t.sizes(),
+                  " and dtype ", t.scalar_type(), ", but the forward saved one of sizes ",
+                  c10::IntArrayRef(packed.sizes[k]), " and dtype ", packed.dtypes[k]);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
 
 struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutogradFunction> {
@@ -54,6 +105,8 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     std::vector<c10::IValue> outs;
     {
       at::AutoDispatchBelowADInplaceOrView guard;
+      // The graphs hold the casts of a capture under autocast: libtorch's must not cast again.
+      c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
       outs = state->fw(std::move(in));
     }
     size_t n_out = state->art.num_forward_outputs;
@@ -85,14 +138,19 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     // graph and let it free each after its last use, as PyTorch's boxed backward does with
     // ctx.maybe_clear_saved_tensors(); eager autograd also frees a node's saved tensors as
     // soon as that node has run. Their versions are checked in backward as SavedVariable does.
-    c10::List<at::Tensor> kept;
-    c10::List<int64_t> versions;
-    for (const at::Tensor& t : saved) {
-      kept.push_back(t.defined() ? t.tensor_data() : t);
-      versions.push_back(t.defined() ? static_cast<int64_t>(t._version()) : 0);
+    // With saved-tensor hooks (saved_tensors_hooks.h) the packed values are kept instead.
+    if (auto packed = pack_saved(saved)) {
+      ctx->saved_data["packed"] = c10::IValue::make_capsule(std::move(packed));
+    } else {
+      c10::List<at::Tensor> kept;
+      c10::List<int64_t> versions;
+      for (const at::Tensor& t : saved) {
+        kept.push_back(t.defined() ? t.tensor_data() : t);
+        versions.push_back(t.defined() ? static_cast<int64_t>(t._version()) : 0);
+      }
+      ctx->saved_data["saved"] = std::move(kept);
+      ctx->saved_data["versions"] = std::move(versions);
     }
-    ctx->saved_data["saved"] = std::move(kept);
-    ctx->saved_data["versions"] = std::move(versions);
     ctx->saved_data["symints"] = std::move(saved_ints);
     ctx->saved_data["id"] = id;
     torch::autograd::variable_list result;
@@ -152,7 +210,16 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     if (!state) throw Error("backward of a compiled function that no longer exists");
     std::vector<c10::IValue> in;
-    {
+    if (auto p = ctx->saved_data.find("packed"); p != ctx->saved_data.end()) {
+      // Unpacked again on every backward (retain_graph), as SavedVariable does.
+      c10::intrusive_ptr<torch::CustomClassHolder> holder = p->second.toCapsule();
+      std::vector<at::Tensor> saved =
+          unpack_saved(static_cast<const PackedSaved&>(*holder), state->art.saved);
+      if (!torch::autograd::get_current_graph_task_keep_graph()) ctx->saved_data.erase(p);
+      in.reserve(saved.size() + state->art.joint_info.tangent_of_output.size());
+      for (at::Tensor& t : saved) in.emplace_back(std::move(t));
+      for (int64_t v : ctx->saved_data.at("symints").toIntVector()) in.emplace_back(v);
+    } else {
       auto it = ctx->saved_data.find("saved");
       if (it == ctx->saved_data.end())
         throw Error(
@@ -200,6 +267,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     std::vector<c10::IValue> grads;
     {
       at::AutoDispatchBelowADInplaceOrView guard;
+      c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
       grads = state->bw(std::move(in));
     }
     torch::autograd::variable_list result{at::Tensor(), at::Tensor()};  // for id and state
