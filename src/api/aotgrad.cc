@@ -2,6 +2,8 @@
 #include "aotgrad/aotgrad.h"
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <map>
 #include <mutex>
@@ -133,6 +135,9 @@ void AOTFunction::State::synchronize(const Compilation& c, const std::vector<at:
 
 std::string input_signature(const std::vector<at::Tensor>& args) {
   std::string key = is_training_call(args) ? "train" : "inference";
+  // A capture under autocast records its casts (capture.h): the autocast state is part of the key.
+  if (at::autocast::is_cpu_enabled())
+    key += std::string("\nautocast: cpu ") + c10::toString(at::autocast::get_autocast_cpu_dtype());
   for (size_t i = 0; i < args.size(); ++i) {
     const at::Tensor& t = args[i];
     key += "\n" + std::to_string(i) + ": ";
@@ -193,6 +198,8 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   };
   capture_options.lifted_constants = &c->constants;
   c->graph = capture(on_distinct, distinct, capture_options);
+  // The captured graph holds autocast's casts; the compilation runs without autocast.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
 
   std::vector<bool> requires_grad;
   for (const at::Tensor& t : distinct) requires_grad.push_back(training && t.requires_grad());

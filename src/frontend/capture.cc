@@ -3,6 +3,7 @@
 #include "aotgrad/frontend/capture.h"
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 
 #include <unordered_map>
 
@@ -42,6 +43,9 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
   auto g = std::make_unique<Graph>();
   FakeTrace::Options trace_options;
   trace_options.device = example_inputs.empty() ? Device{} : from_c10(example_inputs[0].device());
+  // Under at::autocast (CPU), libtorch's autocast casts the fakes: they report the CPU device.
+  trace_options.real_device =
+      at::autocast::is_cpu_enabled() && to_c10(trace_options.device).is_cpu();
   std::unordered_map<const c10::TensorImpl*, Node*> constants;
   std::vector<at::Tensor> constant_tensors;  // keeps the TensorImpls of `constants` alive
   trace_options.on_real_tensor = [&](const at::Tensor& t, const std::string& where) -> Arg {
@@ -76,6 +80,12 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
     fakes.push_back(trace.fake(inputs[i], example_inputs[i].requires_grad()));
   std::vector<at::Tensor> results;
   try {
+    // A cast autocast caches (of a leaf that requires grad) would be a fake outliving the trace.
+    struct NoAutocastCache {
+      bool was = at::autocast::is_autocast_cache_enabled();
+      NoAutocastCache() { at::autocast::set_autocast_cache_enabled(false); }
+      ~NoAutocastCache() { at::autocast::set_autocast_cache_enabled(was); }
+    } no_cache;
     results = fn(fakes);
   } catch (const Error& e) {
     throw Error("capture: " + e.message());

@@ -2,6 +2,7 @@
 #include "aotgrad/runtime/compiled_graph.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <algorithm>
 #include <functional>
@@ -227,6 +228,8 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
     throw Error("expected " + std::to_string(expected) + " arguments, got " +
                 std::to_string(args.size()));
   const Specialization& spec = args.size() > 1 ? specialization_for(args) : *plain_;
+  // A graph captured under autocast holds its casts: libtorch's autocast must not cast again.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   // The compiled graph's inputs: caller arguments and synthetic bases.
   std::vector<at::Tensor> bases;
   for (auto& group : spec.synthetic_bases) bases.push_back(storage_base(args[group[0]].toTensor()));

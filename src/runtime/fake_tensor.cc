@@ -120,7 +120,8 @@ int64_t storage_bytes(const TensorMeta& m) {
 
 // A fake tensor with `m`'s dtype, sizes, strides and storage offset, on a data-less storage of the
 // size those need.
-c10::intrusive_ptr<c10::TensorImpl> new_fake(const TensorMeta& m, const std::string& what) {
+c10::intrusive_ptr<c10::TensorImpl> new_fake(const TensorMeta& m, const std::string& what,
+                                             const FakeTrace::Options& options) {
   std::vector<int64_t> sizes, strides;
   for (const SymInt& s : m.sizes) {
     AOTGRAD_CHECK(s.is_concrete(), "fake tensor for ", what, " with symbolic sizes ",
@@ -128,11 +129,18 @@ c10::intrusive_ptr<c10::TensorImpl> new_fake(const TensorMeta& m, const std::str
     sizes.push_back(s.value());
   }
   for (const SymInt& s : m.strides) strides.push_back(s.value());
+  c10::Device device(kFakeDevice, 0);
+  c10::DispatchKeySet keys = fake_keys();
+  if (options.real_device) {
+    device = to_c10(options.device);
+    AOTGRAD_CHECK(device.is_cpu(), "fake tensors of the real device: ", device.str(),
+                  " is not supported (CPU only)");
+    keys = keys | c10::DispatchKeySet(c10::DispatchKey::AutocastCPU);
+  }
   c10::Storage storage(c10::Storage::use_byte_size_t(), storage_bytes(m),
-                       c10::DataPtr(nullptr, c10::Device(kFakeDevice, 0)), nullptr,
-                       /*resizable=*/false);
+                       c10::DataPtr(nullptr, device), nullptr, /*resizable=*/false);
   auto impl = c10::make_intrusive<c10::TensorImpl>(
-      std::move(storage), fake_keys(), caffe2::TypeMeta::fromScalarType(to_c10(m.dtype)));
+      std::move(storage), keys, caffe2::TypeMeta::fromScalarType(to_c10(m.dtype)));
   impl->set_sizes_and_strides(sizes, strides);
   impl->set_storage_offset(m.storage_offset.value());
   return impl;
@@ -216,13 +224,13 @@ FakeTrace::~FakeTrace() {
 }
 
 bool FakeTrace::is_fake(const at::Tensor& t) {
-  return t.defined() && t.device().type() == kFakeDevice;
+  return t.defined() && t.key_set().has_backend(c10::BackendComponent::PrivateUse1Bit);
 }
 
 at::Tensor FakeTrace::fake(Node* node, bool requires_grad) {
   AOTGRAD_CHECK(node && node->meta().is_tensor(),
                 "fake tensor for a value that is not a tensor: ", node ? node->describe() : "null");
-  auto impl = new_fake(node->meta().tensor, node->describe());
+  auto impl = new_fake(node->meta().tensor, node->describe(), options_);
   at::Tensor t(impl);
   if (requires_grad) t.set_requires_grad(true);
   auto e = std::make_shared<Entry>();
@@ -522,7 +530,7 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
     if (m.kind == ValueMeta::Kind::None) return at::Tensor();
     AOTGRAD_CHECK(m.is_tensor(), "trace: ", node->describe(), " gives ", m.describe(),
                   " where libtorch returns a tensor");
-    at::Tensor t(new_fake(m.tensor, node->describe()));
+    at::Tensor t(new_fake(m.tensor, node->describe(), options_));
     tensors.push_back(e);
     state_->set(t, std::move(e));
     return t;

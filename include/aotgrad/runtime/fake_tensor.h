@@ -42,6 +42,12 @@ class FakeTrace {
     /// The value that stands for a real (not fake) tensor read by a recorded op: a node of the
     /// graph (a lifted constant), or a constant. Unset: such a read is an Error naming the op.
     std::function<Arg(const at::Tensor& t, const std::string& where)> on_real_tensor;
+    /// Fakes report `device` (as PyTorch's FakeTensor does) rather than the fake device, and carry
+    /// the autocast key of that device, so that libtorch's autocast casts them (it casts only the
+    /// tensors whose device it autocasts): a capture under at::autocast records its casts as
+    /// `_to_copy` nodes. (A factory inside a composite kernel then makes a real tensor of that
+    /// device, a lifted constant, as a factory of the function itself does.) CPU only.
+    bool real_device = false;
   };
 
   FakeTrace(Graph& graph, Options options);
@@ -61,7 +67,7 @@ class FakeTrace {
 
   /// The trace ops are recorded into now, or nullptr.
   static FakeTrace* active();
-  /// Whether `t` has the fake tensors' device.
+  /// Whether `t` is a fake tensor (of any trace).
   static bool is_fake(const at::Tensor& t);
   /// Points `t`'s TensorImpl at `from`'s storage, sizes, strides, dtype, device and dispatch keys
   /// (keeping its own autograd metadata and version counter), as Tensor::set_data does but also
