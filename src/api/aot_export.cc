@@ -3,6 +3,7 @@
 #include <torch/nn/module.h>
 
 #include "aotgrad/aotgrad.h"
+#include "aotgrad/runtime/compiled_graph.h"
 #include "config_options.h"
 #include "lifted_names.h"
 
@@ -56,6 +57,20 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
   out.bw = std::move(a.bw);
   out.saved = std::move(a.saved);
   for (int i : out.meta.mutated_inputs_returned) out.inputs_to_mutate.push_back(names.at(i));
+  // Overlapping views of which one is written would need a synthetic base (§13.23), which
+  // PyTorch's export path refuses too.
+  for (size_t a = 0; a < args.size(); ++a)
+    for (size_t b = 0; b < a; ++b) {
+      if (!overlapping_views(args[a], args[b])) continue;
+      for (size_t w : {b, a})
+        AOTGRAD_CHECK(
+            !out.meta.inputs.at(w).mutates_data && !out.meta.inputs.at(w).mutates_metadata, who,
+            ": encountered aliased inputs that are mutated in the graph you are "
+            "trying to export: inputs ",
+            names.at(b), " and ", names.at(a),
+            " are overlapping views of one storage and the graph writes ", names.at(w),
+            "; this is not supported (as in PyTorch); clone one of them");
+    }
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "aotgrad/runtime/compiled_graph.h"
 #include "aotgrad/runtime/data_parallel.h"
 #include "aotgrad/support/logging.h"
+#include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/requires_grad.h"
 #include "config_options.h"
 
@@ -173,15 +174,6 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   }
   std::vector<at::Tensor> distinct;
   for (size_t i : c->unique) distinct.push_back(args[i]);
-  if (training) {
-    for (size_t a = 0; a < distinct.size(); ++a)
-      for (size_t b = 0; b < a; ++b)
-        AOTGRAD_CHECK(
-            !distinct[a].storage().is_alias_of(distinct[b].storage()), "aot_function: arguments ",
-            c->unique[b], " and ", c->unique[a],
-            " are different tensors on one storage (views of one base), which training "
-            "compilation does not support yet; pass the base instead, or call under no_grad");
-  }
   CaptureOptions capture_options;
   if (!config.input_names.empty()) {
     AOTGRAD_CHECK(config.input_names.size() == args.size(),
@@ -198,6 +190,23 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   };
   capture_options.lifted_constants = &c->constants;
   c->graph = capture(on_distinct, distinct, capture_options);
+  // Views of one storage train as independent inputs unless the function writes one that overlaps
+  // another (PyTorch's merge_view_inputs then makes a synthetic base, §13.23, which training
+  // compilation does not do yet).
+  if (training) {
+    InputMutations mut = analyze_input_mutations(*c->graph);
+    for (size_t a = 0; a < distinct.size(); ++a)
+      for (size_t b = 0; b < a; ++b) {
+        if (!overlapping_views(distinct[a], distinct[b])) continue;
+        for (size_t w : {b, a})
+          AOTGRAD_CHECK(!mut.data_mutated[w] && !mut.metadata_mutated[w],
+                        "aot_function: arguments ", c->unique[b], " and ", c->unique[a],
+                        " are overlapping views of one storage and the function writes argument ",
+                        c->unique[w],
+                        ", which training compilation does not support yet (a synthetic base); "
+                        "pass the base instead, clone one of them, or call under no_grad");
+      }
+  }
   // The captured graph holds autocast's casts; the compilation runs without autocast.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
 

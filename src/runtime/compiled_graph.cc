@@ -30,12 +30,6 @@ std::pair<int64_t, int64_t> byte_range(const at::Tensor& t) {
   return {t.storage_offset() * es, (last + 1) * es};
 }
 
-bool overlap(const at::Tensor& a, const at::Tensor& b) {
-  auto [a0, a1] = byte_range(a);
-  auto [b0, b1] = byte_range(b);
-  return a0 < b1 && b0 < a1;
-}
-
 // How the caller's arguments alias: duplicates to merge and groups to give a synthetic base.
 struct AliasPlan {
   std::vector<int> duplicate_of;        // per arg: the earlier identical arg it merges into, or -1
@@ -97,7 +91,7 @@ AliasPlan plan_aliasing(const std::vector<c10::IValue>& args, const InputMutatio
     for (int a : group) any_mutated = any_mutated || mut.data_mutated.at(a);
     for (size_t x = 0; x < group.size(); ++x)
       for (size_t y = x + 1; y < group.size(); ++y)
-        any_overlap = any_overlap || overlap(*tensor(group[x]), *tensor(group[y]));
+        any_overlap = any_overlap || overlapping_views(*tensor(group[x]), *tensor(group[y]));
     if (!any_mutated || !any_overlap) continue;
     for (int a : group) {
       grouped[a] = true;
@@ -130,6 +124,13 @@ Arg int_list(c10::IntArrayRef v) {
 }
 
 }  // namespace
+
+bool overlapping_views(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.has_storage() || !b.has_storage() || !a.storage().is_alias_of(b.storage())) return false;
+  auto [a0, a1] = byte_range(a);
+  auto [b0, b1] = byte_range(b);
+  return a0 < b1 && b0 < a1;
+}
 
 CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options,
                              std::shared_ptr<const Compiler> compiler)

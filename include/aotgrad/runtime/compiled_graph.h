@@ -36,6 +36,9 @@ struct Specialization {
   bool deduped = false;
 };
 
+/// Whether two tensors on one storage have a byte in common (their extents overlap).
+bool overlapping_views(const at::Tensor& a, const at::Tensor& b);
+
 /// A graph compiled for inference. Calling it runs the compiled functional graph and then does what
 /// eager mode would have left behind: mutated arguments hold their new values (written back with
 /// copy_, or as_strided_ for metadata), outputs that are arguments are those very tensors, outputs
