@@ -303,14 +303,13 @@ TEST(AotFunction, Errors) {
       },
       AOTConfig{});
   EXPECT_THROW(f({at::randn({2}), at::Tensor()}), Error);
-  at::Tensor base = at::randn({4}).requires_grad_();
-  try {
-    f({base.slice(0, 0, 2), base.slice(0, 2, 4)});
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(e.message().find("arguments 0 and 1"), std::string::npos) << e.message();
-  }
   EXPECT_EQ(f.num_compilations(), 0u);
+  // Views of one base that the function does not write train as independent inputs (§13.23; the
+  // written, overlapping case is an error: aliased_inputs_test.cc).
+  at::Tensor base = at::randn({4}).requires_grad_();
+  f({base.slice(0, 0, 2), base.slice(0, 2, 4)})[0].backward();
+  EXPECT_TRUE(at::equal(base.grad(), at::ones({4})));
+  EXPECT_EQ(f.num_compilations(), 1u);
 }
 
 // AOTConfig::cache_dir reaches the compilations: a second aot_function of the same function (a new
