@@ -59,18 +59,15 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
   for (int i : out.meta.mutated_inputs_returned) out.inputs_to_mutate.push_back(names.at(i));
   // Overlapping views of which one is written would need a synthetic base (§13.23), which
   // PyTorch's export path refuses too.
-  for (size_t a = 0; a < args.size(); ++a)
-    for (size_t b = 0; b < a; ++b) {
-      if (!overlapping_views(args[a], args[b])) continue;
-      for (size_t w : {b, a})
-        AOTGRAD_CHECK(
-            !out.meta.inputs.at(w).mutates_data && !out.meta.inputs.at(w).mutates_metadata, who,
-            ": encountered aliased inputs that are mutated in the graph you are "
-            "trying to export: inputs ",
-            names.at(b), " and ", names.at(a),
-            " are overlapping views of one storage and the graph writes ", names.at(w),
-            "; this is not supported (as in PyTorch); clone one of them");
-    }
+  auto o = find_written_overlap(args, [&](size_t i) {
+    return out.meta.inputs.at(i).mutates_data || out.meta.inputs.at(i).mutates_metadata;
+  });
+  AOTGRAD_CHECK(!o, who,
+                ": encountered aliased inputs that are mutated in the graph you are trying to "
+                "export: inputs ",
+                names.at(o->first), " and ", names.at(o->second),
+                " are overlapping views of one storage and the graph writes ", names.at(o->written),
+                "; this is not supported (as in PyTorch); clone one of them");
   return out;
 }
 

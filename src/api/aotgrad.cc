@@ -195,17 +195,14 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   // compilation does not do yet).
   if (training) {
     InputMutations mut = analyze_input_mutations(*c->graph);
-    for (size_t a = 0; a < distinct.size(); ++a)
-      for (size_t b = 0; b < a; ++b) {
-        if (!overlapping_views(distinct[a], distinct[b])) continue;
-        for (size_t w : {b, a})
-          AOTGRAD_CHECK(!mut.data_mutated[w] && !mut.metadata_mutated[w],
-                        "aot_function: arguments ", c->unique[b], " and ", c->unique[a],
-                        " are overlapping views of one storage and the function writes argument ",
-                        c->unique[w],
-                        ", which training compilation does not support yet (a synthetic base); "
-                        "pass the base instead, clone one of them, or call under no_grad");
-      }
+    auto o = find_written_overlap(
+        distinct, [&](size_t i) { return mut.data_mutated[i] || mut.metadata_mutated[i]; });
+    AOTGRAD_CHECK(!o, "aot_function: arguments ", c->unique[o->first], " and ",
+                  c->unique[o->second],
+                  " are overlapping views of one storage and the function writes argument ",
+                  c->unique[o->written],
+                  ", which training compilation does not support yet (a synthetic base); pass "
+                  "the base instead, clone one of them, or call under no_grad");
   }
   // The captured graph holds autocast's casts; the compilation runs without autocast.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);

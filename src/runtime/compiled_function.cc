@@ -210,15 +210,13 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     if (!state) throw Error("backward of a compiled function that no longer exists");
     std::vector<c10::IValue> in;
+    in.reserve(state->art.saved.size() + state->art.joint_info.tangent_of_output.size());
     if (auto p = ctx->saved_data.find("packed"); p != ctx->saved_data.end()) {
       // Unpacked again on every backward (retain_graph), as SavedVariable does.
       c10::intrusive_ptr<torch::CustomClassHolder> holder = p->second.toCapsule();
-      std::vector<at::Tensor> saved =
-          unpack_saved(static_cast<const PackedSaved&>(*holder), state->art.saved);
+      for (at::Tensor& t : unpack_saved(static_cast<const PackedSaved&>(*holder), state->art.saved))
+        in.emplace_back(std::move(t));
       if (!torch::autograd::get_current_graph_task_keep_graph()) ctx->saved_data.erase(p);
-      in.reserve(saved.size() + state->art.joint_info.tangent_of_output.size());
-      for (at::Tensor& t : saved) in.emplace_back(std::move(t));
-      for (int64_t v : ctx->saved_data.at("symints").toIntVector()) in.emplace_back(v);
     } else {
       auto it = ctx->saved_data.find("saved");
       if (it == ctx->saved_data.end())
@@ -246,11 +244,10 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
         ctx->saved_data.erase("saved");
         ctx->saved_data.erase("versions");
       }
-      in.reserve(saved.size() + state->art.joint_info.tangent_of_output.size());
       for (size_t k = 0; k < saved.size(); ++k)
         in.emplace_back(keep ? saved.get(k) : saved.extract(k));
-      for (int64_t v : ctx->saved_data.at("symints").toIntVector()) in.emplace_back(v);
     }
+    for (int64_t v : ctx->saved_data.at("symints").toIntVector()) in.emplace_back(v);
     const auto& tangent_of = state->art.joint_info.tangent_of_output;
     for (size_t k = 0; k < tangent_of.size(); ++k) {
       if (tangent_of[k] < 0) continue;

@@ -132,6 +132,17 @@ bool overlapping_views(const at::Tensor& a, const at::Tensor& b) {
   return a0 < b1 && b0 < a1;
 }
 
+std::optional<WrittenOverlap> find_written_overlap(const std::vector<at::Tensor>& args,
+                                                   const std::function<bool(size_t)>& written) {
+  for (size_t a = 0; a < args.size(); ++a)
+    for (size_t b = 0; b < a; ++b) {
+      if (!overlapping_views(args[a], args[b])) continue;
+      for (size_t w : {b, a})
+        if (written(w)) return WrittenOverlap{b, a, w};
+    }
+  return std::nullopt;
+}
+
 CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions options,
                              std::shared_ptr<const Compiler> compiler)
     : graph_(std::move(graph)), options_(std::move(options)), compiler_(std::move(compiler)) {

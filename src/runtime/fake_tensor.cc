@@ -131,10 +131,8 @@ c10::intrusive_ptr<c10::TensorImpl> new_fake(const TensorMeta& m, const std::str
   for (const SymInt& s : m.strides) strides.push_back(s.value());
   c10::Device device(kFakeDevice, 0);
   c10::DispatchKeySet keys = fake_keys();
-  if (options.real_device) {
+  if (options.real_device) {  // a CPU device (checked by FakeTrace's constructor)
     device = to_c10(options.device);
-    AOTGRAD_CHECK(device.is_cpu(), "fake tensors of the real device: ", device.str(),
-                  " is not supported (CPU only)");
     keys = keys | c10::DispatchKeySet(c10::DispatchKey::AutocastCPU);
   }
   c10::Storage storage(c10::Storage::use_byte_size_t(), storage_bytes(m),
@@ -205,6 +203,9 @@ FakeTrace* FakeTrace::active() {
 
 FakeTrace::FakeTrace(Graph& graph, Options options)
     : graph_(graph), options_(std::move(options)), state_(std::make_unique<State>()) {
+  AOTGRAD_CHECK(!options_.real_device || to_c10(options_.device).is_cpu(),
+                "fake tensors of the real device: ", to_c10(options_.device).str(),
+                " is not supported (CPU only)");
   install_libtorch_ops();
   register_kernels();
   std::unique_lock<std::mutex> lock(g_trace_mu);

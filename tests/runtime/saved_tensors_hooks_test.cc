@@ -56,6 +56,20 @@ std::vector<at::Tensor> eager_grads(Inputs& in, const at::Tensor& go) {
 
 size_t defined_saved(const CompiledFunction& f) { return f.artifacts().saved.size(); }
 
+// Identity hooks that count their calls in `n`.
+PackHook counting_pack(int& n) {
+  return [&n](const at::Tensor& t) -> c10::IValue {
+    ++n;
+    return t;
+  };
+}
+UnpackHook counting_unpack(int& n) {
+  return [&n](const c10::IValue& v) {
+    ++n;
+    return v.toTensor();
+  };
+}
+
 TEST(SavedTensorsHooks, IdentityHooksRunOncePerSavedValueAndChangeNothing) {
   CompiledFunction f(parse_graph(kMlp, aten_ops()), {false, true, true});
   Inputs in;
@@ -64,15 +78,7 @@ TEST(SavedTensorsHooks, IdentityHooksRunOncePerSavedValueAndChangeNothing) {
   int packs = 0, unpacks = 0;
   std::vector<at::Tensor> hooked;
   {
-    SavedTensorsHooks hooks(
-        [&](const at::Tensor& t) -> c10::IValue {
-          ++packs;
-          return t;
-        },
-        [&](const c10::IValue& v) {
-          ++unpacks;
-          return v.toTensor();
-        });
+    SavedTensorsHooks hooks(counting_pack(packs), counting_unpack(unpacks));
     in.zero_grads();
     at::Tensor out = f(in.args())[0];
     EXPECT_EQ(packs, static_cast<int>(defined_saved(f)));
@@ -122,26 +128,12 @@ TEST(SavedTensorsHooks, CompressesSavedActivationsToBf16) {
 TEST(SavedTensorsHooks, InnermostGuardAppliesAndPackedValuesOutliveTheirGuard) {
   CompiledFunction f(parse_graph(kMlp, aten_ops()), {false, true, true});
   Inputs in;
-  int outer = 0, inner = 0, unpacked_inner = 0;
-  auto identity_unpack = [](const c10::IValue& v) { return v.toTensor(); };
+  int outer = 0, unpacked_outer = 0, inner = 0, unpacked_inner = 0;
   at::Tensor out;
   {
-    SavedTensorsHooks a(
-        [&](const at::Tensor& t) -> c10::IValue {
-          ++outer;
-          return t;
-        },
-        identity_unpack);
+    SavedTensorsHooks a(counting_pack(outer), counting_unpack(unpacked_outer));
     {
-      SavedTensorsHooks b(
-          [&](const at::Tensor& t) -> c10::IValue {
-            ++inner;
-            return t;
-          },
-          [&](const c10::IValue& v) {
-            ++unpacked_inner;
-            return v.toTensor();
-          });
+      SavedTensorsHooks b(counting_pack(inner), counting_unpack(unpacked_inner));
       out = f(in.args())[0];
     }
   }
@@ -163,10 +155,7 @@ TEST(SavedTensorsHooks, RetainGraphUnpacksOnEveryBackward) {
   at::Tensor out;
   {
     SavedTensorsHooks hooks([](const at::Tensor& t) -> c10::IValue { return t.clone(); },
-                            [&](const c10::IValue& v) {
-                              ++unpacks;
-                              return v.toTensor();
-                            });
+                            counting_unpack(unpacks));
     out = f(in.args())[0].sum();
   }
   out.backward({}, /*retain_graph=*/true);
