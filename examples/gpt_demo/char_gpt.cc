@@ -81,7 +81,9 @@ torch::Tensor CharGPTImpl::logits(const torch::Tensor& idx) {
   if (t > config.seq)
     throw Error("CharGPT: a window of " + std::to_string(t) + " characters is longer than seq (" +
                 std::to_string(config.seq) + ")");
-  torch::Tensor pos = torch::arange(t, torch::TensorOptions().dtype(torch::kLong));
+  // On idx's device, as nanoGPT's arange(0, t, device=device): under aot_module's capture the
+  // positions are then an op of the graph over the sequence length, not a constant.
+  torch::Tensor pos = torch::arange(t, idx.options().dtype(torch::kLong));
   torch::Tensor x = wte(idx) + wpe(pos);
   for (const auto& block : blocks) x = block->forward(x);
   return lm_head(ln_f(x));

@@ -43,13 +43,14 @@ struct Options {
   double tolerance = 1e-3;   // largest relative difference of the final losses
   double memory_budget = 1;  // the min-cut partitioner's activation_memory_budget
   int threads = 0;           // libtorch intra-op threads; 0: libtorch's default
+  bool vary_seq = false;     // each step's windows have a random length in [seq/4, seq]
   std::string text = AOTGRAD_DEMO_TEXT;
 };
 
 constexpr const char* kUsage =
     "usage: gpt_demo [--steps=N] [--batch=N] [--seq=N] [--d=N] [--heads=N] [--layers=N] [--lr=F]\n"
     "                [--memory-budget=F] [--seed=N] [--sample=N] [--tolerance=F] [--threads=N]\n"
-    "                [--text=FILE]\n"
+    "                [--text=FILE] [--vary-seq]\n"
     "\n"
     "Trains a character-level GPT on a text twice from the same initial weights and batches --\n"
     "eagerly with libtorch, then compiled with aotgrad::aot_module and the min-cut partition --\n"
@@ -66,7 +67,9 @@ constexpr const char* kUsage =
     "  --sample=N      characters of text to generate at the end, 0 for none (200)\n"
     "  --tolerance=F   exit 1 when the final losses differ by more than F, relatively (1e-3)\n"
     "  --threads=N     libtorch's intra-op threads (its default)\n"
-    "  --text=FILE     the training text (the corpus shipped with the demo)\n";
+    "  --text=FILE     the training text (the corpus shipped with the demo)\n"
+    "  --vary-seq      each step's windows have a random length in [seq/4, seq]: aot_module\n"
+    "                  compiles once with the sequence length a size symbol (dynamic shapes)\n";
 
 struct UsageError {
   std::string message;
@@ -105,6 +108,10 @@ Options parse_options(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--vary-seq") {
+      o.vary_seq = true;
+      continue;
+    }
     size_t eq = arg.find('=');
     std::string flag = arg.substr(0, eq);
     if (eq == std::string::npos) throw UsageError{"unknown argument '" + arg + "'"};
@@ -239,6 +246,9 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
     aotgrad::AOTConfig config;
     config.partition = aotgrad::PartitionKind::kMinCut;
     config.activation_memory_budget = o.memory_budget;
+    // --vary-seq: the sequence dimension of the windows and targets is a symbol from the start
+    // (torch._dynamo.mark_dynamic), so every length runs one compilation.
+    if (o.vary_seq) config.dynamic_dims = {{0, {1}}, {1, {1}}};
     std::shared_ptr<CharGPTImpl> model = r.model;
     compiled_model = aotgrad::aot_module(
         model,
@@ -250,7 +260,10 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
   std::mt19937_64 rng(o.seed);
   ProgressLine progress(mode, o.steps);
   for (int64_t step = 1; step <= o.steps; ++step) {
-    auto [x, y] = text.random_batch(o.batch, o.seq, rng);
+    const int64_t seq = o.vary_seq ? std::uniform_int_distribution<int64_t>(
+                                         std::max<int64_t>(2, o.seq / 4), o.seq)(rng)
+                                   : o.seq;
+    auto [x, y] = text.random_batch(o.batch, seq, rng);
     const int64_t before = aotgrad::memory_stats().current_bytes;
     aotgrad::reset_peak_memory();
     auto start = std::chrono::steady_clock::now();
@@ -290,8 +303,11 @@ int run(const Options& o) {
               << " heads, context " << o.seq << ", vocabulary " << text.vocab_size() << ", "
               << parameter_count(probe) << " parameters\n"
               << "training: " << o.steps << " Adam steps (lr " << o.lr << "), batch " << o.batch
-              << " windows of " << o.seq << " from a text of " << text.size()
-              << " characters, seed " << o.seed << ", " << torch::get_num_threads()
+              << " windows of " << o.seq << " from a text of " << text.size() << " characters"
+              << (o.vary_seq ? " (random lengths from " +
+                                   std::to_string(std::max<int64_t>(2, o.seq / 4)) + ")"
+                             : "")
+              << ", seed " << o.seed << ", " << torch::get_num_threads()
               << (torch::get_num_threads() == 1 ? " thread\n" : " threads\n")
               << "aot_module: min-cut partition, activation memory budget " << o.memory_budget
               << "\n\n";

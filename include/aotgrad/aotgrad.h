@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,15 @@ namespace aotgrad {
 enum class DataParallelMode { kNone, kReplicated };
 
 /// How aot_function compiles (functorch.compile's arguments and torch._functorch.config).
+/// torch.compile(dynamic=...): whether compilations make sizes symbolic (§13.15).
+enum class DynamicMode {
+  kOff,   // every size is static: a call with new sizes compiles again
+  kAuto,  // static first; a call whose sizes differ from a compiled call's compiles again with
+          // the dimensions that changed as symbols (PyTorch's automatic_dynamic_shapes)
+  kOn,    // every dimension of the non-parameter inputs is a symbol from the first call (sizes
+          // 0 and 1, and those the function needs static, stay static)
+};
+
 struct AOTConfig {
   /// min_cut_rematerialization_partition (the default) or default_partition.
   PartitionKind partition = PartitionKind::kMinCut;
@@ -78,6 +88,14 @@ struct AOTConfig {
   int64_t bucket_cap_bytes = 25 << 20;
   int64_t first_bucket_cap_bytes = 1 << 20;
   std::vector<bool> data_parallel_params;
+
+  /// Dynamic shapes (§13.15): compilations whose input sizes are symbols s0, s1, ... serve every
+  /// call whose sizes fit (binding each symbol from the inputs) and whose guards hold.
+  DynamicMode dynamic = DynamicMode::kAuto;
+  /// torch._dynamo.mark_dynamic: per argument (aot_module: per input of the module's forward),
+  /// the dimensions compiled as symbols from the first call, unless `dynamic` is kOff. A marked
+  /// dimension the function needs static is an Error.
+  std::map<size_t, std::vector<int64_t>> dynamic_dims;
 };
 
 /// The input signature a compilation is keyed by: per input its dtype, device, sizes, strides and
@@ -109,6 +127,9 @@ class AOTFunction {
   std::optional<bool> trains(const std::vector<at::Tensor>& args) const;
   /// The captured graph of `args`' signature, or nullptr when it has not been compiled.
   std::shared_ptr<const Graph> captured_graph(const std::vector<at::Tensor>& args) const;
+  /// The guards of the compilation that serves `args` (dynamic: "2 <= s0", a dimension sharing a
+  /// symbol; static: none), or nullopt when none serves them.
+  std::optional<std::vector<std::string>> guards(const std::vector<at::Tensor>& args) const;
 
   struct State;
 

@@ -68,6 +68,14 @@ std::pair<AOTFunction, std::vector<at::Tensor>> AOTModule::State::prepare(
     AOTConfig c = config;
     c.input_names = lifted_input_names(s, config.input_names, inputs.size(), "aot_module");
     c.num_params_buffers = s.tensors.size();
+    // mark_dynamic names the module's inputs; the compiled function's arguments start with the
+    // module's tensors.
+    c.dynamic_dims.clear();
+    for (const auto& [input, dims] : config.dynamic_dims) {
+      AOTGRAD_CHECK(input < inputs.size(), "aot_module: dynamic_dims marks input ", input,
+                    " but the module is called with ", inputs.size(), " inputs");
+      c.dynamic_dims[input + s.tensors.size()] = dims;
+    }
     if (config.data_parallel != DataParallelMode::kNone) {
       // The parameters' gradients are all-reduced (and the parameters broadcast at the first
       // compilation); the buffers are broadcast from rank 0 now, as DDP does when it is made.

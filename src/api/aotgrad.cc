@@ -5,11 +5,13 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <sstream>
 
 #include "aotgrad/driver/stages.h"
+#include "aotgrad/frontend/dynamic_capture.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiled_function.h"
@@ -37,8 +39,33 @@ struct Compilation {
   std::vector<at::Tensor> constants;  // values of the graph's lifted tensor constants, after args
   std::unique_ptr<CompiledFunction> train;
   std::unique_ptr<CompiledGraph> infer;
-  bool downgraded = false;  // a training call compiled for inference (§13.11): run under no_grad
+  bool downgraded = false;    // a training call compiled for inference (§13.11): run under no_grad
+  std::vector<int> position;  // argument -> index among the distinct ones
+  std::string family;         // input_family of the call it was compiled for
+  std::vector<std::vector<int64_t>> sizes;  // the distinct arguments' sizes then
+  std::shared_ptr<DynamicCapture> dynamic;  // a dynamic compilation: its symbols and guards
 };
+
+std::vector<at::Tensor> pick(const std::vector<at::Tensor>& args, const std::vector<size_t>& at) {
+  std::vector<at::Tensor> out;
+  out.reserve(at.size());
+  for (size_t i : at) out.push_back(args[i]);
+  return out;
+}
+
+std::string dims_text(const DynamicCapture& d, const Graph& g) {
+  std::string s;
+  std::vector<Node*> ph = g.placeholders();
+  for (size_t i = 0; i < d.points.sources.size(); ++i) {
+    const SymbolSource& src = d.points.sources[i];
+    s += (i ? ", " : "") + symbol_name(i) + " = " + ph[src.input]->name() + ".size()[" +
+         std::to_string(src.dim) + "] (hint " + std::to_string(d.points.points[0][i]) + ")";
+  }
+  s += "; guards:";
+  for (const std::string& guard : d.guards) s += " " + guard + ";";
+  s.pop_back();
+  return s;
+}
 
 // The lines of two input signatures (input_signature: the mode, then "I: ..." per argument) that
 // differ: "mode: train -> inference", "argument 0: f32[4][1]cpu -> f32[8][1]cpu".
@@ -75,12 +102,26 @@ struct AOTFunction::State {
   TensorFunction fn;
   AOTConfig config;
   mutable std::mutex mu;
-  std::map<std::string, std::shared_ptr<Compilation>> cache;
+  std::map<std::string, std::shared_ptr<Compilation>> cache;  // static, by input signature
+  std::vector<std::shared_ptr<Compilation>> dynamic;          // dynamic, oldest first
   std::string last_key;  // the signature compiled last, for the recompiles log
   /// Data parallel: whether the first compilation broadcast the parameters from rank 0.
   mutable bool params_broadcast = false;
 
-  std::shared_ptr<Compilation> compile(const std::vector<at::Tensor>& args, bool training) const;
+  std::shared_ptr<Compilation> compile(const std::vector<at::Tensor>& args, bool training,
+                                       const std::string& family, std::string* note) const;
+  /// The compilation that serves `args` (under `mu`): the static one of its signature, else the
+  /// newest dynamic one of its family whose guards hold -- a size guard that fails (a size 0 or
+  /// 1) is checked by capturing at that size, and passes when the graph is the same. nullptr,
+  /// with the failed guard of the newest dynamic one in `failed`, when none serves.
+  std::shared_ptr<Compilation> find(const std::vector<at::Tensor>& args, const std::string& key,
+                                    const std::string& family, std::string* failed = nullptr);
+  /// The dimensions (by distinct argument) a new compilation of `args` makes symbols, and
+  /// whether they are the ones the user marked.
+  std::vector<DynamicDim> dynamic_dims(const std::vector<at::Tensor>& args,
+                                       const Compilation& c) const;
+  TensorFunction on_distinct(const std::vector<int>& position) const;
+  CaptureOptions capture_options(Compilation& c) const;
   /// Data parallel: the stage that all-reduces the parameters' gradients, for the distinct
   /// arguments of `c` (and its constants, never reduced).
   DataParallelOptions data_parallel_options(const Compilation& c,
@@ -134,7 +175,10 @@ void AOTFunction::State::synchronize(const Compilation& c, const std::vector<at:
   params_broadcast = true;
 }
 
-std::string input_signature(const std::vector<at::Tensor>& args) {
+namespace {
+// The input signature; without sizes (each argument's dtype, rank and device, requires_grad and
+// aliasing), the family whose calls a dynamic compilation may serve.
+std::string signature_of(const std::vector<at::Tensor>& args, bool with_sizes) {
   std::string key = is_training_call(args) ? "train" : "inference";
   // A capture under autocast records its casts (capture.h): the autocast state is part of the key.
   if (at::autocast::is_cpu_enabled())
@@ -143,7 +187,13 @@ std::string input_signature(const std::vector<at::Tensor>& args) {
     const at::Tensor& t = args[i];
     key += "\n" + std::to_string(i) + ": ";
     AOTGRAD_CHECK(t.defined(), "aot_function: argument ", i, " is an undefined tensor");
-    key += tensor_meta_of(t).annotation();
+    TensorMeta m = tensor_meta_of(t);
+    if (!with_sizes) {
+      m.sizes.assign(m.sizes.size(), -1);
+      m.strides.assign(m.strides.size(), -1);
+      m.storage_offset = -1;
+    }
+    key += m.annotation();
     if (t.requires_grad()) key += " requires_grad";
     for (size_t j = 0; j < i; ++j) {
       const at::Tensor& u = args[j];
@@ -160,11 +210,108 @@ std::string input_signature(const std::vector<at::Tensor>& args) {
   }
   return key;
 }
+}  // namespace
+
+std::string input_signature(const std::vector<at::Tensor>& args) {
+  return signature_of(args, true);
+}
+
+TensorFunction AOTFunction::State::on_distinct(const std::vector<int>& position) const {
+  // The function sees every argument, the same tensor where the caller passed one twice.
+  return [this, position](const std::vector<at::Tensor>& d) {
+    std::vector<at::Tensor> full;
+    full.reserve(position.size());
+    for (int p : position) full.push_back(d[p]);
+    return fn(full);
+  };
+}
+
+CaptureOptions AOTFunction::State::capture_options(Compilation& c) const {
+  CaptureOptions o;
+  if (!config.input_names.empty()) {
+    AOTGRAD_CHECK(config.input_names.size() == c.position.size(),
+                  "aot_function: ", config.input_names.size(), " input names for ",
+                  c.position.size(), " arguments");
+    for (size_t i : c.unique) o.input_names.push_back(config.input_names[i]);
+  }
+  o.lifted_constants = &c.constants;
+  return o;
+}
+
+std::vector<DynamicDim> AOTFunction::State::dynamic_dims(const std::vector<at::Tensor>& args,
+                                                         const Compilation& c) const {
+  std::vector<DynamicDim> dims;
+  if (config.dynamic == DynamicMode::kOff) return dims;
+  for (const auto& [i, marked] : config.dynamic_dims) {
+    AOTGRAD_CHECK(i < args.size(), "aot_function: dynamic_dims marks argument ", i, " of ",
+                  args.size());
+    for (int64_t d : marked) {
+      const int64_t n = args[i].dim();
+      AOTGRAD_CHECK(d >= -n && d < n, "aot_function: dynamic_dims marks dimension ", d,
+                    " of argument ", i, ", which has ", n);
+      dims.push_back({static_cast<size_t>(c.position[i]), d < 0 ? d + n : d});
+    }
+  }
+  auto unmarked = [&](size_t k) { return c.unique[k] >= config.num_params_buffers; };
+  if (config.dynamic == DynamicMode::kOn) {
+    for (size_t k = 0; k < c.unique.size(); ++k)
+      for (int64_t d = 0; unmarked(k) && d < args[c.unique[k]].dim(); ++d)
+        if (args[c.unique[k]].size(d) >= 2) dims.push_back({k, d});
+    return dims;
+  }
+  // kAuto: the dimensions whose sizes differ from a compilation of this family, and those an
+  // earlier dynamic one made symbols.
+  auto seen = [&](const std::shared_ptr<Compilation>& o) {
+    if (o->family != c.family) return;
+    for (size_t k = 0; k < c.unique.size(); ++k)
+      for (int64_t d = 0; unmarked(k) && d < args[c.unique[k]].dim(); ++d)
+        if (o->sizes[k][d] != args[c.unique[k]].size(d)) dims.push_back({k, d});
+    if (o->dynamic)
+      for (const auto& [dim, sym] : o->dynamic->dims) dims.push_back(dim);
+  };
+  for (const auto& [key, o] : cache) seen(o);
+  for (const auto& o : dynamic) seen(o);
+  return dims;
+}
+
+std::shared_ptr<Compilation> AOTFunction::State::find(const std::vector<at::Tensor>& args,
+                                                      const std::string& key,
+                                                      const std::string& family,
+                                                      std::string* failed) {
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  std::string first_failure;
+  for (auto it = dynamic.rbegin(); it != dynamic.rend(); ++it) {
+    Compilation& c = **it;
+    if (c.family != family) continue;
+    std::vector<at::Tensor> distinct = pick(args, c.unique);
+    std::string why;
+    if (bind_dynamic(*c.dynamic, distinct, &why)) return *it;
+    if (auto values = bind_dynamic(*c.dynamic, distinct, nullptr, false)) {
+      if (same_graph_at(*c.dynamic, on_distinct(c.position), distinct, *values,
+                        capture_options(c))) {
+        for (size_t i = 0; i < values->size(); ++i)
+          if ((*values)[i] < 2) c.dynamic->verified_small[i].push_back((*values)[i]);
+        if (log_settings().recompiles)
+          log_text("Guard " + why +
+                   " failed; the function traced at that size is the same "
+                   "graph: the dynamic compilation serves it");
+        return *it;
+      }
+      why += ", and the function traced at that size is another graph";
+    }
+    if (first_failure.empty()) first_failure = why;
+  }
+  if (failed) *failed = first_failure;
+  return nullptr;
+}
 
 std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::Tensor>& args,
-                                                         bool training) const {
+                                                         bool training, const std::string& family,
+                                                         std::string* note) const {
   auto c = std::make_shared<Compilation>();
-  std::vector<int> position(args.size());  // argument -> index among the distinct ones
+  c->family = family;
+  std::vector<int>& position = c->position;
+  position.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     position[i] = static_cast<int>(c->unique.size());
     for (size_t k = 0; k < c->unique.size(); ++k)
@@ -172,24 +319,48 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
         position[i] = static_cast<int>(k);
     if (position[i] == static_cast<int>(c->unique.size())) c->unique.push_back(i);
   }
-  std::vector<at::Tensor> distinct;
-  for (size_t i : c->unique) distinct.push_back(args[i]);
-  CaptureOptions capture_options;
-  if (!config.input_names.empty()) {
-    AOTGRAD_CHECK(config.input_names.size() == args.size(),
-                  "aot_function: ", config.input_names.size(), " input names for ", args.size(),
-                  " arguments");
-    for (size_t i : c->unique) capture_options.input_names.push_back(config.input_names[i]);
+  std::vector<at::Tensor> distinct = pick(args, c->unique);
+  for (const at::Tensor& t : distinct) c->sizes.push_back(t.sizes().vec());
+  const CaptureOptions options = capture_options(*c);
+  const TensorFunction traced = on_distinct(position);
+  std::vector<DynamicDim> dims = dynamic_dims(args, *c);
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  if (!dims.empty()) {
+    std::string error;
+    auto attempt = [&](const std::vector<DynamicDim>& d) -> bool {
+      try {
+        c->dynamic =
+            std::make_shared<DynamicCapture>(capture_dynamic(traced, distinct, d, options));
+        return true;
+      } catch (const Error& e) {
+        if (error.empty()) error = e.what();
+        return false;
+      }
+    };
+    if (!attempt(dims)) {
+      AOTGRAD_CHECK(config.dynamic_dims.empty(),
+                    "aot_function: the dimensions marked dynamic "
+                    "cannot all be symbols: ",
+                    error);
+      // dynamic=True: the dimensions that can be symbols on their own, together (the others
+      // are specialized, as PyTorch's guards specialize what the function needs static).
+      std::vector<DynamicDim> able;
+      if (config.dynamic == DynamicMode::kOn && dims.size() > 1)
+        for (const DynamicDim& d : dims)
+          if (attempt({d})) able.push_back(d);
+      if (able.empty() || !attempt(able)) {
+        c->dynamic.reset();
+        if (note) *note = "\n    dynamic sizes failed (" + error + "): compiled with static sizes";
+      }
+    }
   }
-  // The function sees every argument, the same tensor where the caller passed one twice.
-  TensorFunction on_distinct = [this, &position](const std::vector<at::Tensor>& d) {
-    std::vector<at::Tensor> full;
-    full.reserve(position.size());
-    for (int p : position) full.push_back(d[p]);
-    return fn(full);
-  };
-  capture_options.lifted_constants = &c->constants;
-  c->graph = capture(on_distinct, distinct, capture_options);
+  if (c->dynamic) {
+    c->graph = c->dynamic->graph;
+    if (note) *note = "\n    compiled with dynamic sizes: " + dims_text(*c->dynamic, *c->graph);
+  } else {
+    c->graph = capture(traced, distinct, options);
+  }
   // Views of one storage train as independent inputs unless the function writes one that overlaps
   // another (PyTorch's merge_view_inputs then makes a synthetic base, §13.23, which training
   // compilation does not do yet).
@@ -249,20 +420,30 @@ AOTFunction::AOTFunction(TensorFunction fn, AOTConfig config) : state_(std::make
 
 std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& args) const {
   const std::string key = input_signature(args);
+  const std::string family = signature_of(args, false);
   const bool training = is_training_call(args);
   std::shared_ptr<Compilation> c;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    auto it = state_->cache.find(key);
-    if (it == state_->cache.end()) {
-      if (!state_->cache.empty() && log_settings().recompiles)
-        log_text("Recompiling function (compilation " + std::to_string(state_->cache.size() + 1) +
-                 "): its input signature differs from every compiled one; from the last:" +
-                 signature_difference(state_->last_key, key));
-      it = state_->cache.emplace(key, state_->compile(args, training)).first;
+    std::string failed;
+    c = state_->find(args, key, family, &failed);
+    if (!c) {
+      const size_t n = state_->cache.size() + state_->dynamic.size();
+      std::string note;
+      c = state_->compile(args, training, family, &note);
+      if (c->dynamic)
+        state_->dynamic.push_back(c);
+      else
+        state_->cache.emplace(key, c);
+      if (n > 0 && log_settings().recompiles)
+        log_text("Recompiling function (compilation " + std::to_string(n + 1) + "): " +
+                 (failed.empty() ? "its input signature differs from every compiled one; from "
+                                   "the last:" +
+                                       signature_difference(state_->last_key, key)
+                                 : "guard failed in the dynamic compilation: " + failed) +
+                 note);
       state_->last_key = key;
     }
-    c = it->second;
   }
   std::vector<at::Tensor> distinct;
   for (size_t i : c->unique) distinct.push_back(args[i]);
@@ -279,24 +460,30 @@ std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& a
 }
 
 std::optional<bool> AOTFunction::trains(const std::vector<at::Tensor>& args) const {
-  const std::string key = input_signature(args);
   std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->cache.find(key);
-  if (it == state_->cache.end()) return std::nullopt;
-  return it->second->train != nullptr;
+  auto c = state_->find(args, input_signature(args), signature_of(args, false));
+  if (!c) return std::nullopt;
+  return c->train != nullptr;
 }
 
 size_t AOTFunction::num_compilations() const {
   std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->cache.size();
+  return state_->cache.size() + state_->dynamic.size();
 }
 
 std::shared_ptr<const Graph> AOTFunction::captured_graph(
     const std::vector<at::Tensor>& args) const {
-  const std::string key = input_signature(args);
   std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->cache.find(key);
-  return it == state_->cache.end() ? nullptr : it->second->graph;
+  auto c = state_->find(args, input_signature(args), signature_of(args, false));
+  return c ? c->graph : nullptr;
+}
+
+std::optional<std::vector<std::string>> AOTFunction::guards(
+    const std::vector<at::Tensor>& args) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  auto c = state_->find(args, input_signature(args), signature_of(args, false));
+  if (!c) return std::nullopt;
+  return c->dynamic ? c->dynamic->guards : std::vector<std::string>{};
 }
 
 AOTFunction aot_function(TensorFunction fn, AOTConfig config) {

@@ -175,6 +175,7 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
   timer.mark("dump");
   if (json_stats) {
     nlohmann::ordered_json j = stats_json("autograd", args, o);
+    add_symbols_json(j, graph);
     if (a.joint) j["joint_nodes"] = a.joint->size();  // absent on a cache hit
     j["fw_nodes"] = a.fw->size();
     j["bw_nodes"] = a.bw->size();
@@ -203,7 +204,7 @@ int run_compile(const Args& args) {
   g_startup_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   StageTimer timer;
-  std::shared_ptr<Graph> graph = load_graph(args.positional[0]);
+  std::shared_ptr<Graph> graph = load_graph(args.positional[0], hint_option(args));
   apply_recompute_option(args, *graph);
   timer.mark("parse");
   std::vector<bool> rg = parse_grad_spec(*graph, args.get("grad").value_or("none"));
@@ -236,6 +237,7 @@ int run_compile(const Args& args) {
   timer.mark("dump");
   if (json_stats) {
     nlohmann::ordered_json j = stats_json("inference", args, o);
+    add_symbols_json(j, *graph);
     j["fw_nodes"] = a.fw->size();
     j["op_world"] = op_world_json({a.fw.get()});
     j["meta"] = meta_json(a.meta, *graph);

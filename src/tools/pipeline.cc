@@ -1,6 +1,7 @@
 // aotgrad: graph loading and --grad parsing for the commands.
 #include "pipeline.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "aotgrad/driver/cache_store.h"
@@ -11,10 +12,10 @@
 
 namespace aotgrad::cli {
 
-std::shared_ptr<Graph> load_graph(const std::string& path) {
+std::shared_ptr<Graph> load_graph(const std::string& path, const SymbolHints& hints) {
   std::string text = read_input(path);
   try {
-    std::shared_ptr<Graph> g = parse_graph(text, aten_ops());
+    std::shared_ptr<Graph> g = parse_graph(text, aten_ops(), hints);
     verify(*g);
     return g;
   } catch (const Error& e) {
@@ -23,6 +24,56 @@ std::shared_ptr<Graph> load_graph(const std::string& path) {
                   ": error: " + e.message());
     throw Error(path + ": error: " + e.message());
   }
+}
+
+SymbolHints hint_option(const Args& args) {
+  SymbolHints hints;
+  if (auto spec = args.get("hint")) {
+    std::string error;
+    if (!parse_symbol_hints(*spec, hints, &error))
+      throw UsageError{"--hint: " + error + " (expected SYMBOL=SIZE,..., e.g. s0=8,s1=16)"};
+  }
+  return hints;
+}
+
+void add_symbols_json(nlohmann::ordered_json& j, const Graph& g) {
+  nlohmann::ordered_json symbols = nlohmann::ordered_json::array();
+  std::vector<std::string> bound, guards, others;
+  auto see = [&](const SymInt& s, const std::string& where, const std::string& guard_lhs) {
+    if (s.is_concrete()) return;
+    const std::string* name = s.symbol_name();
+    if (name && std::find(bound.begin(), bound.end(), *name) == bound.end()) {
+      bound.push_back(*name);
+      nlohmann::ordered_json sym;
+      sym["name"] = *name;
+      if (auto h = s.hint())
+        sym["hint"] = *h;
+      else
+        sym["hint"] = nullptr;
+      sym["source"] = where;
+      symbols.push_back(sym);
+      return;
+    }
+    s.collect_symbols(others);
+    guards.push_back(guard_lhs + " == " + s.to_string());
+  };
+  for (const Node* p : g.placeholders()) {
+    const ValueMeta& m = p->meta();
+    if (m.kind == ValueMeta::Kind::SymInt) see(m.sym, p->name(), "L['" + p->name() + "']");
+    if (!m.is_tensor()) continue;
+    for (size_t d = 0; d < m.tensor.sizes.size(); ++d) {
+      const std::string at = ".size()[" + std::to_string(d) + "]";
+      see(m.tensor.sizes[d], p->name() + at, "L['" + p->name() + "']" + at);
+    }
+  }
+  for (const std::string& s : others)
+    if (std::find(bound.begin(), bound.end(), s) == bound.end())
+      throw Error("size symbol " + s + " is not a dimension of any input, so no call can bind it");
+  nlohmann::ordered_json gs = nlohmann::ordered_json::array();
+  for (const std::string& s : bound) gs.push_back("2 <= " + s);
+  for (const std::string& s : guards) gs.push_back(s);
+  j["symbols"] = symbols;
+  j["guards"] = gs;
 }
 
 std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec) {
@@ -173,6 +224,10 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
        "KEY an op (aten::mm), a node name or *, POLICY MUST_SAVE, PREFER_SAVE, "
        "MUST_RECOMPUTE or PREFER_RECOMPUTE",
        "SPEC"});
+  own.push_back({"hint", true,
+                 "hints of the graph's size symbols, over its `# hints:` comment: the sizes byte "
+                 "counts and --random-inputs use",
+                 "s0=N,..."});
   own.push_back({"cache-dir", true,
                  "use the on-disk compile cache in DIR (off by default on the command line): a hit "
                  "loads the stored forward/backward graphs instead of compiling; --stats=json "

@@ -17,7 +17,18 @@
 namespace aotgrad::cli {
 
 /// Reads, parses and verifies a graph; errors are rethrown as "FILE:LINE:COL: error: ..." text.
-std::shared_ptr<Graph> load_graph(const std::string& path);
+/// Size symbols take their hints from `hints`, else from the text's `# hints:` comment.
+std::shared_ptr<Graph> load_graph(const std::string& path, const SymbolHints& hints = {});
+/// --hint=s0=8,s1=16: the size symbols' hints of a command line (none without the option).
+/// Throws UsageError for malformed text.
+SymbolHints hint_option(const Args& args);
+
+/// A dynamic graph's size symbols for --stats=json: "symbols" ([{"name", "hint" (null without
+/// one), "source" (the input that binds it: "x.size()[0]", or a SymInt input's name)}]) and
+/// "guards" (PyTorch's text: "2 <= s0", "L['y'].size()[0] == s0" for another input dimension
+/// that is the symbol or an expression over the symbols). Throws Error naming a symbol that no
+/// input binds.
+void add_symbols_json(nlohmann::ordered_json& j, const Graph& g);
 
 /// --grad=all|none|NAME,...: which placeholders require grad ("all": every floating-point input).
 /// Throws UsageError for an unknown or non-floating name.

@@ -54,4 +54,24 @@ check has "$tmp/err" "size symbol s0 (in input 'x', 2*s0) is bound by no input"
 # The exporter's --dynamic errors.
 expect_exit 1 "unknown input" "$PY" "$exporter" cnn_bn "$tmp/e" --dynamic=y.0
 check has "$tmp/err" "--dynamic 'y.0': expected INPUT.DIM with an input among x, target"
+# compile --stats=json lists the symbols (hint, the input dimension that binds each) and the
+# guards; --hint overrides the text's hints.
+"$bin" compile "$data/models/gpt_block_dyn.fx" --grad=all --stats=json >"$tmp/stats.json"
+check has "$tmp/stats.json" '"symbols":[{"name":"s0","hint":2,"source":"idx.size()[0]"},{"name":"s1","hint":8,"source":"idx.size()[1]"}]'
+check has "$tmp/stats.json" "\"guards\":[\"2 <= s0\",\"2 <= s1\",\"L['targets'].size()[0] == s0\",\"L['targets'].size()[1] == s1\"]"
+"$bin" compile "$data/models/gpt_block_dyn.fx" --stats=json --hint=s0=8,s1=32 >"$tmp/stats.json"
+check has "$tmp/stats.json" '{"name":"s0","hint":8,"source":"idx.size()[0]"},{"name":"s1","hint":32,'
+expect_exit 2 "malformed hint" "$bin" compile "$data/models/gpt_block_dyn.fx" --hint=s0
+check has "$tmp/err" "--hint:"
+
+# run --random-inputs gives a SymInt input its symbol's hint and the tensors sizes at the hints.
+"$bin" run "$data/text/symbolic.fx" --random-inputs --hint=s0=3,s1=5 --outputs="$tmp/sym.safetensors"
+check [ $? -eq 0 ]
+"$PY" -c "
+import sys; sys.path.insert(0, '$root/tools')
+import export as E
+t, meta = E.read_safetensors('$tmp/sym.safetensors')
+assert tuple(t['out_0'].shape) == (3, 8) and tuple(t['out_1'].shape) == (6, 5), {k: v.shape for k, v in t.items()}
+"
+check [ $? -eq 0 ]
 finish

@@ -34,6 +34,13 @@ awk -v l="$aot_loss" -v v="$vocab" 'BEGIN { exit !(l > 0 && l < log(v)) }' ||
   fail "aot_module loss $aot_loss is not below ln($vocab)"
 grep -q '^sample from the aot_module-trained weights:$' "$tmp/out" || fail "no sample"
 
+# --vary-seq: windows of random lengths train through one compilation (the sequence length a
+# size symbol) to eager's losses.
+"$demo" --steps=6 --vary-seq --sample=0 >"$tmp/out" 2>"$tmp/err" || fail "--vary-seq exited $?"
+grep -q '(random lengths from 16)' "$tmp/out" || fail "--vary-seq not in the header"
+grep -Eq '; 1 compilation$' "$tmp/out" || fail "--vary-seq compiled more than once"
+grep -Eq '^losses agree: ' "$tmp/out" || fail "--vary-seq losses do not agree"
+
 # Bad usage exits 2 naming the flag; an unreadable text exits 1 naming the file.
 "$demo" --steps=many >"$tmp/out" 2>"$tmp/err"
 [[ $? -eq 2 ]] || fail "--steps=many did not exit 2"

@@ -144,7 +144,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
 int run_graph(const Args& args) {
   install_tracking_allocator();
   const std::string& graph_path = args.positional[0];
-  std::shared_ptr<Graph> graph = load_graph(graph_path);
+  std::shared_ptr<Graph> graph = load_graph(graph_path, hint_option(args));
   apply_recompute_option(args, *graph);
   if (!args.has("inputs") && !args.has("random-inputs"))
     throw UsageError{"give --inputs=FILE or --random-inputs"};
@@ -189,6 +189,10 @@ int run_graph(const Args& args) {
                   ": give it in --inputs; --random-inputs does not make constants up");
     } else if (args.has("random-inputs") && ph->meta().is_tensor()) {
       inputs.push_back(random_tensor(ph->meta().tensor, seed + i));
+    } else if (args.has("random-inputs") && ph->meta().kind == ValueMeta::Kind::SymInt) {
+      // A SymInt input is its symbol's hint, the size random_tensor gives the tensors (2
+      // without one).
+      inputs.push_back(c10::IValue(ph->meta().sym.hint_or(2)));
     } else {
       throw Error("no input for placeholder '" + ph->name() + "'" +
                   (args.has("inputs") ? " in " + *args.get("inputs") : std::string()));

@@ -1,0 +1,68 @@
+// Dynamic shapes against static ones (issue 16) on the GPT block with a 64-token context
+// (tests/models' gpt_block_dyn), trained through aot_function over its parameters:
+// - Compile/dynamic: one compilation with the batch and sequence length as symbols, then a step
+//   at each of the 4 shapes (1x5, 3x16, 8x33, 17x5); Compile/static: the same 4 steps with
+//   dynamic=off, one compilation per shape. Counter "compilations".
+// - Step/dynamic and Step/static: the steady training step at 8x32 of each compilation.
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+
+#include "aotgrad/aotgrad.h"
+#include "models/eager_models.h"
+
+namespace {
+
+struct Model {
+  explicit Model(bool dynamic) : model(aotgrad::models::make_eager_model("gpt_block_dyn")) {
+    for (const auto& [k, v] : model->parameters()) (void)k, tensors.push_back(v);
+    aotgrad::AOTConfig cfg;
+    cfg.num_params_buffers = tensors.size();
+    cfg.cache_dir = "off";
+    if (dynamic)
+      cfg.dynamic_dims = {{tensors.size(), {0, 1}}, {tensors.size() + 1, {0, 1}}};
+    else
+      cfg.dynamic = aotgrad::DynamicMode::kOff;
+    aotgrad::models::EagerModel* m = model.get();
+    fn.emplace(aotgrad::aot_function(
+        aotgrad::functional_call(tensors,
+                                 [m](const std::vector<at::Tensor>& in) {
+                                   return std::vector<at::Tensor>{m->loss(in)};
+                                 }),
+        std::move(cfg)));
+  }
+  void step(int64_t batch, int64_t seq) {
+    std::vector<at::Tensor> args = tensors;
+    args.push_back(at::randint(0, 64, {batch, seq}, at::kLong));
+    args.push_back(at::randint(0, 64, {batch, seq}, at::kLong));
+    (*fn)(args)[0].backward();
+    model->zero_grad();
+  }
+  std::unique_ptr<aotgrad::models::EagerModel> model;
+  std::vector<at::Tensor> tensors;
+  std::optional<aotgrad::AOTFunction> fn;
+};
+
+void BM_Compile(benchmark::State& state, bool dynamic) {
+  size_t compilations = 0;
+  for (auto _ : state) {
+    Model m(dynamic);
+    for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 5}, {3, 16}, {8, 33}, {17, 5}}) m.step(b, t);
+    compilations = m.fn->num_compilations();
+  }
+  state.counters["compilations"] = static_cast<double>(compilations);
+}
+
+void BM_Step(benchmark::State& state, bool dynamic) {
+  Model m(dynamic);
+  m.step(8, 32);
+  for (auto _ : state) m.step(8, 32);
+}
+
+BENCHMARK_CAPTURE(BM_Compile, dynamic, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Compile, static, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Step, dynamic, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Step, static, false)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,54 @@
+// aotgrad: one symbolic graph from traces of a program at several sizes (dynamic capture).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+/// The input dimension whose size a symbol is: placeholder `input`'s size at `dim`.
+struct SymbolSource {
+  size_t input = 0;
+  int64_t dim = 0;
+};
+
+/// Size symbols s0, s1, ... and where each is read from; `points[t][i]` is symbol i's value in
+/// trace t. points[0] gives the hints.
+struct TracePoints {
+  std::vector<SymbolSource> sources;  // one per symbol
+  std::vector<std::vector<int64_t>> points;
+};
+
+/// Three or more traces of one program (the same ops in the same order), traced with the size
+/// symbols at `p.points[t]`, unified into the graph PyTorch 2.x prints for a dynamic trace:
+///   - every size, stride and storage offset that changes with the symbols is an expression
+///     c * (a product of symbols, each at most squared) + k over them, with the symbols' hints
+///     (the first point);
+///   - an int argument that changes becomes a SymInt node computed before its first user, from
+///     `sym_size.int` of the input dimension a symbol is read from and `operator.mul` / `add` /
+///     `sub` (`sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0)`);
+///   - each call's metadata is what the registry's meta function infers over the symbols where it
+///     can and that agrees with every trace, else the fitted expressions.
+/// The traces are not modified. Throws Error naming the node when the traces differ in structure
+/// (control flow on a size), when a float argument or a constant changes with the sizes, or when
+/// a size or int argument is no such expression.
+std::unique_ptr<Graph> symbolize(const std::vector<const Graph*>& traces, const TracePoints& p);
+
+/// The size symbol names: "s0", "s1", ...
+std::string symbol_name(size_t i);
+
+/// A copy of `g` that keeps its values and forgets its layouts: libtorch's reshape decisions are
+/// undone (`view`, `_reshape_alias`, and `_unsafe_view` with the `clone` it alone uses become
+/// `reshape(x, shape)`), every stride and storage offset is 0, and nodes are named by position
+/// (placeholders keep their names). A trace at a size 0 or 1 differs from the others in such
+/// decisions only (a reshape whose size-1 dimension makes its input viewable is a view, else a
+/// copy), so the traces of a program agree in value when these copies unify. nullptr when `g`
+/// writes a view's result, a reshape's result or a reshape's input in place, where a view and a
+/// copy differ in value.
+std::unique_ptr<Graph> without_layouts(const Graph& g);
+
+}  // namespace aotgrad

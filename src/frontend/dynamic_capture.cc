@@ -1,0 +1,285 @@
+// aotgrad: dynamic capture -- a C++ function traced at three sizes and unified into one graph
+// with symbolic sizes (Note [Unifying traces] in transforms/symbolize.cc).
+#include "aotgrad/frontend/dynamic_capture.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "aotgrad/ir/printer.h"
+#include "aotgrad/runtime/aten_call.h"
+
+namespace aotgrad {
+namespace {
+
+// Strides of a dense tensor of `sizes` laid out in `like`'s dimension order (outermost first, as
+// empty_like's preserve_format).
+std::vector<int64_t> strides_like(const at::Tensor& like, const std::vector<int64_t>& sizes) {
+  const int64_t n = like.dim();
+  std::vector<int64_t> strides(n, 1);
+  if (like.is_contiguous()) {
+    for (int64_t d = n - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * std::max<int64_t>(sizes[d + 1], 1);
+    return strides;
+  }
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+  for (int64_t k = n - 2; k >= 0; --k)
+    strides[order[k]] = strides[order[k + 1]] * std::max<int64_t>(sizes[order[k + 1]], 1);
+  return strides;
+}
+
+std::string where(const CaptureOptions& o, size_t input) {
+  return o.input_names.empty() ? "input " + std::to_string(input)
+                               : "input '" + o.input_names[input] + "'";
+}
+
+// The example inputs with the dynamic dimensions at `point`'s values: fresh tensors (their data
+// is never read) of the same dtype, device, dimension order and requires_grad.
+std::vector<at::Tensor> inputs_at(const std::vector<at::Tensor>& ex, const DynamicCapture& c,
+                                  const std::vector<int64_t>& point) {
+  std::vector<std::vector<int64_t>> sizes(ex.size());
+  for (size_t j = 0; j < ex.size(); ++j) sizes[j] = ex[j].sizes().vec();
+  std::vector<bool> changed(ex.size(), false);
+  for (const auto& [d, sym] : c.dims) {
+    sizes[d.input][d.dim] = point[sym];
+    changed[d.input] = true;
+  }
+  std::vector<at::Tensor> out;
+  for (size_t j = 0; j < ex.size(); ++j) {
+    if (!changed[j] || sizes[j] == ex[j].sizes().vec()) {
+      out.push_back(ex[j]);
+      continue;
+    }
+    at::Tensor t = at::empty_strided(sizes[j], strides_like(ex[j], sizes[j]),
+                                     ex[j].options().requires_grad(false));
+    if (ex[j].requires_grad()) t.requires_grad_(true);
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::unique_ptr<Graph> trace_at(const TensorFunction& fn, const std::vector<at::Tensor>& ex,
+                                const DynamicCapture& c, const std::vector<int64_t>& point,
+                                const CaptureOptions& options, std::vector<at::Tensor>* constants) {
+  CaptureOptions o = options;
+  o.lifted_constants = options.lifted_constants ? constants : nullptr;
+  std::string at_text;
+  for (size_t i = 0; i < point.size(); ++i)
+    at_text += (i ? ", " : "") + symbol_name(i) + "=" + std::to_string(point[i]);
+  try {
+    return capture(fn, inputs_at(ex, c, point), o);
+  } catch (const std::exception& e) {
+    throw Error("dynamic capture: the function fails when traced at the sizes " + at_text + ": " +
+                e.what());
+  }
+}
+
+void check_same_constants(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  AOTGRAD_CHECK(a.size() == b.size(), "dynamic capture: the function reads ", a.size(),
+                " tensor constants at one size and ", b.size(), " at another");
+  for (size_t k = 0; k < a.size(); ++k)
+    AOTGRAD_CHECK(
+        a[k].sizes() == b[k].sizes() && a[k].dtype() == b[k].dtype() && at::equal(a[k], b[k]),
+        "dynamic capture: the tensor constant _tensor_constant", k,
+        " changes with the dynamic sizes; make it from an input instead");
+}
+
+// Whether the traces agree in value at their points (symbolize.h's without_layouts): they
+// unify once libtorch's reshape decisions and the layouts are set aside.
+bool same_values(const std::vector<const Graph*>& traces, const TracePoints& p) {
+  std::vector<std::unique_ptr<Graph>> plain;
+  std::vector<const Graph*> ptrs;
+  for (const Graph* t : traces) {
+    plain.push_back(without_layouts(*t));
+    if (!plain.back()) return false;
+    ptrs.push_back(plain.back().get());
+  }
+  try {
+    symbolize(ptrs, p);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+DynamicCapture capture_dynamic(const TensorFunction& fn,
+                               const std::vector<at::Tensor>& example_inputs,
+                               std::vector<DynamicDim> dims, const CaptureOptions& options) {
+  DynamicCapture c;
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  AOTGRAD_CHECK(!dims.empty(), "dynamic capture: no dimension is dynamic");
+  std::vector<int64_t> values;  // each symbol's example size
+  for (DynamicDim& d : dims) {
+    AOTGRAD_CHECK(d.input < example_inputs.size(), "dynamic capture: dimension ", d.dim,
+                  " of input ", d.input, ", but there are ", example_inputs.size(), " inputs");
+    const at::Tensor& t = example_inputs[d.input];
+    const int64_t n = t.dim();
+    AOTGRAD_CHECK(d.dim >= -n && d.dim < n, "dynamic capture: ", where(options, d.input), " has ",
+                  n, " dimensions, no dimension ", d.dim);
+    if (d.dim < 0) d.dim += n;
+    AOTGRAD_CHECK(t.unsafeGetTensorImpl()->is_non_overlapping_and_dense(),
+                  "dynamic capture: ", where(options, d.input), " (strides ", c10::str(t.strides()),
+                  ") is not dense, so it cannot be traced at other sizes");
+    for (size_t j = 0; j < example_inputs.size(); ++j)
+      AOTGRAD_CHECK(j == d.input || !example_inputs[j].has_storage() || !t.has_storage() ||
+                        !example_inputs[j].storage().is_alias_of(t.storage()),
+                    "dynamic capture: ", where(options, d.input), " shares a storage with ",
+                    where(options, j), "; such inputs are compiled with static sizes");
+    const int64_t v = t.size(d.dim);
+    auto it = std::find(values.begin(), values.end(), v);
+    size_t sym = static_cast<size_t>(it - values.begin());
+    if (it == values.end()) {
+      values.push_back(v);
+      c.points.sources.push_back({d.input, d.dim});
+    }
+    c.dims.emplace_back(d, sym);
+  }
+  std::sort(dims.begin(), dims.end());
+  // Sizes 0 and 1 are traced at other values (never affinely related to the rest) and checked
+  // by a trace at their own.
+  const size_t n = values.size();
+  std::vector<int64_t> base(n);
+  bool small = false;
+  for (size_t i = 0; i < n; ++i) {
+    base[i] = values[i] >= 2 ? values[i] : 16 + 5 * static_cast<int64_t>(i);
+    small = small || values[i] < 2;
+  }
+  c.points.points.assign(3, base);
+  for (size_t i = 0; i < n; ++i) {
+    const auto k = static_cast<int64_t>(i);
+    c.points.points[1][i] = base[i] + 1 + k;
+    c.points.points[2][i] = base[i] + 3 + 3 * k + k * k;
+  }
+  if (small) c.points.points.push_back(values);
+  std::vector<std::vector<at::Tensor>> constants(c.points.points.size());
+  std::vector<const Graph*> traces;
+  for (size_t t = 0; t < c.points.points.size(); ++t) {
+    c.traces.push_back(trace_at(fn, example_inputs, c, c.points.points[t], options, &constants[t]));
+    traces.push_back(c.traces.back().get());
+    if (t) check_same_constants(constants[0], constants[t]);
+  }
+  if (!small) {
+    c.graph = symbolize(traces, c.points);
+  } else {
+    // A size 0 or 1: its trace may take other reshape decisions (a view where the others copy);
+    // the graph of the other sizes serves it when the traces agree in value.
+    try {
+      c.graph = symbolize(traces, c.points);
+    } catch (const Error& strict) {
+      TracePoints big = c.points;
+      big.points.resize(3);
+      c.graph = symbolize({traces[0], traces[1], traces[2]}, big);
+      if (!same_values(traces, c.points)) throw;
+    }
+  }
+  if (options.lifted_constants) *options.lifted_constants = constants[0];
+  c.verified_small.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (values[i] < 2) c.verified_small[i].push_back(values[i]);
+    c.guards.push_back("2 <= " + symbol_name(i));
+  }
+  std::vector<Node*> ph = c.graph->placeholders();
+  for (const auto& [d, sym] : c.dims) {
+    const SymbolSource& src = c.points.sources[sym];
+    if (src.input == d.input && src.dim == d.dim) continue;
+    c.guards.push_back("L['" + ph[d.input]->name() + "'].size()[" + std::to_string(d.dim) +
+                       "] == " + symbol_name(sym));
+  }
+  return c;
+}
+
+std::optional<std::vector<int64_t>> bind_dynamic(const DynamicCapture& c,
+                                                 const std::vector<at::Tensor>& args,
+                                                 std::string* failed, bool check_small) {
+  auto fail = [&](const std::string& why) -> std::optional<std::vector<int64_t>> {
+    if (failed) *failed = why;
+    return std::nullopt;
+  };
+  std::vector<Node*> ph = c.graph->placeholders();
+  size_t inputs = 0;
+  while (inputs < ph.size() && !ph[inputs]->info().lifted_constant) ++inputs;
+  if (args.size() != inputs)
+    return fail(std::to_string(args.size()) + " arguments, not " + std::to_string(inputs));
+  std::vector<int64_t> values;
+  for (size_t i = 0; i < c.points.sources.size(); ++i) {
+    const SymbolSource& s = c.points.sources[i];
+    if (args[s.input].dim() <= s.dim)
+      return fail("argument " + std::to_string(s.input) + " has " +
+                  std::to_string(args[s.input].dim()) + " dimensions");
+    values.push_back(args[s.input].size(s.dim));
+  }
+  auto value_of = [&](const std::string& name) -> std::optional<int64_t> {
+    for (size_t i = 0; i < values.size(); ++i)
+      if (name == symbol_name(i)) return values[i];
+    return std::nullopt;
+  };
+  for (size_t j = 0; j < args.size(); ++j) {
+    const TensorMeta& want = ph[j]->tensor_meta();
+    TensorMeta got = tensor_meta_of(args[j]);
+    const std::string arg = "argument " + std::to_string(j) + " ('" + ph[j]->name() + "')";
+    if (got.dtype != want.dtype || !(got.device == want.device) || got.dim() != want.dim() ||
+        got.requires_grad != want.requires_grad)
+      return fail(arg + " is " + got.annotation() + (got.requires_grad ? " requires_grad" : "") +
+                  ", not " + want.annotation() + (want.requires_grad ? " requires_grad" : ""));
+    for (int64_t d = 0; d < got.dim(); ++d) {
+      const int64_t size = got.sizes[d].value();
+      if (want.sizes[d].evaluate(value_of) != size)
+        return fail(arg + "'s size " + std::to_string(d) + " is " + std::to_string(size) +
+                    ", not " + want.sizes[d].to_string() + " = " +
+                    std::to_string(want.sizes[d].evaluate(value_of).value_or(-1)));
+      if (size > 1 && want.strides[d].evaluate(value_of) != got.strides[d].value())
+        return fail(arg + "'s stride " + std::to_string(d) + " is " + got.strides[d].to_string() +
+                    ", not " + want.strides[d].to_string());
+    }
+    if (want.storage_offset.evaluate(value_of) != got.storage_offset.value())
+      return fail(arg + "'s storage offset is " + got.storage_offset.to_string() + ", not " +
+                  want.storage_offset.to_string());
+  }
+  for (size_t i = 0; check_small && i < values.size(); ++i) {
+    const auto& ok = c.verified_small[i];
+    if (values[i] < 2 && std::find(ok.begin(), ok.end(), values[i]) == ok.end())
+      return fail("2 <= " + symbol_name(i) + " (" + symbol_name(i) + " = " +
+                  std::to_string(values[i]) + ")");
+  }
+  return values;
+}
+
+bool same_graph_at(const DynamicCapture& c, const TensorFunction& fn,
+                   const std::vector<at::Tensor>& args, const std::vector<int64_t>& values,
+                   const CaptureOptions& options) {
+  CaptureOptions o = options;
+  std::vector<at::Tensor> constants;
+  o.lifted_constants = options.lifted_constants ? &constants : nullptr;
+  std::unique_ptr<Graph> now;
+  try {
+    now = capture(fn, args, o);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (options.lifted_constants) {
+    try {
+      check_same_constants(*options.lifted_constants, constants);
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  std::vector<const Graph*> traces;
+  for (const auto& t : c.traces) traces.push_back(t.get());
+  traces.push_back(now.get());
+  TracePoints p = c.points;
+  p.points.push_back(values);
+  try {
+    if (print_graph(*symbolize(traces, p)) == print_graph(*c.graph)) return true;
+  } catch (const Error&) {
+  }
+  return same_values(traces, p);
+}
+
+}  // namespace aotgrad

@@ -1,0 +1,268 @@
+// Tests for dynamic shapes in aot_function and aot_module (§13.15): one compilation with symbolic
+// sizes trains and runs at every batch size and sequence length to eager's numbers; guards
+// recompile when a size breaks an assumption; AOTConfig::dynamic's modes.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "aotgrad/aotgrad.h"
+#include "aotgrad/ir/printer.h"
+#include "aotgrad/support/logging.h"
+#include "models/eager_models.h"
+
+namespace aotgrad {
+namespace {
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
+  ASSERT_TRUE(got.defined()) << what;
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_TRUE(at::allclose(got, want, 1e-4, 1e-5)) << what << "\n" << got << "\n" << want;
+}
+
+// An exported example model compiled with aot_function over its parameters and buffers
+// (functional_call, as aot_module lifts them), beside an eager copy with the same state.
+struct CompiledModel {
+  CompiledModel(const std::string& name, AOTConfig cfg)
+      : compiled(models::make_eager_model(name)), eager(models::make_eager_model(name)) {
+    models::TensorMap state = compiled->parameters();
+    for (const auto& [k, v] : compiled->buffers()) state[k] = v;
+    eager->load_state(state);
+    for (const std::string& n : compiled->parameter_names()) tensors.push_back(state[n]);
+    for (const std::string& n : compiled->buffer_names()) tensors.push_back(state[n]);
+    cfg.num_params_buffers = tensors.size();
+    cfg.input_names = compiled->placeholder_names();
+    models::EagerModel* m = compiled.get();
+    fn.emplace(aot_function(functional_call(tensors,
+                                            [m](const std::vector<at::Tensor>& in) {
+                                              return std::vector<at::Tensor>{m->loss(in)};
+                                            }),
+                            std::move(cfg)));
+  }
+  // Dimension d of input i (after the model's tensors), marked dynamic.
+  static AOTConfig marked(std::map<size_t, std::vector<int64_t>> inputs, size_t offset) {
+    AOTConfig c;
+    for (auto& [i, dims] : inputs) c.dynamic_dims[i + offset] = dims;
+    return c;
+  }
+  // One training step of both on `inputs`: loss, grads and buffers equal.
+  void step(const std::vector<at::Tensor>& inputs, const std::string& what) {
+    std::vector<at::Tensor> args = tensors;
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    at::Tensor loss = (*fn)(args)[0];
+    at::Tensor want = eager->loss(inputs);
+    expect_close(loss, want, what + ": loss");
+    loss.backward();
+    want.backward();
+    models::TensorMap g = compiled->parameters(), e = eager->parameters();
+    for (const auto& [k, v] : g) expect_close(v.grad(), e[k].grad(), what + ": grad of " + k);
+    models::TensorMap gb = compiled->buffers(), eb = eager->buffers();
+    for (const auto& [k, v] : gb) expect_close(v, eb[k], what + ": buffer " + k);
+    compiled->zero_grad();
+    eager->zero_grad();
+  }
+  at::Tensor infer(const std::vector<at::Tensor>& inputs, const std::string& what) {
+    at::NoGradGuard no_grad;
+    std::vector<at::Tensor> args = tensors;
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    at::Tensor loss = (*fn)(args)[0];
+    expect_close(loss, eager->loss(inputs), what + ": inference loss");
+    return loss;
+  }
+  std::unique_ptr<models::EagerModel> compiled, eager;
+  std::vector<at::Tensor> tensors;
+  std::optional<AOTFunction> fn;
+};
+
+std::vector<at::Tensor> gpt_inputs(int64_t batch, int64_t seq) {
+  return {at::randint(0, 64, {batch, seq}, at::kLong), at::randint(0, 64, {batch, seq}, at::kLong)};
+}
+
+// The must-show: a GPT block compiled once with a dynamic batch and sequence length trains at
+// batch 1, 3, 8, 17 and sequence 5, 16, 33 to eager's loss and grads.
+TEST(Dynamic, GptBlockTrainsAtEveryBatchAndSequenceWithOneCompilation) {
+  at::manual_seed(0);
+  size_t n = models::make_eager_model("gpt_block_dyn")->placeholder_names().size() - 2;
+  CompiledModel m("gpt_block_dyn", CompiledModel::marked({{0, {0, 1}}, {1, {0, 1}}}, n));
+  for (int64_t b : {1, 3, 8, 17}) m.step(gpt_inputs(b, 16), "batch " + std::to_string(b));
+  for (int64_t t : {5, 16, 33}) m.step(gpt_inputs(3, t), "seq " + std::to_string(t));
+  EXPECT_EQ(m.fn->num_compilations(), 1u);
+  std::vector<at::Tensor> args = m.tensors;
+  for (const at::Tensor& t : gpt_inputs(3, 5)) args.push_back(t);
+  std::shared_ptr<const Graph> g = m.fn->captured_graph(args);
+  ASSERT_NE(g, nullptr);
+  std::string text = print_graph(*g);
+  EXPECT_NE(text.find("idx: \"i64[s0, s1][s1, 1]cpu\""), std::string::npos) << text;
+  EXPECT_NE(text.find("torch.ops.aten.sym_size.int(idx, 1)"), std::string::npos) << text;
+  auto guards = m.fn->guards(args);
+  ASSERT_TRUE(guards.has_value());
+  EXPECT_NE(std::find(guards->begin(), guards->end(), "2 <= s1"), guards->end());
+  EXPECT_NE(std::find(guards->begin(), guards->end(), "L['targets'].size()[0] == s0"),
+            guards->end());
+}
+
+TEST(Dynamic, GptBlockInferenceWithOneCompilation) {
+  at::manual_seed(1);
+  size_t n = models::make_eager_model("gpt_block_dyn")->placeholder_names().size() - 2;
+  CompiledModel m("gpt_block_dyn", CompiledModel::marked({{0, {0, 1}}, {1, {0, 1}}}, n));
+  for (int64_t b : {1, 3, 8, 17}) m.infer(gpt_inputs(b, 16), "batch " + std::to_string(b));
+  for (int64_t t : {5, 16, 33}) m.infer(gpt_inputs(3, t), "seq " + std::to_string(t));
+  EXPECT_EQ(m.fn->num_compilations(), 1u);
+}
+
+std::vector<at::Tensor> cnn_inputs(int64_t batch) {
+  return {at::randn({batch, 3, 16, 16}), at::randint(0, 10, {batch}, at::kLong)};
+}
+
+// The CNN with batch norm in training mode: its running statistics land in the buffers as
+// eagerly, at every batch size, from one compilation.
+TEST(Dynamic, CnnTrainsAtEveryBatchWithOneCompilation) {
+  at::manual_seed(2);
+  size_t n = models::make_eager_model("cnn_bn")->placeholder_names().size() - 2;
+  CompiledModel m("cnn_bn", CompiledModel::marked({{0, {0}}, {1, {0}}}, n));
+  for (int64_t b : {1, 3, 8, 17}) m.step(cnn_inputs(b), "batch " + std::to_string(b));
+  EXPECT_EQ(m.fn->num_compilations(), 1u);
+  m.compiled->train(false);
+  m.eager->train(false);
+  CompiledModel e("cnn_bn", CompiledModel::marked({{0, {0}}, {1, {0}}}, n));
+  e.compiled->train(false);
+  e.eager->train(false);
+  for (int64_t b : {3, 8, 17}) e.infer(cnn_inputs(b), "eval batch " + std::to_string(b));
+  EXPECT_EQ(e.fn->num_compilations(), 1u);
+}
+
+// aot_module with dynamic=True: every input dimension that can be a symbol is one (the channels
+// the convolution needs stay static), from the first call.
+TEST(Dynamic, AotModuleDynamicOn) {
+  struct NetImpl : torch::nn::Module {
+    NetImpl() {
+      conv = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3)));
+      bn = register_module("bn", torch::nn::BatchNorm2d(4));
+    }
+    at::Tensor forward(const at::Tensor& x) { return torch::relu(bn->forward(conv->forward(x))); }
+    torch::nn::Conv2d conv{nullptr};
+    torch::nn::BatchNorm2d bn{nullptr};
+  };
+  auto net = std::make_shared<NetImpl>();
+  auto eager = std::make_shared<NetImpl>();
+  {
+    at::NoGradGuard g;
+    for (size_t i = 0; i < net->parameters().size(); ++i)
+      eager->parameters()[i].copy_(net->parameters()[i]);
+  }
+  AOTConfig cfg;
+  cfg.dynamic = DynamicMode::kOn;
+  AOTModule m = aot_module(
+      net,
+      [net](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{net->forward(in[0])};
+      },
+      cfg);
+  for (int64_t b : {2, 5, 9}) {
+    at::Tensor x = at::randn({b, 3, 10 + b, 11 + 2 * b});
+    at::Tensor y = m({x})[0], want = eager->forward(x);
+    expect_close(y, want, "output at batch " + std::to_string(b));
+    y.square().sum().backward();
+    want.square().sum().backward();
+    expect_close(net->conv->weight.grad(), eager->conv->weight.grad(), "conv grad");
+    expect_close(net->bn->running_mean, eager->bn->running_mean, "running mean");
+    net->zero_grad();
+    eager->zero_grad();
+  }
+  EXPECT_EQ(m.num_compilations(), 1u);
+}
+
+std::vector<at::Tensor> reduce_two(const std::vector<at::Tensor>& a) {
+  return {a[0].sum(0) * a[1].sum(0)};
+}
+
+// dynamic=auto (the default): static first, then one dynamic compilation for the dimension that
+// changed; a call that breaks a guard (duck sizing made two dimensions one symbol) compiles again
+// and the recompiles log names the guard.
+TEST(Dynamic, AutoRecompilesOnceThenGuardsRecompile) {
+  LogSettings logs;
+  logs.recompiles = true;
+  set_log_settings(logs);
+  std::ostringstream os;
+  set_log_stream(&os);
+  AOTFunction f = aot_function(reduce_two, AOTConfig{});
+  auto call = [&](int64_t b1, int64_t b2) {
+    std::vector<at::Tensor> a = {at::randn({b1, 4}), at::randn({b2, 4})};
+    expect_close(f(a)[0], reduce_two(a)[0],
+                 "sizes " + std::to_string(b1) + ", " + std::to_string(b2));
+    return a;
+  };
+  call(4, 4);
+  EXPECT_EQ(f.num_compilations(), 1u);
+  std::vector<at::Tensor> six = call(6, 6);
+  EXPECT_EQ(f.num_compilations(), 2u);
+  std::string text = print_graph(*f.captured_graph(six));
+  EXPECT_NE(text.find("arg0_1: \"f32[s0, 4][4, 1]cpu\", arg1_1: \"f32[s0, 4][4, 1]cpu\""),
+            std::string::npos)
+      << text;
+  for (int64_t b : {7, 9, 30}) call(b, b);
+  EXPECT_EQ(f.num_compilations(), 2u);
+  call(5, 7);  // the two are one symbol: the guard fails
+  EXPECT_EQ(f.num_compilations(), 3u);
+  call(8, 3);  // two symbols now serve
+  call(2, 11);
+  EXPECT_EQ(f.num_compilations(), 3u);
+  set_log_stream(nullptr);
+  set_log_settings(LogSettings{});
+  std::string log = os.str();
+  EXPECT_NE(log.find("compiled with dynamic sizes: s0 = arg0_1.size()[0] (hint 6); guards: 2 <= "
+                     "s0; L['arg1_1'].size()[0] == s0"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("Recompiling function (compilation 3): guard failed in the dynamic "
+                     "compilation: argument 1 ('arg1_1')'s size 0 is 7, not s0 = 5"),
+            std::string::npos)
+      << log;
+}
+
+// A size 1 breaks the guard 2 <= s0: the function traced at that size decides. The same graph
+// (a sum) is served by the dynamic compilation; another graph (squeeze drops the dimension)
+// compiles again, and its result is right.
+TEST(Dynamic, SizeOneIsCheckedByATrace) {
+  auto sum = [](const std::vector<at::Tensor>& a) { return std::vector<at::Tensor>{a[0].sum(0)}; };
+  AOTFunction f = aot_function(sum, AOTConfig{});
+  for (int64_t b : {4, 6, 1, 1}) {
+    at::Tensor x = at::randn({b, 3});
+    expect_close(f({x})[0], sum({x})[0], "sum at " + std::to_string(b));
+  }
+  EXPECT_EQ(f.num_compilations(), 2u);
+  auto squeeze = [](const std::vector<at::Tensor>& a) {
+    return std::vector<at::Tensor>{a[0].squeeze() * 2};
+  };
+  AOTFunction g = aot_function(squeeze, AOTConfig{});
+  for (int64_t b : {4, 6, 1, 5}) {
+    at::Tensor x = at::randn({b, 3});
+    expect_close(g({x})[0], squeeze({x})[0], "squeeze at " + std::to_string(b));
+  }
+  EXPECT_EQ(g.num_compilations(), 3u);
+}
+
+// dynamic=off compiles every size; a marked dimension the function needs static is an error.
+TEST(Dynamic, OffAndMarkedErrors) {
+  AOTConfig off;
+  off.dynamic = DynamicMode::kOff;
+  AOTFunction f = aot_function(reduce_two, off);
+  for (int64_t b : {4, 6, 8}) f({at::randn({b, 4}), at::randn({b, 4})});
+  EXPECT_EQ(f.num_compilations(), 3u);
+  auto mm = [](const std::vector<at::Tensor>& a) { return std::vector<at::Tensor>{a[0].mm(a[1])}; };
+  AOTConfig marked;
+  marked.dynamic_dims[0] = {1};  // the inner dimension of a matmul with a static weight
+  AOTFunction g = aot_function(mm, marked);
+  try {
+    g({at::randn({4, 5}), at::randn({5, 3})});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the dimensions marked dynamic cannot all be symbols"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace aotgrad
