@@ -14,7 +14,10 @@ namespace {
 
 struct Model {
   explicit Model(bool dynamic) : model(aotgrad::models::make_eager_model("gpt_block_dyn")) {
+    // Parameters and buffers are inputs (as aot_module lifts them): the causal mask, sliced to
+    // the sequence length, is then part of the graph rather than a constant of one length.
     for (const auto& [k, v] : model->parameters()) (void)k, tensors.push_back(v);
+    for (const auto& [k, v] : model->buffers()) (void)k, tensors.push_back(v);
     aotgrad::AOTConfig cfg;
     cfg.num_params_buffers = tensors.size();
     cfg.cache_dir = "off";

@@ -485,6 +485,51 @@ def _symbolize(gms, values, points, dims, placeholder_names):
     return annotations
 
 
+# make_fx(tracing_mode="symbolic") (PyTorch 1.13) makes every dimension of every input a symbol and
+# writes sizes over them as "t0.size(0)", "3*t0.size(0)", "t0.size(0)*t1.size(0)" (tensor t0's
+# dimension 0). A symbolic export writes them over aotgrad's symbols s0, s1, ... (numbered in
+# order of first appearance over the placeholders, the example sizes their hints), as PyTorch 2.x
+# prints a dynamic graph, and 1.13's sym_size nodes as sym_size.int.
+_ATOM = re.compile(r"t(\d+)\.size\((\d+)\)")
+
+
+def _symbolic_annotations(gm, values):
+    """{node: annotation} and {symbol: hint} of a make_fx symbolic trace `gm` whose nodes ran on
+    the example inputs to `values`; rewrites its sym_size nodes to sym_size.int."""
+    symbols, hints = {}, {}
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        v = n.meta.get("val")
+        if not isinstance(v, torch.Tensor):
+            raise ValueError("placeholder %s has no symbolic tensor value" % n.name)
+        for d, size in enumerate(v.shape):
+            text = str(size)
+            if _ATOM.fullmatch(text) and text not in symbols:
+                symbols[text] = "s%d" % len(symbols)
+                hints[symbols[text]] = values[n].shape[d]
+
+    def convert(x):
+        def sub(m):
+            if m.group(0) not in symbols:
+                raise ValueError("size %s is no input's dimension" % m.group(0))
+            return symbols[m.group(0)]
+        return _ATOM.sub(sub, str(x))
+
+    annotations = {}
+    for n in gm.graph.nodes:
+        v = n.meta.get("val")
+        if isinstance(v, torch.Tensor):
+            annotations[n] = "%s[%s][%s]%s" % (
+                _DTYPE_SHORT[v.dtype], ", ".join(convert(x) for x in v.shape),
+                ", ".join(convert(x) for x in v.stride()), _device_text(v.device))
+        elif v is not None and "SymInt" in type(v).__name__:
+            annotations[n] = "Sym(%s)" % convert(v)
+        if n.op == "call_function" and getattr(n.target, "__name__", "") == "sym_size":
+            n.target = sym_size_int
+    return annotations, hints
+
+
 def _prefix(mono, acc, made):
     """The monomial a partial product node stands for (for its annotation)."""
     for key, node in made.items():
@@ -798,6 +843,12 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
     values = _record_values(gm, [t.clone() for t in originals])
     _give_output_sizes(gm, values)
     annotations = None
+    if tracing_mode == "symbolic":
+        if dynamic:
+            raise ValueError("--dynamic traces in real mode at several sizes; it does not go with "
+                             "--tracing-mode=symbolic, where every dimension is a symbol")
+        annotations, hints = _symbolic_annotations(gm, values)
+        metadata = dict(metadata or {}, hints=",".join("%s=%d" % kv for kv in hints.items()))
     if dynamic:
         dims, sizes = _dynamic_symbols(inputs, dynamic)
         points = [sizes] + _alt_sizes(sizes)
@@ -820,7 +871,7 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
         metadata = dict(metadata or {}, hints=",".join("s%d=%d" % (i, v)
                                                         for i, v in enumerate(sizes)))
     text = graph_text(gm, placeholder_names, values, annotations)
-    if dynamic:  # the symbols' hints, the sizes of this trace, as aotgrad's parser reads them
+    if dynamic or tracing_mode == "symbolic":  # the symbols' hints, as aotgrad's parser reads them
         text = "# hints: %s\n%s" % (metadata["hints"].replace(",", ", "), text)
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = [values[n].tolist() if isinstance(n, torch.fx.Node) else None
@@ -1121,8 +1172,9 @@ def main(argv=None):
     p.add_argument("model", help="which example model (see below)")
     p.add_argument("prefix", help="output path prefix, e.g. out/resnet18")
     p.add_argument("--seed", type=int, default=0, help="torch.manual_seed before building (default 0)")
-    p.add_argument("--tracing-mode", choices=["real", "fake"], default="real",
-                   help="make_fx tracing mode (default real)")
+    p.add_argument("--tracing-mode", choices=["real", "fake", "symbolic"], default="real",
+                   help="make_fx tracing mode (default real); symbolic: every input dimension is "
+                        "a size symbol s0, s1, ... (PyTorch 1.13's symbolic tracing)")
     p.add_argument("--print-grad", action="store_true",
                    help="print only the trainable parameters' placeholder names, comma-separated "
                         "(the --grad= of `aotgrad run --train`)")

@@ -104,6 +104,9 @@ struct AOTFunction::State {
   mutable std::mutex mu;
   std::map<std::string, std::shared_ptr<Compilation>> cache;  // static, by input signature
   std::vector<std::shared_ptr<Compilation>> dynamic;          // dynamic, oldest first
+  /// Input signatures a dynamic compilation served, so that a size seen before is one lookup,
+  /// not a guard evaluation.
+  std::map<std::string, std::shared_ptr<Compilation>> served;
   std::string last_key;  // the signature compiled last, for the recompiles log
   /// Data parallel: whether the first compilation broadcast the parameters from rank 0.
   mutable bool params_broadcast = false;
@@ -279,13 +282,14 @@ std::shared_ptr<Compilation> AOTFunction::State::find(const std::vector<at::Tens
                                                       const std::string& family,
                                                       std::string* failed) {
   if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (auto it = served.find(key); it != served.end()) return it->second;
   std::string first_failure;
   for (auto it = dynamic.rbegin(); it != dynamic.rend(); ++it) {
     Compilation& c = **it;
     if (c.family != family) continue;
     std::vector<at::Tensor> distinct = pick(args, c.unique);
     std::string why;
-    if (bind_dynamic(*c.dynamic, distinct, &why)) return *it;
+    if (bind_dynamic(*c.dynamic, distinct, &why)) return served[key] = *it;
     if (auto values = bind_dynamic(*c.dynamic, distinct, nullptr, false)) {
       if (same_graph_at(*c.dynamic, on_distinct(c.position), distinct, *values,
                         capture_options(c))) {
@@ -295,7 +299,7 @@ std::shared_ptr<Compilation> AOTFunction::State::find(const std::vector<at::Tens
           log_text("Guard " + why +
                    " failed; the function traced at that size is the same "
                    "graph: the dynamic compilation serves it");
-        return *it;
+        return served[key] = *it;
       }
       why += ", and the function traced at that size is another graph";
     }

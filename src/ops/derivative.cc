@@ -141,6 +141,16 @@ Arg GradBuilder::sym_arg(const SymInt& s, Node* like, int64_t dim) {
   auto read = [&](Node* t, int64_t d) {
     return Arg(call("sym_size.int", {Arg(t), Arg::of_int(d)}));
   };
+  // A bare symbol is read from the first input dimension it is, so that every read of it is one
+  // node after CSE (and the partition saves one SymInt for it, not one per tensor read).
+  if (s.symbol_name())
+    for (Node* p : g_.placeholders()) {
+      const ValueMeta& m = p->meta();
+      if (m.kind == ValueMeta::Kind::SymInt && m.sym == s) return Arg(p);
+      if (!m.is_tensor()) continue;
+      for (size_t d = 0; d < m.tensor.sizes.size(); ++d)
+        if (m.tensor.sizes[d] == s) return read(p, static_cast<int64_t>(d));
+    }
   if (like && like->meta().is_tensor()) {
     const SymIntVector& ls = like->tensor_meta().sizes;
     if (dim >= 0 && dim < static_cast<int64_t>(ls.size()) && ls[dim] == s) return read(like, dim);

@@ -1108,7 +1108,7 @@ class Evaluator {
     int64_t dim = d < 0 ? d + m.dim() : d;
     const SymInt& s = m.sizes.at(static_cast<size_t>(dim));
     if (s.is_concrete()) return FormulaValue::scalar(Arg::of_int(s.value()));
-    return FormulaValue::scalar(Arg(b_.call("sym_size.int", {Arg(obj.node()), Arg::of_int(dim)})));
+    return FormulaValue::scalar(b_.sym_arg(s, obj.node(), dim));
   }
 
   FormulaValue method(const FormulaExpr& e, const FormulaValue& obj,
@@ -1132,10 +1132,9 @@ class Evaluator {
       FormulaValue v;
       v.kind = Kind::kList;
       v.has_sizes = true;
+      // Symbolic strides are compared structurally by the helpers that read them (mm's
+      // column-major test); passed to an op, each is read from an input dimension of that size.
       v.sizes = obj.meta().strides;
-      if (!std::all_of(v.sizes.begin(), v.sizes.end(),
-                       [](const SymInt& x) { return x.is_concrete(); }))
-        throw error(e, "symbolic strides are not supported in derivative formulas");
       return v;
     }
     if (m == kMethodDefined) return FormulaValue::scalar(Arg::of_bool(!obj.is_none()));

@@ -153,6 +153,22 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     ctx->saved_data["symints"] = std::move(saved_ints);
     ctx->saved_data["id"] = id;
+    // A symbolic graph's outputs have this call's sizes: a gradient autograd does not give is
+    // zeros of those (the backward reads them below).
+    bool symbolic = false;
+    for (size_t k = 0; k < n_out && !symbolic; ++k)
+      for (const SymInt& d : state->output_metas[k].sizes) symbolic = symbolic || !d.is_concrete();
+    if (symbolic) {
+      c10::List<int64_t> sizes;
+      for (size_t k = 0; k < n_out; ++k) {
+        const TensorMeta& m = state->output_metas[k];
+        const bool known = outs[k].isTensor() && outs[k].toTensor().defined() &&
+                           outs[k].toTensor().dim() == m.dim();
+        for (int64_t d = 0; d < m.dim(); ++d)
+          sizes.push_back(known ? outs[k].toTensor().size(d) : m.sizes[d].hint_or(1));
+      }
+      ctx->saved_data["output_sizes"] = std::move(sizes);
+    }
     torch::autograd::variable_list result;
     for (size_t k = 0; k < n_out; ++k) {
       at::Tensor t = outs[k].isTensor() ? outs[k].toTensor() : at::Tensor();
@@ -249,13 +265,22 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     for (int64_t v : ctx->saved_data.at("symints").toIntVector()) in.emplace_back(v);
     const auto& tangent_of = state->art.joint_info.tangent_of_output;
+    std::vector<int64_t> output_sizes;
+    if (ctx->saved_data.count("output_sizes"))
+      output_sizes = ctx->saved_data.at("output_sizes").toIntVector();
+    size_t at_size = 0;  // output k's sizes start here in output_sizes
     for (size_t k = 0; k < tangent_of.size(); ++k) {
+      const size_t first = at_size;
+      if (k < state->output_metas.size()) at_size += state->output_metas[k].sizes.size();
       if (tangent_of[k] < 0) continue;
       at::Tensor g = k < grad_outputs.size() ? grad_outputs[k] : at::Tensor();
       if (!g.defined()) {
         const TensorMeta& m = state->output_metas[k];
         std::vector<int64_t> sizes;
-        for (auto& s : m.sizes) sizes.push_back(s.hint_or(1));
+        for (size_t d = 0; d < m.sizes.size(); ++d)
+          sizes.push_back(m.sizes[d].is_concrete()          ? m.sizes[d].value()
+                          : first + d < output_sizes.size() ? output_sizes[first + d]
+                                                            : m.sizes[d].hint_or(1));
         g = at::zeros(sizes,
                       at::TensorOptions().dtype(static_cast<c10::ScalarType>(c10_code(m.dtype))));
       }

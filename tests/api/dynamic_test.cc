@@ -243,6 +243,23 @@ TEST(Dynamic, SizeOneIsCheckedByATrace) {
   EXPECT_EQ(g.num_compilations(), 3u);
 }
 
+// An output the loss does not use gets a zero gradient of this call's size, not the hint's.
+TEST(Dynamic, MissingGradientsAreZerosOfTheCallsSize) {
+  auto two = [](const std::vector<at::Tensor>& a) {
+    return std::vector<at::Tensor>{a[0] * 2, (a[0] * a[0]).sum(0)};
+  };
+  AOTConfig cfg;
+  cfg.dynamic_dims[0] = {0};
+  AOTFunction f = aot_function(two, cfg);
+  for (int64_t b : {4, 7, 2}) {
+    at::Tensor x = at::randn({b, 3}).requires_grad_(), y = x.detach().clone().requires_grad_();
+    f({x})[1].sum().backward();
+    two({y})[1].sum().backward();
+    expect_close(x.grad(), y.grad(), "grad at batch " + std::to_string(b));
+  }
+  EXPECT_EQ(f.num_compilations(), 1u);
+}
+
 // dynamic=off compiles every size; a marked dimension the function needs static is an error.
 TEST(Dynamic, OffAndMarkedErrors) {
   AOTConfig off;

@@ -74,4 +74,23 @@ t, meta = E.read_safetensors('$tmp/sym.safetensors')
 assert tuple(t['out_0'].shape) == (3, 8) and tuple(t['out_1'].shape) == (6, 5), {k: v.shape for k, v in t.items()}
 "
 check [ $? -eq 0 ]
+# A graph exported with PyTorch 1.13's make_fx(tracing_mode="symbolic") (every input dimension a
+# symbol, duck-sized) round-trips: it parses with its hints and trains at other batch sizes to
+# eager's loss and grads.
+"$PY" -c "
+import sys; sys.path.insert(0, '$root/tools')
+import export as E, torch
+torch.manual_seed(0)
+m = E.MLP()
+E.export(m, {'x': torch.randn(6, 8), 'y': torch.randn(6, 4)}, '$tmp/mlp_sym', tracing_mode='symbolic')
+"
+check [ $? -eq 0 ]
+check has "$tmp/mlp_sym.fx" "# hints: s0=32, s1=8, s2=4, s3=6"
+check has "$tmp/mlp_sym.fx" 'x: "f32[s3, s1][s1, 1]cpu", y: "f32[s3, s2][s2, 1]cpu"'
+"$PY" "$checker" "$bin" mlp "$tmp/mlp_sym.fx" "$tmp/mlp_sym.inputs.safetensors" "$tmp" 6,3,9,17 \
+  >"$tmp/check.out" 2>&1
+check [ $? -eq 0 ] || cat "$tmp/check.out"
+check has "$tmp/check.out" "largest difference over 4 sizes"
+expect_exit 1 "symbolic with --dynamic" "$PY" "$exporter" mlp "$tmp/e" --tracing-mode=symbolic --dynamic=x.0
+check has "$tmp/err" "does not go with --tracing-mode=symbolic"
 finish

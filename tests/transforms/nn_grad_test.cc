@@ -500,7 +500,8 @@ TEST(NnGrad, EmbeddingDenseBackwardDoubleBackward) {
       "return pytree.tree_unflatten([e, view, None], self._out_spec)");
 }
 
-// Symbolic sizes are read with sym_size / sym_numel.
+// Symbolic sizes are read with sym_size / sym_numel; a bare symbol from the first input dimension
+// it is (s1 from primals_1, though the backward reshapes to i's sizes).
 TEST(NnGrad, EmbeddingSymbolic) {
   EXPECT_EQ(
       joint(R"(w: "f32[s0, 3]", i: "i64[s1]")",
@@ -524,7 +525,7 @@ TEST(NnGrad, EmbeddingSymbolic) {
       "eq = torch.ops.aten.eq.Scalar(primals_2, 0)\n"
       "view_1 = torch.ops.aten.view.default(eq, [sym_numel, 1])\n"
       "masked_fill = torch.ops.aten.masked_fill.Scalar(index_select, view_1, 0)\n"
-      "sym_size = torch.ops.aten.sym_size.int(primals_2, 0)\n"
+      "sym_size = torch.ops.aten.sym_size.int(primals_1, 0)\n"
       "view_2 = torch.ops.aten.view.default(masked_fill, [sym_size, 3])\n"
       "return pytree.tree_unflatten([e, view_2, None], self._out_spec)");
 }
