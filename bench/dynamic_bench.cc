@@ -4,8 +4,15 @@
 //   at each of the 4 shapes (1x5, 3x16, 8x33, 17x5); Compile/static: the same 4 steps with
 //   dynamic=off, one compilation per shape. Counter "compilations".
 // - Step/dynamic and Step/static: the steady training step at 8x32 of each compilation.
+// `dynamic_bench --steps=N --mode=dynamic|static` instead compiles, runs 1 + N steps at 8x32 on
+// one thread and exits: under `valgrind --tool=callgrind` the difference between N=10 and N=0 is
+// the instructions of 10 steps, a figure the machine's load does not move.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <string>
 
 #include "aotgrad/aotgrad.h"
 #include "models/eager_models.h"
@@ -68,4 +75,22 @@ BENCHMARK_CAPTURE(BM_Step, static, false)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  long steps = -1;
+  std::string mode = "dynamic";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--steps=", 8) == 0) steps = std::stol(argv[i] + 8);
+    if (std::strncmp(argv[i], "--mode=", 7) == 0) mode = argv[i] + 7;
+  }
+  if (steps >= 0) {
+    at::set_num_threads(1);
+    Model m(mode == "dynamic");
+    for (long k = 0; k <= steps; ++k) m.step(8, 32);
+    return 0;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
