@@ -141,9 +141,16 @@ CompileOptions compile_options(const Args& args) {
       throw UsageError{"--solver: " + e.message()};
     }
   }
-  if (o.partition != PartitionKind::kMinCut && (args.has("memory-budget") || args.has("solver")))
+  if (auto r = args.get("recompute-pointwise-from-saved")) {
+    if (*r != "on" && *r != "off")
+      throw UsageError{"--recompute-pointwise-from-saved takes on or off, got '" + *r + "'"};
+    o.min_cut.recompute_pointwise_from_saved = *r == "on";
+  }
+  if (o.partition != PartitionKind::kMinCut && (args.has("memory-budget") || args.has("solver") ||
+                                                args.has("recompute-pointwise-from-saved")))
     throw UsageError{
-        "--memory-budget and --solver apply to the min_cut partition; drop --partition=default"};
+        "--memory-budget, --solver and --recompute-pointwise-from-saved apply to the min_cut "
+        "partition; drop --partition=default"};
   o.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
   std::string dir = args.get("cache-dir").value_or("off");
   if (args.has("cache-dir") && dir.empty())
@@ -217,6 +224,12 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
   own.push_back({"solver", true,
                  "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
                  "greedy|dp|ilp"});
+  own.push_back({"recompute-pointwise-from-saved", true,
+                 "on (default): the min_cut partition may recompute a pointwise op (silu, gelu, "
+                 "mul) in the backward from arguments the backward has anyway, instead of saving "
+                 "its output for a norm's or convolution's backward, as functorch 1.13; off: "
+                 "PyTorch 2.x's materialized-backward ban saves it",
+                 "on|off"});
   own.push_back(
       {"recompute", true,
        "checkpoint policies for the min_cut partition, as torch.utils.checkpoint's "

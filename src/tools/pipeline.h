@@ -36,9 +36,10 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 
 /// The compile driver's options of a command line, filled once: --decomp=none|core|full|LIST
 /// (default core), --partition=default|min_cut (default min_cut), --memory-budget=F,
-/// --solver=greedy|dp|ilp, --keep-inference-input-mutations and --cache-dir=DIR (no cache without
-/// it, so the command line never uses the user's cache unless asked; "off" is also no cache).
-/// Throws UsageError naming what is not understood.
+/// --solver=greedy|dp|ilp, --recompute-pointwise-from-saved=on|off (MinCutOptions'
+/// recompute_pointwise_from_saved), --keep-inference-input-mutations and --cache-dir=DIR (no cache
+/// without it, so the command line never uses the user's cache unless asked; "off" is also no
+/// cache). Throws UsageError naming what is not understood.
 CompileOptions compile_options(const Args& args);
 
 /// --recompute=KEY=POLICY,...: checkpoint policies on the calls of `g` before it compiles. KEY is
@@ -49,7 +50,8 @@ CompileOptions compile_options(const Args& args);
 void apply_recompute_option(const Args& args, Graph& g);
 
 /// A command's own options followed by those compile_options() reads (--decomp, --partition,
-/// --memory-budget, --solver, --cache-dir), for the commands that compile.
+/// --memory-budget, --solver, --recompute-pointwise-from-saved, --recompute, --cache-dir), for the
+/// commands that compile.
 std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own);
 
 /// The compile cache's counters and directory (of `options`; null without a cache) as one JSON

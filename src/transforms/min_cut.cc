@@ -310,7 +310,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     kRecomputable = 8,
     kIntensive = 16,
     kCat = 32,
-    kCollective = 64
+    kCollective = 64,
+    kPointwise = 128
   };
   std::vector<uint8_t> cls(n_nodes, 0);
   {
@@ -324,12 +325,12 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
       if (n.kind() != NodeKind::Call) continue;
       auto [it, fresh] = by_op.emplace(n.op(), 0);
       if (fresh)
-        it->second = (ops.is_fusible(n) ? kFusible : 0) | (ops.is_view(n) ? kView : 0) |
-                     (ops.is_random(n) ? kRandom : 0) |
-                     (ops.is_recomputable(n) ? kRecomputable : 0) |
-                     (ops.is_compute_intensive(n) ? kIntensive : 0) |
-                     (OpClasses::packet(n) == "aten::cat" ? kCat : 0) |
-                     (ops.is_collective(n) ? kCollective : 0);
+        it->second =
+            (ops.is_fusible(n) ? kFusible : 0) | (ops.is_view(n) ? kView : 0) |
+            (ops.is_random(n) ? kRandom : 0) | (ops.is_recomputable(n) ? kRecomputable : 0) |
+            (ops.is_compute_intensive(n) ? kIntensive : 0) |
+            (OpClasses::packet(n) == "aten::cat" ? kCat : 0) |
+            (ops.is_collective(n) ? kCollective : 0) | (ops.is_pointwise(n) ? kPointwise : 0);
       cls[i] = it->second;
     }
   }
@@ -365,6 +366,47 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     return false;
   };
 
+  // Whether the backward has value i anyway: a primal, or a value that a node outside the forward
+  // (a backward op, or a value only the backward needs) uses, directly or through views of it or
+  // of its base.
+  std::vector<uint32_t> reach_seen(n_nodes, 0);
+  uint32_t reach_epoch = 0;
+  auto backward_has = [&](size_t i) {
+    size_t root = i;
+    while (has(root, kView) && !c.args_of(root).empty()) root = c.args_of(root)[0];
+    ++reach_epoch;
+    stack.assign(1, static_cast<uint32_t>(root));
+    reach_seen[root] = reach_epoch;
+    while (!stack.empty()) {
+      uint32_t cur = stack.back();
+      stack.pop_back();
+      if (node(cur).kind() == NodeKind::Placeholder && !c.tangents_closure[cur]) return true;
+      for (uint32_t u : c.users_of(cur)) {
+        if (node(u).kind() == NodeKind::Output) continue;
+        if (!c.required_fw[u]) return true;
+        if (has(u, kView) && reach_seen[u] != reach_epoch) {
+          reach_seen[u] = reach_epoch;
+          stack.push_back(u);
+        }
+      }
+    }
+    return false;
+  };
+  // recompute_pointwise_from_saved: a pointwise op with a tensor result whose tensor arguments
+  // the backward has anyway.
+  auto recomputable_from_saved = [&](size_t i) {
+    if (!options.recompute_pointwise_from_saved || !has(i, kPointwise) ||
+        !node(i).meta().is_tensor())
+      return false;
+    bool any = false;
+    for (uint32_t a : c.args_of(i)) {
+      if (!node(a).meta().is_tensor()) continue;
+      if (!backward_has(a)) return false;
+      any = true;
+    }
+    return any;
+  };
+
   auto should_ban = [&](size_t i) -> const char* {
     const Node& n = node(i);
     if (n.kind() != NodeKind::Call) return nullptr;
@@ -384,7 +426,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     } else if (has(i, kIntensive)) {
       return "compute intensive op";
     }
-    if (options.ban_if_materialized_backward && is_materialized_backwards(i))
+    if (options.ban_if_materialized_backward && is_materialized_backwards(i) &&
+        !recomputable_from_saved(i))
       return "materialized in backward";
     if (c.dist_from_bw[i] < 1000 && c.dist_from_bw[i] > options.max_dist_from_bw)
       return "too far from backward";
@@ -477,7 +520,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
 
   if (options.ban_if_used_far_apart) {
     // A value used by a fusible op after one of its uses that cannot fuse: recomputing that far
-    // use would not fuse with the near ones, so it is not recomputed.
+    // use would not fuse with the near ones, so it is not recomputed (unless it is a pointwise op
+    // recompute_pointwise_from_saved lets the backward recompute from what it has anyway).
     // (fw_order, node, reached through a fusible edge); at a tie the non-fusible entry comes first.
     using Entry = std::tuple<int64_t, size_t, bool>;
     // Entries pushed in the current search, per node: bit 0 through a fusible edge, bit 1 not.
@@ -522,7 +566,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
       if (fw_users.empty()) continue;
       int64_t first = first_unfusible(fw_users, max_order);
       for (size_t ui : fw_users)
-        if (c.fw_order[ui] > first && is_fusible(used, ui) && !banned[ui])
+        if (c.fw_order[ui] > first && is_fusible(used, ui) && !banned[ui] &&
+            !recomputable_from_saved(ui))
           ban(ui, "used far apart");
     }
   }

@@ -131,6 +131,10 @@ bool OpClasses::is_recomputable(const Node& n) const {
   if (n.kind() == NodeKind::GetItem || in(recomputable, n)) return true;
   return provided(n) && n.op()->has_tag(kPointwise) && !is_random(n);
 }
+bool OpClasses::is_pointwise(const Node& n) const {
+  return n.kind() == NodeKind::Call && n.op()->has_tag(kPointwise) && !n.op()->has_tag(kInplace) &&
+         !is_random(n);
+}
 bool OpClasses::is_fusible(const Node& n) const { return is_recomputable(n) || is_random(n); }
 bool OpClasses::is_compute_intensive(const Node& n) const { return in(compute_intensive, n); }
 bool OpClasses::is_random(const Node& n) const {

@@ -162,8 +162,12 @@ TEST(MinCut, RecomputesCheapPointwiseChain) {
 
 TEST(MinCut, BanReasons) {
   // mm is not in the allowlist; relu feeds a backward mm (it must be materialized there); the
-  // sum is 16x smaller than its input; placeholders are primal inputs.
-  PartRun r = partition(joint("mm_relu_normalize_mm"));
+  // sum is 16x smaller than its input; placeholders are primal inputs. (PyTorch 2.x's bans:
+  // recompute_pointwise_from_saved, on by default, lifts the one on div, whose inputs the backward
+  // reads anyway -- min_cut_pointwise_test.cc.)
+  MinCutOptions pytorch2;
+  pytorch2.recompute_pointwise_from_saved = false;
+  PartRun r = partition(joint("mm_relu_normalize_mm"), pytorch2);
   EXPECT_EQ(reason(r.e, "primals_1"), "primal input");
   EXPECT_EQ(reason(r.e, "primals_2"), "primal input");
   EXPECT_EQ(reason(r.e, "mm"), "not in recomputable allowlist");
@@ -209,9 +213,14 @@ TEST(MinCut, MustSaveAndRandomOpsAreBanned) {
 // MUST_RECOMPUTE / PREFER_RECOMPUTE force recomputation even of a node banned otherwise.
 TEST(MinCut, RecomputeTagsForceRecomputation) {
   // Untagged, relu is saved -- as `t`, the backward's transposed view of it, which costs the same
-  // as relu and is the cut nearest the backward.
+  // as relu and is the cut nearest the backward. PyTorch 2.x bans relu;
+  // recompute_pointwise_from_saved (the default) lets the cut recompute it from the input x, but x
+  // costs more than relu's output.
+  MinCutOptions pytorch2;
+  pytorch2.recompute_pointwise_from_saved = false;
+  EXPECT_EQ(reason(partition(joint("relu_mm"), pytorch2).e, "relu"), "materialized in backward");
   PartRun plain = partition(joint("relu_mm"));
-  EXPECT_EQ(reason(plain.e, "relu"), "materialized in backward");
+  EXPECT_EQ(reason(plain.e, "relu"), "");
   EXPECT_EQ(plain.p.saved, (std::vector<std::string>{"t"}));
   EXPECT_EQ(plain.e.saved_activation_bytes, 16 * 16 * 4);
   for (RecomputePolicy tag : {RecomputePolicy::MustRecompute, RecomputePolicy::PreferRecompute}) {

@@ -33,6 +33,10 @@ class OpClasses {
   /// The recomputable allowlist: cheap pointwise ops, casts, views, cheap reductions, factories;
   /// and ops the registry does not declare (given by its provider) that are tagged pointwise.
   bool is_recomputable(const Node& n) const;
+  /// An elementwise computation: a call of an op tagged `pointwise` (declared, or tagged by its
+  /// provider) that is neither in-place nor random (silu, gelu, mul, add, where, ...). Casts and
+  /// copies (_to_copy, clone) carry no such tag.
+  bool is_pointwise(const Node& n) const;
   /// A functional collective or its wait (tag `collective`): never recomputed (ban reason
   /// "collective"), whatever else its tags say.
   bool is_collective(const Node& n) const;

@@ -1,0 +1,121 @@
+// Tests for MinCutOptions::recompute_pointwise_from_saved: a pointwise activation whose output a
+// norm's or convolution's backward reads is recomputed in the backward from its input, which the
+// backward keeps anyway, instead of being saved beside it (functorch 1.13's choice); off, PyTorch
+// 2.x's materialized-backward ban saves both. Graphs in (tests/data/text), saved values out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "../graph_text.h"
+#include "aotgrad/driver/driver.h"
+#include "aotgrad/transforms/min_cut.h"
+
+namespace aotgrad {
+namespace {
+
+std::shared_ptr<Graph> text_graph(const std::string& name) {
+  std::ifstream in(std::string(AOTGRAD_TEST_DATA) + "/text/" + name + ".fx");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::shared_ptr<Graph> g = parse_graph(ss.str(), aten_ops());
+  verify(*g);
+  return g;
+}
+
+TrainingArtifacts train(const Graph& g, bool recompute_pointwise) {
+  CompileOptions o;
+  o.explain = true;
+  o.min_cut.recompute_pointwise_from_saved = recompute_pointwise;
+  std::vector<bool> rg(g.placeholders().size(), true);
+  rg[0] = false;  // the input x
+  TrainingArtifacts a = compile_for_training(g, rg, o);
+  EXPECT_NE(a.explain, nullptr);
+  return a;
+}
+
+std::vector<std::string> recomputed(const MinCutExplain& e) {
+  std::vector<std::string> out;
+  for (const auto& r : e.recomputed) out.push_back(r.name);
+  return out;
+}
+
+std::string reason(const MinCutExplain& e, const std::string& name) {
+  for (const auto& b : e.banned)
+    if (b.name == name) return b.reason;
+  return "";
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Linear-GELU-LayerNorm-Linear: gelu_backward reads addmm, native_layer_norm_backward reads gelu.
+TEST(MinCutPointwise, GeluBeforeLayerNormIsRecomputedFromItsInput) {
+  auto g = text_graph("gelu_layer_norm_mlp");
+  TrainingArtifacts off = train(*g, false);
+  EXPECT_EQ(reason(*off.explain, "gelu"), "materialized in backward");
+  EXPECT_EQ(off.saved,
+            (std::vector<std::string>{"primals_1", "primals_4", "primals_5", "addmm", "gelu",
+                                      "getitem", "getitem_1", "getitem_2", "t_2"}));
+  EXPECT_TRUE(recomputed(*off.explain).empty());
+
+  TrainingArtifacts on = train(*g, true);
+  EXPECT_EQ(reason(*on.explain, "gelu"), "");
+  EXPECT_EQ(on.saved, (std::vector<std::string>{"primals_1", "primals_4", "primals_5", "addmm",
+                                                "getitem", "getitem_1", "getitem_2", "t_2"}));
+  EXPECT_EQ(recomputed(*on.explain), (std::vector<std::string>{"gelu"}));
+  // One [8, 32] f32 activation fewer.
+  EXPECT_EQ(off.explain->saved_activation_bytes - on.explain->saved_activation_bytes, 8 * 32 * 4);
+  // The backward computes gelu from the saved addmm before LayerNorm's backward reads it.
+  std::string bw = graph_text(*on.bw);
+  size_t gelu = bw.find("gelu = torch.ops.aten.gelu.default(addmm)");
+  ASSERT_NE(gelu, std::string::npos) << bw;
+  EXPECT_LT(gelu, bw.find("native_layer_norm_backward")) << bw;
+}
+
+// Conv-BN-SiLU-Conv-SiLU-BN: one SiLU feeds a convolution, the other a BatchNorm; the backward of
+// each reads the SiLU's output, silu_backward its input.
+TEST(MinCutPointwise, SiluBeforeConvolutionAndBatchNormIsRecomputed) {
+  auto g = text_graph("silu_batch_norm_cnn");
+  TrainingArtifacts off = train(*g, false);
+  EXPECT_EQ(reason(*off.explain, "silu"), "materialized in backward");
+  EXPECT_EQ(reason(*off.explain, "silu_1"), "materialized in backward");
+  EXPECT_EQ(off.saved, (std::vector<std::string>{"primals_1", "primals_2", "primals_3", "primals_5",
+                                                 "primals_6", "convolution", "getitem", "getitem_9",
+                                                 "getitem_10", "silu", "convolution_1", "silu_1",
+                                                 "getitem_1", "getitem_2"}));
+
+  TrainingArtifacts on = train(*g, true);
+  EXPECT_EQ(on.saved,
+            (std::vector<std::string>{"primals_1", "primals_2", "primals_3", "primals_5",
+                                      "primals_6", "convolution", "getitem", "getitem_9",
+                                      "getitem_10", "convolution_1", "getitem_1", "getitem_2"}));
+  std::vector<std::string> r = recomputed(*on.explain);
+  EXPECT_TRUE(has(r, "silu")) << testing::PrintToString(r);
+  EXPECT_TRUE(has(r, "silu_1")) << testing::PrintToString(r);
+  // Two activations fewer: [2, 8, 8, 8] f32 each.
+  EXPECT_EQ(off.explain->saved_activation_bytes - on.explain->saved_activation_bytes,
+            2 * (2 * 8 * 8 * 8 * 4));
+}
+
+// A pointwise op whose input the backward does not otherwise read stays banned: recomputing it
+// would need that input saved instead (§13.20's relu after addmm: the backward reads only relu's
+// output, through threshold_backward and the weight gradient).
+TEST(MinCutPointwise, InputTheBackwardDoesNotReadKeepsTheBan) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]"):
+    t = torch.ops.aten.t.default(w)
+    addmm = torch.ops.aten.addmm.default(b, x, t)
+    relu = torch.ops.aten.relu.default(addmm)
+    return (relu,)
+)",
+                       aten_ops());
+  TrainingArtifacts a = train(*g, true);
+  EXPECT_EQ(reason(*a.explain, "relu"), "materialized in backward");
+  EXPECT_EQ(a.saved, (std::vector<std::string>{"primals_1", "detach_1"}));
+}
+
+}  // namespace
+}  // namespace aotgrad
