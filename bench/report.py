@@ -531,14 +531,15 @@ def write_report(results_dir, md_path, svg_dir, command):
 
 def _kept_sections(md_path):
     """The sections the sweeps write into BENCHMARKS.md between their markers, kept as they are:
-    OpInfo conformance (scripts/opinfo_sweep.sh) and Real models (scripts/model_sweep.sh)."""
+    OpInfo conformance (scripts/opinfo_sweep.sh), Real models (scripts/model_sweep.sh) and saved
+    bytes against functorch 1.13 (tools/saved_compare.py)."""
     try:
         with open(md_path) as f:
             old = f.read()
     except OSError:
         return ""
     kept = ""
-    for name in ("opinfo_sweep", "model_sweep"):
+    for name in ("opinfo_sweep", "model_sweep", "saved_compare"):
         begin, end = "<!-- %s: begin -->" % name, "<!-- %s: end -->" % name
         if begin in old and end in old:
             kept += "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"

@@ -1,0 +1,318 @@
+#!/usr/bin/python3
+"""aotgrad: saved activation bytes of aotgrad's min-cut against functorch 1.13's, per model.
+
+For each model (by default a Linear-GELU-LayerNorm MLP defined here; torchvision's
+efficientnet_b0, regnet_y_400mf, convnext_tiny, a small MaxViT, efficientnet_v2_s,
+mobilenet_v3_large and swin_v2_t as tools/model_sweep.py builds them; resnet18, mobilenet_v2 and
+tools/export.py's GPT as controls; any other model of model_sweep.py or tools/export.py by name),
+in a worker process:
+
+  - the model is built with a fixed seed, put in training mode and exported with tools/export.py
+    (graph only);
+  - functorch 1.13's aot_module with min_cut_rematerialization_partition (no-op compilers) runs one
+    training step of the same model and weights; its saved activation bytes are the unique storage
+    bytes of the saved tensors that are not parameters, buffers or inputs
+    (tools/functorch_min_cut.py's saved_summary).
+
+Then `aotgrad compile <model>.fx --grad=<parameters> --stats=json` gives aotgrad's
+saved_activation_bytes (the same count) twice: with --recompute-pointwise-from-saved=off (PyTorch
+2.x's materialized-backward ban: a pointwise activation whose output a norm's or convolution's
+backward reads is saved beside its input) and with the default (on: it is recomputed from its input,
+as functorch 1.13 does). The ratios are aotgrad / functorch; at most 1 means aotgrad keeps no more
+for the backward than functorch does.
+
+usage:
+  /usr/bin/python3 tools/saved_compare.py --aotgrad=BIN --dir=DIR [--models=a,b,...]
+      [--json=OUT.json] [--benchmarks=BENCHMARKS.md [--command=TEXT]]
+  /usr/bin/python3 tools/saved_compare.py list
+The exported graphs stay in DIR. --benchmarks writes the table into BENCHMARKS.md between its
+saved_compare markers.
+"""
+
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+BEGIN_MARK = "<!-- saved_compare: begin -->"
+END_MARK = "<!-- saved_compare: end -->"
+SEED = 0
+DEFAULT_MODELS = ["mlp_gelu_ln", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny",
+                  "maxvit_small", "efficientnet_v2_s", "mobilenet_v3_large", "swin_v2_t",
+                  "resnet18", "mobilenet_v2", "gpt"]
+
+
+def _mlp_gelu_ln():
+    """Two blocks of Linear-GELU-LayerNorm and a Linear head, MSE loss; batch 32, 64 -> 256 -> 256
+    -> 64: each GELU's output is what its LayerNorm normalizes."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class MlpGeluLayerNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.ln1 = nn.Linear(64, 256), nn.LayerNorm(256)
+            self.fc2, self.ln2 = nn.Linear(256, 256), nn.LayerNorm(256)
+            self.head = nn.Linear(256, 64)
+
+        def forward(self, x, target):
+            h = self.ln1(F.gelu(self.fc1(x)))
+            h = self.ln2(F.gelu(self.fc2(h)))
+            return F.mse_loss(self.head(h), target)
+
+    return MlpGeluLayerNorm(), {"x": torch.randn(32, 64), "target": torch.randn(32, 64)}
+
+
+LOCAL_MODELS = {
+    "mlp_gelu_ln": ("Linear-GELU-LayerNorm x 2, Linear head, MSE; batch 32, width 64 -> 256 -> 64",
+                    _mlp_gelu_ln),
+}
+
+
+def _builder(name):
+    """(description, factory returning (model with loss, inputs)) of a model name."""
+    if name in LOCAL_MODELS:
+        return LOCAL_MODELS[name]
+    import model_sweep
+    if name in model_sweep.MODELS:
+        _, _, description, build = model_sweep.MODELS[name]
+        return description, build
+    import export
+    if name in export.MODELS:
+        return export.MODELS[name]
+    return None
+
+
+def _all_names():
+    import export
+    import model_sweep
+    names = list(LOCAL_MODELS) + list(model_sweep.MODELS)
+    return names + [n for n in export.MODELS if n not in names]
+
+
+# --- the worker: export and functorch ----------------------------------------------------------
+
+
+def functorch_saved(model, inputs):
+    """functorch 1.13's min-cut on one training step of `model(**inputs)`: (saved activation bytes,
+    number of saved values)."""
+    import torch
+    from functorch.compile import aot_module, make_boxed_func, min_cut_rematerialization_partition
+    import functorch_min_cut
+    rec = {}
+
+    def fw_compiler(gm, _):
+        def run(*args):
+            outs = gm(*args)
+            rec["args"], rec["outs"] = list(args), list(outs)
+            return outs
+        return make_boxed_func(run)
+
+    def bw_compiler(gm, _):
+        rec["names"] = [n.name for n in gm.graph.nodes
+                        if n.op == "placeholder" and "tangents" not in n.name]
+        return make_boxed_func(gm)
+
+    compiled = aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
+                          partition_fn=min_cut_rematerialization_partition)
+    torch.manual_seed(0)
+    compiled(**inputs).backward()
+    names = rec["names"]
+    outs = rec["outs"]
+    _, activation_bytes = functorch_min_cut.saved_summary(names, outs[len(outs) - len(names):],
+                                                          rec["args"])
+    return activation_bytes, len(names)
+
+
+def worker(name, out_dir):
+    """Exports `name` to <out_dir>/<name>.fx and measures functorch; prints one JSON line."""
+    import warnings
+    warnings.filterwarnings("ignore")
+    import torch
+    import export
+    torch.set_num_threads(1)
+    torch.manual_seed(SEED)
+    model, inputs = _builder(name)[1]()
+    model.train()
+    record = {"model": name, "parameters": sum(p.numel() for p in model.parameters()),
+              "grad": ",".join(export.placeholder_name(n) for n, p in model.named_parameters()
+                               if p.requires_grad)}
+    try:
+        text = export.export(model, inputs, os.path.join(out_dir, name), write_inputs=False,
+                             metadata={"model": name, "seed": SEED})
+        record["graph_ops"] = sum(1 for line in text.splitlines() if " = torch.ops." in line)
+    except Exception as e:  # noqa: BLE001 -- reported as the model's result
+        record["error"] = "export: %s: %s" % (type(e).__name__, str(e).splitlines()[0][:200])
+        print(json.dumps(record))
+        return
+    try:
+        record["functorch"], record["functorch_values"] = functorch_saved(copy.deepcopy(model),
+                                                                          inputs)
+    except Exception as e:  # noqa: BLE001
+        record["error"] = "functorch: %s: %s" % (type(e).__name__, str(e).splitlines()[0][:200])
+    print(json.dumps(record))
+
+
+# --- the driver ----------------------------------------------------------------------------------
+
+
+def aotgrad_saved(binary, fx, grad, recompute_pointwise):
+    """aotgrad compile's (saved_activation_bytes, number of saved values, recomputed ops)."""
+    cmd = [binary, "compile", fx, "--grad=" + grad, "--stats=json",
+           "--recompute-pointwise-from-saved=" + recompute_pointwise]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, AOTGRAD_CACHE_DIR="off"))
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (exit %d): %s" % (" ".join(cmd[:3]), p.returncode,
+                                                        p.stderr.strip()[-500:]))
+    stats = json.loads(p.stdout.strip().splitlines()[-1])
+    saved = stats.get("saved")
+    return stats["saved_activation_bytes"], len(saved) if isinstance(saved, list) else saved
+
+
+def measure(name, binary, out_dir, timeout):
+    cmd = [sys.executable, os.path.abspath(__file__), "_worker", name, out_dir]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=timeout, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    except subprocess.TimeoutExpired:
+        return {"model": name, "error": "worker: timeout after %d s" % timeout}
+    lines = p.stdout.strip().splitlines()
+    if p.returncode != 0 or not lines:
+        tail = p.stderr.strip().splitlines()
+        return {"model": name, "error": "worker (exit %d): %s" % (p.returncode,
+                                                                  tail[-1] if tail else "")}
+    row = json.loads(lines[-1])
+    if "error" in row:
+        return row
+    fx = os.path.join(out_dir, name + ".fx")
+    try:
+        row["aotgrad_off"], row["aotgrad_off_values"] = aotgrad_saved(binary, fx, row["grad"], "off")
+        row["aotgrad_on"], row["aotgrad_on_values"] = aotgrad_saved(binary, fx, row["grad"], "on")
+    except (RuntimeError, ValueError, KeyError) as e:
+        row["error"] = "aotgrad: %s" % e
+    return row
+
+
+def _kib(b):
+    return "%.1f" % (b / 1024.0)
+
+
+def markdown(report, command=None):
+    L = ["## Saved activation bytes against functorch 1.13 (recompute_pointwise_from_saved)", ""]
+    m = report["machine"]
+    L.append("Models outside the benchmark set on which PyTorch 2.x's materialized-backward and "
+             "used-far-apart bans make the min-cut save more than functorch 1.13's: an activation "
+             "(SiLU, GELU, a squeeze-excitation `mul`) whose output a norm's or convolution's "
+             "backward reads is saved beside its input, which the backward reads too. "
+             "`MinCutOptions::recompute_pointwise_from_saved` (the default) lets the backward "
+             "recompute it from that input instead.")
+    L.append("")
+    L.append("Saved activation bytes (unique storage bytes of the values the forward keeps for the "
+             "backward that are not parameters, buffers or inputs) of aotgrad's min-cut against "
+             "functorch %s's `min_cut_rematerialization_partition` on the same model and weights, "
+             "one training step (`aotgrad compile --grad=<parameters> --stats=json`'s "
+             "saved_activation_bytes; functorch's from the tensors its compiled forward returns). "
+             "*off* is `--recompute-pointwise-from-saved=off` (PyTorch 2.x's materialized-backward "
+             "ban), *on* the default (`MinCutOptions::recompute_pointwise_from_saved`: a pointwise "
+             "op whose inputs the backward has anyway may be recomputed instead of saved). Ratios "
+             "are aotgrad / functorch, all in one run: `%s` (%s, %s cores, load %s; %.0f s)."
+             % (report["torch"], command or "tools/saved_compare.py", m["date"], m["cores"],
+                m["load"], report["total_s"]))
+    L.append("")
+    L.append("| model | parameters | functorch KiB (values) | aotgrad off KiB (values) | off / "
+             "functorch | aotgrad on KiB (values) | on / functorch |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|")
+    for r in report["models"]:
+        if "error" in r:
+            L.append("| %s | - | %s | | | | |" % (r["model"], r["error"].replace("|", "\\|")))
+            continue
+        ft = r["functorch"]
+        L.append("| %s | {:,} | %s (%d) | %s (%d) | %.2f | %s (%d) | **%.2f** |".format(
+            r["parameters"]) % (
+            r["model"], _kib(ft), r["functorch_values"], _kib(r["aotgrad_off"]),
+            r["aotgrad_off_values"], r["aotgrad_off"] / ft, _kib(r["aotgrad_on"]),
+            r["aotgrad_on_values"], r["aotgrad_on"] / ft))
+    return "\n".join(L) + "\n"
+
+
+def put_into_benchmarks(report, path, command):
+    section = markdown(report, command).rstrip("\n")
+    text = open(path).read() if os.path.exists(path) else ""
+    block = "%s\n%s\n%s\n" % (BEGIN_MARK, section, END_MARK)
+    if BEGIN_MARK in text and END_MARK in text:
+        before = text[:text.index(BEGIN_MARK)]
+        after = text[text.index(END_MARK) + len(END_MARK):].lstrip("\n")
+        text = before + block + (("\n" + after) if after else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_worker"]:
+        worker(argv[1], argv[2])
+        return 0
+    if argv[:1] == ["list"]:
+        for n in _all_names():
+            print("%-34s %s" % (n, _builder(n)[0]))
+        return 0
+    p = argparse.ArgumentParser(prog="saved_compare.py", description=__doc__.split("\n\n")[0],
+                                epilog="usage:" + __doc__.split("usage:", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--aotgrad", required=True, help="the aotgrad executable")
+    p.add_argument("--dir", required=True, help="directory for the exported graphs")
+    p.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                   help="comma-separated model names (default: %s; `list` lists them)"
+                   % ",".join(DEFAULT_MODELS))
+    p.add_argument("--timeout", type=int, default=900, help="seconds per model's worker")
+    p.add_argument("--json", default=None, help="write the report as JSON here")
+    p.add_argument("--benchmarks", default=None, help="BENCHMARKS.md to write the table into")
+    p.add_argument("--command", default=None, help="the command line the table names")
+    args = p.parse_args(argv)
+    binary = os.path.abspath(args.aotgrad)
+    if not os.access(binary, os.X_OK):
+        p.error("--aotgrad: %s is not an executable" % binary)
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if _builder(n) is None]
+    if unknown:
+        p.error("unknown model(s): %s (`saved_compare.py list` lists them)" % ", ".join(unknown))
+    os.makedirs(args.dir, exist_ok=True)
+    import torch
+    t0 = time.monotonic()
+    machine = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": os.cpu_count(),
+               "load": " ".join("%.2f" % x for x in os.getloadavg())}
+    rows = []
+    for n in names:
+        r = measure(n, binary, args.dir, args.timeout)
+        rows.append(r)
+        if "error" in r:
+            print("  %-20s %s" % (n, r["error"]), flush=True)
+        else:
+            print("  %-20s functorch %s KiB, aotgrad off %s KiB (%.2f), on %s KiB (%.2f)" % (
+                n, _kib(r["functorch"]), _kib(r["aotgrad_off"]), r["aotgrad_off"] / r["functorch"],
+                _kib(r["aotgrad_on"]), r["aotgrad_on"] / r["functorch"]), flush=True)
+    report = {"torch": torch.__version__, "machine": machine,
+              "total_s": round(time.monotonic() - t0, 1), "models": rows}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1, sort_keys=True)
+    if args.benchmarks:
+        put_into_benchmarks(report, args.benchmarks, args.command)
+    sys.stdout.write(markdown(report, args.command))
+    return 1 if any("error" in r for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
