@@ -221,8 +221,9 @@ def markdown(report, command=None):
              "one training step (`aotgrad compile --grad=<parameters> --stats=json`'s "
              "saved_activation_bytes; functorch's from the tensors its compiled forward returns). "
              "*off* is `--recompute-pointwise-from-saved=off` (PyTorch 2.x's materialized-backward "
-             "ban), *on* the default (`MinCutOptions::recompute_pointwise_from_saved`: a pointwise "
-             "op whose inputs the backward has anyway may be recomputed instead of saved). Ratios "
+             "and used-far-apart bans), *on* the default "
+             "(`MinCutOptions::recompute_pointwise_from_saved`: a pointwise op whose inputs the "
+             "backward has anyway may be recomputed instead of saved). Ratios "
              "are aotgrad / functorch, all in one run: `%s` (%s, %s cores, load %s; %.0f s)."
              % (report["torch"], command or "tools/saved_compare.py", m["date"], m["cores"],
                 m["load"], report["total_s"]))
