@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <torch/csrc/autograd/functions/basic_ops.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include <unordered_map>
 
@@ -22,6 +24,18 @@ std::string libtorch_message(const std::exception& e) {
 at::Tensor keep_value(const at::Tensor& t) {
   at::NoGradGuard no_grad;
   return at::empty_strided(t.sizes(), t.strides(), t.options().requires_grad(false)).copy_(t);
+}
+
+// `fake` made a non-leaf, as the example input it stands for (a view of an activation, say), so
+// that the function may write it in place as eagerly. Its history is an autograd node the capture
+// never runs.
+at::Tensor as_non_leaf(at::Tensor fake) {
+  auto history = std::make_shared<torch::autograd::Error>(
+      "the history of a captured input, which the capture never differentiates",
+      torch::autograd::edge_list{});
+  history->add_input_metadata(fake);
+  torch::autograd::impl::set_gradient_edge(fake, {std::move(history), 0});
+  return fake;
 }
 
 }  // namespace
@@ -76,8 +90,12 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
   FakeTrace trace(*g, trace_options);
   std::vector<at::Tensor> fakes;
   fakes.reserve(example_inputs.size());
-  for (size_t i = 0; i < example_inputs.size(); ++i)
-    fakes.push_back(trace.fake(inputs[i], example_inputs[i].requires_grad()));
+  for (size_t i = 0; i < example_inputs.size(); ++i) {
+    const at::Tensor& x = example_inputs[i];
+    const bool non_leaf = x.requires_grad() && !x.is_leaf();
+    fakes.push_back(trace.fake(inputs[i], x.requires_grad() && !non_leaf));
+    if (non_leaf) fakes.back() = as_non_leaf(fakes.back());
+  }
   std::vector<at::Tensor> results;
   try {
     // A cast autocast caches (of a leaf that requires grad) would be a fake outliving the trace.

@@ -475,7 +475,12 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
         target.as_strided_(value.sizes(), value.strides(),
                            value.storage_offset() + (info.mutates_data ? offsets[p] : 0));
       }
-      if (info.mutates_data) target.copy_(value);
+      if (!info.mutates_data) continue;
+      // A non-leaf that requires grad (a view of an activation the function writes) is written
+      // under autograd, as PyTorch's runtime wrapper copies: the caller's graph then sees the
+      // write and its gradient flows through the compiled function's new value.
+      at::AutoGradMode grad(target.requires_grad());
+      target.copy_(value);
     }
   }
   // Outputs that are inputs, or views of inputs, are the caller's tensors (or eager's views of

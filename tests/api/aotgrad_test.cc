@@ -396,5 +396,27 @@ TEST(AotFunction, RecompilesAreLogged) {
   EXPECT_EQ(log.find("compilation 3"), std::string::npos) << log;
 }
 
+// An argument that is a view of an activation (a non-leaf that requires grad), written in place
+// by the function: the capture lets the write happen as eagerly, and the runtime writes the new
+// value back under autograd, so gradients flow through the write to the activation's inputs.
+TEST(AotFunction, WritesIntoAViewOfAnActivationTrainAsEagerly) {
+  auto fn = [](const std::vector<at::Tensor>& a) {
+    a[0].mul_(3);
+    return std::vector<at::Tensor>{(a[0] * a[1]).sum()};
+  };
+  AOTFunction f = aot_function(fn, AOTConfig{});
+  at::Tensor q = at::randn({4, 6}).requires_grad_(), w = at::randn({4, 3}).requires_grad_();
+  at::Tensor q2 = q.detach().clone().requires_grad_(), w2 = w.detach().clone().requires_grad_();
+  at::Tensor base = q * 1, base2 = q2 * 1;
+  at::Tensor loss = f({base.narrow(1, 1, 3), w})[0] + base.sum();
+  at::Tensor want = fn({base2.narrow(1, 1, 3), w2})[0] + base2.sum();
+  expect_close(loss, want, "loss");
+  expect_close(base, base2, "the activation after the write");
+  loss.backward();
+  want.backward();
+  expect_close(q.grad(), q2.grad(), "grad through the write");
+  expect_close(w.grad(), w2.grad(), "grad of w");
+}
+
 }  // namespace
 }  // namespace aotgrad
