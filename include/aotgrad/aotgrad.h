@@ -88,6 +88,10 @@ struct AOTConfig {
   int64_t bucket_cap_bytes = 25 << 20;
   int64_t first_bucket_cap_bytes = 1 << 20;
   std::vector<bool> data_parallel_params;
+  /// DistributedDataParallel's broadcast_buffers (aot_module, data parallel): every call starts
+  /// from rank 0's buffers (BatchNorm's running statistics), broadcast before the forward; false:
+  /// only when the module is first compiled, after which each rank keeps its own.
+  bool broadcast_buffers = true;
 
   /// Dynamic shapes (§13.15): compilations whose input sizes are symbols s0, s1, ... serve every
   /// call whose sizes fit (binding each symbol from the inputs) and whose guards hold.

@@ -40,6 +40,8 @@ struct AOTModule::State {
   /// The module's current tensors followed by `inputs`, and the AOTFunction they call.
   std::pair<AOTFunction, std::vector<at::Tensor>> prepare(
       const std::vector<at::Tensor>& inputs) const;
+  /// Data parallel: the module's buffers from rank 0.
+  void broadcast_buffers(const ModuleState& s) const;
 };
 
 AOTModule::AOTModule(std::shared_ptr<torch::nn::Module> module, TensorFunction forward,
@@ -83,11 +85,7 @@ std::pair<AOTFunction, std::vector<at::Tensor>> AOTModule::State::prepare(
       std::fill(c.data_parallel_params.begin(),
                 c.data_parallel_params.begin() + static_cast<std::ptrdiff_t>(s.num_parameters),
                 true);
-      std::vector<at::Tensor> buffers(
-          s.tensors.begin() + static_cast<std::ptrdiff_t>(s.num_parameters), s.tensors.end());
-      std::vector<std::string> names(
-          s.names.begin() + static_cast<std::ptrdiff_t>(s.num_parameters), s.names.end());
-      broadcast_from_rank0(data_parallel_group(config), buffers, names);
+      if (!config.broadcast_buffers) broadcast_buffers(s);
     }
     // The module's tensors are looked up again when the function is captured: they are the ones
     // of this call, in this order (the key above fixes their names).
@@ -99,7 +97,20 @@ std::pair<AOTFunction, std::vector<at::Tensor>> AOTModule::State::prepare(
   return {it->second, std::move(args)};
 }
 
+void AOTModule::State::broadcast_buffers(const ModuleState& s) const {
+  std::vector<at::Tensor> buffers(s.tensors.begin() + static_cast<std::ptrdiff_t>(s.num_parameters),
+                                  s.tensors.end());
+  if (buffers.empty()) return;
+  std::vector<std::string> names(s.names.begin() + static_cast<std::ptrdiff_t>(s.num_parameters),
+                                 s.names.end());
+  broadcast_from_rank0(data_parallel_group(config), buffers, names);
+}
+
 std::vector<at::Tensor> AOTModule::operator()(const std::vector<at::Tensor>& inputs) const {
+  // DDP's broadcast_buffers: every forward starts from rank 0's buffers.
+  const AOTConfig& c = state_->config;
+  if (c.data_parallel != DataParallelMode::kNone && c.broadcast_buffers)
+    state_->broadcast_buffers(module_state(*state_->module));
   auto [fn, args] = state_->prepare(inputs);
   return fn(args);
 }

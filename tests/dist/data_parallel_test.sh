@@ -35,6 +35,9 @@ for n in 2 3; do
     check has "$tmp/err$r" "collectives: issued all_reduce on process group '0' (rank $r of $n)"
     check has "$tmp/err$r" "collectives: waited all_reduce on process group '0' (rank $r of $n)"
   done
+  # broadcast_buffers: after an eval call every rank holds rank 0's running statistics.
+  check grep -q "^rank 0 cnn: buffers after an eval call " "$tmp/out"
+  check [ "$(grep -E '^rank [0-9]+ cnn: buffers after an eval call ' "$tmp/out" | sed 's/^rank [0-9]* //' | sort -u | wc -l)" -eq 1 ]
 done
 
 # The MLP's buckets (first bucket 4 KiB, then 16 KiB), in the order the backward computes the

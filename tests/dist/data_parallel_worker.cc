@@ -149,6 +149,16 @@ double train(const std::string& name, const Case& c, int rank, int world, int st
       config);
   torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(lr).momentum(0.9));
   torch::optim::SGD ref_opt(ref->parameters(), torch::optim::SGDOptions(lr).momentum(0.9));
+  // An eval call first (its compilation broadcasts the buffers once), so that the eval call after
+  // training runs a compiled function and broadcasts only as broadcast_buffers says.
+  auto eval_call = [&] {
+    model->eval();
+    torch::NoGradGuard no_grad;
+    compiled({xr, yr});
+    model->train();
+  };
+  const bool has_buffers = !model->named_buffers().is_empty();
+  if (has_buffers) eval_call();
   for (int s = 0; s < steps; ++s) {
     opt.zero_grad();
     compiled({xr, yr})[0].backward();
@@ -180,6 +190,16 @@ double train(const std::string& name, const Case& c, int rank, int world, int st
   }
   std::printf("rank %d %s: %d steps, %zu parameters, max |param - reference| = %.3g\n", rank,
               name.c_str(), steps, mine.size(), worst);
+  // broadcast_buffers (DDP's default): a call starts from rank 0's buffers, so after an eval call
+  // (which leaves them as they are) every rank holds rank 0's, though each rank's training steps
+  // updated its running statistics with its own slice.
+  if (has_buffers) {
+    eval_call();
+    double sum = 0;
+    for (const auto& b : model->named_buffers())
+      sum += b.value().to(at::kDouble).sum().item<double>();
+    std::printf("rank %d %s: buffers after an eval call %.12g\n", rank, name.c_str(), sum);
+  }
   return worst;
 }
 
