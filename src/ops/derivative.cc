@@ -1,6 +1,8 @@
 // aotgrad: GradBuilder -- the graph-building side of derivative rules.
 #include "aotgrad/ops/derivative.h"
 
+#include <optional>
+
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/op_call.h"
 #include "aotgrad/ops/registry.h"
@@ -133,17 +135,17 @@ Arg GradBuilder::sizes_arg(const SymIntVector& sizes, Node* like) {
   return Arg::of_list(std::move(l));
 }
 
-// A symbolic size as a value of the graph, as PyTorch's proxies for SymInts are: sym_size of
-// `like` at dimension `dim` when that is the size, else of the first input (a SymInt input, or a
-// dimension of a tensor input) whose size it is.
+// A symbolic size as a value of the graph, as PyTorch's proxies for SymInts are: a bare symbol
+// from the first input (a SymInt input, or a dimension of a tensor input) that is it, so that every
+// read of it is one node after CSE (and the partition saves one SymInt for it, not one per tensor
+// read); an expression from `like` at dimension `dim` when that is the size, else from the first
+// input whose size it is.
 Arg GradBuilder::sym_arg(const SymInt& s, Node* like, int64_t dim) {
   if (s.is_concrete()) return Arg::of_int(s.value());
   auto read = [&](Node* t, int64_t d) {
     return Arg(call("sym_size.int", {Arg(t), Arg::of_int(d)}));
   };
-  // A bare symbol is read from the first input dimension it is, so that every read of it is one
-  // node after CSE (and the partition saves one SymInt for it, not one per tensor read).
-  if (s.symbol_name())
+  auto from_inputs = [&]() -> std::optional<Arg> {
     for (Node* p : g_.placeholders()) {
       const ValueMeta& m = p->meta();
       if (m.kind == ValueMeta::Kind::SymInt && m.sym == s) return Arg(p);
@@ -151,19 +153,17 @@ Arg GradBuilder::sym_arg(const SymInt& s, Node* like, int64_t dim) {
       for (size_t d = 0; d < m.tensor.sizes.size(); ++d)
         if (m.tensor.sizes[d] == s) return read(p, static_cast<int64_t>(d));
     }
+    return std::nullopt;
+  };
+  if (s.symbol_name())
+    if (std::optional<Arg> a = from_inputs()) return *a;
   if (like && like->meta().is_tensor()) {
     const SymIntVector& ls = like->tensor_meta().sizes;
     if (dim >= 0 && dim < static_cast<int64_t>(ls.size()) && ls[dim] == s) return read(like, dim);
     for (size_t d = 0; d < ls.size(); ++d)
       if (ls[d] == s) return read(like, static_cast<int64_t>(d));
   }
-  for (Node* p : g_.placeholders()) {
-    const ValueMeta& m = p->meta();
-    if (m.kind == ValueMeta::Kind::SymInt && m.sym == s) return Arg(p);
-    if (!m.is_tensor()) continue;
-    for (size_t d = 0; d < m.tensor.sizes.size(); ++d)
-      if (m.tensor.sizes[d] == s) return read(p, static_cast<int64_t>(d));
-  }
+  if (std::optional<Arg> a = from_inputs()) return *a;
   throw Error("derivative of " + fwd_.describe() + ": no input of the graph has the size " +
               s.to_string() + " to read it from");
 }
