@@ -2,7 +2,9 @@
 // (tests/models' gpt_block_dyn), trained through aot_function over its parameters:
 // - Compile/dynamic: one compilation with the batch and sequence length as symbols, then a step
 //   at each of the 4 shapes (1x5, 3x16, 8x33, 17x5); Compile/static: the same 4 steps with
-//   dynamic=off, one compilation per shape. Counter "compilations".
+//   dynamic=off, one compilation per shape. Counters "compilations" and "heap_bytes": the heap the
+//   function holds after the steps (malloc's in-use bytes then, less before the model was made;
+//   the model's own tensors are the same in both).
 // - Step/dynamic and Step/static: the steady training step at 8x32 of each compilation.
 // `dynamic_bench --steps=N --mode=dynamic|static` instead compiles, runs 1 + N steps at 8x32 on
 // one thread and exits: under `valgrind --tool=callgrind` the difference between N=10 and N=0 is
@@ -10,6 +12,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include <cstring>
 #include <string>
@@ -54,12 +57,16 @@ struct Model {
 
 void BM_Compile(benchmark::State& state, bool dynamic) {
   size_t compilations = 0;
+  double heap = 0;
   for (auto _ : state) {
+    const size_t before = mallinfo2().uordblks;
     Model m(dynamic);
     for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 5}, {3, 16}, {8, 33}, {17, 5}}) m.step(b, t);
     compilations = m.fn->num_compilations();
+    heap = static_cast<double>(mallinfo2().uordblks) - static_cast<double>(before);
   }
   state.counters["compilations"] = static_cast<double>(compilations);
+  state.counters["heap_bytes"] = heap;
 }
 
 void BM_Step(benchmark::State& state, bool dynamic) {
