@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "aotgrad/driver/stages.h"
@@ -110,6 +111,9 @@ struct AOTFunction::State {
   std::string last_key;  // the signature compiled last, for the recompiles log
   /// Data parallel: whether the first compilation broadcast the parameters from rank 0.
   mutable bool params_broadcast = false;
+  /// Families (input_family) whose dynamic capture failed without marked dimensions: later new
+  /// sizes compile static sizes at once rather than tracing at other sizes again.
+  mutable std::set<std::string> static_only;
 
   std::shared_ptr<Compilation> compile(const std::vector<at::Tensor>& args, bool training,
                                        const std::string& family, std::string* note) const;
@@ -328,6 +332,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   const CaptureOptions options = capture_options(*c);
   const TensorFunction traced = on_distinct(position);
   std::vector<DynamicDim> dims = dynamic_dims(args, *c);
+  if (config.dynamic_dims.empty() && static_only.count(family)) dims.clear();
   std::sort(dims.begin(), dims.end());
   dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
   if (!dims.empty()) {
@@ -355,6 +360,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
           if (attempt({d})) able.push_back(d);
       if (able.empty() || !attempt(able)) {
         c->dynamic.reset();
+        static_only.insert(family);
         if (note) *note = "\n    dynamic sizes failed (" + error + "): compiled with static sizes";
       }
     }

@@ -260,6 +260,31 @@ TEST(Dynamic, MissingGradientsAreZerosOfTheCallsSize) {
   EXPECT_EQ(f.num_compilations(), 1u);
 }
 
+// A function that needs its size even (a view of half the batch) cannot be traced at the other
+// sizes: auto compiles static sizes, and tries the dynamic capture once, not at every new size.
+TEST(Dynamic, AutoFallsBackToStaticSizesOnce) {
+  LogSettings logs;
+  logs.recompiles = true;
+  set_log_settings(logs);
+  std::ostringstream os;
+  set_log_stream(&os);
+  auto halves = [](const std::vector<at::Tensor>& a) {
+    return std::vector<at::Tensor>{a[0].view({a[0].size(0) / 2, -1}).sum(0)};
+  };
+  AOTFunction f = aot_function(halves, AOTConfig{});
+  for (int64_t b : {4, 6, 8, 6}) {
+    at::Tensor x = at::randn({b, 3});
+    expect_close(f({x})[0], halves({x})[0], "batch " + std::to_string(b));
+  }
+  set_log_stream(nullptr);
+  set_log_settings(LogSettings{});
+  EXPECT_EQ(f.num_compilations(), 3u);
+  std::string log = os.str();
+  size_t first = log.find("dynamic sizes failed (");
+  EXPECT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("dynamic sizes failed (", first + 1), std::string::npos) << log;
+}
+
 // dynamic=off compiles every size; a marked dimension the function needs static is an error.
 TEST(Dynamic, OffAndMarkedErrors) {
   AOTConfig off;
