@@ -141,7 +141,6 @@ DynamicCapture capture_dynamic(const TensorFunction& fn,
     }
     c.dims.emplace_back(d, sym);
   }
-  std::sort(dims.begin(), dims.end());
   // Sizes 0 and 1 are traced at other values (never affinely related to the rest) and checked
   // by a trace at their own.
   const size_t n = values.size();

@@ -27,6 +27,7 @@ struct CompiledFunction::State {
   std::vector<int> output_is_arg;            // per user output: the argument it is, or -1
   std::vector<bool> requires_grad;
   std::vector<TensorMeta> output_metas;   // forward outputs' metadata, for zero tangents
+  bool symbolic_outputs = false;          // an output's size is symbolic
   std::unique_ptr<SymbolBinder> symbols;  // the user graph's size symbols (null: static sizes)
   int64_t id = 0;                         // key of this state in the registry backward reads
   bool cache_hit = false;                 // the artifacts came from the compile cache
@@ -155,10 +156,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     ctx->saved_data["id"] = id;
     // A symbolic graph's outputs have this call's sizes: a gradient autograd does not give is
     // zeros of those (the backward reads them below).
-    bool symbolic = false;
-    for (size_t k = 0; k < n_out && !symbolic; ++k)
-      for (const SymInt& d : state->output_metas[k].sizes) symbolic = symbolic || !d.is_concrete();
-    if (symbolic) {
+    if (state->symbolic_outputs) {
       c10::List<int64_t> sizes;
       for (size_t k = 0; k < n_out; ++k) {
         const TensorMeta& m = state->output_metas[k];
@@ -414,6 +412,8 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
     const Arg& a = out.list[k];
     state_->output_metas.push_back(a.is_node() && a.node->meta().is_tensor() ? a.node->meta().tensor
                                                                              : TensorMeta{});
+    for (const SymInt& d : state_->output_metas.back().sizes)
+      state_->symbolic_outputs = state_->symbolic_outputs || !d.is_concrete();
   }
 }
 

@@ -5,21 +5,14 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
-#include "aotgrad/ir/parser.h"
-#include "aotgrad/ops/registry.h"
+#include "../graph_text.h"
 #include "aotgrad/runtime/compiled_function.h"
 
 namespace aotgrad {
 namespace {
 
 std::shared_ptr<Graph> text_graph(const std::string& name) {
-  std::ifstream in(std::string(AOTGRAD_TEST_DATA) + "/text/" + name + ".fx");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_graph(ss.str(), aten_ops());
+  return parse_text(read_text(std::string(AOTGRAD_TEST_DATA) + "/text/" + name + ".fx"));
 }
 
 /// Leaves that require grad, copies of `values` (the first, the input x, does not).

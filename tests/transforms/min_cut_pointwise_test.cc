@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "../graph_text.h"
 #include "aotgrad/driver/driver.h"
@@ -16,12 +14,7 @@ namespace aotgrad {
 namespace {
 
 std::shared_ptr<Graph> text_graph(const std::string& name) {
-  std::ifstream in(std::string(AOTGRAD_TEST_DATA) + "/text/" + name + ".fx");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::shared_ptr<Graph> g = parse_graph(ss.str(), aten_ops());
-  verify(*g);
-  return g;
+  return parse_text(read_text(std::string(AOTGRAD_TEST_DATA) + "/text/" + name + ".fx"));
 }
 
 TrainingArtifacts train(const Graph& g, bool recompute_pointwise) {
