@@ -60,7 +60,9 @@ std::string dims_text(const DynamicCapture& d, const Graph& g) {
   for (size_t i = 0; i < d.points.sources.size(); ++i) {
     const SymbolSource& src = d.points.sources[i];
     s += (i ? ", " : "") + symbol_name(i) + " = " + ph[src.input]->name() + ".size()[" +
-         std::to_string(src.dim) + "] (hint " + std::to_string(d.points.points[0][i]) + ")";
+         std::to_string(src.dim) + "]" +
+         (src.divisor == 1 ? "" : " // " + std::to_string(src.divisor)) + " (hint " +
+         std::to_string(d.points.points[0][i]) + ")";
   }
   s += "; guards:";
   for (const std::string& guard : d.guards) s += " " + guard + ";";

@@ -45,7 +45,7 @@ std::vector<at::Tensor> inputs_at(const std::vector<at::Tensor>& ex, const Dynam
   for (size_t j = 0; j < ex.size(); ++j) sizes[j] = ex[j].sizes().vec();
   std::vector<bool> changed(ex.size(), false);
   for (const auto& [d, sym] : c.dims) {
-    sizes[d.input][d.dim] = point[sym];
+    sizes[d.input][d.dim] = c.points.sources[sym].divisor * point[sym];
     changed[d.input] = true;
   }
   std::vector<at::Tensor> out;
@@ -106,6 +106,96 @@ bool same_values(const std::vector<const Graph*>& traces, const TracePoints& p) 
   }
 }
 
+// The dimensions' symbols traced with symbol i = size / divisors[i] (c.points.sources and the
+// example sizes `sizes` set): the points, the traces and the unified graph into `c`. Throws Error
+// when the function fails at a point or the traces do not unify.
+void trace_and_unify(const TensorFunction& fn, const std::vector<at::Tensor>& ex,
+                     const std::vector<int64_t>& sizes, const std::vector<int64_t>& divisors,
+                     const CaptureOptions& options, DynamicCapture& c,
+                     std::vector<at::Tensor>* lifted) {
+  // Sizes 0 and 1 are traced at other values (never affinely related to the rest) and checked
+  // by a trace at their own.
+  const size_t n = sizes.size();
+  std::vector<int64_t> values(n), base(n);
+  bool small = false;
+  for (size_t i = 0; i < n; ++i) {
+    c.points.sources[i].divisor = divisors[i];
+    values[i] = sizes[i] / divisors[i];
+    base[i] = values[i] >= 2 ? values[i] : 16 + 5 * static_cast<int64_t>(i);
+    small = small || values[i] < 2;
+  }
+  c.points.points.assign(3, base);
+  for (size_t i = 0; i < n; ++i) {
+    const auto k = static_cast<int64_t>(i);
+    c.points.points[1][i] = base[i] + 1 + k;
+    c.points.points[2][i] = base[i] + 3 + 3 * k + k * k;
+  }
+  if (small) c.points.points.push_back(values);
+  c.traces.clear();
+  std::vector<std::vector<at::Tensor>> constants(c.points.points.size());
+  std::vector<const Graph*> traces;
+  for (size_t t = 0; t < c.points.points.size(); ++t) {
+    c.traces.push_back(trace_at(fn, ex, c, c.points.points[t], options, &constants[t]));
+    traces.push_back(c.traces.back().get());
+    if (t) check_same_constants(constants[0], constants[t]);
+  }
+  if (!small) {
+    c.graph = symbolize(traces, c.points);
+  } else {
+    // A size 0 or 1: its trace may take other reshape decisions (a view where the others copy);
+    // the graph of the other sizes serves it when the traces agree in value.
+    try {
+      c.graph = symbolize(traces, c.points);
+    } catch (const Error& strict) {
+      TracePoints big = c.points;
+      big.points.resize(3);
+      c.graph = symbolize({traces[0], traces[1], traces[2]}, big);
+      if (!same_values(traces, c.points)) throw;
+    }
+  }
+  *lifted = constants[0];
+  c.verified_small.assign(n, {});
+  for (size_t i = 0; i < n; ++i)
+    if (values[i] < 2) c.verified_small[i].push_back(values[i]);
+}
+
+// The divisors to try when the function does not trace or unify with every symbol a bare size
+// (a view of half the batch, heads that split a width): each symbol alone divided by each of its
+// example size's divisors, smallest first (up to 6 each), then every symbol by 2, 4 or 8 where
+// they divide; at most 12 tries.
+std::vector<std::vector<int64_t>> divisor_tries(const std::vector<int64_t>& sizes) {
+  std::vector<std::vector<int64_t>> tries;
+  const size_t n = sizes.size();
+  for (size_t i = 0; i < n; ++i) {
+    int found = 0;
+    for (int64_t m = 2; m <= sizes[i] && found < 6; ++m) {
+      if (sizes[i] % m != 0) continue;
+      std::vector<int64_t> d(n, 1);
+      d[i] = m;
+      tries.push_back(std::move(d));
+      ++found;
+    }
+  }
+  for (int64_t m : {2, 4, 8}) {
+    if (n < 2) break;
+    bool all = true;
+    for (int64_t v : sizes) all = all && v % m == 0;
+    if (all) tries.push_back(std::vector<int64_t>(n, m));
+  }
+  if (tries.size() > 12) tries.resize(12);
+  return tries;
+}
+
+// "L['x'].size()[0]": an input dimension as PyTorch's guards print it.
+std::string size_text(const std::vector<Node*>& ph, size_t input, int64_t dim) {
+  return "L['" + ph[input]->name() + "'].size()[" + std::to_string(dim) + "]";
+}
+
+// "Eq(Mod(L['x'].size()[0], 2), 0)": the guard of a size traced as a multiple of its symbol.
+std::string divisor_guard(const std::vector<Node*>& ph, const SymbolSource& s) {
+  return "Eq(Mod(" + size_text(ph, s.input, s.dim) + ", " + std::to_string(s.divisor) + "), 0)";
+}
+
 }  // namespace
 
 DynamicCapture capture_dynamic(const TensorFunction& fn,
@@ -141,55 +231,34 @@ DynamicCapture capture_dynamic(const TensorFunction& fn,
     }
     c.dims.emplace_back(d, sym);
   }
-  // Sizes 0 and 1 are traced at other values (never affinely related to the rest) and checked
-  // by a trace at their own.
-  const size_t n = values.size();
-  std::vector<int64_t> base(n);
-  bool small = false;
-  for (size_t i = 0; i < n; ++i) {
-    base[i] = values[i] >= 2 ? values[i] : 16 + 5 * static_cast<int64_t>(i);
-    small = small || values[i] < 2;
-  }
-  c.points.points.assign(3, base);
-  for (size_t i = 0; i < n; ++i) {
-    const auto k = static_cast<int64_t>(i);
-    c.points.points[1][i] = base[i] + 1 + k;
-    c.points.points[2][i] = base[i] + 3 + 3 * k + k * k;
-  }
-  if (small) c.points.points.push_back(values);
-  std::vector<std::vector<at::Tensor>> constants(c.points.points.size());
-  std::vector<const Graph*> traces;
-  for (size_t t = 0; t < c.points.points.size(); ++t) {
-    c.traces.push_back(trace_at(fn, example_inputs, c, c.points.points[t], options, &constants[t]));
-    traces.push_back(c.traces.back().get());
-    if (t) check_same_constants(constants[0], constants[t]);
-  }
-  if (!small) {
-    c.graph = symbolize(traces, c.points);
-  } else {
-    // A size 0 or 1: its trace may take other reshape decisions (a view where the others copy);
-    // the graph of the other sizes serves it when the traces agree in value.
-    try {
-      c.graph = symbolize(traces, c.points);
-    } catch (const Error& strict) {
-      TracePoints big = c.points;
-      big.points.resize(3);
-      c.graph = symbolize({traces[0], traces[1], traces[2]}, big);
-      if (!same_values(traces, c.points)) throw;
+  // Every symbol a bare size first; a function that needs sizes divisible by some m (a view of
+  // half the batch) is traced again with the symbol size / m (Note [Unifying traces]).
+  std::vector<at::Tensor> constants;
+  try {
+    trace_and_unify(fn, example_inputs, values, std::vector<int64_t>(values.size(), 1), options, c,
+                    &constants);
+  } catch (const Error&) {
+    bool done = false;
+    for (const std::vector<int64_t>& d : divisor_tries(values)) {
+      try {
+        trace_and_unify(fn, example_inputs, values, d, options, c, &constants);
+        done = true;
+        break;
+      } catch (const Error&) {
+      }
     }
+    if (!done) throw;  // the error of the first attempt, with every symbol a bare size
   }
-  if (options.lifted_constants) *options.lifted_constants = constants[0];
-  c.verified_small.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (values[i] < 2) c.verified_small[i].push_back(values[i]);
-    c.guards.push_back("2 <= " + symbol_name(i));
-  }
+  if (options.lifted_constants) *options.lifted_constants = constants;
   std::vector<Node*> ph = c.graph->placeholders();
+  for (size_t i = 0; i < values.size(); ++i) c.guards.push_back("2 <= " + symbol_name(i));
+  for (const SymbolSource& s : c.points.sources)
+    if (s.divisor != 1) c.guards.push_back(divisor_guard(ph, s));
   for (const auto& [d, sym] : c.dims) {
     const SymbolSource& src = c.points.sources[sym];
     if (src.input == d.input && src.dim == d.dim) continue;
-    c.guards.push_back("L['" + ph[d.input]->name() + "'].size()[" + std::to_string(d.dim) +
-                       "] == " + symbol_name(sym));
+    c.guards.push_back(size_text(ph, d.input, d.dim) +
+                       " == " + ph[d.input]->tensor_meta().sizes[d.dim].to_string());
   }
   return c;
 }
@@ -212,7 +281,11 @@ std::optional<std::vector<int64_t>> bind_dynamic(const DynamicCapture& c,
     if (args[s.input].dim() <= s.dim)
       return fail("argument " + std::to_string(s.input) + " has " +
                   std::to_string(args[s.input].dim()) + " dimensions");
-    values.push_back(args[s.input].size(s.dim));
+    const int64_t size = args[s.input].size(s.dim);
+    if (size % s.divisor != 0)
+      return fail(divisor_guard(ph, s) + " (" + size_text(ph, s.input, s.dim) + " = " +
+                  std::to_string(size) + ")");
+    values.push_back(size / s.divisor);
   }
   auto value_of = [&](const std::string& name) -> std::optional<int64_t> {
     for (size_t i = 0; i < values.size(); ++i)

@@ -282,6 +282,13 @@ const std::string* SymInt::symbol_name() const {
   return &m[0]->key;
 }
 
+std::optional<std::pair<std::string, int64_t>> SymInt::scaled_symbol() const {
+  if (is_concrete() || expr_->constant != 0 || expr_->terms.size() != 1) return std::nullopt;
+  const auto& [m, c] = expr_->terms[0];
+  if (c < 1 || m.size() != 1 || m[0]->kind != SymAtom::Kind::Symbol) return std::nullopt;
+  return std::make_pair(m[0]->key, c);
+}
+
 void SymInt::collect_symbols(std::vector<std::string>& out) const {
   if (!is_concrete()) SymExprOps::symbols(*expr_, out);
 }

@@ -139,7 +139,8 @@ Arg GradBuilder::sizes_arg(const SymIntVector& sizes, Node* like) {
 // from the first input (a SymInt input, or a dimension of a tensor input) that is it, so that every
 // read of it is one node after CSE (and the partition saves one SymInt for it, not one per tensor
 // read); an expression from `like` at dimension `dim` when that is the size, else from the first
-// input whose size it is.
+// input whose size it is. A bare symbol that inputs have only as a multiple c*s is that size // c
+// (before `like`, whose read the partitioner would have to save or recompute).
 Arg GradBuilder::sym_arg(const SymInt& s, Node* like, int64_t dim) {
   if (s.is_concrete()) return Arg::of_int(s.value());
   auto read = [&](Node* t, int64_t d) {
@@ -155,8 +156,23 @@ Arg GradBuilder::sym_arg(const SymInt& s, Node* like, int64_t dim) {
     }
     return std::nullopt;
   };
-  if (s.symbol_name())
+  // A symbol that inputs have only as multiples c*s (a graph traced for sizes divisible by c).
+  auto from_multiple = [&]() -> std::optional<Arg> {
+    const std::string* name = s.symbol_name();
+    for (Node* p : g_.placeholders()) {
+      if (!p->meta().is_tensor()) continue;
+      const SymIntVector& sizes = p->tensor_meta().sizes;
+      for (size_t d = 0; d < sizes.size(); ++d)
+        if (auto scaled = sizes[d].scaled_symbol(); scaled && scaled->first == *name)
+          return Arg(call("operator::floordiv",
+                          {read(p, static_cast<int64_t>(d)), Arg::of_int(scaled->second)}));
+    }
+    return std::nullopt;
+  };
+  if (s.symbol_name()) {
     if (std::optional<Arg> a = from_inputs()) return *a;
+    if (std::optional<Arg> a = from_multiple()) return *a;
+  }
   if (like && like->meta().is_tensor()) {
     const SymIntVector& ls = like->tensor_meta().sizes;
     if (dim >= 0 && dim < static_cast<int64_t>(ls.size()) && ls[dim] == s) return read(like, dim);

@@ -298,11 +298,12 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
 }
 
 // Where a size symbol gets its value at each call: a dimension of a tensor input (dim >= 0) or a
-// SymInt input (dim -1).
+// SymInt input (dim -1), divided by `divisor` when that size is a multiple of the symbol.
 struct SymbolBinding {
   std::string name;
   int input = 0;
   int dim = -1;
+  int64_t divisor = 1;
 };
 
 // An input size that is an expression (or a symbol bound elsewhere), checked at each call.
@@ -320,32 +321,37 @@ struct SymbolBinder::Impl {
 };
 
 // Each symbol is bound by the first input that has it as a bare size (a SymInt input, or a tensor
-// dimension); every other symbolic size of an input is checked against the bound values at each
-// call. A symbol that some size reads but no input binds is an error here, at compile time.
+// dimension), else by the first that has a multiple c*s of it (a graph traced for sizes divisible
+// by c); every other symbolic size of an input is checked against the bound values at each call.
+// A symbol that some size reads but no input binds is an error here, at compile time.
 SymbolBinder::SymbolBinder(const Graph& graph) : impl_(new Impl) {
   Impl& p = *impl_;
-  auto bind = [&](const SymInt& s, int input, int dim) {
-    const std::string* name = s.symbol_name();
-    if (!name || p.symbol_index.count(*name)) return false;
-    p.symbol_index.emplace(*name, static_cast<int>(p.symbols.size()));
-    p.symbols.push_back({*name, input, dim});
-    return true;
-  };
+  std::vector<SizeCheck> sizes;  // every symbolic input size, in input order
   std::vector<Node*> placeholders = graph.placeholders();
   for (size_t i = 0; i < placeholders.size(); ++i) {
     const ValueMeta& m = placeholders[i]->meta();
     p.input_names.push_back(placeholders[i]->name());
     int input = static_cast<int>(i);
-    if (m.kind == ValueMeta::Kind::SymInt) {
-      if (!m.sym.is_concrete() && !bind(m.sym, input, -1))
-        p.size_checks.push_back({input, -1, m.sym});
-    } else if (m.kind == ValueMeta::Kind::Tensor) {
-      const SymIntVector& sizes = m.tensor.sizes;
-      for (size_t d = 0; d < sizes.size(); ++d)
-        if (!sizes[d].is_concrete() && !bind(sizes[d], input, static_cast<int>(d)))
-          p.size_checks.push_back({input, static_cast<int>(d), sizes[d]});
-    }
+    if (m.kind == ValueMeta::Kind::SymInt && !m.sym.is_concrete())
+      sizes.push_back({input, -1, m.sym});
+    if (m.kind == ValueMeta::Kind::Tensor)
+      for (size_t d = 0; d < m.tensor.sizes.size(); ++d)
+        if (!m.tensor.sizes[d].is_concrete())
+          sizes.push_back({input, static_cast<int>(d), m.tensor.sizes[d]});
   }
+  std::vector<bool> binds(sizes.size(), false);
+  for (bool multiples : {false, true})
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      auto scaled = sizes[k].expected.scaled_symbol();
+      if (binds[k] || !scaled || (scaled->second != 1) != multiples ||
+          p.symbol_index.count(scaled->first))
+        continue;
+      p.symbol_index.emplace(scaled->first, static_cast<int>(p.symbols.size()));
+      p.symbols.push_back({scaled->first, sizes[k].input, sizes[k].dim, scaled->second});
+      binds[k] = true;
+    }
+  for (size_t k = 0; k < sizes.size(); ++k)
+    if (!binds[k]) p.size_checks.push_back(sizes[k]);
   auto check_bound = [&](const SymInt& s, const std::string& where) {
     if (s.is_concrete()) return;
     std::vector<std::string> names;
@@ -354,7 +360,7 @@ SymbolBinder::SymbolBinder(const Graph& graph) : impl_(new Impl) {
       if (p.symbol_index.count(name) || name.rfind('u', 0) == 0) continue;  // u0: data-dependent
       throw Error("size symbol " + name + " (in " + where + ", " + s.to_string() +
                   ") is bound by no input: no input has a size or SymInt value that is just " +
-                  name);
+                  name + " or a multiple of it");
     }
   };
   for (const Node* n : graph.nodes()) {
@@ -386,8 +392,15 @@ void SymbolBinder::check(const InputSizeFn& size_of) const {
     return dim < 0 ? s : s + " dimension " + std::to_string(dim);
   };
   std::vector<int64_t> values(p.symbols.size());
-  for (size_t k = 0; k < p.symbols.size(); ++k)
-    values[k] = size_of(p.symbols[k].input, p.symbols[k].dim);
+  for (size_t k = 0; k < p.symbols.size(); ++k) {
+    const SymbolBinding& b = p.symbols[k];
+    int64_t size = size_of(b.input, b.dim);
+    if (size % b.divisor != 0)
+      throw Error(where(b.input, b.dim) + " is " + std::to_string(size) + ", not " +
+                  std::to_string(b.divisor) + "*" + b.name +
+                  ": the graph was compiled for sizes divisible by " + std::to_string(b.divisor));
+    values[k] = size / b.divisor;
+  }
   for (const SizeCheck& c : p.size_checks) {
     int64_t got = size_of(c.input, c.dim);
     std::optional<int64_t> want = c.expected.evaluate([&](const std::string& name) {

@@ -32,7 +32,9 @@ TensorRecord to_record(const std::string& name, const at::Tensor& t) {
 
 at::Tensor random_tensor(const TensorMeta& meta, uint64_t seed) {
   std::vector<int64_t> sizes, strides;
-  for (auto& s : meta.sizes) sizes.push_back(s.hint_or(2));
+  // A size without a hint takes every symbol as 2, so that the inputs agree (s0 and 2*s0: 2, 4).
+  auto two = [](const std::string&) -> std::optional<int64_t> { return 2; };
+  for (auto& s : meta.sizes) sizes.push_back(s.hint().value_or(s.evaluate(two).value_or(2)));
   bool concrete_strides = true;
   for (auto& s : meta.strides) {
     concrete_strides = concrete_strides && s.is_concrete();

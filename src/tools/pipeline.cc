@@ -38,39 +38,57 @@ SymbolHints hint_option(const Args& args) {
 
 void add_symbols_json(nlohmann::ordered_json& j, const Graph& g) {
   nlohmann::ordered_json symbols = nlohmann::ordered_json::array();
-  std::vector<std::string> bound, guards, others;
-  auto see = [&](const SymInt& s, const std::string& where, const std::string& guard_lhs) {
-    if (s.is_concrete()) return;
-    const std::string* name = s.symbol_name();
-    if (name && std::find(bound.begin(), bound.end(), *name) == bound.end()) {
-      bound.push_back(*name);
-      nlohmann::ordered_json sym;
-      sym["name"] = *name;
-      if (auto h = s.hint())
-        sym["hint"] = *h;
-      else
-        sym["hint"] = nullptr;
-      sym["source"] = where;
-      symbols.push_back(sym);
-      return;
-    }
-    s.collect_symbols(others);
-    guards.push_back(guard_lhs + " == " + s.to_string());
+  std::vector<std::string> bound, divisible, guards, others;
+  struct Size {
+    SymInt s;
+    std::string where, guard_lhs;
   };
+  std::vector<Size> sizes;  // every symbolic input size, in input order
   for (const Node* p : g.placeholders()) {
     const ValueMeta& m = p->meta();
-    if (m.kind == ValueMeta::Kind::SymInt) see(m.sym, p->name(), "L['" + p->name() + "']");
+    if (m.kind == ValueMeta::Kind::SymInt && !m.sym.is_concrete())
+      sizes.push_back({m.sym, p->name(), "L['" + p->name() + "']"});
     if (!m.is_tensor()) continue;
     for (size_t d = 0; d < m.tensor.sizes.size(); ++d) {
       const std::string at = ".size()[" + std::to_string(d) + "]";
-      see(m.tensor.sizes[d], p->name() + at, "L['" + p->name() + "']" + at);
+      if (!m.tensor.sizes[d].is_concrete())
+        sizes.push_back({m.tensor.sizes[d], p->name() + at, "L['" + p->name() + "']" + at});
     }
+  }
+  // A symbol is bound by the first size that is it, else by the first that is a multiple c*s
+  // (s = size // c), as the runtime's SymbolBinder binds it.
+  std::vector<bool> binds(sizes.size(), false);
+  for (bool multiples : {false, true})
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      auto scaled = sizes[k].s.scaled_symbol();
+      if (!scaled || (scaled->second != 1) != multiples ||
+          std::find(bound.begin(), bound.end(), scaled->first) != bound.end())
+        continue;
+      const int64_t c = scaled->second;
+      bound.push_back(scaled->first);
+      binds[k] = true;
+      nlohmann::ordered_json sym;
+      sym["name"] = scaled->first;
+      if (auto h = sizes[k].s.hint())
+        sym["hint"] = *h / c;
+      else
+        sym["hint"] = nullptr;
+      sym["source"] = sizes[k].where + (c == 1 ? "" : " // " + std::to_string(c));
+      symbols.push_back(sym);
+      if (c != 1)
+        divisible.push_back("Eq(Mod(" + sizes[k].guard_lhs + ", " + std::to_string(c) + "), 0)");
+    }
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (binds[k]) continue;
+    sizes[k].s.collect_symbols(others);
+    guards.push_back(sizes[k].guard_lhs + " == " + sizes[k].s.to_string());
   }
   for (const std::string& s : others)
     if (std::find(bound.begin(), bound.end(), s) == bound.end())
       throw Error("size symbol " + s + " is not a dimension of any input, so no call can bind it");
   nlohmann::ordered_json gs = nlohmann::ordered_json::array();
   for (const std::string& s : bound) gs.push_back("2 <= " + s);
+  for (const std::string& s : divisible) gs.push_back(s);
   for (const std::string& s : guards) gs.push_back(s);
   j["symbols"] = symbols;
   j["guards"] = gs;

@@ -233,9 +233,13 @@ Node* Unifier::node_for(const Fit& f, Node* user) {
     if (!made_.count(bare)) {
       const SymbolSource& src = p_.sources[i];
       // Named as PyTorch 2.x names the node: sym_size_int, sym_size_int_1, ...
-      made_[bare] = g_->add_call(aten_ops().get("sym_size.int"),
-                                 {Arg(placeholders_[src.input]), Arg::of_int(src.dim)}, {},
-                                 g_->unique_name("sym_size_int"));
+      Node* size = g_->add_call(aten_ops().get("sym_size.int"),
+                                {Arg(placeholders_[src.input]), Arg::of_int(src.dim)}, {},
+                                g_->unique_name("sym_size_int"));
+      if (src.divisor != 1)
+        size = g_->add_call(aten_ops().get("operator::floordiv"),
+                            {Arg(size), Arg::of_int(src.divisor)}, {}, g_->unique_name("floordiv"));
+      made_[bare] = size;
     }
     for (int e = 0; e < power; ++e) {
       if (!prefix.empty() && prefix.back().first == i)
@@ -347,10 +351,11 @@ std::unique_ptr<Graph> Unifier::run() {
                   ", which is not a tensor input");
     for (size_t t = 0; t < traces_.size(); ++t) {
       const TensorMeta& m = traces_[t]->placeholders()[src.input]->tensor_meta();
-      AOTGRAD_CHECK(src.dim >= 0 && src.dim < m.dim() && m.sizes[src.dim] == p_.points[t][i],
+      AOTGRAD_CHECK(src.divisor >= 1 && src.dim >= 0 && src.dim < m.dim() &&
+                        m.sizes[src.dim] == src.divisor * p_.points[t][i],
                     "symbolize: symbol ", symbol_name(i), " is ", p_.points[t][i], " in trace ", t,
-                    " but its input dimension ", src.input, ".", src.dim,
-                    " does not have that size");
+                    " but its input dimension ", src.input, ".", src.dim, " does not have size ",
+                    src.divisor == 1 ? "" : std::to_string(src.divisor) + " * ", p_.points[t][i]);
     }
   }
   std::vector<Node*> order;

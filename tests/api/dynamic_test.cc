@@ -254,9 +254,11 @@ TEST(Dynamic, MissingGradientsAreZerosOfTheCallsSize) {
   EXPECT_EQ(f.num_compilations(), 1u);
 }
 
-// A function that needs its size even (a view of half the batch) cannot be traced at the other
-// sizes: auto compiles static sizes, and tries the dynamic capture once, not at every new size.
-TEST(Dynamic, AutoFallsBackToStaticSizesOnce) {
+// A function that needs its size even (a view of half the batch) compiles once with the symbol
+// half the batch (PyTorch prints f32[s0, 3] and s0//2; aotgrad reparametrizes, Note [Unifying
+// traces]): the input is f32[2*s0, 3], s0 is read as sym_size // 2, and the guard
+// Eq(Mod(size, 2), 0) sends an odd batch to a new compilation.
+TEST(Dynamic, AViewOfHalfTheBatchIsGuardedEven) {
   LogSettings logs;
   logs.recompiles = true;
   set_log_settings(logs);
@@ -266,9 +268,95 @@ TEST(Dynamic, AutoFallsBackToStaticSizesOnce) {
     return std::vector<at::Tensor>{a[0].view({a[0].size(0) / 2, -1}).sum(0)};
   };
   AOTFunction f = aot_function(halves, AOTConfig{});
-  for (int64_t b : {4, 6, 8, 6}) {
+  for (int64_t b : {4, 6, 8, 6, 12}) {
     at::Tensor x = at::randn({b, 3});
     expect_close(f({x})[0], halves({x})[0], "batch " + std::to_string(b));
+  }
+  EXPECT_EQ(f.num_compilations(), 2u);
+  std::vector<at::Tensor> six = {at::randn({6, 3})};
+  std::string text = print_graph(*f.captured_graph(six));
+  EXPECT_NE(text.find("arg0_1: \"f32[2*s0, 3][3, 1]cpu\""), std::string::npos) << text;
+  EXPECT_NE(text.find("floordiv: \"Sym(s0)\" = sym_size_int // 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"f32[s0, 6][6, 1]cpu\" = torch.ops.aten.view.default(arg0_1, [floordiv, "
+                      "-1])"),
+            std::string::npos)
+      << text;
+  std::optional<std::vector<std::string>> guards = f.guards(six);
+  ASSERT_TRUE(guards.has_value());
+  EXPECT_EQ(*guards, (std::vector<std::string>{"2 <= s0", "Eq(Mod(L['arg0_1'].size()[0], 2), 0)"}));
+  at::Tensor odd = at::randn({7, 3});
+  expect_close(f({odd})[0], halves({odd})[0], "batch 7");
+  EXPECT_EQ(f.num_compilations(), 3u);
+  set_log_stream(nullptr);
+  set_log_settings(LogSettings{});
+  std::string log = os.str();
+  EXPECT_NE(log.find("compiled with dynamic sizes: s0 = arg0_1.size()[0] // 2 (hint 3); guards: "
+                     "2 <= s0; Eq(Mod(L['arg0_1'].size()[0], 2), 0)"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("guard failed in the dynamic compilation: Eq(Mod(L['arg0_1'].size()[0], 2), "
+                     "0) (L['arg0_1'].size()[0] = 7)"),
+            std::string::npos)
+      << log;
+}
+
+// Attention-style heads that split a dynamic width (view(N, 4, W / 4)): one compilation with
+// W = 4*s0 trains at widths 8, 12, 20 to eager's grads; a width no multiple of 4 is an error, as
+// it is eagerly.
+TEST(Dynamic, HeadsOfADynamicWidthTrainWithOneCompilation) {
+  auto heads = [](const std::vector<at::Tensor>& a) {
+    const int64_t n = a[0].size(0), w = a[0].size(1);
+    at::Tensor h = (a[0] * a[1]).view({n, 4, w / 4}).softmax(-1);
+    return std::vector<at::Tensor>{(h * h).sum()};
+  };
+  AOTConfig cfg;
+  cfg.dynamic_dims[0] = {1};
+  cfg.dynamic_dims[1] = {0};
+  AOTFunction f = aot_function(heads, cfg);
+  for (int64_t w : {8, 12, 20}) {
+    auto opts = at::TensorOptions().dtype(at::kDouble);
+    at::Tensor x = at::randn({3, w}, opts).requires_grad_(),
+               s = at::randn({w}, opts).requires_grad_();
+    at::Tensor ex = x.detach().clone().requires_grad_(), es = s.detach().clone().requires_grad_();
+    at::Tensor got = f({x, s})[0], want = heads({ex, es})[0];
+    expect_close(got, want, "loss at width " + std::to_string(w));
+    got.backward();
+    want.backward();
+    expect_close(x.grad(), ex.grad(), "grad of x at width " + std::to_string(w));
+    expect_close(s.grad(), es.grad(), "grad of s at width " + std::to_string(w));
+  }
+  EXPECT_EQ(f.num_compilations(), 1u);
+  std::optional<std::vector<std::string>> guards =
+      f.guards({at::randn({3, 8}, at::kDouble).requires_grad_(),
+                at::randn({8}, at::kDouble).requires_grad_()});
+  ASSERT_TRUE(guards.has_value());
+  EXPECT_EQ(*guards, (std::vector<std::string>{"2 <= s0", "Eq(Mod(L['arg0_1'].size()[1], 4), 0)",
+                                               "L['arg1_1'].size()[0] == 4*s0"}));
+  try {
+    f({at::randn({3, 10}), at::randn({10})});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the dimensions marked dynamic cannot all be symbols"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A function whose float argument changes with the size cannot be dynamic: auto compiles static
+// sizes, and tries the dynamic capture once, not at every new size.
+TEST(Dynamic, AutoFallsBackToStaticSizesOnce) {
+  LogSettings logs;
+  logs.recompiles = true;
+  set_log_settings(logs);
+  std::ostringstream os;
+  set_log_stream(&os);
+  auto scaled = [](const std::vector<at::Tensor>& a) {
+    return std::vector<at::Tensor>{a[0].sum(0) * static_cast<double>(a[0].size(0))};
+  };
+  AOTFunction f = aot_function(scaled, AOTConfig{});
+  for (int64_t b : {4, 6, 8, 6}) {
+    at::Tensor x = at::randn({b, 3});
+    expect_close(f({x})[0], scaled({x})[0], "batch " + std::to_string(b));
   }
   set_log_stream(nullptr);
   set_log_settings(LogSettings{});

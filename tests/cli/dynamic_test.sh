@@ -44,12 +44,12 @@ check has "$tmp/err" "inputs disagree on size symbol s0: input 'targets' dimensi
 
 # A symbol no input binds is an error before anything runs.
 cat >"$tmp/unbound.fx" <<'FX'
-def forward(self, x: "f32[2*s0]"):
+def forward(self, x: "f32[2*s0 + 1]"):
     neg = torch.ops.aten.neg.default(x)
     return (neg,)
 FX
 expect_exit 1 "unbound symbol" "$bin" run "$tmp/unbound.fx" --random-inputs
-check has "$tmp/err" "size symbol s0 (in input 'x', 2*s0) is bound by no input"
+check has "$tmp/err" "size symbol s0 (in input 'x', 2*s0 + 1) is bound by no input"
 
 # The exporter's --dynamic errors.
 expect_exit 1 "unknown input" "$PY" "$exporter" cnn_bn "$tmp/e" --dynamic=y.0
@@ -63,6 +63,28 @@ check has "$tmp/stats.json" "\"guards\":[\"2 <= s0\",\"2 <= s1\",\"L['targets'].
 check has "$tmp/stats.json" '{"name":"s0","hint":8,"source":"idx.size()[0]"},{"name":"s1","hint":32,'
 expect_exit 2 "malformed hint" "$bin" compile "$data/models/gpt_block_dyn.fx" --hint=s0
 check has "$tmp/err" "--hint:"
+
+# A graph traced for even batches (s0 is half the batch): the symbol's source divides, its guard
+# says so, and run --random-inputs and --train bind it from the input's size.
+cat >"$tmp/half.fx" <<'FX'
+# hints: s0=3
+def forward(self, x: "f32[2*s0, 3]", y: "f32[s0, 6]"):
+    sym_size_int: "Sym(2*s0)" = torch.ops.aten.sym_size.int(x, 0)
+    floordiv: "Sym(s0)" = sym_size_int // 2
+    view: "f32[s0, 6]" = torch.ops.aten.view.default(x, [floordiv, 6])
+    mul: "f32[s0, 6]" = torch.ops.aten.mul.Tensor(view, y)
+    sum_1: "f32[]" = torch.ops.aten.sum.default(mul)
+    return (sum_1,)
+FX
+"$bin" compile "$tmp/half.fx" --grad=all --stats=json >"$tmp/stats.json"
+check has "$tmp/stats.json" '"symbols":[{"name":"s0","hint":3,"source":"y.size()[0]"}]'
+check has "$tmp/stats.json" "\"guards\":[\"2 <= s0\",\"L['x'].size()[0] == 2*s0\"]"
+sed 's/, y: "f32\[s0, 6\]"//; s/mul.Tensor(view, y)/mul.Tensor(view, view)/' "$tmp/half.fx" >"$tmp/half1.fx"
+"$bin" compile "$tmp/half1.fx" --grad=all --stats=json >"$tmp/stats.json"
+check has "$tmp/stats.json" '"symbols":[{"name":"s0","hint":3,"source":"x.size()[0] // 2"}]'
+check has "$tmp/stats.json" "\"guards\":[\"2 <= s0\",\"Eq(Mod(L['x'].size()[0], 2), 0)\"]"
+"$bin" run "$tmp/half1.fx" --random-inputs --train >"$tmp/half.out"
+check [ $? -eq 0 ]
 
 # run --random-inputs gives a SymInt input its symbol's hint and the tensors sizes at the hints.
 "$bin" run "$data/text/symbolic.fx" --random-inputs --hint=s0=3,s1=5 --outputs="$tmp/sym.safetensors"

@@ -141,17 +141,56 @@ def forward(self, x: "f32[s0, s1]", y: "f32[s1]", z: "f32[2*s0]"):
       << e;
 }
 
-// A size that reads a symbol no input has as a bare size cannot be checked or computed: an error
-// when the graph is compiled, not at the first call.
+// A graph traced for even sizes: s0 is half of x's size (read as sym_size // 2); a size that is
+// not a multiple of 2 is an error naming the input and the divisor. An input that has s0 as a
+// bare size binds it first, and the multiple is checked against it.
+TEST(Interpreter, SymbolBoundByAMultiple) {
+  Interpreter half(parse(R"FX(
+def forward(self, x: "f32[2*s0, 3]"):
+    sym_size_int: "Sym(2*s0)" = torch.ops.aten.sym_size.int(x, 0)
+    floordiv: "Sym(s0)" = sym_size_int // 2
+    view: "f32[s0, 6]" = torch.ops.aten.view.default(x, [floordiv, 6])
+    return (view,)
+)FX"));
+  for (int64_t n : {1, 2, 5}) {
+    at::Tensor x = at::randn({2 * n, 3});
+    EXPECT_TRUE(at::equal(half.run({x})[0].toTensor(), x.view({n, 6})));
+  }
+  std::string e = error_of([&] { half.run({at::randn({7, 3})}); });
+  EXPECT_NE(e.find("input 'x' dimension 0 is 7, not 2*s0: the graph was compiled for sizes "
+                   "divisible by 2"),
+            std::string::npos)
+      << e;
+  Interpreter both(parse(R"FX(
+def forward(self, x: "f32[2*s0, 3]", y: "f32[s0]"):
+    sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(y, 0)
+    view: "f32[s0, 6]" = torch.ops.aten.view.default(x, [sym_size_int, 6])
+    unsqueeze: "f32[s0, 1]" = torch.ops.aten.unsqueeze.default(y, 1)
+    add: "f32[s0, 6]" = torch.ops.aten.add.Tensor(view, unsqueeze)
+    return (add,)
+)FX"));
+  at::Tensor x = at::randn({8, 3}), y = at::randn({4});
+  EXPECT_TRUE(at::equal(both.run({x, y})[0].toTensor(), x.view({4, 6}) + y.unsqueeze(1)));
+  e = error_of([&] { both.run({at::randn({7, 3}), at::randn({3})}); });
+  EXPECT_NE(e.find("input 'x' dimension 0 is 7, but 2*s0 = 6 with s0 = 3 from input 'y' "
+                   "dimension 0"),
+            std::string::npos)
+      << e;
+}
+
+// A size that reads a symbol no input has as a bare size or a multiple cannot be checked or
+// computed: an error when the graph is compiled, not at the first call.
 TEST(Interpreter, SymbolBoundByNoInputIsACompileTimeError) {
   std::string e = error_of([&] {
     Interpreter interp(parse(R"(
-def forward(self, x: "f32[2*s0]", y: "f32[s1]"):
+def forward(self, x: "f32[2*s0 + 1]", y: "f32[s1]"):
     neg = torch.ops.aten.neg.default(x)
     return (neg, y)
 )"));
   });
-  EXPECT_NE(e.find("size symbol s0 (in input 'x', 2*s0) is bound by no input"), std::string::npos)
+  EXPECT_NE(e.find("size symbol s0 (in input 'x', 2*s0 + 1) is bound by no input: no input has a "
+                   "size or SymInt value that is just s0 or a multiple of it"),
+            std::string::npos)
       << e;
 }
 

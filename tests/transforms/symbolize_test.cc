@@ -138,6 +138,39 @@ def forward(self, x: "f32[{B}]"):
   }
 }
 
+// A program that needs its batch even (a view of half the batch) traced at batches 6, 8, 12: the
+// symbol is half the batch, read as sym_size // 2, and every size is a polynomial in it.
+TEST(Symbolize, SymbolReadFromAMultiple) {
+  const char* half = R"fx(
+def forward(self, x: "f32[{B2}, 3]"):
+    view = torch.ops.aten.view.default(x, [{B}, 6])
+    return (view,)
+)fx";
+  auto g = unify(half, {{3}, {4}, {6}}, {{0, 0, 2}});
+  PrintOptions p;
+  p.class_header = false;
+  const std::string want = R"fx(
+def forward(self, x: "f32[2*s0, 3][3, 1]cpu"):
+    sym_size_int: "Sym(2*s0)" = torch.ops.aten.sym_size.int(x, 0)
+    floordiv: "Sym(s0)" = sym_size_int // 2;  sym_size_int = None
+    view: "f32[s0, 6][6, 1]cpu" = torch.ops.aten.view.default(x, [floordiv, 6]);  x = floordiv = None
+    return (view,)
+)fx";
+  EXPECT_EQ(normalized(print_graph(*g, p)), normalized(want));
+  EXPECT_EQ(g->find("x")->tensor_meta().sizes[0].hint(), 6);
+
+  auto a = parse_graph(at(half, 3), aten_ops());
+  auto b = parse_graph(at(half, 4), aten_ops());
+  auto c = parse_graph(at(half, 6), aten_ops());
+  try {
+    symbolize({a.get(), b.get(), c.get()}, {{{0, 0, 4}}, {{3}, {4}, {6}}});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not have size 4 * 3"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The view libtorch's reshape takes at batch 1 and the copy it takes at batch 2 are one reshape
 // once layouts are set aside; a write into a reshape of a tensor used again keeps them apart.
 TEST(Symbolize, WithoutLayoutsUndoesReshapeDecisions) {

@@ -33,8 +33,9 @@ struct DynamicCapture {
   /// Every input dimension that is a symbol, with its symbol's index (Dynamo's duck sizing: the
   /// dimensions of equal example sizes share one symbol).
   std::vector<std::pair<DynamicDim, size_t>> dims;
-  /// The guards, as PyTorch prints them: "2 <= s0", "L['arg1_1'].size()[0] == s0" (a dimension
-  /// that shares a symbol).
+  /// The guards, as PyTorch prints them: "2 <= s0", "Eq(Mod(L['arg0_1'].size()[0], 2), 0)" (a
+  /// size traced as a multiple of its symbol), "L['arg1_1'].size()[0] == s0" (a dimension that
+  /// shares a symbol).
   std::vector<std::string> guards;
   /// The traces the graph was unified from (same_graph_at adds one to them).
   std::vector<std::shared_ptr<const Graph>> traces;
@@ -47,7 +48,11 @@ struct DynamicCapture {
 /// dimensions `dims` (fresh empty tensors of the same dtype, device, stride order and
 /// requires_grad), and unifies the traces (symbolize.h) into the graph PyTorch 2.x prints for a
 /// dynamic trace: inputs `f32[s0, 8]`, SymInt nodes from `sym_size.int`, sizes `2*s0`. A size of
-/// 0 or 1 is traced at 2 and up and checked by a fourth trace at its own value. Lifted constants
+/// 0 or 1 is traced at 2 and up and checked by a fourth trace at its own value. A function that
+/// needs a size divisible by m (`view(B // 2, ...)`, heads splitting a width) does not trace or
+/// unify with the size a bare symbol; it is traced again with the size m*s0 (s0 = size // m, the
+/// smallest m of the example size's divisors that works, guarded `Eq(Mod(size, m), 0)`), so that
+/// every size stays a polynomial the meta functions prove. Lifted constants
 /// come from the first trace and must not change with the sizes. Throws Error when the function
 /// cannot be captured at the other sizes or the traces do not unify (control flow on a size, a
 /// size no expression fits), naming the node; the caller may then compile statically.
@@ -58,7 +63,9 @@ DynamicCapture capture_dynamic(const TensorFunction& fn,
 /// The symbols' values for `args` when they fit the dynamic graph's inputs -- each input's dtype,
 /// device, sizes, strides, storage offset and requires_grad as its placeholder says with the
 /// symbols bound from the inputs' dimensions -- and its size guards hold; else nullopt with the
-/// first failed guard in `failed` ("2 <= s0 (s0 = 1)", "argument 1's size 0 is 5, not s0 = 8").
+/// first failed guard in `failed` ("2 <= s0 (s0 = 1)", "argument 1's size 0 is 5, not s0 = 8",
+/// "Eq(Mod(L['arg0_1'].size()[0], 2), 0) (L['arg0_1'].size()[0] = 7)"). The values are the
+/// symbols', a size traced as m*s0 giving s0 = size / m.
 /// With `check_small` false the size guards are not checked.
 std::optional<std::vector<int64_t>> bind_dynamic(const DynamicCapture& c,
                                                  const std::vector<at::Tensor>& args,

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace aotgrad {
@@ -43,6 +44,9 @@ class SymInt {
   std::optional<int64_t> evaluate_with(const SymbolValueFn& value_of) const;
   /// The name when this is a bare symbol ("s0"), else nullptr.
   const std::string* symbol_name() const;
+  /// {name, c} when this is `c*name` for a symbol `name` and c >= 1 (no constant, no other
+  /// term): "s0" gives {s0, 1}, "4*s0" {s0, 4}; else nullopt.
+  std::optional<std::pair<std::string, int64_t>> scaled_symbol() const;
   /// Appends the names of the symbols this expression reads (each once) to `out`.
   void collect_symbols(std::vector<std::string>& out) const;
   /// The same expression with its symbols' hints replaced where `hint_of` gives one.

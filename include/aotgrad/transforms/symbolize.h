@@ -10,10 +10,13 @@
 
 namespace aotgrad {
 
-/// The input dimension whose size a symbol is: placeholder `input`'s size at `dim`.
+/// The input dimension a symbol is read from: placeholder `input`'s size at `dim` is
+/// `divisor` times the symbol (divisor > 1 for a size the program needs divisible, as
+/// `view(B // 2, ...)`: the symbol is then B // 2, and every size stays a polynomial).
 struct SymbolSource {
   size_t input = 0;
   int64_t dim = 0;
+  int64_t divisor = 1;
 };
 
 /// Size symbols s0, s1, ... and where each is read from; `points[t][i]` is symbol i's value in
@@ -30,7 +33,8 @@ struct TracePoints {
 ///     (the first point);
 ///   - an int argument that changes becomes a SymInt node computed before its first user, from
 ///     `sym_size.int` of the input dimension a symbol is read from and `operator.mul` / `add` /
-///     `sub` (`sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0)`);
+///     `sub` (`sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0)`), and
+///     `operator.floordiv` by the source's divisor where it is not 1;
 ///   - each call's metadata is what the registry's meta function infers over the symbols where it
 ///     can and that agrees with every trace, else the fitted expressions.
 /// The traces are not modified. Throws Error naming the node when the traces differ in structure
