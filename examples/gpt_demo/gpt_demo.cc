@@ -5,6 +5,12 @@
 // (measured by aotgrad's tracking allocator) of both, whether the losses agree, and a sample of
 // text from the compiled run's weights. Exits 1 when the losses disagree beyond --tolerance, 2 on
 // bad usage.
+//
+// Under a launcher (`aotgrad launch --nproc=N -- gpt_demo ...`, torchrun's or OpenMPI's variables)
+// the compiled run is data-parallel (DistributedDataParallel's scheme): every rank draws the same
+// batches and trains aot_module on its 1/N slice of each, the gradients averaged across the ranks
+// in the backward graph; its loss is the ranks' average, which is the loss of the whole batch.
+// The eager run trains one process on the whole batch, so the two agree as before. Rank 0 prints.
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -17,11 +23,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <vector>
 
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/runtime/memory.h"
+#include "aotgrad/runtime/process_group.h"
 #include "char_gpt.h"
 
 namespace {
@@ -45,6 +53,8 @@ struct Options {
   int threads = 0;           // libtorch intra-op threads; 0: libtorch's default
   bool vary_seq = false;     // each step's windows have a random length in [seq/4, seq]
   std::string text = AOTGRAD_DEMO_TEXT;
+  int rank = 0;  // data parallel under a launcher: this rank of `world`
+  int world = 1;
 };
 
 constexpr const char* kUsage =
@@ -69,7 +79,11 @@ constexpr const char* kUsage =
     "  --threads=N     libtorch's intra-op threads (its default)\n"
     "  --text=FILE     the training text (the corpus shipped with the demo)\n"
     "  --vary-seq      each step's windows have a random length in [seq/4, seq]: aot_module\n"
-    "                  compiles once with the sequence length a size symbol (dynamic shapes)\n";
+    "                  compiles once with the sequence length a size symbol (dynamic shapes)\n"
+    "\n"
+    "Under a launcher (aotgrad launch --nproc=N -- gpt_demo ..., or torchrun's variables) the\n"
+    "aot_module run is data-parallel: each rank trains on 1/N of every batch (--batch must be a\n"
+    "multiple of N) and the gradients are averaged across the ranks; rank 0 prints.\n";
 
 struct UsageError {
   std::string message;
@@ -232,6 +246,15 @@ CharGPTConfig model_config(const Options& o, const CharText& text) {
   return c;
 }
 
+/// The mean of `loss` over the ranks of the world group: with equal slices of a batch, the loss of
+/// the whole batch.
+double average_over_ranks(const torch::Tensor& loss) {
+  std::vector<at::Tensor> t{loss.detach().reshape({1}).to(at::kDouble)};
+  c10::intrusive_ptr<c10d::ProcessGroup> world = aotgrad::resolve_process_group("0");
+  world->allreduce(t)->wait();
+  return t[0].item<double>() / world->getSize();
+}
+
 /// Trains a fresh model (weights from seed `o.seed`) for `o.steps` Adam steps over random windows
 /// drawn from a generator seeded with `o.seed`: eagerly, or through aot_module with min-cut.
 RunResult train(const std::string& mode, bool compiled, const Options& o, const CharText& text) {
@@ -249,6 +272,7 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
     // --vary-seq: the sequence dimension of the windows and targets is a symbol from the start
     // (torch._dynamo.mark_dynamic), so every length runs one compilation.
     if (o.vary_seq) config.dynamic_dims = {{0, {1}}, {1, {1}}};
+    if (o.world > 1) config.data_parallel = aotgrad::DataParallelMode::kReplicated;
     std::shared_ptr<CharGPTImpl> model = r.model;
     compiled_model = aotgrad::aot_module(
         model,
@@ -264,6 +288,13 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
                                          std::max<int64_t>(2, o.seq / 4), o.seq)(rng)
                                    : o.seq;
     auto [x, y] = text.random_batch(o.batch, seq, rng);
+    // This rank's slice of the batch every rank drew, as a tensor of its own (a
+    // DistributedSampler's batch): a view would carry a storage offset that changes with
+    // --vary-seq's length, which a dynamic compilation does not follow.
+    if (compiled && o.world > 1) {
+      x = x.chunk(o.world)[o.rank].clone();
+      y = y.chunk(o.world)[o.rank].clone();
+    }
     const int64_t before = aotgrad::memory_stats().current_bytes;
     aotgrad::reset_peak_memory();
     auto start = std::chrono::steady_clock::now();
@@ -275,7 +306,7 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
     const int64_t peak = aotgrad::memory_stats().peak_bytes - before;
     if (step > 1 || o.steps == 1) r.peak_step_bytes = std::max(r.peak_step_bytes, peak);
     r.step_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-    r.losses.push_back(loss.item<double>());
+    r.losses.push_back(compiled && o.world > 1 ? average_over_ranks(loss) : loss.item<double>());
     progress.update(step, r.losses.back(), median(r.steady_ms()));
   }
   progress.finish();
@@ -293,8 +324,17 @@ double relative_difference(double a, double b) {
   return std::abs(a - b) / std::max(std::abs(b), 1e-12);
 }
 
-int run(const Options& o) {
+int run(Options o) {
   if (o.threads > 0) torch::set_num_threads(o.threads);
+  if (std::optional<aotgrad::DistEnvironment> env = aotgrad::distributed_environment();
+      env && env->world_size > 1) {
+    o.rank = env->rank;
+    o.world = env->world_size;
+    if (o.batch % o.world != 0)
+      throw UsageError{"--batch (" + std::to_string(o.batch) + ") must be a multiple of the " +
+                       std::to_string(o.world) + " data-parallel ranks"};
+    if (o.rank > 0) std::cout.setstate(std::ios::failbit);  // rank 0 prints
+  }
   CharText text = CharText::load(o.text, o.seq);
   {
     torch::manual_seed(o.seed);
@@ -310,7 +350,13 @@ int run(const Options& o) {
               << ", seed " << o.seed << ", " << torch::get_num_threads()
               << (torch::get_num_threads() == 1 ? " thread\n" : " threads\n")
               << "aot_module: min-cut partition, activation memory budget " << o.memory_budget
-              << "\n\n";
+              << "\n";
+    if (o.world > 1)
+      std::cout << "data parallel: " << o.world << " ranks, each trains aot_module on "
+                << o.batch / o.world << " of the " << o.batch
+                << " windows, gradients averaged across the ranks; eager: one process, the whole "
+                   "batch\n";
+    std::cout << "\n";
   }
   RunResult eager = train("eager", /*compiled=*/false, o, text);
   RunResult aot = train("aot_module", /*compiled=*/true, o, text);
@@ -327,8 +373,8 @@ int run(const Options& o) {
             << "x, peak step memory "
             << format("%.2f", static_cast<double>(aot.peak_step_bytes) /
                                   static_cast<double>(std::max<int64_t>(eager.peak_step_bytes, 1)))
-            << "x; " << aot.compilations << " compilation" << (aot.compilations == 1 ? "" : "s")
-            << "\n";
+            << "x" << (o.world > 1 ? " (aot_module: one rank's)" : "") << "; " << aot.compilations
+            << " compilation" << (aot.compilations == 1 ? "" : "s") << "\n";
 
   double worst = 0;
   for (size_t i = 0; i < eager.losses.size(); ++i)
@@ -366,6 +412,9 @@ int main(int argc, char** argv) {
   }
   try {
     return run(options);
+  } catch (const UsageError& e) {
+    std::cerr << "gpt_demo: " << e.message << "\n";
+    return 2;
   } catch (const aotgrad::Error& e) {
     std::cerr << "gpt_demo: " << e.formatted() << "\n";
   } catch (const std::exception& e) {
