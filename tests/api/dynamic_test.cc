@@ -367,6 +367,43 @@ TEST(Dynamic, AutoFallsBackToStaticSizesOnce) {
   EXPECT_EQ(log.find("dynamic sizes failed (", first + 1), std::string::npos) << log;
 }
 
+// Slices of a batch (a rank's share, a window of a sequence) start at storage offsets that change
+// with the sizes: the capture traces them at offset 0, checks the function at the example's own
+// offset, and one compilation serves every offset, in training too. A function that takes an
+// as_strided view (an absolute offset) compiles static sizes instead, with the right values.
+TEST(Dynamic, SlicesAtAnyStorageOffsetShareOneCompilation) {
+  auto f = [](const std::vector<at::Tensor>& a) {
+    return std::vector<at::Tensor>{(a[0] * a[0]).sum(0) * a[1]};
+  };
+  AOTConfig cfg;
+  cfg.dynamic_dims[0] = {0};
+  AOTFunction g = aot_function(f, cfg);
+  for (int64_t b : {4, 6, 9, 5}) {
+    at::Tensor x = at::randn({3 * b, 3}, at::kDouble).narrow(0, b, b);  // at offset 3*b
+    at::Tensor w = at::randn({3}, at::kDouble).requires_grad_();
+    at::Tensor ew = w.detach().clone().requires_grad_();
+    at::Tensor got = g({x, w})[0], want = f({x, ew})[0];
+    expect_close(got, want, "slice at offset " + std::to_string(3 * b));
+    got.sum().backward();
+    want.sum().backward();
+    expect_close(w.grad(), ew.grad(), "grad at offset " + std::to_string(3 * b));
+  }
+  EXPECT_EQ(g.num_compilations(), 1u);
+
+  auto strided = [](const std::vector<at::Tensor>& a) {
+    return std::vector<at::Tensor>{a[0].as_strided({2}, {1}, 1) * 2 + a[0].sum()};
+  };
+  AOTConfig on;
+  on.dynamic = DynamicMode::kOn;
+  AOTFunction h = aot_function(strided, on);
+  at::Tensor base = at::randn({20});
+  for (int64_t off : {2, 2, 5}) {
+    at::Tensor x = base.narrow(0, off, 6 + off);
+    expect_close(h({x})[0], strided({x})[0], "as_strided at offset " + std::to_string(off));
+  }
+  EXPECT_EQ(h.num_compilations(), 2u);  // static sizes: offset 2 (twice), then 5
+}
+
 // dynamic=off compiles every size; a marked dimension the function needs static is an error.
 TEST(Dynamic, OffAndMarkedErrors) {
   AOTConfig off;

@@ -42,6 +42,9 @@ struct DynamicCapture {
   /// Per symbol, the values below 2 a trace showed the graph serves (0 and 1 are otherwise
   /// guarded out, as PyTorch specializes them).
   std::vector<std::vector<int64_t>> verified_small;
+  /// The graph does not depend on its inputs' storage offsets (no as_strided, no offset read):
+  /// bind_dynamic admits an input at any offset (a slice of a batch), as PyTorch's guards do.
+  bool offset_free = false;
 };
 
 /// Captures `fn` (capture.h) at the sizes of `example_inputs` and at two other sizes of the
