@@ -59,6 +59,12 @@ ValueMeta all_reduce_meta(const MetaArgs& a) {
   return one(fresh(x, x.sizes));
 }
 
+ValueMeta all_reduce_inplace_meta(const MetaArgs& a) {
+  all_reduce_meta(a);  // the same checks
+  if (!a.tensor(0).is_contiguous()) throw Error("all_reduce_: the input must be contiguous");
+  return one(a.tensor(0));
+}
+
 // The output is the inputs of every rank concatenated along dim 0 (a 0-dim input gives
 // [group_size]).
 ValueMeta all_gather_into_tensor_meta(const MetaArgs& a) {
@@ -149,7 +155,14 @@ void register_collective_ops(OpTable& t) {
   t.def("_c10d_functional::all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor")
       .tags(kCollective)
       .meta(all_reduce_meta)
+      .inplace("_c10d_functional::all_reduce_")
       .derivative(formula("input: all_reduce_backward(grad, reduce_op, group_name)"));
+  // In place, as PyTorch 2.x's: the data-parallel pass reduces the buckets the graph owns so.
+  t.def(
+       "_c10d_functional::all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> "
+       "Tensor(a!)")
+      .tags(kCollective | kInplace)
+      .meta(all_reduce_inplace_meta);
   t.def(
        "_c10d_functional::all_gather_into_tensor(Tensor input, int group_size, str group_name) -> "
        "Tensor")

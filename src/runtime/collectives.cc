@@ -156,23 +156,39 @@ c10::intrusive_ptr<c10d::Work> issue(const std::string& what, F&& f) {
   }
 }
 
-at::Tensor all_reduce(const at::Tensor& input, std::string reduce_op, std::string group_name) {
+// Issues the all_reduce of `out` in place; wait_tensor of `out` waits for it.
+void issue_all_reduce(const at::Tensor& out, const std::string& reduce_op,
+                      const std::string& group_name, const char* name) {
   Group g = group(group_name);
-  std::string what = g.describe("all_reduce", group_name);
+  std::string what = g.describe(name, group_name);
   c10d::AllreduceOptions opts;
   opts.reduceOp = reduce_op_of(reduce_op);
-  at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
   std::vector<at::Tensor> bufs{out.is_complex() ? at::view_as_real(out) : out};
   Pending p;
   p.work = issue(what, [&] { return g.pg->allreduce(bufs, opts); });
   if (reduce_op == "avg") {
     int64_t n = g.pg->getSize();
-    p.finish = [out, n]() mutable { divide_by(out, n); };
+    p.finish = [t = at::Tensor(out), n]() mutable { divide_by(t, n); };
   }
   p.result = out;
   p.what = what;
   add_pending(std::move(p));
+}
+
+at::Tensor all_reduce(const at::Tensor& input, std::string reduce_op, std::string group_name) {
+  at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
+  issue_all_reduce(out, reduce_op, group_name, "all_reduce");
   return out;
+}
+
+// The in-place variant (PyTorch 2.x's all_reduce_): the data-parallel buckets, which the graph
+// owns, are reduced where they are instead of into a clone.
+at::Tensor& all_reduce_inplace(at::Tensor& input, std::string reduce_op, std::string group_name) {
+  if (!input.is_contiguous())
+    throw Error("all_reduce_: the input is not contiguous (strides " + c10::str(input.strides()) +
+                ")");
+  issue_all_reduce(input, reduce_op, group_name, "all_reduce_");
+  return input;
 }
 
 // Every rank's input, concatenated along dim 0: an allgather into views of the output.
@@ -292,6 +308,8 @@ void register_collective_kernels() {
     auto k = c10::DispatchKey::CompositeExplicitAutograd;
     lib.def("all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor",
             torch::dispatch(k, TORCH_FN(all_reduce)));
+    lib.def("all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> Tensor(a!)",
+            torch::dispatch(k, TORCH_FN(all_reduce_inplace)));
     lib.def("all_gather_into_tensor(Tensor input, int group_size, str group_name) -> Tensor",
             torch::dispatch(k, TORCH_FN(all_gather_into_tensor)));
     lib.def(

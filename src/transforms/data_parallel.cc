@@ -9,8 +9,11 @@
 // fuse_ddp_communication (torch/_inductor/fx_passes/ddp_fusion.py), a concatenation of flattened
 // gradients, divided by the world size, one all_reduce 'sum' right after its last gradient, and a
 // wait_tensor and split_with_sizes before the output, so the rest of the backward overlaps the
-// communication. The collectives are the last thing the pipeline adds (after the partition), so
-// nothing reorders or recomputes them.
+// communication. The concatenation is the graph's own buffer, so it is divided and all-reduced in
+// place (`div_`, `all_reduce_`, as Inductor's reinplacing of collectives makes them): one copy of
+// the gradients per bucket, as DDP's bucket, where the functional ops made three. The collectives
+// are the last thing the pipeline adds (after the partition), so nothing reorders or recomputes
+// them.
 #include "aotgrad/transforms/data_parallel.h"
 
 #include <algorithm>
@@ -26,6 +29,7 @@ namespace aotgrad {
 namespace {
 
 const char* kAllReduce = "_c10d_functional::all_reduce";
+const char* kAllReduceInplace = "_c10d_functional::all_reduce_";
 const char* kWait = "_c10d_functional::wait_tensor";
 
 bool calls(const Node* n, std::string_view op) {
@@ -152,8 +156,8 @@ void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan) {
   const OpDef& view = ops.get("aten::view");
   const OpDef& clone = ops.get("aten::clone");
   const OpDef& cat = ops.get("aten::cat");
-  const OpDef& div = ops.get("aten::div.Scalar");
-  const OpDef& all_reduce = ops.get(kAllReduce);
+  const OpDef& div = ops.get("aten::div_.Scalar");
+  const OpDef& all_reduce = ops.get(kAllReduceInplace);
   const OpDef& wait = ops.get(kWait);
   const OpDef& split = ops.get("aten::split_with_sizes");
   Node* out = bw.output();
@@ -226,12 +230,12 @@ BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& nam
                 " is not a gradient bucket's all_reduce: " + what);
   };
   for (const Node* a : bw.nodes()) {
-    if (!calls(a, kAllReduce)) continue;
+    if (!calls(a, kAllReduce) && !calls(a, kAllReduceInplace)) continue;
     const Node* x = a->arg(0).node;
     std::string op = a->arg(1).str;
     GradReduction reduction = op == "avg" ? GradReduction::kAvg : GradReduction::kSumDivided;
     int64_t size = 1;
-    if (calls(x, "aten::div.Scalar")) {
+    if (calls(x, "aten::div.Scalar") || calls(x, "aten::div_.Scalar")) {
       if (x->arg(1).kind != Arg::Kind::Int) fail(a, "its divisor is not an int");
       size = x->arg(1).i;
       x = x->arg(0).node;

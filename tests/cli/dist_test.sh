@@ -170,7 +170,7 @@ AOTGRAD_LOGS=collectives expect_exit 0 "run --train --data-parallel" "$bin" laun
   --timeout 60 -- sh -c 'exec "$0" run "$1" --train --grad=w --data-parallel --split-batch=x,y \
   --inputs "$2/lsq.safetensors" --outputs "$2/lsq$RANK.safetensors"' "$bin" "$tmp/lsq.fx" "$tmp"
 check has "$tmp/err" "bucket 0: 1 grad (w), 24 bytes f32, all_reduce 'sum' of the grads divided by 2 on group '0'"
-check has "$tmp/err" "collectives: issued all_reduce on process group '0' (rank 1 of 2): Float[6], 24 bytes"
+check has "$tmp/err" "collectives: issued all_reduce_ on process group '0' (rank 1 of 2): Float[6], 24 bytes"
 check py "
 import sys; sys.path.insert(0, '$tmp'); import st
 w = st.read('$tmp/lsq.safetensors')['w'][1]
@@ -262,8 +262,9 @@ assert st.read('$tmp/single.safetensors')['out_0'] == ([4], st.x_of(0))"
 
 # `aotgrad ops` lists them under their tag.
 expect_exit 0 "ops --tag=collective" "$bin" ops --tag=collective
-check [ "$(wc -l <"$tmp/out")" -eq 5 ]
+check [ "$(wc -l <"$tmp/out")" -eq 6 ]
 check has "$tmp/out" "_c10d_functional::reduce_scatter_tensor"
+check has "$tmp/out" "_c10d_functional::all_reduce_"
 
 # The launcher: a usage error, a program that cannot start, and its own timeout.
 expect_exit 2 "launch without --nproc" "$bin" launch -- true

@@ -26,14 +26,14 @@ for n in 2 3; do
     for m in mlp cnn gpt; do check grep -q "^rank $r $m: 4 steps, .* max |param - reference| = " "$tmp/out"; done
     # Rank r's backward graphs: one per model, each with its buckets' collectives.
     check [ "$(grep -c '===== Backward graph' "$tmp/err$r")" -eq 3 ]
-    check has "$tmp/err$r" "torch.ops._c10d_functional.all_reduce.default(div"
+    check has "$tmp/err$r" "torch.ops._c10d_functional.all_reduce_.default(div_"
     check has "$tmp/err$r" ", 'sum', '0')"
-    check has "$tmp/err$r" "torch.ops._c10d_functional.wait_tensor.default(all_reduce"
+    check has "$tmp/err$r" "torch.ops._c10d_functional.wait_tensor.default(all_reduce_"
     check has "$tmp/err$r" "torch.ops.aten.split_with_sizes.default(wait_tensor"
     check has "$tmp/err$r" "collectives (graph "
     check has "$tmp/err$r" "all_reduce 'sum' of the grads divided by $n on group '0' issued after"
-    check has "$tmp/err$r" "collectives: issued all_reduce on process group '0' (rank $r of $n)"
-    check has "$tmp/err$r" "collectives: waited all_reduce on process group '0' (rank $r of $n)"
+    check has "$tmp/err$r" "collectives: issued all_reduce_ on process group '0' (rank $r of $n)"
+    check has "$tmp/err$r" "collectives: waited all_reduce_ on process group '0' (rank $r of $n)"
   done
   # broadcast_buffers: after an eval call every rank holds rank 0's running statistics.
   check grep -q "^rank 0 cnn: buffers after an eval call " "$tmp/out"
@@ -51,7 +51,7 @@ awk '/===== Backward graph/ {keep = 1; text = ""; next}
      keep && /^(class |    )/ {text = text $0 "\n"; next}
      keep {keep = 0; last = text}
      END {if (keep) last = text; printf "%s", last}' "$tmp/err0" >"$tmp/bw.fx"
-check has "$tmp/bw.fx" "torch.ops._c10d_functional.all_reduce.default("
+check has "$tmp/bw.fx" "torch.ops._c10d_functional.all_reduce_.default("
 "$bin" check "$tmp/bw.fx" >"$tmp/bw2.fx" 2>"$tmp/check_err"
 check [ $? -eq 0 ]
 check cmp -s "$tmp/bw.fx" "$tmp/bw2.fx"

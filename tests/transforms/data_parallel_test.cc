@@ -95,8 +95,8 @@ def forward(self, primals_3, primals_4, relu, tangents_1):
     clone = torch.ops.aten.clone.default(t_3, memory_format = torch.contiguous_format)
     view_2 = torch.ops.aten.view.default(clone, [64])
     cat = torch.ops.aten.cat.default([view_2])
-    div = torch.ops.aten.div.Scalar(cat, 2)
-    all_reduce = torch.ops._c10d_functional.all_reduce.default(div, 'sum', '0')
+    div_ = torch.ops.aten.div_.Scalar(cat, 2)
+    all_reduce_ = torch.ops._c10d_functional.all_reduce_.default(div_, 'sum', '0')
     sum_2 = torch.ops.aten.sum.dim_IntList(tangents_1, [0], True)
     view = torch.ops.aten.view.default(sum_2, [4])
     threshold_backward = torch.ops.aten.threshold_backward.default(mm, relu, 0)
@@ -105,23 +105,23 @@ def forward(self, primals_3, primals_4, relu, tangents_1):
     view_3 = torch.ops.aten.view.default(view, [4])
     view_4 = torch.ops.aten.view.default(mm_2, [128])
     cat_1 = torch.ops.aten.cat.default([view_3, view_4])
-    div_1 = torch.ops.aten.div.Scalar(cat_1, 2)
-    all_reduce_1 = torch.ops._c10d_functional.all_reduce.default(div_1, 'sum', '0')
+    div__1 = torch.ops.aten.div_.Scalar(cat_1, 2)
+    all_reduce__1 = torch.ops._c10d_functional.all_reduce_.default(div__1, 'sum', '0')
     sum_3 = torch.ops.aten.sum.dim_IntList(threshold_backward, [0], True)
     view_1 = torch.ops.aten.view.default(sum_3, [16])
     view_5 = torch.ops.aten.view.default(view_1, [16])
     cat_2 = torch.ops.aten.cat.default([view_5])
-    div_2 = torch.ops.aten.div.Scalar(cat_2, 2)
-    all_reduce_2 = torch.ops._c10d_functional.all_reduce.default(div_2, 'sum', '0')
-    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+    div__2 = torch.ops.aten.div_.Scalar(cat_2, 2)
+    all_reduce__2 = torch.ops._c10d_functional.all_reduce_.default(div__2, 'sum', '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_reduce_)
     view_6 = torch.ops.aten.view.default(wait_tensor, [4, 16])
-    wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(all_reduce_1)
+    wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(all_reduce__1)
     split_with_sizes = torch.ops.aten.split_with_sizes.default(wait_tensor_1, [4, 128])
     getitem = split_with_sizes[0]
     getitem_1 = split_with_sizes[1]
     view_7 = torch.ops.aten.view.default(getitem, [4])
     view_8 = torch.ops.aten.view.default(getitem_1, [16, 8])
-    wait_tensor_2 = torch.ops._c10d_functional.wait_tensor.default(all_reduce_2)
+    wait_tensor_2 = torch.ops._c10d_functional.wait_tensor.default(all_reduce__2)
     view_9 = torch.ops.aten.view.default(wait_tensor_2, [16])
     return [view_8, view_9, None, view_6, view_7]
 )"));
@@ -147,7 +147,7 @@ TEST(DataParallel, AvgNeedsNoDivision) {
   o.group_name = "dp";
   insert_gradient_all_reduces(*g, plan_gradient_buckets(*g, o));
   std::string text = graph_text(*g);
-  EXPECT_THAT(text, HasSubstr("all_reduce = torch.ops._c10d_functional.all_reduce.default(cat, "
+  EXPECT_THAT(text, HasSubstr("all_reduce_ = torch.ops._c10d_functional.all_reduce_.default(cat, "
                               "'avg', 'dp')"));
   EXPECT_THAT(text, testing::Not(HasSubstr("div")));
 }

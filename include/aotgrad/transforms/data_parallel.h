@@ -73,8 +73,10 @@ BucketPlan plan_gradient_buckets(const Graph& bw, const DataParallelOptions& opt
 
 /// Rewrites `bw` to all-reduce each bucket of `plan`: after its last gradient, the gradients are
 /// flattened (`view(grad, [-1])`, a contiguous clone first when needed), concatenated, divided by
-/// the group size (kSumDivided) and all-reduced; before the output, each all_reduce is waited,
-/// split back (`split_with_sizes`) and viewed as its gradients, which the graph then returns.
+/// the group size in place (`div_`, kSumDivided) and all-reduced in place (`all_reduce_`: the
+/// graph owns the concatenation, so no collective clones it); before the output, each all_reduce is
+/// waited, split back (`split_with_sizes`) and viewed as its gradients, which the graph then
+/// returns.
 void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan);
 
 /// The plan insert_gradient_all_reduces wrote into `bw`, read back from the graph (for a graph
