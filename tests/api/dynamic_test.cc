@@ -21,6 +21,26 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
   EXPECT_TRUE(at::allclose(got, want, 1e-4, 1e-5)) << what << "\n" << got << "\n" << want;
 }
 
+// AOTGRAD_LOGS=recompiles into a string while alive; the settings and the stream are restored
+// however the test ends.
+class RecompileLog {
+ public:
+  RecompileLog() {
+    LogSettings logs;
+    logs.recompiles = true;
+    set_log_settings(logs);
+    set_log_stream(&os_);
+  }
+  ~RecompileLog() {
+    set_log_stream(nullptr);
+    set_log_settings(LogSettings{});
+  }
+  std::string text() const { return os_.str(); }
+
+ private:
+  std::ostringstream os_;
+};
+
 // An exported example model compiled with aot_function over its parameters and buffers
 // (functional_call, as aot_module lifts them), beside an eager copy with the same state. `marked`:
 // the dimensions of the model's inputs (numbered after its tensors) marked dynamic.
@@ -175,11 +195,7 @@ std::vector<at::Tensor> reduce_two(const std::vector<at::Tensor>& a) {
 // changed; a call that breaks a guard (duck sizing made two dimensions one symbol) compiles again
 // and the recompiles log names the guard.
 TEST(Dynamic, AutoRecompilesOnceThenGuardsRecompile) {
-  LogSettings logs;
-  logs.recompiles = true;
-  set_log_settings(logs);
-  std::ostringstream os;
-  set_log_stream(&os);
+  RecompileLog recompiles;
   AOTFunction f = aot_function(reduce_two, AOTConfig{});
   auto call = [&](int64_t b1, int64_t b2) {
     std::vector<at::Tensor> a = {at::randn({b1, 4}), at::randn({b2, 4})};
@@ -202,9 +218,7 @@ TEST(Dynamic, AutoRecompilesOnceThenGuardsRecompile) {
   call(8, 3);  // two symbols now serve
   call(2, 11);
   EXPECT_EQ(f.num_compilations(), 3u);
-  set_log_stream(nullptr);
-  set_log_settings(LogSettings{});
-  std::string log = os.str();
+  std::string log = recompiles.text();
   EXPECT_NE(log.find("compiled with dynamic sizes: s0 = arg0_1.size()[0] (hint 6); guards: 2 <= "
                      "s0; L['arg1_1'].size()[0] == s0"),
             std::string::npos)
@@ -259,11 +273,7 @@ TEST(Dynamic, MissingGradientsAreZerosOfTheCallsSize) {
 // traces]): the input is f32[2*s0, 3], s0 is read as sym_size // 2, and the guard
 // Eq(Mod(size, 2), 0) sends an odd batch to a new compilation.
 TEST(Dynamic, AViewOfHalfTheBatchIsGuardedEven) {
-  LogSettings logs;
-  logs.recompiles = true;
-  set_log_settings(logs);
-  std::ostringstream os;
-  set_log_stream(&os);
+  RecompileLog recompiles;
   auto halves = [](const std::vector<at::Tensor>& a) {
     return std::vector<at::Tensor>{a[0].view({a[0].size(0) / 2, -1}).sum(0)};
   };
@@ -287,9 +297,7 @@ TEST(Dynamic, AViewOfHalfTheBatchIsGuardedEven) {
   at::Tensor odd = at::randn({7, 3});
   expect_close(f({odd})[0], halves({odd})[0], "batch 7");
   EXPECT_EQ(f.num_compilations(), 3u);
-  set_log_stream(nullptr);
-  set_log_settings(LogSettings{});
-  std::string log = os.str();
+  std::string log = recompiles.text();
   EXPECT_NE(log.find("compiled with dynamic sizes: s0 = arg0_1.size()[0] // 2 (hint 3); guards: "
                      "2 <= s0; Eq(Mod(L['arg0_1'].size()[0], 2), 0)"),
             std::string::npos)
@@ -345,11 +353,7 @@ TEST(Dynamic, HeadsOfADynamicWidthTrainWithOneCompilation) {
 // A function whose float argument changes with the size cannot be dynamic: auto compiles static
 // sizes, and tries the dynamic capture once, not at every new size.
 TEST(Dynamic, AutoFallsBackToStaticSizesOnce) {
-  LogSettings logs;
-  logs.recompiles = true;
-  set_log_settings(logs);
-  std::ostringstream os;
-  set_log_stream(&os);
+  RecompileLog recompiles;
   auto scaled = [](const std::vector<at::Tensor>& a) {
     return std::vector<at::Tensor>{a[0].sum(0) * static_cast<double>(a[0].size(0))};
   };
@@ -358,10 +362,8 @@ TEST(Dynamic, AutoFallsBackToStaticSizesOnce) {
     at::Tensor x = at::randn({b, 3});
     expect_close(f({x})[0], scaled({x})[0], "batch " + std::to_string(b));
   }
-  set_log_stream(nullptr);
-  set_log_settings(LogSettings{});
   EXPECT_EQ(f.num_compilations(), 3u);
-  std::string log = os.str();
+  std::string log = recompiles.text();
   size_t first = log.find("dynamic sizes failed (");
   EXPECT_NE(first, std::string::npos) << log;
   EXPECT_EQ(log.find("dynamic sizes failed (", first + 1), std::string::npos) << log;
