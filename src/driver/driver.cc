@@ -72,6 +72,7 @@ PassPipeline training_pipeline(const CompileOptions& options) {
       .add(joint_stage())
       .add(decompose_stage(options.decompositions))
       .add(partition_stage(options.partition, options.min_cut, options.explain));
+  if (options.schedule != ScheduleKind::kNone) pipeline.add(schedule_stage(options.schedule));
   return with_extra_stages(std::move(pipeline), options, PipelineKind::kTraining);
 }
 

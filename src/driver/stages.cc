@@ -9,6 +9,7 @@
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/memory_schedule.h"
 #include "aotgrad/transforms/partition.h"
 
 namespace aotgrad {
@@ -187,6 +188,35 @@ class PartitionStage : public Stage {
   bool explain_;
 };
 
+class ScheduleStage : public Stage {
+ public:
+  explicit ScheduleStage(ScheduleKind kind) : kind_(kind) {}
+  std::string_view name() const override { return "schedule"; }
+  bool run(CompileState& s) override {
+    changes_ = 0;
+    if (kind_ == ScheduleKind::kNone) return false;
+    AOTGRAD_CHECK(s.fw != nullptr && s.bw != nullptr,
+                  "schedule: no forward and backward graphs (run it after partition)");
+    last_ = schedule_for_memory(*s.fw, *s.bw, s.saved);
+    changes_ = (last_.forward_order != "original") + (last_.backward_order != "original");
+    return changes_ > 0;
+  }
+  std::vector<GraphSlot> writes() const override {
+    return {GraphSlot::kForward, GraphSlot::kBackward};
+  }
+  std::string fingerprint() const override {
+    return std::string("schedule=") + schedule_kind_name(kind_);
+  }
+  void log(const CompileState& s, const LogSettings& logs) const override {
+    if (logs.partitioner && kind_ != ScheduleKind::kNone && s.fw)
+      log_text("memory schedule (graph " + std::to_string(s.aot_id) + "): " + schedule_text(last_));
+  }
+
+ private:
+  ScheduleKind kind_;
+  MemorySchedule last_;
+};
+
 class DataParallelStage : public Stage {
  public:
   explicit DataParallelStage(DataParallelOptions options) : options_(std::move(options)) {}
@@ -238,6 +268,10 @@ std::unique_ptr<Stage> decompose_stage(DecompositionTable table) {
 std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
                                        bool explain) {
   return std::make_unique<PartitionStage>(kind, min_cut, explain);
+}
+
+std::unique_ptr<Stage> schedule_stage(ScheduleKind kind) {
+  return std::make_unique<ScheduleStage>(kind);
 }
 
 std::unique_ptr<Stage> data_parallel_stage(DataParallelOptions options) {

@@ -169,6 +169,13 @@ CompileOptions compile_options(const Args& args) {
     throw UsageError{
         "--memory-budget, --solver and --recompute-pointwise-from-saved apply to the min_cut "
         "partition; drop --partition=default"};
+  if (auto k = args.get("schedule")) {
+    try {
+      o.schedule = parse_schedule_kind(*k);
+    } catch (const Error& e) {
+      throw UsageError{"--schedule: " + e.message()};
+    }
+  }
   o.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
   std::string dir = args.get("cache-dir").value_or("off");
   if (args.has("cache-dir") && dir.empty())
@@ -248,6 +255,11 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "its output for a norm's or convolution's backward, as functorch 1.13; off: "
                  "PyTorch 2.x's materialized-backward ban saves it",
                  "on|off"});
+  own.push_back({"schedule", true,
+                 "training: memory (default) reorders the forward and backward graphs, within "
+                 "data dependences and effect order, so that the step's predicted peak falls; "
+                 "none keeps the partitioner's order",
+                 "memory|none"});
   own.push_back(
       {"recompute", true,
        "checkpoint policies for the min_cut partition, as torch.utils.checkpoint's "

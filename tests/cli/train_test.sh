@@ -17,7 +17,7 @@ j = json.load(open(sys.argv[1]))
 assert j["kind"] == "autograd" and j["partition"] == "min_cut" and j["decomp"] == "core", j
 for k in ("joint_nodes", "fw_nodes", "bw_nodes", "saved_bytes", "saved_activation_bytes", "total_us"):
     assert isinstance(j[k], (int, float)) and j[k] > 0, k
-assert list(j["phases_us"])[1:] == ["decompose_composites", "functionalize", "joint", "decompose", "partition", "dump"], j["phases_us"]
+assert list(j["phases_us"])[1:] == ["decompose_composites", "functionalize", "joint", "decompose", "partition", "schedule", "dump"], j["phases_us"]
 for s in j["saved"]:
     assert set(s) == {"name", "dtype", "shape", "bytes", "is_input"}, s
 assert j["saved_bytes"] == sum(s["bytes"] for s in j["saved"])

@@ -49,6 +49,10 @@ TEST(Driver, PipelinesAreNamedStages) {
   CompileOptions o;
   EXPECT_EQ(inference_pipeline(o).stage_names(), "decompose_composites, functionalize, decompose");
   EXPECT_EQ(training_pipeline(o).stage_names(),
+            "decompose_composites, functionalize, joint, decompose, partition, schedule");
+  CompileOptions unscheduled;
+  unscheduled.schedule = ScheduleKind::kNone;
+  EXPECT_EQ(training_pipeline(unscheduled).stage_names(),
             "decompose_composites, functionalize, joint, decompose, partition");
   EXPECT_EQ(export_pipeline(o, false).stage_names(),
             "decompose_composites, functionalize, decompose");
@@ -59,7 +63,7 @@ TEST(Driver, PipelinesAreNamedStages) {
             (std::vector<std::string>{"decompose_composites", "functionalize", "decompose"}));
   EXPECT_EQ(names(compile_for_training(*g, {false, true, true}, no_cache()).stages),
             (std::vector<std::string>{"decompose_composites", "functionalize", "joint", "decompose",
-                                      "partition"}));
+                                      "partition", "schedule"}));
 }
 
 // Inference graphs name their inputs arg<i>_1 (as PyTorch's inference graphs); training keeps the
@@ -165,8 +169,9 @@ TEST(Driver, InsertedStagesRunInTheirPlace) {
   PassPipeline p = training_pipeline(no_cache());
   p.insert_after("partition", pass_stage(make_pass("cse"), GraphSlot::kBackward, "bw_cse"));
   p.run(s);
-  ASSERT_EQ(p.stats().size(), 6u);
+  ASSERT_EQ(p.stats().size(), 7u);
   EXPECT_EQ(p.stats()[5].pass, "bw_cse");
+  EXPECT_EQ(p.stats()[6].pass, "schedule");
   EXPECT_EQ(p.stats()[5].nodes_after, s.bw->size());
 }
 
@@ -185,7 +190,7 @@ TEST(Driver, ExtraStagesFromTheOptions) {
                             }});
   EXPECT_EQ(names(compile_for_training(*g, {false, true, true}, o).stages),
             (std::vector<std::string>{"decompose_composites", "pre_cse", "functionalize", "joint",
-                                      "decompose", "partition", "bw_dce"}));
+                                      "decompose", "partition", "bw_dce", "schedule"}));
   EXPECT_EQ(
       names(compile_for_inference(*g, o).stages),
       (std::vector<std::string>{"decompose_composites", "functionalize", "decompose", "inf_cse"}));

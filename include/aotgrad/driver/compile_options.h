@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "aotgrad/transforms/decompose.h"
+#include "aotgrad/transforms/memory_schedule.h"
 #include "aotgrad/transforms/min_cut.h"
 
 namespace aotgrad {
@@ -45,6 +46,11 @@ struct CompileOptions {
   /// Training: how the joint graph is split, and the min-cut partitioner's switches.
   PartitionKind partition = PartitionKind::kMinCut;
   MinCutOptions min_cut;
+  /// Training: the order of the partition's graphs -- kMemory reorders them (within data
+  /// dependences and effect order) so that the step's predicted peak falls, never rises
+  /// (transforms/memory_schedule.h; the "schedule" stage after "partition"); kNone keeps the
+  /// partitioner's order and leaves the stage out.
+  ScheduleKind schedule = ScheduleKind::kMemory;
   /// Inference and export: data mutations of inputs stay in the graph as a trailing copy_ (the
   /// seed's keep_inference_input_mutations, §13.13) instead of being returned.
   bool keep_inference_input_mutations = false;

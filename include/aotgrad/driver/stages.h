@@ -35,6 +35,11 @@ std::unique_ptr<Stage> decompose_stage(DecompositionTable table);
 std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
                                        bool explain);
 
+/// "schedule": s.fw and s.bw reordered by schedule_for_memory (transforms/memory_schedule.h) when
+/// `kind` is ScheduleKind::kMemory; last in the training pipeline, after the stages front ends add
+/// after "partition". Logs the peaks before and after on AOTGRAD_LOGS=partitioner.
+std::unique_ptr<Stage> schedule_stage(ScheduleKind kind);
+
 /// "data_parallel": s.bw all-reduces the gradients `options` names in buckets
 /// (transforms/data_parallel.h, Note [Gradient buckets]); inserted after "partition" by front ends
 /// that train data-parallel. Logs the buckets on AOTGRAD_LOGS=collectives.

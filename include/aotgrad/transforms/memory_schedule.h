@@ -1,0 +1,52 @@
+// aotgrad: memory-aware scheduling -- the partition's forward and backward graphs reordered, within
+// their data dependences and effect order, so that the training step's predicted peak falls.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+
+namespace aotgrad {
+
+/// How the partition's graphs are ordered before they run: as the partitioner left them (kNone),
+/// or by schedule_for_memory (kMemory, the default).
+enum class ScheduleKind { kNone, kMemory };
+
+/// "none" or "memory".
+const char* schedule_kind_name(ScheduleKind kind);
+/// The kind named `name` ("none", "memory"); throws Error listing both for anything else.
+ScheduleKind parse_schedule_kind(std::string_view name);
+
+/// What schedule_for_memory did: the training step's predicted peak (training_step_timeline) and
+/// the peak of each phase's steps, before and after, and which candidate order each graph kept.
+struct MemorySchedule {
+  int64_t peak_before = 0, peak_after = 0;
+  int64_t forward_peak_before = 0, forward_peak_after = 0;
+  int64_t backward_peak_before = 0, backward_peak_after = 0;
+  /// "original", "greedy" or "depth_first".
+  std::string forward_order = "original", backward_order = "original";
+  bool changed() const { return forward_order != "original" || backward_order != "original"; }
+};
+
+/// Reorders `fw` and `bw` (a partition's graphs; `saved` are the values fw returns for bw) so that
+/// the training step's predicted peak of live bytes (training_step_timeline, sizes at their hints)
+/// falls. Each graph gets two candidate orders: a greedy list schedule that runs, among the ready
+/// nodes, the one that frees the most bytes net of what it allocates (ties in graph order), and a
+/// depth-first order from the graph's sinks that computes each value just before its first use
+/// (recomputation sinks to where it is needed). A graph keeps the candidate whose own steps peak
+/// lowest, and its order only if that peak is strictly lower: the result is never worse.
+///
+/// Kept in place: placeholders first, the output last; a call that writes an argument (in-place
+/// ops, copy_) and a collective are barriers nothing moves across; random calls keep their order
+/// among themselves (the generator's stream); a getitem follows its call at once. Values do not
+/// change: only independent calls are reordered. Run it last, once the graphs are final (data
+/// parallelism's all-reduces included).
+MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved);
+
+/// "forward peak A -> B bytes (ORDER), backward peak C -> D bytes (ORDER), step peak E -> F".
+std::string schedule_text(const MemorySchedule& s);
+
+}  // namespace aotgrad

@@ -1,0 +1,180 @@
+// Tests for memory-aware scheduling: forward and backward graphs in, their order and the predicted
+// peaks (training_step_timeline) out.
+#include "aotgrad/transforms/memory_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include "../graph_text.h"
+#include "aotgrad/ir/error.h"
+#include "aotgrad/transforms/memory_timeline.h"
+
+namespace aotgrad {
+namespace {
+
+// x: f32[256] (1024 bytes). sin and cos are both live before either is reduced: the forward peaks
+// at sum_1 with sin, cos and sum_1 (2052 bytes).
+const char* kTwoBranches = R"(
+def forward(self, x: "f32[256]"):
+    sin = torch.ops.aten.sin.default(x)
+    cos = torch.ops.aten.cos.default(x)
+    sum_1 = torch.ops.aten.sum.default(sin)
+    sum_2 = torch.ops.aten.sum.default(cos)
+    add = torch.ops.aten.add.Tensor(sum_1, sum_2)
+    return (add,)
+)";
+
+// A backward that takes only its tangent.
+const char* kScalarBackward = R"(
+def forward(self, tangents_1: "f32[]"):
+    mul = torch.ops.aten.mul.Tensor(tangents_1, 2)
+    return (mul,)
+)";
+
+TEST(MemorySchedule, ReducesEachBranchBeforeStartingTheNext) {
+  std::shared_ptr<Graph> fw = parse_text(kTwoBranches);
+  std::shared_ptr<Graph> bw = parse_text(kScalarBackward);
+  MemorySchedule s = schedule_for_memory(*fw, *bw, {});
+  verify(*fw);
+  EXPECT_EQ(graph_text(*fw),
+            "def forward(self, x):\n"
+            "sin = torch.ops.aten.sin.default(x)\n"
+            "sum_1 = torch.ops.aten.sum.default(sin)\n"
+            "cos = torch.ops.aten.cos.default(x)\n"
+            "sum_2 = torch.ops.aten.sum.default(cos)\n"
+            "add = torch.ops.aten.add.Tensor(sum_1, sum_2)\n"
+            "return (add,)\n");
+  // Before: sin + cos + sum_1 at sum_1. After: cos + sum_1 + sum_2 at sum_2.
+  EXPECT_EQ(s.forward_peak_before, 2052);
+  EXPECT_EQ(s.forward_peak_after, 1032);
+  EXPECT_EQ(s.forward_order, "greedy");
+  EXPECT_EQ(s.backward_order, "original");
+  EXPECT_EQ(s.peak_before, 2052);
+  EXPECT_EQ(s.peak_after, 1032);
+  EXPECT_EQ(training_step_timeline(*fw, *bw, {}).peak_bytes, 1032);
+  EXPECT_EQ(schedule_text(s),
+            "forward peak 2052 -> 1032 bytes (greedy), backward peak 12 -> 12 bytes (original), "
+            "step peak 2052 -> 1032 bytes");
+  // A second run finds nothing better.
+  MemorySchedule again = schedule_for_memory(*fw, *bw, {});
+  EXPECT_FALSE(again.changed());
+  EXPECT_EQ(again.peak_after, 1032);
+}
+
+// The same branches with an in-place add_ on another input between the two calls and their
+// reductions: nothing moves across it, so the order (and the peak) stay.
+TEST(MemorySchedule, NothingMovesAcrossAnInPlaceOp) {
+  const char* text = R"(
+def forward(self, x: "f32[256]", buf: "f32[256]"):
+    sin = torch.ops.aten.sin.default(x)
+    cos = torch.ops.aten.cos.default(x)
+    add_ = torch.ops.aten.add_.Tensor(buf, 1)
+    sum_1 = torch.ops.aten.sum.default(sin)
+    sum_2 = torch.ops.aten.sum.default(cos)
+    add = torch.ops.aten.add.Tensor(sum_1, sum_2)
+    return (add,)
+)";
+  std::shared_ptr<Graph> fw = parse_text(text);
+  std::shared_ptr<Graph> bw = parse_text(kScalarBackward);
+  std::string before = graph_text(*fw);
+  MemorySchedule s = schedule_for_memory(*fw, *bw, {});
+  EXPECT_FALSE(s.changed());
+  EXPECT_EQ(graph_text(*fw), before);
+  EXPECT_EQ(s.forward_peak_after, s.forward_peak_before);
+  // Without the add_, the same branches reorder (the first test).
+  std::shared_ptr<Graph> free = parse_text(kTwoBranches);
+  EXPECT_TRUE(schedule_for_memory(*free, *bw, {}).changed());
+}
+
+// Random calls keep their order among themselves: the larger draw's reduction moves up, to free it
+// sooner, but the second draw stays after the first.
+TEST(MemorySchedule, RandomCallsKeepTheirOrder) {
+  const char* text = R"(
+def forward(self, x: "f32[256]", y: "f32[64]"):
+    rand_like = torch.ops.aten.rand_like.default(x)
+    rand_like_1 = torch.ops.aten.rand_like.default(y)
+    sum_1 = torch.ops.aten.sum.default(rand_like_1)
+    sum_2 = torch.ops.aten.sum.default(rand_like)
+    add = torch.ops.aten.add.Tensor(sum_1, sum_2)
+    return (add,)
+)";
+  std::shared_ptr<Graph> fw = parse_text(text);
+  std::shared_ptr<Graph> bw = parse_text(kScalarBackward);
+  MemorySchedule s = schedule_for_memory(*fw, *bw, {});
+  EXPECT_EQ(graph_text(*fw),
+            "def forward(self, x, y):\n"
+            "rand_like = torch.ops.aten.rand_like.default(x)\n"
+            "sum_2 = torch.ops.aten.sum.default(rand_like)\n"
+            "rand_like_1 = torch.ops.aten.rand_like.default(y)\n"
+            "sum_1 = torch.ops.aten.sum.default(rand_like_1)\n"
+            "add = torch.ops.aten.add.Tensor(sum_1, sum_2)\n"
+            "return (add,)\n");
+  EXPECT_EQ(s.forward_peak_before, 1284);
+  EXPECT_EQ(s.forward_peak_after, 1028);
+}
+
+// The backward: the saved sin and cos (1024 bytes each) are live from its start; the original
+// order first computes a chain that needs neither (mul_1, mul_2), so both saved values, mul_1 and
+// mul_2 are live at once. The schedule reads the saved values first and runs the chain after.
+TEST(MemorySchedule, SavedValuesDieEarlyInTheBackward) {
+  const char* fw_text = R"(
+def forward(self, x: "f32[256]"):
+    sin = torch.ops.aten.sin.default(x)
+    cos = torch.ops.aten.cos.default(x)
+    mul = torch.ops.aten.mul.Tensor(sin, cos)
+    sum_1 = torch.ops.aten.sum.default(mul)
+    return (sum_1, sin, cos)
+)";
+  const char* bw_text = R"(
+def forward(self, sin: "f32[256]", cos: "f32[256]", tangents_1: "f32[]"):
+    expand = torch.ops.aten.expand.default(tangents_1, [256])
+    mul_1 = torch.ops.aten.mul.Tensor(expand, 2)
+    mul_2 = torch.ops.aten.mul.Tensor(mul_1, 3)
+    mul_3 = torch.ops.aten.mul.Tensor(expand, sin)
+    mul_4 = torch.ops.aten.mul.Tensor(expand, cos)
+    add = torch.ops.aten.add.Tensor(mul_3, mul_4)
+    add_1 = torch.ops.aten.add.Tensor(add, mul_2)
+    return [add_1]
+)";
+  std::shared_ptr<Graph> fw = parse_text(fw_text);
+  std::shared_ptr<Graph> bw = parse_text(bw_text);
+  std::string fw_before = graph_text(*fw);
+  MemorySchedule s = schedule_for_memory(*fw, *bw, {"sin", "cos"});
+  verify(*bw);
+  EXPECT_EQ(graph_text(*fw), fw_before);
+  EXPECT_EQ(graph_text(*bw),
+            "def forward(self, sin, cos, tangents_1):\n"
+            "expand = torch.ops.aten.expand.default(tangents_1, [256])\n"
+            "mul_3 = torch.ops.aten.mul.Tensor(expand, sin)\n"
+            "mul_4 = torch.ops.aten.mul.Tensor(expand, cos)\n"
+            "add = torch.ops.aten.add.Tensor(mul_3, mul_4)\n"
+            "mul_1 = torch.ops.aten.mul.Tensor(expand, 2)\n"
+            "mul_2 = torch.ops.aten.mul.Tensor(mul_1, 3)\n"
+            "add_1 = torch.ops.aten.add.Tensor(add, mul_2)\n"
+            "return [add_1]\n");
+  // Before: sin, cos, mul_1 and mul_2 at mul_2, with the forward's output and the tangent (4 bytes
+  // each). After: three 1024-byte values at most.
+  EXPECT_EQ(schedule_text(s),
+            "forward peak 3076 -> 3076 bytes (original), backward peak 4104 -> 3080 bytes "
+            "(greedy), step peak 4104 -> 3080 bytes");
+}
+
+TEST(MemorySchedule, SavedValueMissingFromTheForwardIsAnError) {
+  std::shared_ptr<Graph> fw = parse_text(kTwoBranches);
+  std::shared_ptr<Graph> bw = parse_text(kScalarBackward);
+  EXPECT_THROW(schedule_for_memory(*fw, *bw, {"tangents_1"}), Error);
+}
+
+TEST(MemorySchedule, KindNames) {
+  EXPECT_EQ(parse_schedule_kind("memory"), ScheduleKind::kMemory);
+  EXPECT_EQ(parse_schedule_kind("none"), ScheduleKind::kNone);
+  EXPECT_STREQ(schedule_kind_name(ScheduleKind::kMemory), "memory");
+  try {
+    parse_schedule_kind("fast");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("unknown schedule 'fast' (known: memory, none)"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace aotgrad
