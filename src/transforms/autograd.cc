@@ -7,19 +7,10 @@
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/requires_grad.h"
+#include "arg_remap.h"
 
 namespace aotgrad {
 namespace {
-
-Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map) {
-  if (a.is_node()) return Arg(map.at(a.node));
-  if (a.is_list()) {
-    Arg out = a;
-    for (auto& e : out.list) e = remap(e, map);
-    return out;
-  }
-  return a;
-}
 
 void flatten_output(const Arg& a, std::vector<Arg>& out) {
   if (a.is_list()) {

@@ -16,6 +16,7 @@
 #include "aotgrad/transforms/memory_timeline.h"
 #include "aotgrad/transforms/min_cut.h"
 #include "aotgrad/transforms/pass.h"
+#include "arg_remap.h"
 
 namespace aotgrad {
 namespace {
@@ -269,16 +270,6 @@ std::vector<size_t> depth_first_order(const Body& b) {
   AOTGRAD_CHECK(order.size() == b.nodes.size(), "memory schedule: ", b.nodes.size() - order.size(),
                 " nodes were not reached from a sink");
   return order;
-}
-
-Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map) {
-  if (a.is_node()) return Arg(map.at(a.node));
-  if (a.is_list()) {
-    Arg out = a;
-    for (Arg& e : out.list) e = remap(e, map);
-    return out;
-  }
-  return a;
 }
 
 // A copy of `g` with its body in `order` (positions in b.nodes): same names, metadata and info.

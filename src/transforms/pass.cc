@@ -12,20 +12,11 @@
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/simplify.h"
+#include "arg_remap.h"
 
 namespace aotgrad {
 
 namespace {
-
-Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map) {
-  if (a.is_node()) return Arg(map.at(a.node));
-  if (a.is_list()) {
-    Arg out = a;
-    for (auto& e : out.list) e = remap(e, map);
-    return out;
-  }
-  return a;
-}
 
 // Whether `g` is what this pass makes: no mutation but unused copy_ calls into placeholders after
 // every other call (functionalizing those again would add a scatter of the whole input).

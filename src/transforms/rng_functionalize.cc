@@ -7,6 +7,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
+#include "arg_remap.h"
 
 namespace aotgrad {
 namespace {
@@ -37,16 +38,6 @@ void check_replayable(const Node& n) {
                     ": only the CPU generator's state can be saved for recomputation; this random "
                     "op runs on CUDA",
                 n.info().loc);
-}
-
-Arg remap(const Arg& a, const std::unordered_map<const Node*, Node*>& map) {
-  if (a.is_node()) return Arg(map.at(a.node));
-  if (a.is_list()) {
-    Arg out = a;
-    for (Arg& e : out.list) e = remap(e, map);
-    return out;
-  }
-  return a;
 }
 
 // The wrapped call's arguments after `leading`: the op reference, then the call's own arguments;
