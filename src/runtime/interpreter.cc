@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ir/symbol_binding.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiler.h"
@@ -297,131 +298,61 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
   if (!binder->empty()) p.binder = std::move(binder);
 }
 
-// Where a size symbol gets its value at each call: a dimension of a tensor input (dim >= 0) or a
-// SymInt input (dim -1), divided by `divisor` when that size is a multiple of the symbol.
-struct SymbolBinding {
-  std::string name;
-  int input = 0;
-  int dim = -1;
-  int64_t divisor = 1;
-};
-
-// An input size that is an expression (or a symbol bound elsewhere), checked at each call.
-struct SizeCheck {
-  int input = 0;
-  int dim = 0;  // -1: a SymInt input's value
-  SymInt expected;
-};
-
 struct SymbolBinder::Impl {
   std::vector<std::string> input_names;
-  std::vector<SymbolBinding> symbols;
-  std::unordered_map<std::string, int> symbol_index;
-  std::vector<SizeCheck> size_checks;
+  SymbolBindings bindings;
 };
 
-// Each symbol is bound by the first input that has it as a bare size (a SymInt input, or a tensor
-// dimension), else by the first that has a multiple c*s of it (a graph traced for sizes divisible
-// by c); every other symbolic size of an input is checked against the bound values at each call.
-// A symbol that some size reads but no input binds is an error here, at compile time.
+// The rule is bind_symbols' (ir/symbol_binding.h); it throws for a symbol no input binds, here at
+// compile time.
 SymbolBinder::SymbolBinder(const Graph& graph) : impl_(new Impl) {
-  Impl& p = *impl_;
-  std::vector<SizeCheck> sizes;  // every symbolic input size, in input order
-  std::vector<Node*> placeholders = graph.placeholders();
-  for (size_t i = 0; i < placeholders.size(); ++i) {
-    const ValueMeta& m = placeholders[i]->meta();
-    p.input_names.push_back(placeholders[i]->name());
-    int input = static_cast<int>(i);
-    if (m.kind == ValueMeta::Kind::SymInt && !m.sym.is_concrete())
-      sizes.push_back({input, -1, m.sym});
-    if (m.kind == ValueMeta::Kind::Tensor)
-      for (size_t d = 0; d < m.tensor.sizes.size(); ++d)
-        if (!m.tensor.sizes[d].is_concrete())
-          sizes.push_back({input, static_cast<int>(d), m.tensor.sizes[d]});
-  }
-  std::vector<bool> binds(sizes.size(), false);
-  for (bool multiples : {false, true})
-    for (size_t k = 0; k < sizes.size(); ++k) {
-      auto scaled = sizes[k].expected.scaled_symbol();
-      if (binds[k] || !scaled || (scaled->second != 1) != multiples ||
-          p.symbol_index.count(scaled->first))
-        continue;
-      p.symbol_index.emplace(scaled->first, static_cast<int>(p.symbols.size()));
-      p.symbols.push_back({scaled->first, sizes[k].input, sizes[k].dim, scaled->second});
-      binds[k] = true;
-    }
-  for (size_t k = 0; k < sizes.size(); ++k)
-    if (!binds[k]) p.size_checks.push_back(sizes[k]);
-  auto check_bound = [&](const SymInt& s, const std::string& where) {
-    if (s.is_concrete()) return;
-    std::vector<std::string> names;
-    s.collect_symbols(names);
-    for (const std::string& name : names) {
-      if (p.symbol_index.count(name) || name.rfind('u', 0) == 0) continue;  // u0: data-dependent
-      throw Error("size symbol " + name + " (in " + where + ", " + s.to_string() +
-                  ") is bound by no input: no input has a size or SymInt value that is just " +
-                  name + " or a multiple of it");
-    }
-  };
-  for (const Node* n : graph.nodes()) {
-    if (n->kind() == NodeKind::Output) continue;
-    const ValueMeta& m = n->meta();
-    std::string where = n->kind() == NodeKind::Placeholder ? "input '" + n->name() + "'"
-                                                           : "node '" + n->name() + "'";
-    if (m.kind == ValueMeta::Kind::SymInt) check_bound(m.sym, where);
-    auto check_tensor = [&](const TensorMeta& t) {
-      for (const SymInt& s : t.sizes) check_bound(s, where);
-      for (const SymInt& s : t.strides) check_bound(s, where);
-    };
-    if (m.kind == ValueMeta::Kind::Tensor) check_tensor(m.tensor);
-    if (m.kind == ValueMeta::Kind::Tuple)
-      for (const ValueMeta& e : m.elems)
-        if (e.kind == ValueMeta::Kind::Tensor) check_tensor(e.tensor);
-  }
+  impl_->bindings = bind_symbols(graph);
+  for (const Node* ph : graph.placeholders()) impl_->input_names.push_back(ph->name());
 }
 
 SymbolBinder::~SymbolBinder() = default;
 
-bool SymbolBinder::empty() const { return impl_->symbols.empty(); }
+bool SymbolBinder::empty() const { return impl_->bindings.empty(); }
 
 void SymbolBinder::check(const InputSizeFn& size_of) const {
   const Impl& p = *impl_;
-  if (p.symbols.empty()) return;
+  const SymbolBindings& bs = p.bindings;
+  if (bs.empty()) return;
   auto where = [&](int input, int dim) {
     std::string s = "input '" + p.input_names[input] + "'";
     return dim < 0 ? s : s + " dimension " + std::to_string(dim);
   };
-  std::vector<int64_t> values(p.symbols.size());
-  for (size_t k = 0; k < p.symbols.size(); ++k) {
-    const SymbolBinding& b = p.symbols[k];
-    int64_t size = size_of(b.input, b.dim);
+  std::vector<int64_t> values(bs.symbols.size());
+  for (size_t k = 0; k < bs.symbols.size(); ++k) {
+    const SymbolSource& b = bs.symbols[k];
+    int64_t size = size_of(b.at.input, b.at.dim);
     if (size % b.divisor != 0)
-      throw Error(where(b.input, b.dim) + " is " + std::to_string(size) + ", not " +
-                  std::to_string(b.divisor) + "*" + b.name +
+      throw Error(where(b.at.input, b.at.dim) + " is " + std::to_string(size) + ", not " +
+                  std::to_string(b.divisor) + "*" + b.symbol +
                   ": the graph was compiled for sizes divisible by " + std::to_string(b.divisor));
     values[k] = size / b.divisor;
   }
-  for (const SizeCheck& c : p.size_checks) {
+  for (const InputSize& c : bs.checks) {
     int64_t got = size_of(c.input, c.dim);
-    std::optional<int64_t> want = c.expected.evaluate([&](const std::string& name) {
-      auto it = p.symbol_index.find(name);
-      return it == p.symbol_index.end() ? std::nullopt : std::optional<int64_t>(values[it->second]);
+    std::optional<int64_t> want = c.size.evaluate([&](const std::string& name) {
+      int k = bs.find(name);
+      return k < 0 ? std::nullopt : std::optional<int64_t>(values[k]);
     });
     if (want && *want == got) continue;
     std::vector<std::string> names;
-    c.expected.collect_symbols(names);
+    c.size.collect_symbols(names);
     std::string from;
     for (const std::string& name : names) {
-      auto it = p.symbol_index.find(name);
-      if (it == p.symbol_index.end()) continue;
-      const SymbolBinding& b = p.symbols[it->second];
-      from += (from.empty() ? "" : ", ") + name + " = " + std::to_string(values[it->second]) +
-              " from " + where(b.input, b.dim);
+      int k = bs.find(name);
+      if (k < 0) continue;
+      const SymbolSource& b = bs.symbols[k];
+      from += (from.empty() ? "" : ", ") + name + " = " + std::to_string(values[k]) + " from " +
+              where(b.at.input, b.at.dim);
     }
-    std::string expr = c.expected.to_string();
+    std::string expr = c.size.to_string();
     throw Error("inputs disagree on size symbol " + names.front() + ": " + where(c.input, c.dim) +
                 " is " + std::to_string(got) + ", but " +
-                (c.expected.symbol_name()
+                (c.size.symbol_name()
                      ? from
                      : expr + " = " + (want ? std::to_string(*want) : "?") + " with " + from));
   }

@@ -1,11 +1,11 @@
 // aotgrad: graph loading and --grad parsing for the commands.
 #include "pipeline.h"
 
-#include <algorithm>
 #include <sstream>
 
 #include "aotgrad/driver/cache_store.h"
 #include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/symbol_binding.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "cli.h"
@@ -37,61 +37,35 @@ SymbolHints hint_option(const Args& args) {
 }
 
 void add_symbols_json(nlohmann::ordered_json& j, const Graph& g) {
-  nlohmann::ordered_json symbols = nlohmann::ordered_json::array();
-  std::vector<std::string> bound, divisible, guards, others;
-  struct Size {
-    SymInt s;
-    std::string where, guard_lhs;
+  SymbolBindings b = bind_symbols(g);  // throws for a symbol no input binds
+  std::vector<Node*> phs = g.placeholders();
+  // `idx.size()[0]` (source) and `L['idx'].size()[0]` (guard) of an input size.
+  auto where = [&](const InputSize& at, bool guard) {
+    std::string name = phs[at.input]->name();
+    std::string s = guard ? "L['" + name + "']" : name;
+    return at.dim < 0 ? s : s + ".size()[" + std::to_string(at.dim) + "]";
   };
-  std::vector<Size> sizes;  // every symbolic input size, in input order
-  for (const Node* p : g.placeholders()) {
-    const ValueMeta& m = p->meta();
-    if (m.kind == ValueMeta::Kind::SymInt && !m.sym.is_concrete())
-      sizes.push_back({m.sym, p->name(), "L['" + p->name() + "']"});
-    if (!m.is_tensor()) continue;
-    for (size_t d = 0; d < m.tensor.sizes.size(); ++d) {
-      const std::string at = ".size()[" + std::to_string(d) + "]";
-      if (!m.tensor.sizes[d].is_concrete())
-        sizes.push_back({m.tensor.sizes[d], p->name() + at, "L['" + p->name() + "']" + at});
-    }
+  nlohmann::ordered_json symbols = nlohmann::ordered_json::array();
+  nlohmann::ordered_json guards = nlohmann::ordered_json::array();
+  for (const SymbolSource& s : b.symbols) {
+    const int64_t c = s.divisor;
+    nlohmann::ordered_json sym;
+    sym["name"] = s.symbol;
+    if (auto h = s.at.size.hint())
+      sym["hint"] = *h / c;
+    else
+      sym["hint"] = nullptr;
+    sym["source"] = where(s.at, false) + (c == 1 ? "" : " // " + std::to_string(c));
+    symbols.push_back(sym);
+    guards.push_back("2 <= " + s.symbol);
   }
-  // A symbol is bound by the first size that is it, else by the first that is a multiple c*s
-  // (s = size // c), as the runtime's SymbolBinder binds it.
-  std::vector<bool> binds(sizes.size(), false);
-  for (bool multiples : {false, true})
-    for (size_t k = 0; k < sizes.size(); ++k) {
-      auto scaled = sizes[k].s.scaled_symbol();
-      if (!scaled || (scaled->second != 1) != multiples ||
-          std::find(bound.begin(), bound.end(), scaled->first) != bound.end())
-        continue;
-      const int64_t c = scaled->second;
-      bound.push_back(scaled->first);
-      binds[k] = true;
-      nlohmann::ordered_json sym;
-      sym["name"] = scaled->first;
-      if (auto h = sizes[k].s.hint())
-        sym["hint"] = *h / c;
-      else
-        sym["hint"] = nullptr;
-      sym["source"] = sizes[k].where + (c == 1 ? "" : " // " + std::to_string(c));
-      symbols.push_back(sym);
-      if (c != 1)
-        divisible.push_back("Eq(Mod(" + sizes[k].guard_lhs + ", " + std::to_string(c) + "), 0)");
-    }
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    if (binds[k]) continue;
-    sizes[k].s.collect_symbols(others);
-    guards.push_back(sizes[k].guard_lhs + " == " + sizes[k].s.to_string());
-  }
-  for (const std::string& s : others)
-    if (std::find(bound.begin(), bound.end(), s) == bound.end())
-      throw Error("size symbol " + s + " is not a dimension of any input, so no call can bind it");
-  nlohmann::ordered_json gs = nlohmann::ordered_json::array();
-  for (const std::string& s : bound) gs.push_back("2 <= " + s);
-  for (const std::string& s : divisible) gs.push_back(s);
-  for (const std::string& s : guards) gs.push_back(s);
+  for (const SymbolSource& s : b.symbols)
+    if (s.divisor != 1)
+      guards.push_back("Eq(Mod(" + where(s.at, true) + ", " + std::to_string(s.divisor) + "), 0)");
+  for (const InputSize& c : b.checks)
+    guards.push_back(where(c, true) + " == " + c.size.to_string());
   j["symbols"] = symbols;
-  j["guards"] = gs;
+  j["guards"] = guards;
 }
 
 std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec) {
