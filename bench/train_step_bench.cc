@@ -2,9 +2,9 @@
 // GPT blocks (tests/data/models/gpt_block.fx, and gpt_block_wide.fx whose activations outweigh its
 // parameters, with their inputs), run by the eager libtorch C++ model
 // (tests/models/eager_models.h) and by CompiledFunction (interpreter backend) with the default
-// partition, the min-cut partition, and the min-cut partition under activation memory budgets 0.5
-// and 0.
-// Time per step; as counters, the peak bytes of tensor storage above the level before a step (the
+// partition, the min-cut partition (also without the interpreter's re-inplacing:
+// min_cut_functional), and the min-cut partition under activation memory budgets 0.5 and 0. Time
+// per step; as counters, the peak bytes of tensor storage above the level before a step (the
 // tracking allocator is installed before any tensor is made) and the allocations in a step.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
@@ -68,7 +68,8 @@ void BM_TrainStep_Eager(benchmark::State& state, const std::string& name) {
 }
 
 void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& name,
-                                   aotgrad::PartitionKind partition, double budget) {
+                                   aotgrad::PartitionKind partition, double budget,
+                                   bool reinplace) {
   const ModelData& data = model_data(name);
   std::unique_ptr<aotgrad::models::EagerModel> model = aotgrad::models::make_eager_model(name);
   std::vector<std::string> params = model->parameter_names();
@@ -81,6 +82,9 @@ void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& n
   aotgrad::TrainOptions options;
   options.pipeline.partition = partition;
   options.pipeline.min_cut.activation_memory_budget = budget;
+  if (!reinplace)
+    options.fw_compiler = options.bw_compiler =
+        std::make_shared<aotgrad::InterpreterCompiler>(/*reinplace=*/false);
   aotgrad::CompiledFunction f(aotgrad::parse_graph(data.graph_text, aotgrad::aten_ops()),
                               requires_grad, options);
   run_steps(
@@ -101,9 +105,12 @@ void register_benchmarks() {
     const char* name;
     PartitionKind partition;
     double budget;
+    bool reinplace = true;
   };
+  // min_cut_functional: the interpreter runs every call as written (no re-inplacing).
   const Variant variants[] = {{"default_partition", PartitionKind::kDefault, 1.0},
                               {"min_cut", PartitionKind::kMinCut, 1.0},
+                              {"min_cut_functional", PartitionKind::kMinCut, 1.0, false},
                               {"min_cut_budget_0.5", PartitionKind::kMinCut, 0.5},
                               {"min_cut_budget_0", PartitionKind::kMinCut, 0.0}};
   for (std::string model : {"gpt_block", "gpt_block_wide"}) {
@@ -113,7 +120,8 @@ void register_benchmarks() {
     for (const Variant& v : variants)
       benchmark::RegisterBenchmark(("TrainStep/" + model + "/aotgrad_" + v.name).c_str(),
                                    [model, v](benchmark::State& s) {
-                                     BM_TrainStep_CompiledFunction(s, model, v.partition, v.budget);
+                                     BM_TrainStep_CompiledFunction(s, model, v.partition, v.budget,
+                                                                   v.reinplace);
                                    })
           ->Unit(benchmark::kMicrosecond);
   }

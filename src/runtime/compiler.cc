@@ -13,7 +13,7 @@
 namespace aotgrad {
 
 CompiledFn InterpreterCompiler::compile(std::shared_ptr<const Graph> graph) const {
-  auto interp = std::make_shared<Interpreter>(std::move(graph));
+  auto interp = std::make_shared<Interpreter>(std::move(graph), InterpreterOptions{reinplace_});
   return [interp](std::vector<c10::IValue> args) { return interp->run(std::move(args)); };
 }
 

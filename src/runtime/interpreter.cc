@@ -2,6 +2,7 @@
 #include "aotgrad/runtime/interpreter.h"
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 
 #include <optional>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiler.h"
+#include "aotgrad/transforms/reinplace.h"
 
 namespace aotgrad {
 
@@ -72,6 +74,9 @@ struct Instr {
   // A higher-order op's call: `op` is the wrapped op, the state is the first argument slot.
   enum class Rng : uint8_t { None, RunAndSave, RunWith, EagerBackward } rng = Rng::None;
   const AtenOp* op = nullptr;
+  // The in-place variant to run instead when argument 0 (a slot whose last use this is) is held by
+  // nothing else; nullptr: always `op`.
+  const AtenOp* inplace_op = nullptr;
   std::vector<ArgPlan> args;
   int getitem_src = -1;
   int64_t getitem_index = 0;
@@ -90,6 +95,7 @@ struct Interpreter::Plan {
   std::vector<int> input_release;  // placeholder slots never used
   std::vector<int> output_slots;   // -1: None
   int num_slots = 0;
+  size_t num_reinplaced = 0;
   std::unordered_map<const Node*, int> slot_of;
 };
 
@@ -179,9 +185,19 @@ int64_t run_sym(const Instr& in, const std::vector<c10::IValue>& slots) {
   return 0;
 }
 
+// Whether a call may write into this value: a tensor nothing else references (no other tensor
+// shares its storage: no view, no caller's or autograd's reference), outside autograd, with no
+// element written twice.
+bool writable_alone(const c10::IValue& v) {
+  if (!v.isTensor()) return false;
+  const at::Tensor& t = v.toTensor();
+  return t.defined() && t.has_storage() && t.use_count() == 1 && t.storage().use_count() == 1 &&
+         !t.requires_grad() && at::has_internal_overlap(t) != at::MemOverlap::Yes;
+}
+
 }  // namespace
 
-Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
+Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions options)
     : graph_(std::move(graph)), plan_(new Plan) {
   register_compat_ops();
   Plan& p = *plan_;
@@ -208,8 +224,13 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
     last_use.emplace(n, index);  // a value nobody uses dies right away
     ++index;
   }
+  std::vector<const OpDef*> in_place;
+  if (options.reinplace) in_place = reinplace_plan(*graph_);
   index = 0;
+  size_t position = 0;
   for (const Node* n : graph_->nodes()) {
+    const OpDef* inplace_def = position < in_place.size() ? in_place[position] : nullptr;
+    ++position;
     if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
     Instr in;
     in.node = n;
@@ -278,6 +299,16 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph)
           }
         }
         in.args.push_back(std::move(ap));
+      }
+    }
+    if (inplace_def && in.kind == Instr::Kind::Call && in.rng == Instr::Rng::None &&
+        !in.args.empty() && in.args[0].kind == ArgPlan::Kind::Slot &&
+        last_use.at(n->args()[0].node) == index) {
+      try {
+        in.inplace_op = &aten_op(*inplace_def);
+        ++p.num_reinplaced;
+      } catch (const Error&) {
+        in.inplace_op = nullptr;  // libtorch lacks the variant: run the op as written
       }
     }
     in.out_slot = new_slot(n);
@@ -362,6 +393,8 @@ Interpreter::~Interpreter() = default;
 
 size_t Interpreter::num_outputs() const { return plan_->output_slots.size(); }
 
+size_t Interpreter::num_reinplaced() const { return plan_->num_reinplaced; }
+
 void Interpreter::check_inputs(const std::vector<c10::IValue>& inputs) const {
   const Plan& p = *plan_;
   if (inputs.size() != p.placeholders.size())
@@ -425,7 +458,14 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
     } else {
       stack.clear();
       stack.reserve(in.args.size());
+      const AtenOp* op = in.op;
       for (const ArgPlan& a : in.args) {
+        if (in.inplace_op && stack.empty()) {
+          // Argument 0 dies here: moved, so that the stack holds the only reference.
+          stack.push_back(std::move(slots[a.slot]));
+          if (writable_alone(stack.back())) op = in.inplace_op;
+          continue;
+        }
         switch (a.kind) {
           case ArgPlan::Kind::Const: stack.push_back(a.constant); break;
           case ArgPlan::Kind::Slot: stack.push_back(slots[a.slot]); break;
@@ -440,7 +480,7 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
       c10::IValue state;
       try {
         switch (in.rng) {
-          case Instr::Rng::None: results = in.op->call_boxed(std::move(stack)); break;
+          case Instr::Rng::None: results = op->call_boxed(std::move(stack)); break;
           case Instr::Rng::RunAndSave:
             results = run_and_save_rng_state(*in.op, std::move(stack));
             state = std::move(results[0]);

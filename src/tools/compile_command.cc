@@ -185,13 +185,15 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     j["saved_bytes"] = summary.bytes;
     j["saved_activation_bytes"] = summary.activation_bytes;
     j["meta"] = meta_json(a.meta, graph);
-    j["predicted_peak"] = predicted_peak_json(training_step_timeline(*a.fw, *a.bw, a.saved));
+    j["predicted_peak"] =
+        predicted_peak_json(training_step_timeline(*a.fw, *a.bw, a.saved, reinplace_option(args)));
     if (explain && a.explain) j["explain"] = explain_json(*a.explain);
     finish_stats(j, timer, o);
   } else if (explain) {
     if (a.explain) std::cout << explain_text(*a.explain);
     std::cout << "predicted training-step peak: "
-              << peak_text(training_step_timeline(*a.fw, *a.bw, a.saved)) << "\n";
+              << peak_text(training_step_timeline(*a.fw, *a.bw, a.saved, reinplace_option(args)))
+              << "\n";
   } else if (!dump) {
     std::cout << print_graph(*a.joint);
   }

@@ -234,6 +234,11 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "data dependences and effect order, so that the step's predicted peak falls; "
                  "none keeps the partitioner's order",
                  "memory|none"});
+  own.push_back({"reinplace", true,
+                 "on (default): the interpreter runs a call whose first argument dies there in "
+                 "place (add as add_), so the functional graphs allocate no more than eager; off "
+                 "runs every call as written (the predicted peak follows)",
+                 "on|off"});
   own.push_back(
       {"recompute", true,
        "checkpoint policies for the min_cut partition, as torch.utils.checkpoint's "
@@ -251,6 +256,12 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "reports hits and misses",
                  "DIR"});
   return own;
+}
+
+bool reinplace_option(const Args& args) {
+  std::string r = args.get("reinplace").value_or("on");
+  if (r != "on" && r != "off") throw UsageError{"--reinplace takes on or off, got '" + r + "'"};
+  return r == "on";
 }
 
 nlohmann::ordered_json predicted_peak_json(const MemoryTimeline& t) {

@@ -43,6 +43,10 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 /// cache). Throws UsageError naming what is not understood.
 CompileOptions compile_options(const Args& args);
 
+/// --reinplace=on|off (on by default): whether the interpreter re-inplaces
+/// (transforms/reinplace.h), for the run and for the predicted peak; UsageError for another value.
+bool reinplace_option(const Args& args);
+
 /// --recompute=KEY=POLICY,...: checkpoint policies on the calls of `g` before it compiles. KEY is
 /// an op (`aten::mm` matches every overload, `aten::add.Tensor` one), a node name, or `*` (every
 /// other call); POLICY is MUST_SAVE, PREFER_SAVE, MUST_RECOMPUTE or PREFER_RECOMPUTE (any case).

@@ -63,7 +63,7 @@ std::vector<int> input_alias_roots(const Graph& g) {
   return out;
 }
 
-std::vector<const Node*> storage_roots(const Graph& g) {
+std::vector<const Node*> storage_roots(const Graph& g, const std::vector<bool>& reinplaced) {
   std::unordered_map<const Node*, const Node*> root;
   std::vector<const Node*> out;
   auto root_of = [&](const Arg& a, const Node* self) -> const Node* {
@@ -71,10 +71,13 @@ std::vector<const Node*> storage_roots(const Graph& g) {
     auto it = root.find(a.node);
     return it == root.end() ? a.node : it->second;
   };
+  size_t pos = 0;
   for (const Node* n : g.nodes()) {
     const Node* r = n;
+    const bool in_place = pos < reinplaced.size() && reinplaced[pos];
+    ++pos;
     if (n->kind() == NodeKind::Call) {
-      int arg = n->op()->return_alias_of(0);
+      int arg = in_place ? 0 : n->op()->return_alias_of(0);
       if (arg >= 0) r = root_of(n->args()[arg], n);
     } else if (n->kind() == NodeKind::GetItem) {
       const Node* src = n->getitem_input();

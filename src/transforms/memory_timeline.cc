@@ -11,6 +11,7 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/reinplace.h"
 
 namespace aotgrad {
 namespace {
@@ -55,13 +56,17 @@ int64_t kernel_scratch_bytes(const Node& n) {
 // keeps each element of a multi-result call live from that call, as the interpreter holds the tuple
 // until its last getitem.
 MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
-                              const std::vector<std::string>& saved, bool whole_step) {
+                              const std::vector<std::string>& saved, bool whole_step,
+                              bool reinplace) {
+  auto roots = [&](const Graph& g) {
+    return storage_roots(g, reinplace ? reinplaced_nodes(reinplace_plan(g)) : std::vector<bool>{});
+  };
   MemoryTimeline t;
   std::vector<Storage> storages;
   // fw: storage per root node; inputs' views have no storage (-1).
   std::unordered_map<const Node*, int64_t> step_of;
   std::unordered_map<const Node*, int> storage_of;  // value -> index in storages
-  std::vector<const Node*> fw_roots = storage_roots(fw);
+  std::vector<const Node*> fw_roots = roots(fw);
   std::vector<int> fw_inputs = input_alias_roots(fw);
   std::unordered_set<std::string> saved_set(saved.begin(), saved.end());
   std::unordered_map<const Node*, int> root_storage;
@@ -119,7 +124,7 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
                   "' is not a node of the forward graph");
     if (auto it = storage_of.find(f); it != storage_of.end()) storage_of[p] = it->second;
   }
-  std::vector<const Node*> bw_roots = storage_roots(bw);
+  std::vector<const Node*> bw_roots = roots(bw);
   pos = 0;
   for (const Node* n : bw.nodes()) {
     size_t i = pos++;
@@ -189,12 +194,12 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
 
 MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
                                    const std::vector<std::string>& saved) {
-  return build_timeline(fw, bw, saved, /*whole_step=*/false);
+  return build_timeline(fw, bw, saved, /*whole_step=*/false, /*reinplace=*/false);
 }
 
 MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
-                                      const std::vector<std::string>& saved) {
-  return build_timeline(fw, bw, saved, /*whole_step=*/true);
+                                      const std::vector<std::string>& saved, bool reinplace) {
+  return build_timeline(fw, bw, saved, /*whole_step=*/true, reinplace);
 }
 
 std::string peak_text(const MemoryTimeline& t) {

@@ -85,6 +85,57 @@ TEST(Interpreter, ReleasesValuesAfterLastUse) {
                            x.sin().sin().sin().sin().sin().sin().sin().sin().sin().sin()));
 }
 
+// The same chain re-inplaced (the default): each sin after the first writes into its argument, so
+// the run allocates one 1 MiB buffer; bit-equal to the functional run, the input untouched.
+TEST(Interpreter, ReinplacesAChainIntoOneBuffer) {
+  install_tracking_allocator();
+  std::string text = "def forward(self, x: \"f32[262144]\"):\n";
+  std::string prev = "x";
+  for (int i = 0; i < 10; ++i) {
+    std::string name = "v" + std::to_string(i);
+    text += "    " + name + " = torch.ops.aten.sin.default(" + prev + ")\n";
+    prev = name;
+  }
+  text += "    return (" + prev + ",)\n";
+  std::shared_ptr<Graph> g = parse(text);
+  Interpreter in_place(g), functional(g, InterpreterOptions{/*reinplace=*/false});
+  EXPECT_EQ(in_place.num_reinplaced(), 9u);
+  EXPECT_EQ(functional.num_reinplaced(), 0u);
+  at::Tensor x = at::randn({262144});
+  at::Tensor x0 = x.clone();
+  reset_peak_memory();
+  int64_t base = memory_stats().current_bytes;
+  auto out = in_place.run({x});
+  MemoryStats m = memory_stats();
+  EXPECT_LE(m.peak_bytes - base, 1048576 + 65536);
+  EXPECT_EQ(m.allocations, 1);
+  reset_peak_memory();
+  base = memory_stats().current_bytes;
+  auto expected = functional.run({x});
+  EXPECT_GE(memory_stats().peak_bytes - base, 2 * 1048576);
+  EXPECT_TRUE(at::equal(out[0].toTensor(), expected[0].toTensor()));
+  EXPECT_TRUE(at::equal(x, x0));
+}
+
+// Under autograd (grad mode on, an input that requires grad), exp's result is saved by autograd
+// for its backward: relu must not write it, and the gradient is eager's.
+TEST(Interpreter, NeverWritesAValueAutogradHolds) {
+  Interpreter interp(parse(R"(
+def forward(self, x: "f32[8]"):
+    exp = torch.ops.aten.exp.default(x)
+    relu = torch.ops.aten.relu.default(exp)
+    sum_1 = torch.ops.aten.sum.default(relu)
+    return (sum_1,)
+)"));
+  EXPECT_EQ(interp.num_reinplaced(), 1u);
+  at::Tensor x = at::randn({8}).requires_grad_(true);
+  auto out = interp.run({x});
+  out[0].toTensor().backward();
+  at::Tensor xe = x.detach().clone().requires_grad_(true);
+  at::relu(at::exp(xe)).sum().backward();
+  EXPECT_TRUE(at::allclose(x.grad(), xe.grad()));
+}
+
 TEST(Interpreter, ChecksInputsAndNamesThePlaceholder) {
   Interpreter interp(parse(kLinearRelu));
   at::Tensor x = at::randn({4, 8}), w = at::randn({16, 8}), b = at::randn({16});

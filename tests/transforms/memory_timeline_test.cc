@@ -76,7 +76,7 @@ TEST(MemoryTimeline, MinCutRecomputesAndSavesOnlyTheInput) {
 TEST(MemoryTimeline, TrainingStepHoldsOutputsTangentsAndGradients) {
   JointGraph j = joint_graph(kSinCos);
   Partition p = default_partition(j);
-  MemoryTimeline t = training_step_timeline(*p.fw, *p.bw, p.saved);
+  MemoryTimeline t = training_step_timeline(*p.fw, *p.bw, p.saved, /*reinplace=*/false);
   EXPECT_EQ(steps_text(t),
             "fw sin 16\n"
             "fw v 16\n"
@@ -94,6 +94,20 @@ TEST(MemoryTimeline, TrainingStepHoldsOutputsTangentsAndGradients) {
   MemoryTimeline a = activation_timeline(*p.fw, *p.bw, p.saved);
   EXPECT_EQ(a.peak_bytes, 48);
   EXPECT_EQ(a.peak_step, 8u);
+  // As the interpreter runs it (re-inplaced): neg writes sin_1's buffer and mul_1 cos_1's, so
+  // the step peaks at 64 bytes, at sin_1.
+  MemoryTimeline r = training_step_timeline(*p.fw, *p.bw, p.saved);
+  EXPECT_EQ(steps_text(r),
+            "fw sin 16\n"
+            "fw v 16\n"
+            "fw cos 32\n"
+            "bw sin_1 64\n"
+            "bw neg 48\n"
+            "bw mul 64\n"
+            "bw view 48\n"
+            "bw cos_1 64\n"
+            "bw mul_1 64\n");
+  EXPECT_EQ(peak_text(r), "64 bytes (0.00 MiB) at sin_1 (backward step 1 of 6)");
 }
 
 TEST(MemoryTimeline, SavedValueMissingFromTheForwardIsAnError) {

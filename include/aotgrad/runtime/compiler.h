@@ -24,11 +24,18 @@ class Compiler {
   virtual CompiledFn compile(std::shared_ptr<const Graph> graph) const = 0;
 };
 
-/// The default backend: the Interpreter running ATen kernels (the seed's aot_eager, §13.40).
+/// The default backend: the Interpreter running ATen kernels (the seed's aot_eager, §13.40), by
+/// default re-inplacing the calls whose first argument dies there (InterpreterOptions::reinplace).
 class InterpreterCompiler final : public Compiler {
  public:
-  std::string name() const override { return "interpreter"; }
+  explicit InterpreterCompiler(bool reinplace = true) : reinplace_(reinplace) {}
+  std::string name() const override {
+    return reinplace_ ? "interpreter" : "interpreter_functional";
+  }
   CompiledFn compile(std::shared_ptr<const Graph> graph) const override;
+
+ private:
+  bool reinplace_;
 };
 
 /// The process-wide default compiler.

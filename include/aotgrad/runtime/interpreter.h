@@ -31,6 +31,15 @@ class SymbolBinder {
   std::unique_ptr<Impl> impl_;
 };
 
+/// How an Interpreter runs its graph.
+struct InterpreterOptions {
+  /// Run the calls transforms/reinplace.h's reinplace_plan picks with their in-place variant, into
+  /// argument 0's buffer, which dies there: a functional graph allocates no more than the eager
+  /// program did. A call runs in place only when, at that moment, nothing else holds that tensor or
+  /// its storage (the caller, autograd, a view) and it does not require grad; else as written.
+  bool reinplace = true;
+};
+
 /// Executes a graph as written (in-place ops included) through c10 boxed kernels resolved once.
 /// Each value is released right after its last use, so the memory profile is the program's.
 /// Thread-compatible: concurrent run() calls on one Interpreter are safe.
@@ -38,7 +47,7 @@ class Interpreter {
  public:
   /// Resolves every op and plans value slots. Throws Error naming the node whose op libtorch lacks,
   /// or a size symbol that no input binds.
-  explicit Interpreter(std::shared_ptr<const Graph> graph);
+  explicit Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions options = {});
   ~Interpreter();
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
@@ -54,6 +63,9 @@ class Interpreter {
 
   const Graph& graph() const { return *graph_; }
   size_t num_outputs() const;
+  /// The calls planned to run in place (each still falls back to its own op when its argument is
+  /// shared at run time).
+  size_t num_reinplaced() const;
 
  private:
   struct Plan;

@@ -41,9 +41,11 @@ MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
 /// end, the gradients from the step that makes them to the end; each result of a multi-result call
 /// is live from that call until the last getitem of the tuple (the interpreter holds the tuple);
 /// and the scratch the convolution kernels allocate counts at their step. Other kernels' scratch
-/// is not modelled.
+/// is not modelled. With `reinplace`, as the default backend runs the graphs (the interpreter's
+/// re-inplacing, transforms/reinplace.h): a re-inplaced call's result lives in its argument's
+/// storage and allocates nothing.
 MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
-                                      const std::vector<std::string>& saved);
+                                      const std::vector<std::string>& saved, bool reinplace = true);
 
 /// "<bytes> bytes (<MiB> MiB) at <node> (forward|backward step <k> of <n>)": the peak and where.
 std::string peak_text(const MemoryTimeline& t);

@@ -66,6 +66,9 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
     topts.pipeline.extra_stages.push_back(
         {PipelineKind::kTraining, "partition", false, [dp] { return data_parallel_stage(dp); }});
   }
+  const bool reinplace = reinplace_option(args);
+  if (!reinplace)
+    topts.fw_compiler = topts.bw_compiler = std::make_shared<InterpreterCompiler>(false);
   Interpreter(graph).check_inputs(inputs);
   CompiledFunction f(graph, rg, topts);
   if (data_parallel) {
@@ -128,7 +131,8 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
     // The measured peak of the step (above what was live before it) beside the prediction.
     const TrainingArtifacts& a = f.artifacts();
     j["measured_peak_bytes"] = mem.peak_bytes - base;
-    j["predicted_peak"] = predicted_peak_json(training_step_timeline(*a.fw, *a.bw, a.saved));
+    j["predicted_peak"] =
+        predicted_peak_json(training_step_timeline(*a.fw, *a.bw, a.saved, reinplace));
     j["fw_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     j["bw_us"] = std::chrono::duration<double, std::micro>(t3 - t2).count();
     j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
@@ -228,12 +232,14 @@ int run_graph(const Args& args) {
   std::function<std::vector<c10::IValue>(std::vector<c10::IValue>)> fn;
   auto tc0 = std::chrono::steady_clock::now();
   if (args.has("no-compile")) {
-    auto interp = std::make_shared<Interpreter>(graph);
+    auto interp = std::make_shared<Interpreter>(graph, InterpreterOptions{reinplace_option(args)});
     interp->check_inputs(inputs);
     fn = [interp](std::vector<c10::IValue> in) { return interp->run(std::move(in)); };
   } else {
     Interpreter(graph).check_inputs(inputs);  // first: errors name the graph's own inputs
-    auto compiled = std::make_shared<CompiledGraph>(graph, compile_options(args));
+    auto compiled = std::make_shared<CompiledGraph>(
+        graph, compile_options(args),
+        reinplace_option(args) ? nullptr : std::make_shared<InterpreterCompiler>(false));
     fn = [compiled](std::vector<c10::IValue> in) { return (*compiled)(std::move(in)); };
   }
   auto tc1 = std::chrono::steady_clock::now();
