@@ -8,6 +8,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
@@ -305,7 +306,8 @@ struct AtenOp::Impl {
   c10::OperatorHandle handle;
   std::vector<c10::IValue> extra_defaults;  // libtorch's trailing arguments the IR lacks
   size_t num_returns = 0;
-  bool gelu_backward = false;  // Note [gelu_backward's operand layouts]
+  bool gelu_backward = false;                     // Note [gelu_backward's operand layouts]
+  std::optional<c10::OperatorHandle> out_handle;  // the out= overload, for pointwise ops
 
   Impl(const OpDef* d, c10::OperatorHandle h) : def(d), handle(std::move(h)) {}
 };
@@ -340,6 +342,35 @@ std::string libtorch_message(const std::exception& e) {
 
 }  // namespace
 
+namespace {
+
+// The out= overload of the op whose libtorch schema is `functional`: `name.out`,
+// `name.<overload>_out`, `name.out<rest>` for `Tensor<rest>` or `name.grad_input`, with the
+// functional's arguments and then exactly one keyword-only written Tensor.
+std::optional<c10::OperatorHandle> out_overload(const c10::FunctionSchema& functional) {
+  const std::string& overload = functional.overload_name();
+  // div.Tensor_mode's is div.out_mode.
+  std::string renamed = overload.rfind("Tensor", 0) == 0 ? "out" + overload.substr(6) : "out";
+  for (const std::string& name :
+       {std::string("out"), overload + "_out", renamed, std::string("grad_input")}) {
+    auto h = c10::Dispatcher::singleton().findSchema({functional.name(), name});
+    if (!h) continue;
+    const auto& fargs = functional.arguments();
+    const auto& oargs = h->schema().arguments();
+    if (oargs.size() != fargs.size() + 1 || h->schema().returns().size() != 1) continue;
+    bool same = true;
+    for (size_t i = 0; i < fargs.size() && same; ++i)
+      same = oargs[i].name() == fargs[i].name() && *oargs[i].type() == *fargs[i].type();
+    const c10::Argument& out = oargs.back();
+    if (same && out.kwarg_only() && out.type()->kind() == c10::TypeKind::TensorType &&
+        out.alias_info() && out.alias_info()->isWrite())
+      return *h;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 AtenOp::AtenOp(const OpDef& op) {
   const FunctionSchema& s = op.schema;
   auto handle = c10::Dispatcher::singleton().findSchema({s.name, s.overload});
@@ -368,7 +399,32 @@ AtenOp::AtenOp(const OpDef& op) {
   }
   impl->num_returns = ls.returns().size();
   impl->gelu_backward = s.name == "aten::gelu_backward" && s.overload.empty();
+  if (op.has_tag(kPointwise) && ls.returns().size() == 1) impl->out_handle = out_overload(ls);
   impl_ = std::move(impl);
+}
+
+bool AtenOp::has_out_variant() const { return impl_->out_handle.has_value(); }
+
+std::vector<c10::IValue> AtenOp::call_boxed_out(std::vector<c10::IValue> stack,
+                                                size_t out_arg) const {
+  const OpDef& op = *impl_->def;
+  if (!impl_->out_handle) throw Error(op.name + ": libtorch has no out= overload of it");
+  if (stack.size() != op.schema.args.size() || out_arg >= stack.size())
+    throw Error(op.name + ": called with " + std::to_string(stack.size()) +
+                " arguments, the schema has " + std::to_string(op.schema.args.size()));
+  c10::IValue out = stack[out_arg];
+  for (const auto& d : impl_->extra_defaults) stack.push_back(d);
+  if (impl_->gelu_backward) fix_gelu_backward_operands(stack);
+  stack.push_back(std::move(out));
+  try {
+    impl_->out_handle->callBoxed(stack);
+  } catch (const std::exception& e) {
+    throw Error(op.name + " (out=): " + libtorch_message(e));
+  }
+  if (stack.size() != 1)
+    throw Error(op.name + " (out=): libtorch left " + std::to_string(stack.size()) +
+                " values on the stack, expected 1");
+  return stack;
 }
 
 AtenOp::~AtenOp() = default;

@@ -74,8 +74,10 @@ struct Instr {
   // A higher-order op's call: `op` is the wrapped op, the state is the first argument slot.
   enum class Rng : uint8_t { None, RunAndSave, RunWith, EagerBackward } rng = Rng::None;
   const AtenOp* op = nullptr;
-  // The in-place variant to run instead when argument 0 (a slot whose last use this is) is held by
-  // nothing else; nullptr: always `op`.
+  // Re-inplacing: when argument `write_arg` (a slot whose last use this is) is held by nothing
+  // else, the result is written into it, by the in-place variant `inplace_op` or, without one, by
+  // `op`'s out= overload; -1: always `op` as written.
+  int write_arg = -1;
   const AtenOp* inplace_op = nullptr;
   std::vector<ArgPlan> args;
   int getitem_src = -1;
@@ -224,12 +226,13 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
     last_use.emplace(n, index);  // a value nobody uses dies right away
     ++index;
   }
-  std::vector<const OpDef*> in_place;
+  std::vector<ReinplaceChoice> in_place;
   if (options.reinplace) in_place = reinplace_plan(*graph_);
   index = 0;
   size_t position = 0;
   for (const Node* n : graph_->nodes()) {
-    const OpDef* inplace_def = position < in_place.size() ? in_place[position] : nullptr;
+    const ReinplaceChoice choice =
+        position < in_place.size() ? in_place[position] : ReinplaceChoice{};
     ++position;
     if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
     Instr in;
@@ -301,15 +304,17 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
         in.args.push_back(std::move(ap));
       }
     }
-    if (inplace_def && in.kind == Instr::Kind::Call && in.rng == Instr::Rng::None &&
-        !in.args.empty() && in.args[0].kind == ArgPlan::Kind::Slot &&
-        last_use.at(n->args()[0].node) == index) {
+    const size_t k = static_cast<size_t>(choice.arg);
+    if (choice && in.kind == Instr::Kind::Call && in.rng == Instr::Rng::None &&
+        k < in.args.size() && in.args[k].kind == ArgPlan::Kind::Slot &&
+        last_use.at(n->args()[k].node) == index) {
       try {
-        in.inplace_op = &aten_op(*inplace_def);
-        ++p.num_reinplaced;
+        if (choice.inplace) in.inplace_op = &aten_op(*choice.inplace);
+        if (choice.inplace || in.op->has_out_variant()) in.write_arg = choice.arg;
       } catch (const Error&) {
         in.inplace_op = nullptr;  // libtorch lacks the variant: run the op as written
       }
+      if (in.write_arg >= 0) ++p.num_reinplaced;
     }
     in.out_slot = new_slot(n);
     p.instrs.push_back(std::move(in));
@@ -458,12 +463,12 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
     } else {
       stack.clear();
       stack.reserve(in.args.size());
-      const AtenOp* op = in.op;
+      bool write = false;
       for (const ArgPlan& a : in.args) {
-        if (in.inplace_op && stack.empty()) {
-          // Argument 0 dies here: moved, so that the stack holds the only reference.
+        if (static_cast<int>(stack.size()) == in.write_arg) {
+          // The written argument dies here: moved, so that the stack holds the only reference.
           stack.push_back(std::move(slots[a.slot]));
-          if (writable_alone(stack.back())) op = in.inplace_op;
+          write = writable_alone(stack.back());
           continue;
         }
         switch (a.kind) {
@@ -480,7 +485,14 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
       c10::IValue state;
       try {
         switch (in.rng) {
-          case Instr::Rng::None: results = op->call_boxed(std::move(stack)); break;
+          case Instr::Rng::None:
+            if (!write)
+              results = in.op->call_boxed(std::move(stack));
+            else if (in.inplace_op)
+              results = in.inplace_op->call_boxed(std::move(stack));
+            else
+              results = in.op->call_boxed_out(std::move(stack), in.write_arg);
+            break;
           case Instr::Rng::RunAndSave:
             results = run_and_save_rng_state(*in.op, std::move(stack));
             state = std::move(results[0]);

@@ -63,7 +63,7 @@ std::vector<int> input_alias_roots(const Graph& g) {
   return out;
 }
 
-std::vector<const Node*> storage_roots(const Graph& g, const std::vector<bool>& reinplaced) {
+std::vector<const Node*> storage_roots(const Graph& g, const std::vector<int>& written_into) {
   std::unordered_map<const Node*, const Node*> root;
   std::vector<const Node*> out;
   auto root_of = [&](const Arg& a, const Node* self) -> const Node* {
@@ -74,10 +74,10 @@ std::vector<const Node*> storage_roots(const Graph& g, const std::vector<bool>& 
   size_t pos = 0;
   for (const Node* n : g.nodes()) {
     const Node* r = n;
-    const bool in_place = pos < reinplaced.size() && reinplaced[pos];
+    const int into = pos < written_into.size() ? written_into[pos] : -1;
     ++pos;
     if (n->kind() == NodeKind::Call) {
-      int arg = in_place ? 0 : n->op()->return_alias_of(0);
+      int arg = into >= 0 ? into : n->op()->return_alias_of(0);
       if (arg >= 0) r = root_of(n->args()[arg], n);
     } else if (n->kind() == NodeKind::GetItem) {
       const Node* src = n->getitem_input();

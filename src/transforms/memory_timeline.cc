@@ -59,7 +59,7 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
                               const std::vector<std::string>& saved, bool whole_step,
                               bool reinplace) {
   auto roots = [&](const Graph& g) {
-    return storage_roots(g, reinplace ? reinplaced_nodes(reinplace_plan(g)) : std::vector<bool>{});
+    return storage_roots(g, reinplace ? reinplaced_args(reinplace_plan(g)) : std::vector<int>{});
   };
   MemoryTimeline t;
   std::vector<Storage> storages;

@@ -13,12 +13,16 @@ namespace {
 constexpr uint32_t kNeverReinplaced =
     kRandom | kNondeterministicSeeded | kCollective | kView | kInplace | kOutOfPlaceMutation;
 
+// Whether a call of `op` may write its result into an argument at all.
+bool may_reinplace(const OpDef& op) {
+  return !op.provided && !op.wrapped && !op.has_tag(kNeverReinplaced) &&
+         op.mutated_args().empty() && op.undeclared_mutations.empty() &&
+         op.schema.returns.size() == 1 && op.storage_alias_of(0) < 0;
+}
+
 // The in-place variant `op` may be replaced by, or nullptr.
 const OpDef* inplace_variant_of(const OpDef& op) {
-  if (op.inplace_variant.empty() || op.provided || op.wrapped || op.has_tag(kNeverReinplaced) ||
-      !op.mutated_args().empty() || !op.undeclared_mutations.empty() ||
-      op.schema.returns.size() != 1 || op.storage_alias_of(0) >= 0)
-    return nullptr;
+  if (op.inplace_variant.empty() || !may_reinplace(op)) return nullptr;
   const OpDef* v = aten_ops().find_known(op.inplace_variant);
   if (!v || v->provided || v->inplace_value || v->has_tag(kView | kRandom | kCollective) ||
       v->mutated_args() != std::vector<int>{0} || !v->undeclared_mutations.empty() ||
@@ -40,7 +44,9 @@ const OpDef* inplace_variant_of(const OpDef& op) {
 
 }  // namespace
 
-std::vector<const OpDef*> reinplace_plan(const Graph& g) {
+bool may_write_out(const OpDef& op) { return op.has_tag(kPointwise) && may_reinplace(op); }
+
+std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {
   std::unordered_map<const Node*, int> pos;
   int k = 0;
   for (const Node* n : g.nodes()) pos[n] = k++;
@@ -51,7 +57,7 @@ std::vector<const OpDef*> reinplace_plan(const Graph& g) {
       last = std::max(last, u->kind() == NodeKind::Output ? INT_MAX : pos.at(u));
     return last;
   };
-  std::vector<const OpDef*> plan;
+  std::vector<ReinplaceChoice> plan;
   plan.reserve(pos.size());
   std::unordered_map<const Node*, const Node*> root;  // value -> the node whose storage it lives in
   std::unordered_map<const Node*, int> storage_last;  // root -> last read of any value in it
@@ -68,29 +74,42 @@ std::vector<const OpDef*> reinplace_plan(const Graph& g) {
     int& s = storage_last[r];
     s = std::max(s, last);
   };
+  // Whether call n (at position i) may write its result into argument k's storage.
+  auto writable = [&](const Node* n, int i, size_t k) -> const Node* {
+    const Arg& a = n->args()[k];
+    if (!a.is_node() || !a.node->meta().is_tensor() || !n->meta().is_tensor()) return nullptr;
+    const TensorMeta& m = a.node->tensor_meta();
+    if (m.wrapped_number || !m.same_layout(n->tensor_meta())) return nullptr;
+    const Node* r = root_of(a, a.node);
+    if (r->kind() == NodeKind::Placeholder || !storage_last.count(r) || storage_last.at(r) != i)
+      return nullptr;
+    bool alone = true;
+    for (size_t j = 0; alone && j < n->args().size(); ++j)
+      if (j != k)
+        n->args()[j].for_each_node([&](Node* u) {
+          if (root_of(Arg(u), u) == r) alone = false;
+        });
+    return alone ? r : nullptr;
+  };
   for (const Node* n : g.nodes()) {
     const int i = pos.at(n);
-    const OpDef* chosen = nullptr;
+    ReinplaceChoice chosen;
     const Node* r = n;
     if (n->kind() == NodeKind::Call) {
       int alias = n->op()->storage_alias_of(0);
       if (alias >= 0) r = root_of(n->args()[alias], n);
-      const OpDef* v = alias < 0 ? inplace_variant_of(*n->op()) : nullptr;
-      const Arg& self = n->args().empty() ? Arg() : n->args()[0];
-      if (v && self.is_node() && n->meta().is_tensor() && self.node->meta().is_tensor() &&
-          self.node->tensor_meta().same_layout(n->tensor_meta()) &&
-          !self.node->tensor_meta().wrapped_number) {
-        const Node* sr = root_of(self, self.node);
-        bool ok = sr->kind() != NodeKind::Placeholder && storage_last.count(sr) &&
-                  storage_last.at(sr) == i;
-        for (size_t j = 1; ok && j < n->args().size(); ++j)
-          n->args()[j].for_each_node([&](Node* u) {
-            if (root_of(Arg(u), u) == sr) ok = false;
-          });
-        if (ok) {
-          chosen = v;
-          r = sr;
+      if (const OpDef* v = inplace_variant_of(*n->op())) {
+        if (const Node* into = writable(n, i, 0)) {
+          chosen = {0, v};
+          r = into;
         }
+      }
+      if (!chosen && may_write_out(*n->op())) {
+        for (size_t k = 0; k < n->args().size() && !chosen; ++k)
+          if (const Node* into = writable(n, i, k)) {
+            chosen = {static_cast<int>(k), nullptr};
+            r = into;
+          }
       }
     } else if (n->kind() == NodeKind::GetItem) {
       const Node* src = n->getitem_input();
@@ -107,21 +126,26 @@ std::vector<const OpDef*> reinplace_plan(const Graph& g) {
   return plan;
 }
 
-std::vector<bool> reinplaced_nodes(const std::vector<const OpDef*>& plan) {
-  std::vector<bool> out(plan.size());
-  for (size_t i = 0; i < plan.size(); ++i) out[i] = plan[i] != nullptr;
+std::vector<int> reinplaced_args(const std::vector<ReinplaceChoice>& plan) {
+  std::vector<int> out(plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) out[i] = plan[i].arg;
   return out;
 }
 
-std::string reinplace_text(const Graph& g, const std::vector<const OpDef*>& plan) {
+std::string reinplace_text(const Graph& g, const std::vector<ReinplaceChoice>& plan) {
+  auto torch_name = [](const OpDef& op) {
+    return op.name.substr(0, op.name.find("::")) + "." + op.short_name;
+  };
   std::string out;
   size_t i = 0;
   for (const Node* n : g.nodes()) {
-    const OpDef* v = i < plan.size() ? plan[i] : nullptr;
+    ReinplaceChoice c = i < plan.size() ? plan[i] : ReinplaceChoice{};
     ++i;
-    if (!v) continue;
-    out += n->name() + " = " + v->name.substr(0, v->name.find("::")) + "." + v->short_name +
-           " into " + n->args()[0].node->name() + "\n";
+    if (!c) continue;
+    const std::string& into = n->args()[c.arg].node->name();
+    out += n->name() + " = " +
+           (c.inplace ? torch_name(*c.inplace) + " into " : torch_name(*n->op()) + " out= ") +
+           into + "\n";
   }
   return out;
 }

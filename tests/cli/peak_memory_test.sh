@@ -31,10 +31,12 @@ print("%s budget %s: measured %d, predicted %d at %s (%s), ratio %.4f"
 # another CPU). A model with convolutions may be predicted up to 8% low until the scratch is
 # calibrated on the machine (issue 18, item 1); every other prediction is within 5%. The memory
 # schedule lowers cnn_bn's peak at budget 0.5 (182464 -> 149632 B measured) but not that kernel's
-# unmodelled 12800 B, which is then 8.6% of it: a prediction low by at most that scratch (16 KB,
-# the 29 KB less the 12.8 KB modelled) also passes.
+# unmodelled 12800 B, which is then 8.6% of it; re-inplacing lowers the rest of the step further
+# (cnn_bn's peak is then that convolution_backward's step: predicted 16448 B low at budget 1,
+# 16384 B at 0.5). A prediction low by at most that scratch (about 16 KB, the 29 KB less the
+# 12.8 KB modelled; 17 KB allowed) also passes.
 low = 0.08 if sys.argv[2] == "cnn_bn" else 0.05
-scratch_gap = sys.argv[2] == "cnn_bn" and 0 <= measured - p["bytes"] <= 16384
+scratch_gap = sys.argv[2] == "cnn_bn" and 0 <= measured - p["bytes"] <= 17408
 assert ratio - 1 <= 0.05 and (ratio - 1 >= -low or scratch_gap), ratio
 P
   done

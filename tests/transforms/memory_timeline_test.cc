@@ -94,8 +94,9 @@ TEST(MemoryTimeline, TrainingStepHoldsOutputsTangentsAndGradients) {
   MemoryTimeline a = activation_timeline(*p.fw, *p.bw, p.saved);
   EXPECT_EQ(a.peak_bytes, 48);
   EXPECT_EQ(a.peak_step, 8u);
-  // As the interpreter runs it (re-inplaced): neg writes sin_1's buffer and mul_1 cos_1's, so
-  // the step peaks at 64 bytes, at sin_1.
+  // As the interpreter runs it (re-inplaced): neg writes sin_1's buffer, mul writes neg's
+  // (through out=, its argument 0 being the tangent) and mul_1 cos_1's, so the step peaks at 64
+  // bytes, at sin_1.
   MemoryTimeline r = training_step_timeline(*p.fw, *p.bw, p.saved);
   EXPECT_EQ(steps_text(r),
             "fw sin 16\n"
@@ -103,7 +104,7 @@ TEST(MemoryTimeline, TrainingStepHoldsOutputsTangentsAndGradients) {
             "fw cos 32\n"
             "bw sin_1 64\n"
             "bw neg 48\n"
-            "bw mul 64\n"
+            "bw mul 48\n"
             "bw view 48\n"
             "bw cos_1 64\n"
             "bw mul_1 64\n");

@@ -105,6 +105,21 @@ def forward(self, x: "f32[4, 4]"):
             "add = aten.add_.Tensor into mul\n");
 }
 
+TEST(Reinplace, APointwiseOpWritesAnyDyingArgumentThroughItsOutOverload) {
+  // gelu_backward has no in-place variant; add's argument 0 is an input: both write the dying
+  // argument through out=.
+  EXPECT_EQ(plan_of(R"(
+def forward(self, x: "f32[4, 4]", y: "f32[4, 4]"):
+    mm = torch.ops.aten.mm.default(x, y)
+    gelu_backward = torch.ops.aten.gelu_backward.default(mm, x)
+    mm_1 = torch.ops.aten.mm.default(x, y)
+    add = torch.ops.aten.add.Tensor(x, mm_1)
+    return (gelu_backward, add)
+)"),
+            "gelu_backward = aten.gelu_backward.default out= mm\n"
+            "add = aten.add.Tensor out= mm_1\n");
+}
+
 TEST(Reinplace, OpsWithoutAnEquivalentInPlaceVariantRunAsWritten) {
   // clone and mm have no in-place variant; bernoulli is random; t is a view.
   EXPECT_EQ(plan_of(R"(

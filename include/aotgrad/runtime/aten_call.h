@@ -72,6 +72,14 @@ class AtenOp {
   /// appended). Returns one IValue per schema return.
   std::vector<c10::IValue> call_boxed(std::vector<c10::IValue> stack) const;
 
+  /// Whether libtorch has the op's out= overload: the same arguments, then one keyword-only
+  /// `Tensor(a!) out` (`add.out`, `gelu_backward.grad_input`); looked up for pointwise ops only.
+  bool has_out_variant() const;
+  /// call_boxed through the out= overload, the result written into the tensor at stack[out_arg]
+  /// (a pointwise kernel reads each element before it writes it: an argument may be the output).
+  /// Returns that tensor. Throws Error when the op has no out= overload.
+  std::vector<c10::IValue> call_boxed_out(std::vector<c10::IValue> stack, size_t out_arg) const;
+
  private:
   struct Impl;
   std::shared_ptr<const Impl> impl_;
