@@ -70,8 +70,10 @@ PassPipeline training_pipeline(const CompileOptions& options) {
   pipeline.add(decompose_composites_stage())
       .add(functionalize_stage(/*keep_input_mutations=*/false, /*positional_input_names=*/false))
       .add(joint_stage())
-      .add(decompose_stage(options.decompositions))
-      .add(partition_stage(options.partition, options.min_cut, options.explain));
+      .add(decompose_stage(options.decompositions));
+  MinCutOptions min_cut = options.min_cut;
+  min_cut.budget_prices_scheduled = options.schedule == ScheduleKind::kMemory;
+  pipeline.add(partition_stage(options.partition, min_cut, options.explain));
   if (options.schedule != ScheduleKind::kNone) pipeline.add(schedule_stage(options.schedule));
   return with_extra_stages(std::move(pipeline), options, PipelineKind::kTraining);
 }
@@ -88,8 +90,11 @@ PassPipeline export_pipeline(const CompileOptions& options, bool trace_joint) {
                                /*positional_input_names=*/false));
   if (trace_joint) pipeline.add(joint_stage());
   pipeline.add(decompose_stage(options.decompositions));
-  if (trace_joint)
-    pipeline.add(partition_stage(options.partition, options.min_cut, options.explain));
+  if (trace_joint) {
+    MinCutOptions min_cut = options.min_cut;
+    min_cut.budget_prices_scheduled = false;  // nothing reorders an export's graphs
+    pipeline.add(partition_stage(options.partition, min_cut, options.explain));
+  }
   return with_extra_stages(std::move(pipeline), options, PipelineKind::kExport);
 }
 

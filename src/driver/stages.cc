@@ -173,6 +173,8 @@ class PartitionStage : public Stage {
          " recompute_random_ops=" + std::to_string(o.recompute_random_ops) +
          " activation_memory_budget=" + exact_double(o.activation_memory_budget) +
          " solver=" + std::string(knapsack_solver_name(o.memory_budget_solver)) +
+         " budget_pricing=" + (o.budget_pricing == BudgetPricing::kPeak ? "peak" : "sum") +
+         " budget_prices_scheduled=" + std::to_string(o.budget_prices_scheduled) +
          " static_lifetime_inputs=";
     for (bool b : o.static_lifetime_inputs) m += b ? "1" : "0";
     return m;

@@ -97,10 +97,21 @@ nlohmann::ordered_json explain_json(const MinCutExplain& e) {
   j["cse_merged"] = e.cse_merged;
   nlohmann::ordered_json knapsack = nlohmann::ordered_json::array();
   for (const auto& n : e.knapsack_recomputable) knapsack.push_back(n);
+  nlohmann::ordered_json plans = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < e.budget_plans.size(); ++i) {
+    const BudgetPlan& p = e.budget_plans[i];
+    plans.push_back({{"stage", p.stage},
+                     {"chosen", i == e.budget_chosen},
+                     {"peak_bytes", p.peak_bytes},
+                     {"peak_ratio", p.peak_ratio},
+                     {"memory_ratio", p.memory_ratio},
+                     {"recompute_cost", p.recompute_cost}});
+  }
   j["memory_budget"] = {{"budget", e.memory_budget},
                         {"stage", e.budget_stage},
                         {"memory_ratio", e.memory_ratio},
-                        {"knapsack_recomputable", knapsack}};
+                        {"knapsack_recomputable", knapsack},
+                        {"plans", plans}};
   return j;
 }
 
@@ -114,6 +125,7 @@ nlohmann::ordered_json stats_json(const char* kind, const Args& args, const Comp
   if (o.partition == PartitionKind::kMinCut) {
     j["memory_budget"] = o.min_cut.activation_memory_budget;
     j["solver"] = std::string(knapsack_solver_name(o.min_cut.memory_budget_solver));
+    j["budget_pricing"] = o.min_cut.budget_pricing == BudgetPricing::kPeak ? "peak" : "sum";
   }
   return j;
 }

@@ -133,16 +133,22 @@ CompileOptions compile_options(const Args& args) {
       throw UsageError{"--solver: " + e.message()};
     }
   }
+  if (auto p = args.get("budget-pricing")) {
+    if (*p != "peak" && *p != "sum")
+      throw UsageError{"--budget-pricing takes peak or sum, got '" + *p + "'"};
+    o.min_cut.budget_pricing = *p == "peak" ? BudgetPricing::kPeak : BudgetPricing::kSum;
+  }
   if (auto r = args.get("recompute-pointwise-from-saved")) {
     if (*r != "on" && *r != "off")
       throw UsageError{"--recompute-pointwise-from-saved takes on or off, got '" + *r + "'"};
     o.min_cut.recompute_pointwise_from_saved = *r == "on";
   }
-  if (o.partition != PartitionKind::kMinCut && (args.has("memory-budget") || args.has("solver") ||
-                                                args.has("recompute-pointwise-from-saved")))
+  if (o.partition != PartitionKind::kMinCut &&
+      (args.has("memory-budget") || args.has("solver") || args.has("budget-pricing") ||
+       args.has("recompute-pointwise-from-saved")))
     throw UsageError{
-        "--memory-budget, --solver and --recompute-pointwise-from-saved apply to the min_cut "
-        "partition; drop --partition=default"};
+        "--memory-budget, --solver, --budget-pricing and --recompute-pointwise-from-saved apply "
+        "to the min_cut partition; drop --partition=default"};
   if (auto k = args.get("schedule")) {
     try {
       o.schedule = parse_schedule_kind(*k);
@@ -217,9 +223,15 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "default|min_cut"});
   own.push_back({"memory-budget", true,
                  "activation memory budget of the min_cut partition in [0, 1]: 1 (default) saves "
-                 "what is fastest, 0 saves only the inputs and recomputes the rest, values in "
-                 "between recompute the ops a knapsack picks",
+                 "what is fastest; below 1, of the plans PyTorch's budget weighs (the min cut "
+                 "without its heuristics, knapsacks, only the inputs) the fastest whose predicted "
+                 "training-step peak is at most that fraction of the way from saving only the "
+                 "inputs (0) to the fastest plan (1)",
                  "F"});
+  own.push_back({"budget-pricing", true,
+                 "how --memory-budget prices a plan: peak (default: the training step's "
+                 "predicted peak) or sum (PyTorch's summed saved bytes; 0 saves only the inputs)",
+                 "peak|sum"});
   own.push_back({"solver", true,
                  "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
                  "greedy|dp|ilp"});

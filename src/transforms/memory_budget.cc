@@ -2,11 +2,16 @@
 #include "aotgrad/transforms/memory_budget.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
+#include <string_view>
 #include <unordered_set>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/transforms/memory_schedule.h"
+#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition.h"
 
 namespace aotgrad {
 namespace {
@@ -115,6 +120,52 @@ double estimate_runtime(const Node& n) {
   return std::max(flops, 1.0);
 }
 
+namespace {
+
+// A plan before pricing.
+struct Plan {
+  std::string stage;
+  MinCutSolution solution;
+  std::vector<const Node*> knapsack_recomputable;
+  double memory_ratio = 1;
+};
+
+// The plan's partition priced: its predicted training-step peak (as the default backend runs it,
+// re-inplaced, and reordered by the memory schedule when the pipeline will) and the estimated
+// runtime of the forward calls its backward computes again.
+BudgetPlan price(const Graph& joint, const JointNodeClasses& c, const Plan& plan, bool scheduled) {
+  Partition p = partition_with_saved_values(joint, c, plan.solution.saved);
+  BudgetPlan r;
+  r.stage = plan.stage;
+  r.memory_ratio = plan.memory_ratio;
+  r.peak_bytes = scheduled ? schedule_for_memory(*p.fw, *p.bw, p.saved).peak_after
+                           : training_step_timeline(*p.fw, *p.bw, p.saved).peak_bytes;
+  std::unordered_set<std::string_view> fw_calls;
+  for (const Node* n : p.fw->nodes())
+    if (n->kind() == NodeKind::Call) fw_calls.insert(n->name());
+  for (const Node* n : p.bw->nodes())
+    if (n->kind() == NodeKind::Call && fw_calls.count(n->name()))
+      r.recompute_cost += estimate_runtime(*n);
+  return r;
+}
+
+// The result for `plan`: its solution, stage ("knapsack" for any capacity) and knapsack picks.
+BudgetChoice take(BudgetChoice& r, Plan plan) {
+  r.solution = std::move(plan.solution);
+  r.stage = plan.stage.rfind("knapsack", 0) == 0 ? "knapsack" : plan.stage;
+  r.memory_ratio = plan.memory_ratio;
+  r.knapsack_recomputable = std::move(plan.knapsack_recomputable);
+  return std::move(r);
+}
+
+std::string capacity_stage(int k) {
+  std::ostringstream os;
+  os << "knapsack " << k / 20 << "." << (k % 20) * 5 / 10 << (k % 20) * 5 % 10;
+  return os.str();
+}
+
+}  // namespace
+
 BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions& options,
                                  const OpClasses& ops) {
   const double budget = options.activation_memory_budget;
@@ -123,8 +174,9 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
     os << "the activation memory budget must be in [0, 1]; got " << budget;
     throw Error(os.str());
   }
+  const bool by_peak = options.budget_pricing == BudgetPricing::kPeak;
   BudgetChoice r;
-  if (budget == 0) {
+  if (budget == 0 && !by_peak) {
     r.solution.saved = inputs_and_collectives(c, ops);
     r.stage = "inputs";
     r.memory_ratio = 0;
@@ -136,32 +188,29 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
 
   const double min_size = sum_bytes(c.primals);
   const double max_size = sum_bytes(r.solution.saved);
-  // The runtime-optimized cut saves no more than the inputs would.
-  if (max_size <= min_size) return r;
+  // By summed bytes, a runtime-optimized cut that saves no more than the inputs is the answer.
+  if (max_size <= min_size && !by_peak) return r;
   auto ratio = [&](const std::vector<const Node*>& saved) {
-    return (sum_bytes(saved) - min_size) / (max_size - min_size);
+    return max_size > min_size ? (sum_bytes(saved) - min_size) / (max_size - min_size) : 1.0;
   };
+  std::vector<Plan> plans;
+  plans.push_back({"runtime optimized", r.solution, {}, 1.0});
 
   MinCutOptions more = options;
   more.ban_if_used_far_apart = false;
   more.ban_if_long_fusible_chains = false;
   more.ban_if_materialized_backward = false;
   MinCutSolution more_sol = solve_min_cut(c, more, {}, ops);
-  if (double m = ratio(more_sol.saved); m < budget) {
-    r.solution = std::move(more_sol);
-    r.stage = "more aggressive";
-    r.memory_ratio = m;
-    return r;
-  }
+  double more_ratio = ratio(more_sol.saved);
+  plans.push_back({"more aggressive", std::move(more_sol), {}, more_ratio});
   MinCutOptions aggressive = more;
   aggressive.ban_if_not_in_allowlist = false;
   MinCutSolution aggressive_sol = solve_min_cut(c, aggressive, {}, ops);
-  if (double m = ratio(aggressive_sol.saved); m < budget) {
-    r.solution = std::move(aggressive_sol);
-    r.stage = "aggressive";
-    r.memory_ratio = m;
-    return r;
-  }
+  double aggressive_ratio = ratio(aggressive_sol.saved);
+  // PyTorch's order: the first of these below the budget.
+  if (!by_peak)
+    for (Plan& p : plans)
+      if (p.stage != "runtime optimized" && p.memory_ratio < budget) return take(r, std::move(p));
 
   // The banned nodes the backward needs (dist_from_bw below "never") that do not live in an
   // input's storage, collectives left out: the knapsack's items, by name, then largest first.
@@ -180,30 +229,82 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   std::stable_sort(items.begin(), items.end(), [](const Node* a, const Node* b) {
     return value_nbytes(a->meta()) > value_nbytes(b->meta());
   });
-  if (items.empty()) {
-    r.solution = MinCutSolution{};
-    r.solution.saved = inputs_and_collectives(c, ops);
-    r.stage = "inputs";
-    r.memory_ratio = 0;
-    return r;
-  }
+  Plan aggressive_plan{"aggressive", std::move(aggressive_sol), {}, aggressive_ratio};
+  if (!by_peak && aggressive_ratio < budget) return take(r, std::move(aggressive_plan));
+  plans.push_back(std::move(aggressive_plan));
+
+  Plan inputs;
+  inputs.stage = "inputs";
+  inputs.solution.saved = inputs_and_collectives(c, ops);
+  inputs.memory_ratio = 0;
   std::vector<double> memory, runtime;
   for (const Node* n : items) {
     memory.push_back(static_cast<double>(value_nbytes(n->meta())) / (max_size - min_size));
     runtime.push_back(estimate_runtime(*n));
   }
-  KnapsackResult k = solve_knapsack(options.memory_budget_solver, memory, runtime, budget);
-  std::unordered_set<const Node*> dont_ban;
-  for (int idx : k.recomputable) {
-    dont_ban.insert(items[idx]);
-    r.knapsack_recomputable.push_back(items[idx]);
+  // The knapsack at `capacity`: it saves what it picks, the min cut may recompute the rest.
+  auto knapsack = [&](double capacity, std::string stage) {
+    KnapsackResult kr = solve_knapsack(options.memory_budget_solver, memory, runtime, capacity);
+    Plan plan;
+    plan.stage = std::move(stage);
+    std::unordered_set<const Node*> dont_ban;
+    for (int idx : kr.recomputable) {
+      dont_ban.insert(items[idx]);
+      plan.knapsack_recomputable.push_back(items[idx]);
+    }
+    std::sort(plan.knapsack_recomputable.begin(), plan.knapsack_recomputable.end(),
+              [&](const Node* a, const Node* b) { return c.at(a) < c.at(b); });
+    plan.solution = solve_min_cut(c, aggressive, dont_ban, ops);
+    plan.memory_ratio = ratio(plan.solution.saved);
+    return plan;
+  };
+  if (!by_peak) return take(r, items.empty() ? std::move(inputs) : knapsack(budget, "knapsack"));
+
+  // By peak: the knapsacks at fixed capacities (each distinct saved set once), then the primals.
+  if (!items.empty() && max_size > min_size) {
+    std::set<std::vector<const Node*>> seen;
+    for (const Plan& p : plans) seen.insert(p.solution.saved);
+    for (int k = 19; k >= 1; --k) {
+      Plan plan = knapsack(k / 20.0, capacity_stage(k));
+      if (seen.insert(plan.solution.saved).second) plans.push_back(std::move(plan));
+    }
   }
-  std::sort(r.knapsack_recomputable.begin(), r.knapsack_recomputable.end(),
-            [&](const Node* a, const Node* b) { return c.at(a) < c.at(b); });
-  r.solution = solve_min_cut(c, aggressive, dont_ban, ops);
-  r.stage = "knapsack";
-  r.memory_ratio = ratio(r.solution.saved);
-  return r;
+  plans.push_back(std::move(inputs));
+
+  // Priced on the peak scale: saving only the primals 0, the runtime-optimized cut 1 (when the
+  // runtime-optimized cut peaks no higher, from the lowest plan's peak instead).
+  for (const Plan& p : plans) r.plans.push_back(price(g, c, p, options.budget_prices_scheduled));
+  const int64_t top = r.plans.front().peak_bytes;
+  int64_t bottom = r.plans.back().peak_bytes;
+  if (top <= bottom)
+    for (const BudgetPlan& p : r.plans) bottom = std::min(bottom, p.peak_bytes);
+  for (BudgetPlan& p : r.plans)
+    p.peak_ratio = top > bottom ? static_cast<double>(p.peak_bytes - bottom) /
+                                      static_cast<double>(top - bottom)
+                                : (p.peak_bytes <= top ? 0.0 : 1.0);
+  // The least recompute cost among the plans the budget allows, then the lower peak, then the
+  // earlier plan: a fixed order over a fixed set, so a lower budget never peaks higher. Some plan
+  // is always allowed: the lowest peak's ratio is at most 0.
+  auto allowed = [&](size_t i) { return r.plans[i].peak_ratio <= budget + 1e-12; };
+  size_t best = r.plans.size();
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    if (!allowed(i)) continue;
+    if (best == r.plans.size()) {
+      best = i;
+      continue;
+    }
+    const BudgetPlan &p = r.plans[i], &b = r.plans[best];
+    if (p.recompute_cost < b.recompute_cost ||
+        (p.recompute_cost == b.recompute_cost && p.peak_bytes < b.peak_bytes))
+      best = i;
+  }
+  AOTGRAD_CHECK(best < r.plans.size(), "memory budget: no plan within budget ", budget);
+  r.chosen = best;
+  const BudgetPlan& priced = r.plans[best];
+  r.peak_bytes = priced.peak_bytes;
+  r.peak_ratio = priced.peak_ratio;
+  r.recompute_cost = priced.recompute_cost;
+  return take(r, std::move(plans[best]));
 }
 
 }  // namespace aotgrad

@@ -862,6 +862,8 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
     explain->memory_budget = options.activation_memory_budget;
     explain->budget_stage = choice.stage;
     explain->memory_ratio = choice.memory_ratio;
+    explain->budget_plans = choice.plans;
+    explain->budget_chosen = choice.chosen;
     for (const Node* n : choice.knapsack_recomputable)
       explain->knapsack_recomputable.push_back(n->name());
     fill_explain(*g, c, sol, p, *explain);
@@ -885,6 +887,13 @@ std::string explain_text(const MinCutExplain& e) {
     os << "memory budget: " << e.memory_budget << " (" << e.budget_stage << ", memory ratio "
        << e.memory_ratio << ")\n";
     for (const auto& n : e.knapsack_recomputable) os << "  knapsack recomputes " << n << "\n";
+    os << "budget plans: " << e.budget_plans.size() << "\n";
+    for (size_t i = 0; i < e.budget_plans.size(); ++i) {
+      const BudgetPlan& p = e.budget_plans[i];
+      os << (i == e.budget_chosen ? "  * " : "    ") << p.stage << ": peak " << p.peak_bytes
+         << " bytes (peak ratio " << p.peak_ratio << "), memory ratio " << p.memory_ratio
+         << ", recompute cost " << p.recompute_cost << "\n";
+    }
   }
   os << "recomputed: " << e.recomputed.size() << " ops\n";
   for (const auto& r : e.recomputed) os << "  " << r.name << " " << r.op << "\n";

@@ -29,13 +29,13 @@ for l in open(sys.argv[1]):
   check [ "$mc" -le "$df" ]
   check [ "$mc" -le "$ft" ]
   check "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['partition'] == 'min_cut' and j['phases_us']['partition'] > 0, j" "$tmp/$m.min_cut.json"
-  # Under an activation memory budget the saved bytes never grow as the budget falls, and budget 0
-  # saves only inputs.
+  # Priced by summed bytes (PyTorch's budget), the saved bytes never grow as the budget falls, and
+  # budget 0 saves only inputs.
   prev=$mc
   for b in 0.75 0.5 0.25 0; do
     for solver in greedy dp ilp; do
-      "$bin" compile "$data/models/$m.fx" --grad="$(params $m)" --memory-budget=$b --solver=$solver --explain \
-        --stats=json >"$tmp/$m.$b.$solver.json"
+      "$bin" compile "$data/models/$m.fx" --grad="$(params $m)" --memory-budget=$b --solver=$solver \
+        --budget-pricing=sum --explain --stats=json >"$tmp/$m.$b.$solver.json"
       check [ $? -eq 0 ]
     done
     got=$(bytes "$tmp/$m.$b.dp.json")
@@ -45,6 +45,17 @@ for l in open(sys.argv[1]):
   done
   check [ "$prev" -eq 0 ]
   check "$PY" -c "import json,sys; e=json.load(open(sys.argv[1]))['explain']; assert e['memory_budget']['stage'] == 'inputs' and all(s['is_input'] for s in e['saved']), e" "$tmp/$m.0.dp.json"
+  # Priced by peak (the default), the predicted training-step peak never rises as the budget falls.
+  prev=""
+  for b in 1 0.75 0.5 0.25 0; do
+    "$bin" compile "$data/models/$m.fx" --grad="$(params $m)" --memory-budget=$b --stats=json \
+      >"$tmp/$m.$b.peak.json"
+    check [ $? -eq 0 ]
+    got=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['predicted_peak']['bytes'])" "$tmp/$m.$b.peak.json")
+    echo "$m: memory budget $b priced by peak: predicted peak $got bytes"
+    [ -n "$prev" ] && check [ "$got" -le "$prev" ]
+    prev=$got
+  done
 done
 
 finish

@@ -16,11 +16,11 @@ def forward(self, x: "f32[16, 32]", w: "f32[32, 32]"):
 EOF
 
 # Budget 0: only the inputs are saved, the dropout is recomputed, its state saved.
-"$bin" compile "$tmp/dropout.fx" --grad=w --memory-budget=0 --explain >"$tmp/explain.txt"
+"$bin" compile "$tmp/dropout.fx" --grad=w --memory-budget=0 --budget-pricing=sum --explain >"$tmp/explain.txt"
 check [ $? -eq 0 ]
 check has "$tmp/explain.txt" "u8[5056][1]cpu 5056 bytes: rng state for recomputed native_dropout"
 check has "$tmp/explain.txt" "  native_dropout aten::native_dropout"
-"$bin" compile "$tmp/dropout.fx" --grad=w --memory-budget=0 --dump="$tmp/dump" >/dev/null
+"$bin" compile "$tmp/dropout.fx" --grad=w --memory-budget=0 --budget-pricing=sum --dump="$tmp/dump" >/dev/null
 check [ $? -eq 0 ]
 check has "$tmp/dump/fw.fx" "torch.ops.higher_order.run_and_save_rng_state(torch.ops.aten.native_dropout.default, mm, 0.5, True)"
 check has "$tmp/dump/bw.fx" "rng_state_output_0: \"u8[5056][1]cpu\""
@@ -36,10 +36,10 @@ check [ $? -eq 0 ]
 check hasnt "$tmp/explain1.txt" "rng state"
 check has "$tmp/explain1.txt" "native_dropout aten::native_dropout: random op"
 # The saved state appears in the JSON statistics too, and training runs.
-"$bin" compile "$tmp/dropout.fx" --grad=w --memory-budget=0 --explain --stats=json >"$tmp/stats.json"
+"$bin" compile "$tmp/dropout.fx" --grad=w --memory-budget=0 --budget-pricing=sum --explain --stats=json >"$tmp/stats.json"
 check [ $? -eq 0 ]
 check has "$tmp/stats.json" '"why":"rng state for recomputed native_dropout"'
-"$bin" run "$tmp/dropout.fx" --random-inputs --train --grad=w --memory-budget=0 \
+"$bin" run "$tmp/dropout.fx" --random-inputs --train --grad=w --memory-budget=0 --budget-pricing=sum \
   --outputs="$tmp/out.safetensors" >/dev/null
 check [ $? -eq 0 ]
 

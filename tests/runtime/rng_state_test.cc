@@ -189,11 +189,12 @@ TEST(RngState, SavedDropoutGivesTheSameNumbers) {
   expect_matches_eager(*f, "saved");
 }
 
-// The activation memory budget may recompute an untagged dropout: at budget 0 only the inputs are
-// saved, and the state.
+// The activation memory budget may recompute an untagged dropout: at budget 0 priced by summed
+// bytes (PyTorch's budget) only the inputs are saved, and the state.
 TEST(RngState, DropoutTheMemoryBudgetRecomputesDrawsTheForwardsMask) {
   CompileOptions o;
   o.min_cut.activation_memory_budget = 0;
+  o.min_cut.budget_pricing = BudgetPricing::kSum;
   auto f = compile(RecomputePolicy::None, o);
   const TrainingArtifacts& a = f->artifacts();
   EXPECT_TRUE(has(ops_of(*a.bw), "run_with_rng_state(aten::native_dropout)")) << print_graph(*a.bw);

@@ -1,5 +1,7 @@
-// Tests for the activation memory budget: the FLOP estimate, budget 1 and 0, the knapsack stage,
-// and saved activation bytes that never grow as the budget falls (synthetic and exported models).
+// Tests for the activation memory budget: the FLOP estimate, budget 1 and 0, the knapsack stage;
+// priced by the training step's peak, a predicted peak that never rises as the budget falls and
+// the cheapest allowed plan; priced by summed bytes (PyTorch's), saved activation bytes that never
+// grow as the budget falls (synthetic and exported models).
 #include "aotgrad/transforms/memory_budget.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/memory_timeline.h"
 
 namespace aotgrad {
 namespace {
@@ -74,10 +77,12 @@ def forward(self, x: "f32[32, 64]", w1: "f32[64, 64]", w2: "f32[64, 64]", w3: "f
 )";
 
 TrainingArtifacts compile(const Graph& g, const std::vector<bool>& rg, double budget,
-                          KnapsackSolver solver = KnapsackSolver::kDp) {
+                          KnapsackSolver solver = KnapsackSolver::kDp,
+                          BudgetPricing pricing = BudgetPricing::kSum) {
   CompileOptions o;
   o.min_cut.activation_memory_budget = budget;
   o.min_cut.memory_budget_solver = solver;
+  o.min_cut.budget_pricing = pricing;
   TrainingArtifacts a = compile_for_training(g, rg, o);
   EXPECT_NE(a.explain, nullptr);
   return a;
@@ -95,6 +100,11 @@ TEST(MemoryBudget, OneIsTheRuntimeOptimizedCut) {
   EXPECT_GT(one.explain->saved_activation_bytes, 0);
 }
 
+int64_t peak(const TrainingArtifacts& a) {
+  return training_step_timeline(*a.fw, *a.bw, a.saved).peak_bytes;
+}
+
+// Priced by summed bytes, as PyTorch: budget 0 saves only the inputs.
 TEST(MemoryBudget, ZeroSavesOnlyInputsAndRecomputesMatmuls) {
   auto g = parse(kMlp);
   std::vector<bool> rg{false, true, true, true, true};
@@ -130,8 +140,9 @@ TEST(MemoryBudget, RejectsBudgetsOutsideZeroToOne) {
   }
 }
 
-/// Saved activation bytes for budgets 1, 0.95, ..., 0 never grow as the budget falls, end at 0,
-/// and somewhere strictly between the ends the knapsack decides. Returns the bytes per budget.
+/// Priced by summed bytes: saved activation bytes for budgets 1, 0.95, ..., 0 never grow as the
+/// budget falls, end at 0, and somewhere strictly between the ends the knapsack decides. Returns
+/// the bytes per budget.
 std::vector<int64_t> ExpectMonotone(const Graph& g, const std::vector<bool>& rg,
                                     KnapsackSolver solver, bool expect_knapsack) {
   std::vector<int64_t> bytes;
@@ -168,24 +179,93 @@ TEST(MemoryBudget, SavedBytesNeverGrowAsTheBudgetFalls) {
 
 class MemoryBudgetModel : public testing::TestWithParam<const char*> {};
 
-// The exported models (parameters require grad; buffers and data do not), every solver.
-TEST_P(MemoryBudgetModel, SavedBytesNeverGrowAsTheBudgetFalls) {
-  auto g = parse(read_text(std::string(AOTGRAD_TEST_DATA) + "/models/" + GetParam() + ".fx"));
+// The exported models' parameters require grad; buffers and data do not.
+std::vector<bool> parameters_require_grad(const Graph& g) {
   std::vector<bool> rg;
-  for (const Node* p : g->placeholders()) {
+  for (const Node* p : g.placeholders()) {
     const std::string& n = p->name();
     bool buffer = n.find("running_") != std::string::npos ||
                   n.find("num_batches_tracked") != std::string::npos;
     rg.push_back(n.rfind("p_", 0) == 0 && !buffer && p->meta().is_tensor() &&
                  is_floating(p->tensor_meta().dtype));
   }
+  return rg;
+}
+
+// The exported models (parameters require grad; buffers and data do not), every solver.
+TEST_P(MemoryBudgetModel, SavedBytesNeverGrowAsTheBudgetFalls) {
+  auto g = parse(read_text(std::string(AOTGRAD_TEST_DATA) + "/models/" + GetParam() + ".fx"));
+  std::vector<bool> rg = parameters_require_grad(*g);
   for (KnapsackSolver s : {KnapsackSolver::kGreedy, KnapsackSolver::kDp, KnapsackSolver::kIlp}) {
     SCOPED_TRACE(std::string(knapsack_solver_name(s)));
     ExpectMonotone(*g, rg, s, /*expect_knapsack=*/false);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, MemoryBudgetModel, testing::Values("mlp", "gpt_block", "cnn_bn"),
+/// Priced by peak: for budgets 1, 0.95, ..., 0 the predicted peak of the compiled step never rises;
+/// each budget's choice is the least recompute cost among the plans whose peak ratio it allows,
+/// and its plan's priced peak is the compiled graphs' peak. Returns the peak per budget.
+std::vector<int64_t> ExpectPeakMonotone(const Graph& g, const std::vector<bool>& rg,
+                                        KnapsackSolver solver) {
+  std::vector<int64_t> peaks;
+  for (int k = 20; k >= 0; --k) {
+    double budget = k / 20.0;
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    TrainingArtifacts a = compile(g, rg, budget, solver, BudgetPricing::kPeak);
+    int64_t p = peak(a);
+    if (!peaks.empty()) EXPECT_LE(p, peaks.back()) << a.explain->budget_stage;
+    peaks.push_back(p);
+    if (k == 20) {
+      EXPECT_TRUE(a.explain->budget_plans.empty());
+      continue;
+    }
+    const std::vector<BudgetPlan>& plans = a.explain->budget_plans;
+    EXPECT_GE(plans.size(), 3u);
+    EXPECT_EQ(plans.front().stage, "runtime optimized");
+    EXPECT_EQ(plans.back().stage, "inputs");
+    const BudgetPlan& chosen = plans.at(a.explain->budget_chosen);
+    EXPECT_LE(chosen.peak_ratio, budget + 1e-12);
+    EXPECT_EQ(chosen.peak_bytes, p);
+    for (const BudgetPlan& q : plans)
+      if (q.peak_ratio <= budget + 1e-12)
+        EXPECT_LE(chosen.recompute_cost, q.recompute_cost) << q.stage;
+  }
+  return peaks;
+}
+
+TEST(MemoryBudget, PeakNeverRisesAsTheBudgetFalls) {
+  auto g = parse(kMlp);
+  std::vector<bool> rg{false, true, true, true, true};
+  for (KnapsackSolver s : {KnapsackSolver::kGreedy, KnapsackSolver::kDp}) {
+    SCOPED_TRACE(std::string(knapsack_solver_name(s)));
+    ExpectPeakMonotone(*g, rg, s);
+  }
+}
+
+// Recomputing this MLP's matmuls in the backward raises the step's peak (they run while the
+// gradients are live), so priced by peak no budget recomputes them: budget 0 keeps a plan that
+// peaks no higher than saving only the inputs, and recomputes no matmul.
+TEST(MemoryBudget, PeakPricingRecomputesNothingThatRaisesThePeak) {
+  auto g = parse(kMlp);
+  std::vector<bool> rg{false, true, true, true, true};
+  TrainingArtifacts by_sum = compile(*g, rg, 0.0, KnapsackSolver::kDp, BudgetPricing::kSum);
+  TrainingArtifacts by_peak = compile(*g, rg, 0.0, KnapsackSolver::kDp, BudgetPricing::kPeak);
+  EXPECT_EQ(by_sum.explain->budget_stage, "inputs");
+  EXPECT_NE(by_peak.explain->budget_stage, "inputs");
+  EXPECT_LT(peak(by_peak), peak(by_sum));
+  for (const auto& r : by_peak.explain->recomputed) EXPECT_NE(r.op, "aten::mm") << r.name;
+}
+
+TEST_P(MemoryBudgetModel, PeakNeverRisesAsTheBudgetFalls) {
+  auto g = parse(read_text(std::string(AOTGRAD_TEST_DATA) + "/models/" + GetParam() + ".fx"));
+  std::vector<int64_t> peaks =
+      ExpectPeakMonotone(*g, parameters_require_grad(*g), KnapsackSolver::kDp);
+  // Where recomputation lowers the peak, budget 0 peaks lower than budget 1.
+  if (std::string(GetParam()) == "gpt_block_wide") EXPECT_LT(peaks.back(), peaks.front());
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, MemoryBudgetModel,
+                         testing::Values("mlp", "gpt_block", "cnn_bn", "gpt_block_wide"),
                          [](const testing::TestParamInfo<const char*>& i) {
                            return std::string(i.param);
                          });

@@ -1,10 +1,12 @@
-// aotgrad: the activation memory budget (§13.40), as choose_saved_values_set in
-// torch/_functorch/partitioners.py: between the runtime-optimized min cut (budget 1) and saving
-// only the primals (budget 0; and the forward collectives the backward reads, which are never
-// recomputed), a 0/1 knapsack over the nodes the cut may not recompute decides
-// which of them the backward recomputes.
+// aotgrad: the activation memory budget (§13.40). PyTorch's choose_saved_values_set in
+// torch/_functorch/partitioners.py gives the plans -- the runtime-optimized min cut, the cuts
+// without its heuristics, 0/1 knapsacks over the nodes the cut may not recompute, saving only the
+// primals -- and prices them by summed saved bytes; aotgrad prices each plan by the training
+// step's predicted peak (memory_timeline.h) and takes the cheapest plan whose peak the budget
+// allows, so the peak never rises as the budget falls.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,16 +34,33 @@ struct BudgetChoice {
   double memory_ratio = 1;
   /// The banned nodes the knapsack allowed the backward to recompute (stage "knapsack").
   std::vector<const Node*> knapsack_recomputable;
+  /// The chosen plan's predicted peak and its place on the peak scale (BudgetPlan).
+  int64_t peak_bytes = 0;
+  double peak_ratio = 1;
+  double recompute_cost = 0;
+  /// Every plan weighed (none at budget 1), in the order they were built; the chosen one is
+  /// plans[chosen].
+  std::vector<BudgetPlan> plans;
+  size_t chosen = 0;
 };
 
-/// choose_saved_values_set for options.activation_memory_budget (in [0, 1], else Error):
-/// 1 gives the runtime-optimized cut. 0 saves only the primals. In between, the first of the
-/// runtime-optimized cut, the cut without the fusion heuristics ("more aggressive") and the cut
-/// that also recomputes ops outside the allowlist ("aggressive") whose memory ratio is below the
-/// budget; failing that, the knapsack (options.memory_budget_solver) over the aggressive cut's
+/// The saved set for options.activation_memory_budget (in [0, 1], else Error). 1 gives the
+/// runtime-optimized cut. Otherwise the plans, built the same way whatever the budget: the
+/// runtime-optimized cut, the cut without the fusion heuristics ("more aggressive"), the cut that
+/// also recomputes ops outside the allowlist ("aggressive"), the knapsacks
+/// (options.memory_budget_solver) at capacities 0.05, 0.10, ..., 0.95 over the aggressive cut's
 /// banned nodes that the backward needs and that are not views of inputs -- memory normalized to
-/// that scale, runtime from estimate_runtime, capacity the budget -- saves what it picks and lets
-/// the min cut recompute the rest (solve_min_cut's dont_ban).
+/// the primals..runtime-optimized scale, runtime from estimate_runtime; each saves what it picks
+/// and lets the min cut recompute the rest (solve_min_cut's dont_ban) -- and saving only the
+/// primals ("inputs"). Each is partitioned and priced by its predicted training-step peak; the
+/// budget takes, among the plans whose peak ratio is at most the budget, the one with the least
+/// recompute cost (then the lower peak, then the earlier plan). The plans do not depend on the
+/// budget, so a lower budget only removes plans: its choice never peaks higher (and never
+/// recomputes less). At 0 that is saving only the primals unless a plan peaks no higher for less.
+///
+/// With options.budget_pricing kSum, PyTorch's choose_saved_values_set: 0 saves only the primals;
+/// otherwise the first of the more-aggressive and aggressive cuts whose summed memory ratio is
+/// below the budget, else the knapsack at capacity the budget.
 BudgetChoice choose_saved_values(const JointNodeClasses& classes, const MinCutOptions& options,
                                  const OpClasses& ops = OpClasses::defaults());
 

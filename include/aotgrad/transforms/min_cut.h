@@ -18,6 +18,9 @@
 
 namespace aotgrad {
 
+/// How the activation memory budget prices a plan (memory_budget.h).
+enum class BudgetPricing { kPeak, kSum };
+
 /// The partitioner's switches; the defaults are functorch's config (v2.x).
 struct MinCutOptions {
   /// Ban heuristics (MinCutOptions / config.ban_recompute_*).
@@ -59,6 +62,12 @@ struct MinCutOptions {
   double activation_memory_budget = 1.0;
   /// How that knapsack is solved (config.activation_memory_budget_solver, default "dp").
   KnapsackSolver memory_budget_solver = KnapsackSolver::kDp;
+  /// How the budget prices a plan: by the training step's predicted peak (aotgrad's default), or
+  /// by summed saved bytes as PyTorch's choose_saved_values_set (memory_budget.h).
+  BudgetPricing budget_pricing = BudgetPricing::kPeak;
+  /// Peak pricing reorders each plan's graphs with schedule_for_memory first, as the training
+  /// pipeline's schedule stage will (the driver sets it from CompileOptions::schedule).
+  bool budget_prices_scheduled = true;
 };
 
 /// _size_of: bytes of a value from size hints (4096 elements where a size has none); a symbolic
@@ -124,6 +133,22 @@ MinCutSolution solve_min_cut(const JointNodeClasses& classes, const MinCutOption
                              const OpClasses& ops = OpClasses::defaults());
 
 /// Why the partition saved and recomputed what it did (`aotgrad compile --explain`).
+/// One plan the budget weighed.
+struct BudgetPlan {
+  /// "runtime optimized", "more aggressive", "aggressive", "knapsack <capacity>" or "inputs".
+  std::string stage;
+  /// Summed bytes of the saved values on the scale of the primals (0) to the runtime-optimized
+  /// cut (1), as PyTorch's memory ratio.
+  double memory_ratio = 1;
+  /// training_step_timeline's peak (re-inplaced, unscheduled) of the plan's partition.
+  int64_t peak_bytes = 0;
+  /// peak_bytes on the scale of saving only the primals (0) to the runtime-optimized cut (1);
+  /// below 0 when a plan peaks lower than saving only the primals.
+  double peak_ratio = 1;
+  /// estimate_runtime summed over the forward calls the backward computes again.
+  double recompute_cost = 0;
+};
+
 struct MinCutExplain {
   struct Saved {
     std::string name;
@@ -157,6 +182,9 @@ struct MinCutExplain {
   std::string budget_stage = "runtime optimized";
   double memory_ratio = 1.0;
   std::vector<std::string> knapsack_recomputable;
+  /// Below budget 1: the plans the budget weighed and the chosen one's index (memory_budget.h).
+  std::vector<BudgetPlan> budget_plans;
+  size_t budget_chosen = 0;
 };
 
 /// The explanation as text: one line per saved value (name, annotation, bytes, why), per
