@@ -76,11 +76,7 @@ std::string default_compile_cache_dir() {
     if (v.empty() || v == "off" || v == "0" || v == "false" || v == "none") return "";
     return v;
   }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/aotgrad";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/aotgrad";
-  return "";
+  return user_cache_dir();
 }
 
 std::string resolve_compile_cache_dir(const std::optional<std::string>& option) {

@@ -175,7 +175,8 @@ class PartitionStage : public Stage {
          " solver=" + std::string(knapsack_solver_name(o.memory_budget_solver)) +
          " budget_pricing=" + (o.budget_pricing == BudgetPricing::kPeak ? "peak" : "sum") +
          " budget_prices_scheduled=" + std::to_string(o.budget_prices_scheduled) +
-         " static_lifetime_inputs=";
+         " cost_model=" + o.cost_model.fingerprint() +
+         " max_slowdown=" + exact_double(o.max_slowdown) + " static_lifetime_inputs=";
     for (bool b : o.static_lifetime_inputs) m += b ? "1" : "0";
     return m;
   }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -41,6 +42,14 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     if (!out) fail(std::string("write failed: ") + std::strerror(errno));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(std::strerror(errno));
+}
+
+std::string user_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/aotgrad";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/aotgrad";
+  return "";
 }
 
 }  // namespace aotgrad

@@ -23,5 +23,6 @@ const Command& run_command();
 const Command& compile_command();
 const Command& opt_command();
 const Command& launch_command();
+const Command& calibrate_command();
 
 }  // namespace aotgrad::cli

@@ -105,9 +105,12 @@ nlohmann::ordered_json explain_json(const MinCutExplain& e) {
                      {"peak_bytes", p.peak_bytes},
                      {"peak_ratio", p.peak_ratio},
                      {"memory_ratio", p.memory_ratio},
-                     {"recompute_cost", p.recompute_cost}});
+                     {"recompute_cost", p.recompute_cost},
+                     {"step_cost", p.step_cost}});
   }
-  j["memory_budget"] = {{"budget", e.memory_budget},
+  j["memory_budget"] = {{"budget", e.max_slowdown >= 0 ? nlohmann::ordered_json("auto")
+                                                       : nlohmann::ordered_json(e.memory_budget)},
+                        {"max_slowdown", e.max_slowdown},
                         {"stage", e.budget_stage},
                         {"memory_ratio", e.memory_ratio},
                         {"knapsack_recomputable", knapsack},
@@ -123,7 +126,13 @@ nlohmann::ordered_json stats_json(const char* kind, const Args& args, const Comp
   if (std::string(kind) == "autograd") j["partition"] = partition_kind_name(o.partition);
   j["decomp"] = args.get("decomp").value_or("core");
   if (o.partition == PartitionKind::kMinCut) {
-    j["memory_budget"] = o.min_cut.activation_memory_budget;
+    if (o.min_cut.max_slowdown >= 0) {
+      j["memory_budget"] = "auto";
+      j["max_slowdown"] = o.min_cut.max_slowdown;
+    } else {
+      j["memory_budget"] = o.min_cut.activation_memory_budget;
+    }
+    j["cost_model"] = cost_model_name(o.min_cut.cost_model.kind);
     j["solver"] = std::string(knapsack_solver_name(o.min_cut.memory_budget_solver));
     j["budget_pricing"] = o.min_cut.budget_pricing == BudgetPricing::kPeak ? "peak" : "sum";
   }

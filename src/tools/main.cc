@@ -15,9 +15,10 @@ using aotgrad::cli::Command;
 
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> cmds = {
-      &aotgrad::cli::check_command(), &aotgrad::cli::ops_command(),
-      &aotgrad::cli::run_command(),   &aotgrad::cli::compile_command(),
-      &aotgrad::cli::opt_command(),   &aotgrad::cli::launch_command()};
+      &aotgrad::cli::check_command(),    &aotgrad::cli::ops_command(),
+      &aotgrad::cli::run_command(),      &aotgrad::cli::compile_command(),
+      &aotgrad::cli::opt_command(),      &aotgrad::cli::launch_command(),
+      &aotgrad::cli::calibrate_command()};
   return cmds;
 }
 

@@ -1,6 +1,8 @@
 // aotgrad: graph loading and --grad parsing for the commands.
 #include "pipeline.h"
 
+#include <cmath>
+#include <memory>
 #include <sstream>
 
 #include "aotgrad/driver/cache_store.h"
@@ -114,7 +116,23 @@ CompileOptions compile_options(const Args& args) {
     throw UsageError{"--partition: unknown partition '" + partition +
                      "' (known: default, min_cut)"};
   }
-  if (auto b = args.get("memory-budget")) {
+  if (auto b = args.get("memory-budget"); b && *b == "auto") {
+    o.min_cut.max_slowdown = 0.03;
+    if (auto m = args.get("max-slowdown")) {
+      size_t used = 0;
+      double v = -1;
+      try {
+        v = std::stod(*m, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (used != m->size() || !(v >= 0) || !std::isfinite(v))
+        throw UsageError{"--max-slowdown takes a fraction of at least 0, got '" + *m + "'"};
+      o.min_cut.max_slowdown = v;
+    }
+  } else if (args.has("max-slowdown")) {
+    throw UsageError{"--max-slowdown applies to --memory-budget=auto"};
+  } else if (auto b = args.get("memory-budget")) {
     size_t used = 0;
     double v = -1;
     try {
@@ -123,7 +141,7 @@ CompileOptions compile_options(const Args& args) {
       used = 0;
     }
     if (used != b->size() || !(v >= 0 && v <= 1))
-      throw UsageError{"--memory-budget takes a number in [0, 1], got '" + *b + "'"};
+      throw UsageError{"--memory-budget takes a number in [0, 1] or auto, got '" + *b + "'"};
     o.min_cut.activation_memory_budget = v;
   }
   if (auto s = args.get("solver")) {
@@ -132,6 +150,23 @@ CompileOptions compile_options(const Args& args) {
     } catch (const Error& e) {
       throw UsageError{"--solver: " + e.message()};
     }
+  }
+  if (auto m = args.get("cost-model")) {
+    try {
+      o.min_cut.cost_model.kind = parse_cost_model(*m);
+    } catch (const Error& e) {
+      throw UsageError{"--cost-model: " + e.message()};
+    }
+  }
+  if (args.has("cost-profile") && o.min_cut.cost_model.kind != CostModelKind::kMeasured)
+    throw UsageError{"--cost-profile applies to --cost-model=measured"};
+  if (o.min_cut.cost_model.kind == CostModelKind::kMeasured) {
+    std::string path = args.get("cost-profile").value_or(default_cost_profile_path());
+    if (path.empty())
+      throw UsageError{
+          "--cost-model=measured: no --cost-profile and no cache directory (set "
+          "AOTGRAD_COST_PROFILE, XDG_CACHE_HOME or HOME)"};
+    o.min_cut.cost_model.profile = std::make_shared<const CostProfile>(read_cost_profile(path));
   }
   if (auto p = args.get("budget-pricing")) {
     if (*p != "peak" && *p != "sum")
@@ -145,10 +180,11 @@ CompileOptions compile_options(const Args& args) {
   }
   if (o.partition != PartitionKind::kMinCut &&
       (args.has("memory-budget") || args.has("solver") || args.has("budget-pricing") ||
-       args.has("recompute-pointwise-from-saved")))
+       args.has("cost-model") || args.has("recompute-pointwise-from-saved")))
     throw UsageError{
-        "--memory-budget, --solver, --budget-pricing and --recompute-pointwise-from-saved apply "
-        "to the min_cut partition; drop --partition=default"};
+        "--memory-budget, --solver, --budget-pricing, --cost-model and "
+        "--recompute-pointwise-from-saved apply to the min_cut partition; drop "
+        "--partition=default"};
   if (auto k = args.get("schedule")) {
     try {
       o.schedule = parse_schedule_kind(*k);
@@ -226,8 +262,21 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "what is fastest; below 1, of the plans PyTorch's budget weighs (the min cut "
                  "without its heuristics, knapsacks, only the inputs) the fastest whose predicted "
                  "training-step peak is at most that fraction of the way from saving only the "
-                 "inputs (0) to the fastest plan (1)",
+                 "inputs (0) to the fastest plan (1); auto: the lowest predicted peak within "
+                 "--max-slowdown",
+                 "F|auto"});
+  own.push_back({"max-slowdown", true,
+                 "with --memory-budget=auto: the estimated extra step time allowed, as a fraction "
+                 "of the fastest plan's (default 0.03)",
                  "F"});
+  own.push_back({"cost-model", true,
+                 "what the memory budget thinks a recomputed op costs: flops (default, PyTorch's "
+                 "estimate) or measured (seconds from this machine's kernels, `aotgrad calibrate`)",
+                 "flops|measured"});
+  own.push_back({"cost-profile", true,
+                 "with --cost-model=measured: the profile `aotgrad calibrate` wrote (default: "
+                 "AOTGRAD_COST_PROFILE, else cost_profile.json in the user's cache directory)",
+                 "FILE"});
   own.push_back({"budget-pricing", true,
                  "how --memory-budget prices a plan: peak (default: the training step's "
                  "predicted peak) or sum (PyTorch's summed saved bytes; 0 saves only the inputs)",

@@ -44,7 +44,7 @@ const TorchModule& load() {
     }
     auto entry = reinterpret_cast<const TorchModule* (*)()>(::dlsym(lib, "aotgrad_torch_module"));
     const TorchModule* m = entry ? entry() : nullptr;
-    if (!m || m->abi != kTorchModuleAbi || !m->run) {
+    if (!m || m->abi != kTorchModuleAbi || !m->run || !m->calibrate) {
       tried += "\n  " + path + ": not a module of this aotgrad build";
       continue;
     }

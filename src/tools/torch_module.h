@@ -12,8 +12,10 @@ struct TorchModule {
   int abi = 0;
   /// `aotgrad run`, on arguments parsed against run_command()'s spec.
   int (*run)(const Args& args) = nullptr;
+  /// `aotgrad calibrate`, on arguments parsed against calibrate_command()'s spec.
+  int (*calibrate)(const Args& args) = nullptr;
 };
-inline constexpr int kTorchModuleAbi = 1;
+inline constexpr int kTorchModuleAbi = 2;
 
 /// The module, loaded on first use from beside the executable (the build tree) or from the
 /// installed libdir's aotgrad/ directory. Throws Error naming the places tried and the loader's

@@ -16,47 +16,6 @@
 namespace aotgrad {
 namespace {
 
-const TensorMeta* tensor_arg(const Node& n, size_t i) {
-  if (i >= n.args().size() || !n.args()[i].is_node()) return nullptr;
-  const ValueMeta& m = n.args()[i].node->meta();
-  return m.is_tensor() ? &m.tensor : nullptr;
-}
-
-double numel(const TensorMeta& t) { return static_cast<double>(t.numel().hint_or(4096)); }
-
-double dim(const TensorMeta& t, size_t d) {
-  return d < t.sizes.size() ? static_cast<double>(t.sizes[d].hint_or(4096)) : 1.0;
-}
-
-/// Elements of weight per output channel: input channels per group times kernel elements.
-double per_output_channel(const TensorMeta& w) {
-  double d0 = dim(w, 0);
-  return d0 > 0 ? numel(w) / d0 : 0.0;
-}
-
-/// 2 * M * K * N of (M x K) @ (K x N), batched by the leading dimensions of `a`.
-double matmul_flops(const TensorMeta& a, const TensorMeta& b) {
-  if (a.sizes.size() < 2 || b.sizes.empty()) return 0;
-  double k = dim(a, a.sizes.size() - 1);
-  double rows = numel(a) / std::max(k, 1.0);  // B * M
-  double n = dim(b, b.sizes.size() - 1);
-  return 2 * rows * k * n;
-}
-
-double largest_element_count(const Node& n) {
-  double most = 0;
-  for (const Arg& a : n.args())
-    a.for_each_node([&](Node* m) {
-      if (m->meta().is_tensor()) most = std::max(most, numel(m->meta().tensor));
-    });
-  const ValueMeta& r = n.meta();
-  if (r.is_tensor()) most = std::max(most, numel(r.tensor));
-  if (r.kind == ValueMeta::Kind::Tuple)
-    for (const ValueMeta& e : r.elems)
-      if (e.is_tensor()) most = std::max(most, numel(e.tensor));
-  return most;
-}
-
 double sum_bytes(const std::vector<const Node*>& nodes) {
   double s = 0;
   for (const Node* n : nodes) s += static_cast<double>(value_nbytes(n->meta()));
@@ -81,45 +40,6 @@ std::vector<const Node*> inputs_and_collectives(const JointNodeClasses& c, const
 
 }  // namespace
 
-double estimate_runtime(const Node& n) {
-  if (n.kind() != NodeKind::Call) return 1;
-  std::string_view p = OpClasses::packet(n);
-  double flops = 0;
-  if (p == "aten::mm" || p == "aten::bmm") {
-    if (auto* a = tensor_arg(n, 0), *b = tensor_arg(n, 1); a && b) flops = matmul_flops(*a, *b);
-  } else if (p == "aten::addmm" || p == "aten::baddbmm") {
-    if (auto* a = tensor_arg(n, 1), *b = tensor_arg(n, 2); a && b) flops = matmul_flops(*a, *b);
-  } else if (p == "aten::convolution") {
-    // (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups): each
-    // output element of a convolution (each input element of a transposed one) takes one
-    // multiply-add per weight element of its channel.
-    const TensorMeta* x = tensor_arg(n, 0);
-    const TensorMeta* w = tensor_arg(n, 1);
-    bool transposed = n.args().size() > 6 && n.args()[6].i != 0;
-    if (x && w && n.meta().is_tensor())
-      flops = 2 * (transposed ? numel(*x) : numel(n.meta().tensor)) * per_output_channel(*w);
-  } else if (p == "aten::convolution_backward") {
-    // (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-    // output_padding, groups, output_mask): grad_input and grad_weight each cost one convolution.
-    const TensorMeta* gy = tensor_arg(n, 0);
-    const TensorMeta* x = tensor_arg(n, 1);
-    const TensorMeta* w = tensor_arg(n, 2);
-    bool transposed = n.args().size() > 7 && n.args()[7].i != 0;
-    if (gy && x && w) {
-      double conv = 2 * (transposed ? numel(*x) : numel(*gy)) * per_output_channel(*w);
-      int convs = 2;
-      if (n.args().size() > 10 && n.args()[10].is_list()) {
-        const auto& mask = n.args()[10].list;
-        convs = (mask.size() > 0 && mask[0].i != 0) + (mask.size() > 1 && mask[1].i != 0);
-      }
-      flops = conv * convs;
-    }
-  } else {
-    flops = largest_element_count(n);
-  }
-  return std::max(flops, 1.0);
-}
-
 namespace {
 
 // A plan before pricing.
@@ -133,7 +53,9 @@ struct Plan {
 // The plan's partition priced: its predicted training-step peak (as the default backend runs it,
 // re-inplaced, and reordered by the memory schedule when the pipeline will) and the estimated
 // runtime of the forward calls its backward computes again.
-BudgetPlan price(const Graph& joint, const JointNodeClasses& c, const Plan& plan, bool scheduled) {
+BudgetPlan price(const Graph& joint, const JointNodeClasses& c, const Plan& plan,
+                 const MinCutOptions& options) {
+  const bool scheduled = options.budget_prices_scheduled;
   Partition p = partition_with_saved_values(joint, c, plan.solution.saved);
   BudgetPlan r;
   r.stage = plan.stage;
@@ -145,7 +67,10 @@ BudgetPlan price(const Graph& joint, const JointNodeClasses& c, const Plan& plan
     if (n->kind() == NodeKind::Call) fw_calls.insert(n->name());
   for (const Node* n : p.bw->nodes())
     if (n->kind() == NodeKind::Call && fw_calls.count(n->name()))
-      r.recompute_cost += estimate_runtime(*n);
+      r.recompute_cost += estimate_runtime(*n, options.cost_model);
+  for (const Graph* part : {p.fw.get(), p.bw.get()})
+    for (const Node* n : part->nodes())
+      if (n->kind() == NodeKind::Call) r.step_cost += estimate_runtime(*n, options.cost_model);
   return r;
 }
 
@@ -174,7 +99,8 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
     os << "the activation memory budget must be in [0, 1]; got " << budget;
     throw Error(os.str());
   }
-  const bool by_peak = options.budget_pricing == BudgetPricing::kPeak;
+  const bool automatic = options.max_slowdown >= 0;
+  const bool by_peak = options.budget_pricing == BudgetPricing::kPeak || automatic;
   BudgetChoice r;
   if (budget == 0 && !by_peak) {
     r.solution.saved = inputs_and_collectives(c, ops);
@@ -184,7 +110,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   }
   r.solution = solve_min_cut(c, options, {}, ops);
   r.stage = "runtime optimized";
-  if (budget == 1) return r;
+  if (budget == 1 && !automatic) return r;
 
   const double min_size = sum_bytes(c.primals);
   const double max_size = sum_bytes(r.solution.saved);
@@ -240,7 +166,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   std::vector<double> memory, runtime;
   for (const Node* n : items) {
     memory.push_back(static_cast<double>(value_nbytes(n->meta())) / (max_size - min_size));
-    runtime.push_back(estimate_runtime(*n));
+    runtime.push_back(estimate_runtime(*n, options.cost_model));
   }
   // The knapsack at `capacity`: it saves what it picks, the min cut may recompute the rest.
   auto knapsack = [&](double capacity, std::string stage) {
@@ -273,7 +199,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
 
   // Priced on the peak scale: saving only the primals 0, the runtime-optimized cut 1 (when the
   // runtime-optimized cut peaks no higher, from the lowest plan's peak instead).
-  for (const Plan& p : plans) r.plans.push_back(price(g, c, p, options.budget_prices_scheduled));
+  for (const Plan& p : plans) r.plans.push_back(price(g, c, p, options));
   const int64_t top = r.plans.front().peak_bytes;
   int64_t bottom = r.plans.back().peak_bytes;
   if (top <= bottom)
@@ -285,18 +211,26 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   // The least recompute cost among the plans the budget allows, then the lower peak, then the
   // earlier plan: a fixed order over a fixed set, so a lower budget never peaks higher. Some plan
   // is always allowed: the lowest peak's ratio is at most 0.
-  auto allowed = [&](size_t i) { return r.plans[i].peak_ratio <= budget + 1e-12; };
+  // Automatic: the lowest peak among the plans that recompute at most max_slowdown of the
+  // runtime-optimized step's cost more than it does, then the least recompute cost.
+  const BudgetPlan& fastest = r.plans.front();
+  auto allowed = [&](size_t i) {
+    if (automatic)
+      return r.plans[i].recompute_cost - fastest.recompute_cost <=
+             options.max_slowdown * fastest.step_cost * (1 + 1e-12);
+    return r.plans[i].peak_ratio <= budget + 1e-12;
+  };
+  auto first_better = [&](const BudgetPlan& p, const BudgetPlan& b) {
+    if (automatic)
+      return p.peak_bytes < b.peak_bytes ||
+             (p.peak_bytes == b.peak_bytes && p.recompute_cost < b.recompute_cost);
+    return p.recompute_cost < b.recompute_cost ||
+           (p.recompute_cost == b.recompute_cost && p.peak_bytes < b.peak_bytes);
+  };
   size_t best = r.plans.size();
   for (size_t i = 0; i < r.plans.size(); ++i) {
     if (!allowed(i)) continue;
-    if (best == r.plans.size()) {
-      best = i;
-      continue;
-    }
-    const BudgetPlan &p = r.plans[i], &b = r.plans[best];
-    if (p.recompute_cost < b.recompute_cost ||
-        (p.recompute_cost == b.recompute_cost && p.peak_bytes < b.peak_bytes))
-      best = i;
+    if (best == r.plans.size() || first_better(r.plans[i], r.plans[best])) best = i;
   }
   AOTGRAD_CHECK(best < r.plans.size(), "memory budget: no plan within budget ", budget);
   r.chosen = best;

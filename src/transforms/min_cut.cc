@@ -860,6 +860,7 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
     explain->cse_merged = merged;
     explain->cut_value = sol.cut_value;
     explain->memory_budget = options.activation_memory_budget;
+    explain->max_slowdown = options.max_slowdown;
     explain->budget_stage = choice.stage;
     explain->memory_ratio = choice.memory_ratio;
     explain->budget_plans = choice.plans;
@@ -883,16 +884,19 @@ std::string explain_text(const MinCutExplain& e) {
   for (const auto& s : e.saved)
     os << "  " << s.name << " " << s.annotation << " " << s.bytes << " bytes"
        << (s.is_input ? " (input)" : "") << ": " << s.why << "\n";
-  if (e.memory_budget < 1) {
-    os << "memory budget: " << e.memory_budget << " (" << e.budget_stage << ", memory ratio "
-       << e.memory_ratio << ")\n";
+  if (!e.budget_plans.empty() || e.memory_budget < 1) {
+    if (e.max_slowdown >= 0)
+      os << "memory budget: auto, max slowdown " << e.max_slowdown;
+    else
+      os << "memory budget: " << e.memory_budget;
+    os << " (" << e.budget_stage << ", memory ratio " << e.memory_ratio << ")\n";
     for (const auto& n : e.knapsack_recomputable) os << "  knapsack recomputes " << n << "\n";
     os << "budget plans: " << e.budget_plans.size() << "\n";
     for (size_t i = 0; i < e.budget_plans.size(); ++i) {
       const BudgetPlan& p = e.budget_plans[i];
       os << (i == e.budget_chosen ? "  * " : "    ") << p.stage << ": peak " << p.peak_bytes
          << " bytes (peak ratio " << p.peak_ratio << "), memory ratio " << p.memory_ratio
-         << ", recompute cost " << p.recompute_cost << "\n";
+         << ", recompute cost " << p.recompute_cost << " of step " << p.step_cost << "\n";
     }
   }
   os << "recomputed: " << e.recomputed.size() << " ops\n";

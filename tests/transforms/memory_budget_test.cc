@@ -264,6 +264,36 @@ TEST_P(MemoryBudgetModel, PeakNeverRisesAsTheBudgetFalls) {
   if (std::string(GetParam()) == "gpt_block_wide") EXPECT_LT(peaks.back(), peaks.front());
 }
 
+// --memory-budget=auto: the lowest predicted peak among the plans within the allowed slowdown;
+// allowing more never peaks higher, and allowing nothing keeps the runtime-optimized cost.
+TEST(MemoryBudget, AutoTakesTheLowestPeakWithinTheSlowdown) {
+  auto g = parse(read_text(std::string(AOTGRAD_TEST_DATA) + "/models/gpt_block_wide.fx"));
+  std::vector<bool> rg = parameters_require_grad(*g);
+  int64_t prev = -1;
+  for (double slowdown : {0.0, 0.01, 0.03, 0.1, 1.0}) {
+    SCOPED_TRACE("max slowdown " + std::to_string(slowdown));
+    CompileOptions o;
+    o.min_cut.max_slowdown = slowdown;
+    TrainingArtifacts a = compile_for_training(*g, rg, o);
+    const std::vector<BudgetPlan>& plans = a.explain->budget_plans;
+    ASSERT_FALSE(plans.empty());
+    const BudgetPlan& fastest = plans.front();
+    const BudgetPlan& chosen = plans.at(a.explain->budget_chosen);
+    EXPECT_LE(chosen.recompute_cost - fastest.recompute_cost,
+              slowdown * fastest.step_cost * (1 + 1e-9));
+    for (const BudgetPlan& q : plans)
+      if (q.recompute_cost - fastest.recompute_cost <= slowdown * fastest.step_cost)
+        EXPECT_LE(chosen.peak_bytes, q.peak_bytes) << q.stage;
+    EXPECT_EQ(chosen.peak_bytes, peak(a));
+    if (prev >= 0) EXPECT_LE(peak(a), prev);
+    prev = peak(a);
+    EXPECT_NE(explain_text(*a.explain).find("memory budget: auto"), std::string::npos);
+  }
+  // With everything allowed, auto peaks as low as budget 0.
+  TrainingArtifacts zero = compile(*g, rg, 0.0, KnapsackSolver::kDp, BudgetPricing::kPeak);
+  EXPECT_EQ(prev, peak(zero));
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, MemoryBudgetModel,
                          testing::Values("mlp", "gpt_block", "cnn_bn", "gpt_block_wide"),
                          [](const testing::TestParamInfo<const char*>& i) {

@@ -14,4 +14,8 @@ std::string read_file(const std::string& path);
 /// whole file. Throws Error "cannot write 'PATH': CAUSE" and leaves no temporary file behind.
 void write_file_atomic(const std::string& path, std::string_view content);
 
+/// The user's cache directory for aotgrad: XDG_CACHE_HOME/aotgrad, else HOME/.cache/aotgrad; ""
+/// when neither is set.
+std::string user_cache_dir();
+
 }  // namespace aotgrad

@@ -11,17 +11,10 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
+#include "aotgrad/transforms/cost_model.h"
 #include "aotgrad/transforms/min_cut.h"
 
 namespace aotgrad {
-
-/// estimate_runtime with the "flops" estimator: the floating-point operations of a call from its
-/// metadata (size hints, 4096 elements where a size has none). mm/addmm 2*M*K*N, bmm/baddbmm
-/// 2*B*M*K*N, convolution 2 * output elements * (input channels per group * kernel elements),
-/// convolution_backward that for each of grad_input and grad_weight it computes; every other op
-/// (pointwise ops, reductions, copies) its element count: the most elements among its tensor
-/// arguments and results. At least 1, as PyTorch's max(flops, 1).
-double estimate_runtime(const Node& n);
 
 /// What the budget chose.
 struct BudgetChoice {
@@ -50,13 +43,18 @@ struct BudgetChoice {
 /// also recomputes ops outside the allowlist ("aggressive"), the knapsacks
 /// (options.memory_budget_solver) at capacities 0.05, 0.10, ..., 0.95 over the aggressive cut's
 /// banned nodes that the backward needs and that are not views of inputs -- memory normalized to
-/// the primals..runtime-optimized scale, runtime from estimate_runtime; each saves what it picks
-/// and lets the min cut recompute the rest (solve_min_cut's dont_ban) -- and saving only the
-/// primals ("inputs"). Each is partitioned and priced by its predicted training-step peak; the
-/// budget takes, among the plans whose peak ratio is at most the budget, the one with the least
-/// recompute cost (then the lower peak, then the earlier plan). The plans do not depend on the
-/// budget, so a lower budget only removes plans: its choice never peaks higher (and never
-/// recomputes less). At 0 that is saving only the primals unless a plan peaks no higher for less.
+/// the primals..runtime-optimized scale, runtime from estimate_runtime (options.cost_model); each
+/// saves what it picks and lets the min cut recompute the rest (solve_min_cut's dont_ban) -- and
+/// saving only the primals ("inputs"). Each is partitioned and priced by its predicted
+/// training-step peak; the budget takes, among the plans whose peak ratio is at most the budget,
+/// the one with the least recompute cost (then the lower peak, then the earlier plan). The plans do
+/// not depend on the budget, so a lower budget only removes plans: its choice never peaks higher
+/// (and never recomputes less). At 0 that is saving only the primals unless a plan peaks no higher
+/// for less.
+///
+/// With options.max_slowdown at least 0 (--memory-budget=auto), the same plans, and the lowest
+/// peak among those whose recompute cost exceeds the runtime-optimized cut's by at most
+/// max_slowdown times that cut's whole step cost (estimate_runtime over its forward and backward).
 ///
 /// With options.budget_pricing kSum, PyTorch's choose_saved_values_set: 0 saves only the primals;
 /// otherwise the first of the more-aggressive and aggressive cuts whose summed memory ratio is

@@ -12,6 +12,7 @@
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/ir/node_map.h"
 #include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/cost_model.h"
 #include "aotgrad/transforms/knapsack.h"
 #include "aotgrad/transforms/op_classes.h"
 #include "aotgrad/transforms/partition.h"
@@ -68,6 +69,13 @@ struct MinCutOptions {
   /// Peak pricing reorders each plan's graphs with schedule_for_memory first, as the training
   /// pipeline's schedule stage will (the driver sets it from CompileOptions::schedule).
   bool budget_prices_scheduled = true;
+  /// What a recomputed op costs the budget's knapsacks and plans: FLOPs (the default, PyTorch's
+  /// estimate) or seconds from a measured cost profile (cost_model.h).
+  CostModel cost_model;
+  /// --memory-budget=auto: when at least 0, activation_memory_budget is ignored and the budget
+  /// takes the lowest-peak plan whose recompute cost exceeds the runtime-optimized cut's by at
+  /// most this fraction of the estimated cost of its whole step (forward and backward).
+  double max_slowdown = -1;
 };
 
 /// _size_of: bytes of a value from size hints (4096 elements where a size has none); a symbolic
@@ -147,6 +155,8 @@ struct BudgetPlan {
   double peak_ratio = 1;
   /// estimate_runtime summed over the forward calls the backward computes again.
   double recompute_cost = 0;
+  /// estimate_runtime summed over every call of the plan's forward and backward.
+  double step_cost = 0;
 };
 
 struct MinCutExplain {
@@ -185,6 +195,8 @@ struct MinCutExplain {
   /// Below budget 1: the plans the budget weighed and the chosen one's index (memory_budget.h).
   std::vector<BudgetPlan> budget_plans;
   size_t budget_chosen = 0;
+  /// --memory-budget=auto's allowance (MinCutOptions::max_slowdown), below 0 when not automatic.
+  double max_slowdown = -1;
 };
 
 /// The explanation as text: one line per saved value (name, annotation, bytes, why), per

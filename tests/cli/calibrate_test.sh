@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The measured cost model (issue 18, item 1): `aotgrad calibrate` measures this machine's kernels
+# into a cost profile; `compile --cost-model=measured` prices the memory budget's plans in seconds
+# from it, `--memory-budget=auto` takes the lowest predicted peak within `--max-slowdown`; a
+# missing or corrupt profile and misplaced options are errors that say what to do.
+# usage: calibrate_test.sh AOTGRAD_BINARY TEST_DATA_DIR
+source "$(dirname "$0")/lib.sh" "$@"
+
+profile="$tmp/sub/profile.json"
+expect_exit 0 "calibrate" "$bin" calibrate --output="$profile" --repetitions=1
+check has "$tmp/out" "cost profile: $profile"
+check has "$tmp/out" "GFLOP/s at the largest point"
+check "$PY" -c "
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p['format'] == 'aotgrad cost profile' and p['version'] == 1, p
+for curve in ('matmul', 'convolution', 'memory'):
+    pts = p[curve]
+    assert len(pts) >= 5, (curve, pts)
+    assert all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:])), (curve, pts)
+# A 512^3 matmul takes longer than a 8^3 one, and at a higher rate.
+m = p['matmul']
+assert m[-1][0] / m[-1][1] > m[0][0] / m[0][1], m
+" "$profile"
+# No temporary file is left beside it.
+check [ "$(ls -A "$tmp/sub")" = "profile.json" ]
+
+m="$data/models/gpt_block_wide.fx"
+grad="$(grep -m1 'def forward' "$m" | grep -o 'p_[a-z_0-9]*: "f[0-9]*\[' | cut -d: -f1 | paste -sd, -)"
+expect_exit 0 "measured budget" "$bin" compile "$m" --grad="$grad" --memory-budget=0.5 \
+  --cost-model=measured --cost-profile="$profile" --stats=json --explain
+check "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['cost_model'] == 'measured', j['cost_model']
+plans = j['explain']['memory_budget']['plans']
+chosen = [p for p in plans if p['chosen']]
+assert len(chosen) == 1 and chosen[0]['peak_ratio'] <= 0.5, chosen
+# Seconds: a step of this block is well under a second.
+assert 0 < plans[0]['step_cost'] < 1, plans[0]
+" "$tmp/out"
+# The default profile location: AOTGRAD_COST_PROFILE.
+expect_exit 0 "profile from the environment" env AOTGRAD_COST_PROFILE="$profile" "$bin" compile "$m" \
+  --grad="$grad" --memory-budget=auto --cost-model=measured --explain
+check has "$tmp/out" "memory budget: auto, max slowdown 0.03"
+expect_exit 0 "auto" "$bin" compile "$m" --grad="$grad" --memory-budget=auto --max-slowdown=0.1 \
+  --stats=json
+check "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['memory_budget'] == 'auto' and j['max_slowdown'] == 0.1 and j['cost_model'] == 'flops', j
+" "$tmp/out"
+
+# Errors.
+expect_exit 1 "missing profile" "$bin" compile "$m" --grad="$grad" --memory-budget=0.5 \
+  --cost-model=measured --cost-profile="$tmp/none.json"
+check has "$tmp/err" "$tmp/none.json"
+check has "$tmp/err" "aotgrad calibrate"
+head -c 40 "$profile" >"$tmp/cut.json"
+expect_exit 1 "corrupt profile" "$bin" compile "$m" --grad="$grad" --memory-budget=0.5 \
+  --cost-model=measured --cost-profile="$tmp/cut.json"
+check has "$tmp/err" "cost profile '$tmp/cut.json': not JSON"
+expect_exit 2 "unknown cost model" "$bin" compile "$m" --cost-model=cycles
+check has "$tmp/err" "unknown cost model 'cycles' (known: flops, measured)"
+expect_exit 2 "profile without measured" "$bin" compile "$m" --cost-profile="$profile"
+check has "$tmp/err" "--cost-profile applies to --cost-model=measured"
+expect_exit 2 "slowdown without auto" "$bin" compile "$m" --max-slowdown=0.1
+check has "$tmp/err" "--max-slowdown applies to --memory-budget=auto"
+expect_exit 2 "bad slowdown" "$bin" compile "$m" --memory-budget=auto --max-slowdown=-1
+check has "$tmp/err" "--max-slowdown takes a fraction of at least 0"
+expect_exit 2 "bad repetitions" "$bin" calibrate --output="$tmp/x.json" --repetitions=0
+check [ ! -e "$tmp/x.json" ]
+
+finish
