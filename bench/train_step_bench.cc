@@ -3,7 +3,8 @@
 // parameters, with their inputs), run by the eager libtorch C++ model
 // (tests/models/eager_models.h) and by CompiledFunction (interpreter backend) with the default
 // partition, the min-cut partition (also without the interpreter's re-inplacing:
-// min_cut_functional), and the min-cut partition under activation memory budgets 0.5 and 0. Time
+// min_cut_functional), and the min-cut partition under activation memory budgets 0.8 to 0 (priced
+// by peak) and --memory-budget=auto (max slowdown 0.03; cnn_bn too). Time
 // per step; as counters, the peak bytes of tensor storage above the level before a step (the
 // tracking allocator is installed before any tensor is made) and the allocations in a step.
 #include <ATen/ATen.h>
@@ -68,8 +69,8 @@ void BM_TrainStep_Eager(benchmark::State& state, const std::string& name) {
 }
 
 void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& name,
-                                   aotgrad::PartitionKind partition, double budget,
-                                   bool reinplace) {
+                                   aotgrad::PartitionKind partition, double budget, bool reinplace,
+                                   double max_slowdown) {
   const ModelData& data = model_data(name);
   std::unique_ptr<aotgrad::models::EagerModel> model = aotgrad::models::make_eager_model(name);
   std::vector<std::string> params = model->parameter_names();
@@ -82,6 +83,7 @@ void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& n
   aotgrad::TrainOptions options;
   options.pipeline.partition = partition;
   options.pipeline.min_cut.activation_memory_budget = budget;
+  options.pipeline.min_cut.max_slowdown = max_slowdown;
   if (!reinplace)
     options.fw_compiler = options.bw_compiler =
         std::make_shared<aotgrad::InterpreterCompiler>(/*reinplace=*/false);
@@ -106,14 +108,20 @@ void register_benchmarks() {
     PartitionKind partition;
     double budget;
     bool reinplace = true;
+    double max_slowdown = -1;
   };
   // min_cut_functional: the interpreter runs every call as written (no re-inplacing).
   const Variant variants[] = {{"default_partition", PartitionKind::kDefault, 1.0},
                               {"min_cut", PartitionKind::kMinCut, 1.0},
                               {"min_cut_functional", PartitionKind::kMinCut, 1.0, false},
+                              {"min_cut_budget_0.8", PartitionKind::kMinCut, 0.8},
+                              {"min_cut_budget_0.6", PartitionKind::kMinCut, 0.6},
                               {"min_cut_budget_0.5", PartitionKind::kMinCut, 0.5},
-                              {"min_cut_budget_0", PartitionKind::kMinCut, 0.0}};
-  for (std::string model : {"gpt_block", "gpt_block_wide"}) {
+                              {"min_cut_budget_0.4", PartitionKind::kMinCut, 0.4},
+                              {"min_cut_budget_0.2", PartitionKind::kMinCut, 0.2},
+                              {"min_cut_budget_0", PartitionKind::kMinCut, 0.0},
+                              {"min_cut_auto", PartitionKind::kMinCut, 1.0, true, 0.03}};
+  for (std::string model : {"gpt_block", "gpt_block_wide", "cnn_bn"}) {
     benchmark::RegisterBenchmark(("TrainStep/" + model + "/eager").c_str(),
                                  [model](benchmark::State& s) { BM_TrainStep_Eager(s, model); })
         ->Unit(benchmark::kMicrosecond);
@@ -121,7 +129,7 @@ void register_benchmarks() {
       benchmark::RegisterBenchmark(("TrainStep/" + model + "/aotgrad_" + v.name).c_str(),
                                    [model, v](benchmark::State& s) {
                                      BM_TrainStep_CompiledFunction(s, model, v.partition, v.budget,
-                                                                   v.reinplace);
+                                                                   v.reinplace, v.max_slowdown);
                                    })
           ->Unit(benchmark::kMicrosecond);
   }
