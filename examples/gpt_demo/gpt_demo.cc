@@ -50,6 +50,7 @@ struct Options {
   int64_t sample = 200;      // characters to generate at the end; 0: none
   double tolerance = 1e-3;   // largest relative difference of the final losses
   double memory_budget = 1;  // the min-cut partitioner's activation_memory_budget
+  double max_slowdown = -1;  // --memory-budget=auto: the estimated extra step time allowed
   int threads = 0;           // libtorch intra-op threads; 0: libtorch's default
   bool vary_seq = false;     // each step's windows have a random length in [seq/4, seq]
   std::string text = AOTGRAD_DEMO_TEXT;
@@ -59,7 +60,8 @@ struct Options {
 
 constexpr const char* kUsage =
     "usage: gpt_demo [--steps=N] [--batch=N] [--seq=N] [--d=N] [--heads=N] [--layers=N] [--lr=F]\n"
-    "                [--memory-budget=F] [--seed=N] [--sample=N] [--tolerance=F] [--threads=N]\n"
+    "                [--memory-budget=F|auto] [--max-slowdown=F] [--seed=N] [--sample=N] "
+    "[--tolerance=F] [--threads=N]\n"
     "                [--text=FILE] [--vary-seq]\n"
     "\n"
     "Trains a character-level GPT on a text twice from the same initial weights and batches --\n"
@@ -72,7 +74,9 @@ constexpr const char* kUsage =
     "  --d=N           embedding width (96); --heads=N attention heads (4); --layers=N blocks (3)\n"
     "  --lr=F          Adam's learning rate (1e-3)\n"
     "  --memory-budget=F  aot_module's activation_memory_budget in [0, 1]: 1 saves what is\n"
-    "                  fastest, 0 recomputes all it can in the backward (1)\n"
+    "                  fastest, lower budgets the fastest plan whose predicted peak is that\n"
+    "                  low (1); auto: the lowest predicted peak within --max-slowdown\n"
+    "  --max-slowdown=F  with --memory-budget=auto: estimated extra step time allowed (0.03)\n"
     "  --seed=N        seeds the initial weights, the batches and the sample (1)\n"
     "  --sample=N      characters of text to generate at the end, 0 for none (200)\n"
     "  --tolerance=F   exit 1 when the final losses differ by more than F, relatively (1e-3)\n"
@@ -120,6 +124,7 @@ double parse_float(const std::string& flag, const std::string& value, bool allow
 
 Options parse_options(int argc, char** argv) {
   Options o;
+  bool saw_auto = false, saw_max_slowdown = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--vary-seq") {
@@ -148,9 +153,14 @@ Options parse_options(int argc, char** argv) {
       o.seed = static_cast<uint64_t>(parse_int(flag, value, 0));
     else if (flag == "--sample")
       o.sample = parse_int(flag, value, 0);
-    else if (flag == "--memory-budget") {
+    else if (flag == "--memory-budget" && value == "auto") {
+      saw_auto = true;
+    } else if (flag == "--memory-budget") {
       o.memory_budget = parse_float(flag, value, /*allow_zero=*/true);
-      if (o.memory_budget > 1) throw UsageError{"--memory-budget must be in [0, 1]"};
+      if (o.memory_budget > 1) throw UsageError{"--memory-budget must be in [0, 1] or auto"};
+    } else if (flag == "--max-slowdown") {
+      o.max_slowdown = parse_float(flag, value, /*allow_zero=*/true);
+      saw_max_slowdown = true;
     } else if (flag == "--tolerance")
       o.tolerance = parse_float(flag, value);
     else if (flag == "--threads")
@@ -160,6 +170,9 @@ Options parse_options(int argc, char** argv) {
     else
       throw UsageError{"unknown flag '" + flag + "'"};
   }
+  if (saw_max_slowdown && !saw_auto)
+    throw UsageError{"--max-slowdown applies to --memory-budget=auto"};
+  if (saw_auto && !saw_max_slowdown) o.max_slowdown = 0.03;
   if (o.d % o.heads != 0)
     throw UsageError{"--d (" + std::to_string(o.d) + ") must be a multiple of --heads (" +
                      std::to_string(o.heads) + ")"};
@@ -269,6 +282,7 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
     aotgrad::AOTConfig config;
     config.partition = aotgrad::PartitionKind::kMinCut;
     config.activation_memory_budget = o.memory_budget;
+    config.min_cut.max_slowdown = o.max_slowdown;
     // --vary-seq: the sequence dimension of the windows and targets is a symbol from the start
     // (torch._dynamo.mark_dynamic), so every length runs one compilation.
     if (o.vary_seq) config.dynamic_dims = {{0, {1}}, {1, {1}}};
@@ -348,7 +362,9 @@ int run(Options o) {
                              : "")
               << ", seed " << o.seed << ", " << torch::get_num_threads()
               << (torch::get_num_threads() == 1 ? " thread\n" : " threads\n")
-              << "aot_module: min-cut partition, activation memory budget " << o.memory_budget
+              << "aot_module: min-cut partition, activation memory budget "
+              << (o.max_slowdown >= 0 ? "auto (max slowdown " + format("%g", o.max_slowdown) + ")"
+                                      : format("%g", o.memory_budget))
               << "\n";
     if (o.world > 1)
       std::cout << "data parallel: " << o.world << " ranks, each trains aot_module on "
