@@ -189,6 +189,48 @@ def gbench_medians(doc):
     return out
 
 
+def budget_curve_points(train, model):
+    """[(budget, peak / eager's peak, step time / eager's)] of the min_cut variants of `model` at a
+    fixed budget (aotgrad_min_cut is budget 1, aotgrad_min_cut_budget_B the others), by budget."""
+    eager = train.get("TrainStep/%s/eager" % model)
+    if not eager:
+        return []
+    pts = []
+    for name, row in train.items():
+        parts = name.split("/")
+        if len(parts) != 3 or parts[1] != model:
+            continue
+        v = parts[2]
+        if v == "aotgrad_min_cut":
+            b = 1.0
+        elif v.startswith("aotgrad_min_cut_budget_"):
+            b = float(v[len("aotgrad_min_cut_budget_"):])
+        else:
+            continue
+        pts.append((b, row["peak_bytes_above_pre_step"] / eager["peak_bytes_above_pre_step"],
+                    row["time_us"] / eager["time_us"]))
+    return sorted(pts)
+
+
+def budget_curve_svg(train, models, with_times=True):
+    """Peak memory relative to eager against the budget, one line per model, eager at 1; with
+    `with_times` each point labelled with its step time relative to eager's. None when no model
+    has a budget sweep."""
+    series = []
+    for m in models:
+        pts = budget_curve_points(train, m)
+        if len(pts) < 2:
+            continue
+        series.append({"name": m, "line": True,
+                       "points": [(b, r, "%.2fx time" % t if with_times else "") for b, r, t in pts]})
+    if not series:
+        return None
+    series.append({"name": "eager", "line": True, "color": "#888",
+                   "points": [(0.0, 1.0, ""), (1.0, 1.0, "")]})
+    return svg_plot(series, "Training step peak against the activation memory budget (priced by peak)",
+                    "activation memory budget", "peak memory / eager's")
+
+
 def fit_exponent(points):
     """Least-squares slope of log(y) against log(x)."""
     lx = [math.log(x) for x, _ in points]
@@ -428,6 +470,12 @@ def write_report(results_dir, md_path, svg_dir, command):
     L.append("")
     for tm in train_models:
         L.append("![training step peak memory against step time, %s](%s/train_step_%s.svg)" % (tm, svg_rel, tm))
+        L.append("")
+    curve = budget_curve_svg(train, train_models)
+    if curve:
+        with open(os.path.join(svg_dir, "budget_curve.svg"), "w") as fsvg:
+            fsvg.write(curve)
+        L.append("![training step peak memory against the activation memory budget](%s/budget_curve.svg)" % svg_rel)
         L.append("")
 
     # --- call overhead ---

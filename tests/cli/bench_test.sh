@@ -85,10 +85,10 @@ d = sys.argv[1]
 md = open(os.path.join(d, "BENCHMARKS.md")).read()
 for s in ("## Machine", "## Targets", "## Compile time", "## Saved activation bytes", "## Training step",
           "## Call overhead", "## Command-line start-up", "| `aotgrad check` |", "| gpt_1l |", "scripts/bench.sh --quick", "BM_Inference_CompiledGraph",
-          "gpt_block", "svg/compile_time.svg", "svg/train_step_gpt_block.svg"):
+          "gpt_block", "svg/compile_time.svg", "svg/train_step_gpt_block.svg", "svg/budget_curve.svg"):
     assert s in md, s
 assert md.count("**met**") + md.count("**missed**") >= 5, md
-for f in ("compile_time.svg", "train_step_gpt_block.svg"):
+for f in ("compile_time.svg", "train_step_gpt_block.svg", "budget_curve.svg"):
     root = ET.parse(os.path.join(d, "svg", f)).getroot()
     assert root.tag.endswith("svg") and len(root.findall("{http://www.w3.org/2000/svg}circle")) >= 2, f
 P
