@@ -204,6 +204,9 @@ struct ExportedGraphs {
   /// Per mutated input the graph returns (meta.mutated_inputs_returned): its placeholder name,
   /// as PyTorch's GraphSignature.buffers_to_mutate / user_inputs_to_mutate.
   std::vector<std::string> inputs_to_mutate;
+  /// Effect tokens (Note [Effect tokens]): the names of the tokens the forward takes first and of
+  /// the final tokens it returns first, as PyTorch's GraphSignature.input_tokens / output_tokens.
+  std::vector<std::string> input_tokens, output_tokens;
 };
 
 /// Captures `fn` on fake tensors standing for `args` (never read or written) and runs the pipeline

@@ -57,6 +57,15 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
   out.bw = std::move(a.bw);
   out.saved = std::move(a.saved);
   for (int i : out.meta.mutated_inputs_returned) out.inputs_to_mutate.push_back(names.at(i));
+  // Effect tokens: the graph's leading placeholders and outputs (Note [Effect tokens]).
+  const Graph& tokens_graph = out.fw ? *out.fw : *out.forward;
+  std::vector<Node*> phs = tokens_graph.placeholders();
+  const Arg& returned = tokens_graph.output()->args()[0];
+  for (size_t k = 0; k < static_cast<size_t>(out.meta.num_tokens); ++k) {
+    out.input_tokens.push_back(phs.at(k)->name());
+    out.output_tokens.push_back(returned.list.at(k).is_node() ? returned.list.at(k).node->name()
+                                                              : std::string());
+  }
   // Overlapping views of which one is written would need a synthetic base (§13.23), which
   // PyTorch's export path refuses too.
   auto o = find_written_overlap(args, [&](size_t i) {

@@ -44,6 +44,7 @@ void write_meta(std::string& out, const ViewAndMutationMeta& meta) {
     out += std::string("output ") + output_kind_name(o.kind) + " " + std::to_string(o.input) + " " +
            std::to_string(o.view) + "\n";
   out += int_list_line("mutated_inputs_returned", meta.mutated_inputs_returned);
+  out += "tokens " + std::to_string(meta.num_tokens) + "\n";
 }
 
 void write_graph(std::string& out, const char* name, const Graph& g) {
@@ -238,6 +239,9 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
       r.fail("mutated_inputs_returned names no input");
     meta.mutated_inputs_returned.push_back(static_cast<int>(p));
   }
+  size_t tokens = r.count("tokens");
+  if (tokens > 1) r.fail("tokens holds " + std::to_string(tokens) + " (at most 1)");
+  meta.num_tokens = static_cast<int>(tokens);
   return meta;
 }
 
@@ -262,7 +266,7 @@ std::string serialize_cache_entry(const std::string& key, std::string_view versi
     out += "\n";
     const JointGraph& j = s.joint;
     out += "joint " + std::to_string(j.num_primals) + " " + std::to_string(j.num_tangents) + " " +
-           std::to_string(j.num_forward_outputs) + "\n";
+           std::to_string(j.num_forward_outputs) + " " + std::to_string(j.num_tokens) + "\n";
     out += int_list_line("tangent_of_output", j.tangent_of_output);
     out += int_list_line("primal_requires_grad", j.primal_requires_grad);
     write_graph(out, "fw", *s.fw);
@@ -288,9 +292,11 @@ void parse_cache_entry(std::string_view text, const std::string& key, CompileSta
     r.end();
     const Node* out = fw->output();
     size_t n = out->args().empty() ? 0 : out->args()[0].list.size();
-    if (n != s.meta.mutated_inputs_returned.size() + s.meta.outputs.size())
+    size_t described = static_cast<size_t>(s.meta.num_tokens) +
+                       s.meta.mutated_inputs_returned.size() + s.meta.outputs.size();
+    if (n != described)
       throw Error("the graph returns " + std::to_string(n) + " values, the metadata describes " +
-                  std::to_string(s.meta.mutated_inputs_returned.size() + s.meta.outputs.size()));
+                  std::to_string(described));
     s.graph = std::move(fw);
     return;
   }
@@ -299,11 +305,14 @@ void parse_cache_entry(std::string_view text, const std::string& key, CompileSta
   if (saved.size() < 2 || r.to_int(saved[1]) != static_cast<int64_t>(saved.size() - 2))
     r.fail("'saved' count does not match its names");
   s.saved.assign(saved.begin() + 2, saved.end());
-  std::vector<std::string> j = r.words("joint", 4);
+  std::vector<std::string> j = r.words("joint", 5);
   s.joint = JointGraph{};
   s.joint.num_primals = static_cast<size_t>(r.to_int(j[1]));
   s.joint.num_tangents = static_cast<size_t>(r.to_int(j[2]));
   s.joint.num_forward_outputs = static_cast<size_t>(r.to_int(j[3]));
+  s.joint.num_tokens = static_cast<size_t>(r.to_int(j[4]));
+  if (s.joint.num_tokens != static_cast<size_t>(s.meta.num_tokens))
+    r.fail("the joint graph's tokens differ from the metadata's");
   for (int64_t t : r.int_list("tangent_of_output"))
     s.joint.tangent_of_output.push_back(static_cast<int>(t));
   for (int64_t b : r.int_list("primal_requires_grad")) {
@@ -325,7 +334,9 @@ void parse_cache_entry(std::string_view text, const std::string& key, CompileSta
   if (s.joint.tangent_of_output.size() != s.num_forward_outputs)
     throw Error("tangent_of_output has " + std::to_string(s.joint.tangent_of_output.size()) +
                 " entries for " + std::to_string(s.num_forward_outputs) + " forward outputs");
-  if (s.meta.mutated_inputs_returned.size() + s.meta.outputs.size() < s.num_forward_outputs)
+  if (static_cast<size_t>(s.meta.num_tokens) + s.meta.mutated_inputs_returned.size() +
+          s.meta.outputs.size() <
+      s.num_forward_outputs)
     throw Error("the metadata describes fewer outputs than the forward graph returns");
   s.fw = std::move(fw);
   s.bw = std::move(bw);

@@ -70,7 +70,8 @@ class JointStage : public Stage {
   bool run(CompileState& s) override {
     // The functional graph's inputs are the original ones; mutated inputs' new values come first.
     s.functional = std::shared_ptr<const Graph>(std::move(s.graph));
-    JointGraph jg = build_joint(*s.functional, s.requires_grad);
+    JointGraph jg =
+        build_joint(*s.functional, s.requires_grad, static_cast<size_t>(s.meta.num_tokens));
     s.graph = std::move(jg.graph);
     s.joint = std::move(jg);
     changes_ = 1;

@@ -24,7 +24,8 @@ std::string tag_names(uint32_t tags) {
                                  "out_of_place_mutation",
                                  "composite_implicit",
                                  "data_dependent_output",
-                                 "collective"};
+                                 "collective",
+                                 "effectful"};
   std::string s;
   for (int i = 0; i < static_cast<int>(std::size(kNames)); ++i)
     if (tags & (1u << i)) {

@@ -502,6 +502,10 @@ class Parser {
         expected(peek(), "argument '" + lead.name + "' of " + hop.name);
       locs.push_back(peek().loc);
       prefix.push_back(parse_value(0));
+      if (prefix.back().kind == Arg::Kind::Op && lead.type.base != BaseType::Any)
+        fail(locs.back(), "argument '" + lead.name + "' of " + hop.name +
+                              " is missing: it comes before the op, got " +
+                              arg_to_string(prefix.back()));
       expect_punct(',', "',' after argument '" + lead.name + "' of " + hop.name);
     }
     const std::string what =

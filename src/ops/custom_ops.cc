@@ -3,6 +3,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/decomposition.h"
@@ -15,6 +16,7 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<const CustomOpFacts>> facts;
+  std::set<std::string> effectful;  // register_effectful_op
 };
 
 Registry& registry() {
@@ -28,7 +30,33 @@ std::string canonical(const std::string& name) {
   return s;
 }
 
+// Throws unless `key` (from `name`) names a user's op that has not been used yet.
+void check_user_op(const std::string& key, const std::string& where) {
+  size_t sep = key.find("::");
+  if (sep == std::string::npos || sep == 0 || sep + 2 >= key.size())
+    throw Error(where + "expected a namespaced op name, as 'mylib::my_op'");
+  if (const OpDef* known = aten_ops().find_known(key))
+    throw Error(where + (known->provided
+                             ? "the op is already in use (register its facts before its first use)"
+                             : "the registry declares the op; its facts are not the user's"));
+}
+
 }  // namespace
+
+void register_effectful_op(const std::string& name) {
+  const std::string key = canonical(name);
+  const std::string where = "register_effectful_op('" + name + "'): ";
+  check_user_op(key, where);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.effectful.insert(key).second) throw Error(where + "registered twice");
+}
+
+bool registered_effectful(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.effectful.count(canonical(name)) > 0;
+}
 
 void register_custom_op(const std::string& name, CustomOpFacts facts) {
   const std::string key = canonical(name);
@@ -60,6 +88,7 @@ const CustomOpFacts* custom_op_facts(const std::string& name) {
 }
 
 void apply_custom_op_facts(OpDef& op) {
+  if (registered_effectful(op.name)) op.tags |= kEffectful;
   const CustomOpFacts* f = custom_op_facts(op.name);
   if (!f) return;
   op.tags |= f->tags;

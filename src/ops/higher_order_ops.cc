@@ -1,4 +1,5 @@
-// aotgrad: the higher-order ops of torch/_prims/rng_prims.py that save and replay the generator.
+// aotgrad: the higher-order ops of torch/_prims/rng_prims.py that save and replay the generator,
+// eager_backward, and with_effects (torch/_higher_order_ops/effects.py).
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/ops/registry.h"
 
@@ -7,6 +8,8 @@ namespace aotgrad {
 TensorMeta cpu_rng_state_meta() {
   return make_tensor_meta(ScalarType::UInt8, {SymInt(kCpuRngStateBytes)});
 }
+
+TensorMeta effect_token_meta() { return make_tensor_meta(ScalarType::Float32, {SymInt(0)}); }
 
 namespace {
 
@@ -89,6 +92,55 @@ ValueMeta eager_backward_meta(const MetaArgs& a) {
   return ValueMeta::tuple(std::move(grads), /*is_list=*/true);
 }
 
+// Note [Effect tokens]
+// An op with a side effect whose order matters (aten::_print; a user's op registered with
+// register_effectful_op, torch.library._register_effectful_op's analogue) carries the tag
+// `effectful`. Functionalization makes its calls pure by threading an effect token, as PyTorch's
+// EffectTokensWrapper and torch/_higher_order_ops/effects.py do: the functional graph takes a
+// token first (an empty f32[0] tensor; arg0_1 in an inference graph, primals_1 in a training
+// forward), each effectful call becomes with_effects(token, op, *args) -> (new token, *results)
+// consuming the current token and giving the next, and the last token is the graph's first
+// output. The chain is a data dependence, so any pass that respects data order keeps the effects
+// in program order; besides, with_effects is itself effectful: DCE never removes it, CSE never
+// merges two, the memory schedule keeps their order, the min-cut bans it ("effectful", so the
+// backward never repeats it) and re-inplacing leaves it alone. The runtime passes a fresh token
+// in and drops the final one, so callers see neither. Ops whose schema aliases (Tensor(a)) cannot
+// be wrapped ("Ops with aliasing is not supported", as PyTorch says).
+
+// with_effects(token, op, *args) -> (a new token, op(*args)'s results...).
+ValueMeta with_effects_meta(const MetaArgs& a) {
+  if (a.is_none(0) || a.arg(0).kind == Arg::Kind::Op)
+    throw Error("argument 'token' (the effect token, before the op) is missing");
+  const TensorMeta& token = a.tensor(0);
+  if (token.dim() != 1 || !(token.sizes[0] == 0))
+    throw Error("argument 'token' must be an effect token (an empty f32[0] tensor), got " +
+                token.annotation());
+  ValueMeta results = wrapped_meta(a);
+  std::vector<ValueMeta> elems{ValueMeta::of(effect_token_meta())};
+  if (results.kind == ValueMeta::Kind::Tuple && !results.is_list) {
+    for (ValueMeta& r : results.elems) elems.push_back(std::move(r));
+  } else if (results.kind != ValueMeta::Kind::None || !a.op().wrapped->schema.returns.empty()) {
+    elems.push_back(std::move(results));
+  }
+  return ValueMeta::tuple(std::move(elems));
+}
+
+void derive_with_effects(OpDef& op, const OpDef& wrapped) {
+  if (!wrapped.has_tag(kEffectful))
+    throw Error(op.name + " cannot wrap " + wrapped.name +
+                ": it is not effectful (declare it with the effectful tag, or register it with "
+                "register_effectful_op)");
+  bool aliasing = !wrapped.mutated_args().empty() || !wrapped.undeclared_mutations.empty();
+  for (size_t r = 0; r < wrapped.schema.returns.size(); ++r)
+    aliasing = aliasing || wrapped.return_alias_of(r) >= 0;
+  if (aliasing)
+    throw Error(op.name + " cannot wrap " + wrapped.name + ": Ops with aliasing is not supported");
+  op.schema.returns = {unnamed_return(BaseType::Tensor)};
+  for (const SchemaArg& r : wrapped.schema.returns) op.schema.returns.push_back(r);
+  op.tags = kEffectful;
+  op.meta = with_effects_meta;
+}
+
 void derive_eager_backward(OpDef& op, const OpDef&) {
   SchemaArg r;
   r.type.base = BaseType::Tensor;
@@ -115,6 +167,10 @@ void register_higher_order_ops(OpTable& t) {
   needs.type.base = BaseType::Int;
   needs.type.list = true;
   t.def_higher_order({kEagerBackward, {grads, needs}, derive_eager_backward});
+  SchemaArg token;
+  token.name = "token";
+  token.type.base = BaseType::Tensor;
+  t.def_higher_order({kWithEffects, {token}, derive_with_effects});
 }
 
 }  // namespace aotgrad

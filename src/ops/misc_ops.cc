@@ -1,5 +1,5 @@
 // aotgrad: ops that read a tensor's metadata as SymInts (sym_size, ...), SymInt arithmetic
-// (operator.mul, ...) and lift_fresh.
+// (operator.mul, ...), lift_fresh and _print.
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/functionalization.h"
@@ -56,9 +56,14 @@ ValueMeta lift_fresh(const MetaArgs& a) {
   return meta::one(meta::view_of(x, x.sizes, x.strides));
 }
 
+// _print(s) -> (): no result; its effect is the print (Note [Effect tokens]).
+ValueMeta no_result(const MetaArgs&) { return ValueMeta::none(); }
+
 }  // namespace
 
 void register_misc_ops(OpTable& t) {
+  // torch.ops.aten._print (PyTorch 2.x; libtorch 1.13 has none: the runtime defines it).
+  t.def("_print(str s) -> ()").tags(kEffectful).meta(no_result).non_differentiable();
   t.def("sym_size.int(Tensor self, int dim) -> SymInt").meta(sym_size).non_differentiable();
   t.def("sym_stride.int(Tensor self, int dim) -> SymInt").meta(sym_stride).non_differentiable();
   t.def("sym_numel(Tensor self) -> SymInt").meta(sym_numel).non_differentiable();

@@ -14,6 +14,7 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
+#include "aotgrad/runtime/effects.h"
 
 namespace aotgrad {
 
@@ -628,6 +629,11 @@ std::vector<c10::IValue> call_node(const Node& node, const NodeValueFn& lookup) 
       c10::IValue grads = to_ivalue(sargs[0].type, node.args().at(0), lookup);
       c10::IValue needs = to_ivalue(sargs[1].type, node.args().at(1), lookup);
       return eager_backward(grads, needs.toIntVector(), inner, std::move(stack));
+    }
+    if (op.name == kWithEffects) {
+      std::vector<c10::IValue> r = inner.call_boxed(std::move(stack));
+      r.insert(r.begin(), c10::IValue(new_effect_token()));  // (new token, *results)
+      return r;
     }
     throw Error("the runtime has no implementation of higher-order op " + op.name);
   } catch (const Error& e) {

@@ -14,6 +14,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
+#include "aotgrad/runtime/effects.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/saved_tensors_hooks.h"
 #include "aotgrad/transforms/input_mutations.h"
@@ -26,6 +27,10 @@ struct CompiledFunction::State {
   std::unique_ptr<Interpreter> input_views;  // nullptr when the views graph returns nothing
   std::vector<int> output_is_arg;            // per user output: the argument it is, or -1
   std::vector<bool> requires_grad;
+  // The forward's outputs as the runtime sees them: after the effect tokens, which
+  // with_effect_tokens passes in and drops (Note [Effect tokens]).
+  size_t num_outputs = 0;                 // mutated-input values + user outputs
+  std::vector<int> tangent_of_output;     // per such output (JointGraph::tangent_of_output)
   std::vector<TensorMeta> output_metas;   // forward outputs' metadata, for zero tangents
   bool symbolic_outputs = false;          // an output's size is symbolic
   std::unique_ptr<SymbolBinder> symbols;  // the user graph's size symbols (null: static sizes)
@@ -110,7 +115,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
       c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
       outs = state->fw(std::move(in));
     }
-    size_t n_out = state->art.num_forward_outputs;
+    size_t n_out = state->num_outputs;
     AOTGRAD_CHECK(outs.size() == n_out + state->art.saved.size(), "forward graph returned ",
                   outs.size(), " values, expected ", n_out + state->art.saved.size());
     if (state->custom_fw) restride_outputs(*state, outs);
@@ -171,8 +176,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     for (size_t k = 0; k < n_out; ++k) {
       at::Tensor t = outs[k].isTensor() ? outs[k].toTensor() : at::Tensor();
       result.push_back(t);
-      if (t.defined() && state->art.joint_info.tangent_of_output[k] < 0)
-        non_diff.insert(t.unsafeGetTensorImpl());
+      if (t.defined() && state->tangent_of_output[k] < 0) non_diff.insert(t.unsafeGetTensorImpl());
     }
     return result;
   }
@@ -184,7 +188,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
                                std::vector<c10::IValue>& outs) {
     const ViewAndMutationMeta& meta = state.art.meta;
     size_t n_mut = meta.mutated_inputs_returned.size();
-    for (size_t k = n_mut; k < state.art.num_forward_outputs; ++k) {
+    for (size_t k = n_mut; k < state.num_outputs; ++k) {
       if (!outs[k].isTensor()) continue;
       const at::Tensor& t = outs[k].toTensor();
       const TensorMeta& m = state.output_metas[k];
@@ -224,7 +228,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     if (!state) throw Error("backward of a compiled function that no longer exists");
     std::vector<c10::IValue> in;
-    in.reserve(state->art.saved.size() + state->art.joint_info.tangent_of_output.size());
+    in.reserve(state->art.saved.size() + state->tangent_of_output.size());
     if (auto p = ctx->saved_data.find("packed"); p != ctx->saved_data.end()) {
       // Unpacked again on every backward (retain_graph), as SavedVariable does.
       c10::intrusive_ptr<torch::CustomClassHolder> holder = p->second.toCapsule();
@@ -262,7 +266,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
         in.emplace_back(keep ? saved.get(k) : saved.extract(k));
     }
     for (int64_t v : ctx->saved_data.at("symints").toIntVector()) in.emplace_back(v);
-    const auto& tangent_of = state->art.joint_info.tangent_of_output;
+    const auto& tangent_of = state->tangent_of_output;
     std::vector<int64_t> output_sizes;
     if (ctx->saved_data.count("output_sizes"))
       output_sizes = ctx->saved_data.at("output_sizes").toIntVector();
@@ -401,14 +405,23 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
   if (!symbols->empty()) state_->symbols = std::move(symbols);
   state_->art = compile_for_training(*graph, requires_grad, options.pipeline);
   state_->cache_hit = state_->art.cache_hit;
-  state_->fw = options.fw_compiler->compile(state_->art.fw);
+  const auto num_tokens = static_cast<size_t>(state_->art.meta.num_tokens);
+  state_->fw = with_effect_tokens(options.fw_compiler->compile(state_->art.fw),
+                                  static_cast<int>(num_tokens));
   state_->bw = options.bw_compiler->compile(state_->art.bw);
   state_->output_is_arg = outputs_that_are_args(*graph);
   if (!state_->art.input_views->output()->args()[0].list.empty())
     state_->input_views = std::make_unique<Interpreter>(state_->art.input_views);
   std::vector<Arg> outs;
   const Arg& out = state_->art.fw->output()->args()[0];
-  for (size_t k = 0; k < state_->art.num_forward_outputs; ++k) {
+  AOTGRAD_CHECK(state_->art.num_forward_outputs >= num_tokens, "the forward returns ",
+                state_->art.num_forward_outputs, " outputs, fewer than its ", num_tokens,
+                " effect tokens");
+  state_->num_outputs = state_->art.num_forward_outputs - num_tokens;
+  const std::vector<int>& tangent_of = state_->art.joint_info.tangent_of_output;
+  state_->tangent_of_output.assign(tangent_of.begin() + static_cast<int64_t>(num_tokens),
+                                   tangent_of.end());
+  for (size_t k = num_tokens; k < state_->art.num_forward_outputs; ++k) {
     const Arg& a = out.list[k];
     state_->output_metas.push_back(a.is_node() && a.node->meta().is_tensor() ? a.node->meta().tensor
                                                                              : TensorMeta{});

@@ -13,6 +13,7 @@
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/effects.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/decompose.h"
@@ -170,7 +171,8 @@ std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Gra
   InferenceArtifacts r = compile_for_inference(*source, options_);
   spec->fw = std::move(r.fw);
   spec->meta = std::move(r.meta);
-  spec->fn = compiler_->compile(spec->fw);
+  // EffectTokensWrapper, innermost: the wrappers below see neither tokens in nor tokens out.
+  spec->fn = with_effect_tokens(compiler_->compile(spec->fw), spec->meta.num_tokens);
   if (!r.input_views->output()->args()[0].list.empty()) {
     auto views = std::make_shared<Interpreter>(std::move(r.input_views));
     spec->input_views = [views](std::vector<c10::IValue> args) {

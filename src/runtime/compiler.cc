@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "aotgrad/runtime/collectives.h"
+#include "aotgrad/runtime/effects.h"
 #include "aotgrad/runtime/interpreter.h"
 
 namespace aotgrad {
@@ -42,6 +43,7 @@ native_batch_norm_legit_functional(const at::Tensor& input, const c10::optional<
 
 void register_compat_ops() {
   register_collective_kernels();
+  register_effect_ops();
   static std::once_flag once;
   std::call_once(once, [] {
     static torch::Library lib(torch::Library::FRAGMENT, "aten", c10::nullopt, __FILE__, __LINE__);

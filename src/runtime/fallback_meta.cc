@@ -196,6 +196,13 @@ ValueMeta fallback_meta(const MetaArgs& a) {
           "the shape of its result depends on its inputs' values (dynamic_output_shape), which "
           "aotgrad cannot know before the graph runs (" +
           libtorch_message(e) + ")");
+    // Running an effectful op's kernel to learn its metadata would make its effect happen at
+    // compile time (Note [Effect tokens]).
+    if (op.has_tag(kEffectful))
+      throw Error(
+          "it is effectful and has no Meta kernel: aotgrad will not run its CPU kernel (and its "
+          "effect) to learn its result's metadata; give it a Meta kernel or a meta function "
+          "(register_custom_op)");
     // No Meta kernel, or one that reads data: the CPU kernel on zeros, then on identities (see
     // Fill); the error on zeros (if both fail) is the one a user would see running the op.
     try {

@@ -12,6 +12,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiler.h"
+#include "aotgrad/runtime/effects.h"
 #include "aotgrad/transforms/reinplace.h"
 
 namespace aotgrad {
@@ -72,7 +73,13 @@ struct Instr {
   enum class Kind : uint8_t { Call, GetItem, Sym } kind = Kind::Call;
   SymOp sym = SymOp::Size;
   // A higher-order op's call: `op` is the wrapped op, the state is the first argument slot.
-  enum class Rng : uint8_t { None, RunAndSave, RunWith, EagerBackward } rng = Rng::None;
+  enum class Rng : uint8_t {
+    None,
+    RunAndSave,
+    RunWith,
+    EagerBackward,
+    WithEffects
+  } rng = Rng::None;
   const AtenOp* op = nullptr;
   // Re-inplacing: when argument `write_arg` (a slot whose last use this is) is held by nothing
   // else, the result is written into it, by the in-place variant `inplace_op` or, without one, by
@@ -271,6 +278,8 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
             in.rng = Instr::Rng::RunWith;
           else if (op.name == kEagerBackward)
             in.rng = Instr::Rng::EagerBackward;
+          else if (op.name == kWithEffects)
+            in.rng = Instr::Rng::WithEffects;
           else
             throw Error("the interpreter has no implementation of higher-order op " + op.name);
         }
@@ -278,7 +287,8 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
       } catch (const Error& e) {
         throw Error(n->describe() + ": " + e.message(), n->info().loc);
       }
-      in.multi_return = target.schema.returns.size() != 1;
+      // with_effects: a tuple of the new token and the op's results, whatever their number.
+      in.multi_return = target.schema.returns.size() != 1 || in.rng == Instr::Rng::WithEffects;
       const auto& sargs = op.schema.args;
       for (size_t i = 0; i < n->args().size(); ++i) {
         if (static_cast<int>(i) == op.wrapped_arg) continue;  // the op reference
@@ -509,6 +519,13 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
             c10::IValue grads = stack[0], needs = stack[1];
             stack.erase(stack.begin(), stack.begin() + 2);
             results = eager_backward(grads, needs.toIntVector(), *in.op, std::move(stack));
+            break;
+          }
+          case Instr::Rng::WithEffects: {
+            // The token orders the call; the op runs now, in graph order (Note [Effect tokens]).
+            stack.erase(stack.begin());
+            results = in.op->call_boxed(std::move(stack));
+            results.insert(results.begin(), c10::IValue(new_effect_token()));
             break;
           }
         }

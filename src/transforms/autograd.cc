@@ -48,11 +48,16 @@ class GradTable {
 
 }  // namespace
 
-JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) {
+JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_grad,
+                       size_t num_tokens) {
   JointGraph jg;
   jg.graph = std::make_unique<Graph>();
   Graph& g = *jg.graph;
   g.signature = Signature::Joint;
+  jg.num_tokens = num_tokens;
+  // Effect tokens lead the primals and need no gradient.
+  std::vector<bool> requires_grad(num_tokens, false);
+  requires_grad.insert(requires_grad.end(), user_requires_grad.begin(), user_requires_grad.end());
 
   // Which forward values require grad.
   std::vector<bool> rg_by_pos = propagate_requires_grad(fw, requires_grad);
@@ -145,6 +150,12 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) 
     for (Node* gr : grad_outputs) any = any || gr;
     if (!any) continue;
     const OpDef& op = *fn->op();
+    if (op.has_tag(kEffectful))
+      throw Error(fn->describe() + ": a gradient flows through effectful op " +
+                      (op.wrapped ? op.wrapped->name : op.name) +
+                      ", which aotgrad does not differentiate (detach its inputs, or give it no "
+                      "tensor that requires grad)",
+                  fn->info().loc);
     if (op.non_differentiable) continue;
     if (!op.derivative && op.has_tag(kCompositeImplicit))
       throw Error(
@@ -195,7 +206,7 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad) 
   // Outputs: forward outputs, then one gradient (or None) per primal.
   std::vector<Arg> outs;
   for (auto& o : fw_outputs) outs.push_back(remap(o, map));
-  for (size_t i = 0; i < primals.size(); ++i) {
+  for (size_t i = num_tokens; i < primals.size(); ++i) {
     Node* gr = jg.primal_requires_grad[i] ? grads.get(primals[i]) : nullptr;
     outs.push_back(gr ? Arg(gr) : Arg());
   }

@@ -87,7 +87,9 @@ int64_t merge_common_subexpressions(Graph& g, bool dry_run) {
       ++region;  // reads before and after a write see different values
       continue;
     }
-    if (n->kind() == NodeKind::Call && (is_random(*n->op()) || is_collective(*n->op()))) continue;
+    if (n->kind() == NodeKind::Call &&
+        (is_random(*n->op()) || is_collective(*n->op()) || is_effectful(*n->op())))
+      continue;
     if (facts.written(n)) continue;
     key.clear();
     if (n->kind() == NodeKind::GetItem) {

@@ -15,12 +15,16 @@ bool is_random(const OpDef& op) {
 
 bool is_collective(const OpDef& op) { return op.has_tag(kCollective); }
 
+bool is_effectful(const OpDef& op) { return op.has_tag(kEffectful); }
+
 bool is_impure(const Node& n) {
   switch (n.kind()) {
     case NodeKind::Placeholder:
     case NodeKind::Output: return true;
     case NodeKind::GetItem: return false;
-    case NodeKind::Call: return has_mutations(n) || is_random(*n.op()) || is_collective(*n.op());
+    case NodeKind::Call:
+      return has_mutations(n) || is_random(*n.op()) || is_collective(*n.op()) ||
+             is_effectful(*n.op());
   }
   return true;
 }

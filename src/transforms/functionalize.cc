@@ -25,7 +25,8 @@ namespace aotgrad {
 // in-place op's new value keeps its argument's dtype, and copy_ becomes a fresh tensor laid out as
 // its destination, so an input's new base has the input's layout. At the end, inputs whose
 // storage was written (or whose metadata changed) are returned first, or, with
-// keep_input_mutations, copied back by a trailing copy_. Dead views are removed by DCE.
+// keep_input_mutations, copied back by a trailing copy_. Dead views are removed by DCE. Effectful
+// calls thread an effect token (Note [Effect tokens] in src/ops/higher_order_ops.cc).
 
 namespace {
 
@@ -74,6 +75,14 @@ class Functionalizer {
 
   FunctionalizeResult run() {
     out_->signature = in_.signature;
+    // An effectful call anywhere: the graph takes an effect token first (Note [Effect tokens]).
+    for (const Node* n : in_.nodes())
+      if (n->kind() == NodeKind::Call && needs_token(*n->op())) {
+        std::string name = opts_.input_name ? opts_.input_name(0) : out_->unique_name("token");
+        token_ = out_->add_placeholder(name, ValueMeta::of(effect_token_meta()));
+        meta_.num_tokens = 1;
+        break;
+      }
     size_t input_index = 0;
     for (const Node* n : in_.nodes()) {
       try {
@@ -199,7 +208,9 @@ class Functionalizer {
   // --- nodes -------------------------------------------------------------------------------------
 
   void placeholder(const Node* n, size_t index) {
-    std::string name = opts_.input_name ? opts_.input_name(index) : n->name();
+    std::string name = opts_.input_name
+                           ? opts_.input_name(index + static_cast<size_t>(meta_.num_tokens))
+                           : n->name();
     Node* ph = out_->add_placeholder(name, n->meta());
     view_inputs_.push_back(views_->add_placeholder(name, n->meta()));
     meta_.inputs.push_back(InputInfo{});
@@ -264,8 +275,45 @@ class Functionalizer {
     values_[n] = v;
   }
 
+  // An effectful op that is not yet with_effects: its calls thread the token.
+  static bool needs_token(const OpDef& op) { return is_effectful(op) && !op.wrapped; }
+
+  // with_effects(token, op, *args): the current token in, the next one out (getitem 0), the op's
+  // results after it (Note [Effect tokens]).
+  void effectful_call(const Node* n) {
+    const OpDef& op = *n->op();
+    const OpDef& hop = ops_.higher_order(kWithEffects, op);
+    std::vector<Arg> args{Arg(token_), Arg::of_op(op)};
+    for (auto& a : n->args()) args.push_back(map_arg(a));
+    uint64_t given = n->given_mask() << 2 | 3u;
+    Node* call = call_op(hop, std::move(args), given);
+    token_ = out_->add_getitem(call, 0);
+    const size_t returns = op.schema.returns.size();
+    if (returns == 0) {
+      // PyTorch's with_effects gives (token, None) here; its getitem of the None is dropped, but
+      // its name is taken (with_effects[0] is `getitem`, the next call's `getitem_2`).
+      out_->claim_name(out_->unique_name("getitem"));
+      plain_[n] = call;
+      return;
+    }
+    if (returns == 1) return fresh(n, out_->add_getitem(call, 1));
+    for (size_t k = 0; k < returns; ++k) {
+      Node* item = out_->add_getitem(call, static_cast<int64_t>(k + 1));
+      if (!item->meta().is_tensor())
+        throw Error("effectful op " + op.name + " returns a non-tensor result among several");
+      auto storage = std::make_shared<Storage>();
+      storage->base = item;
+      auto v = std::make_shared<FunctionalValue>();
+      v->storage = storage;
+      v->node = item;
+      items_[std::make_pair(n, static_cast<int64_t>(k))] = v;
+    }
+    plain_[n] = call;
+  }
+
   void call(const Node* n) {
     const OpDef& op = *n->op();
+    if (needs_token(op)) return effectful_call(n);
     if (op.has_tag(kView) && op.has_tag(kInplace)) return metadata_mutation(n);
     std::vector<int> written = op.written_args(n->args());
     if (!written.empty()) return data_mutation(n, written);
@@ -446,8 +494,9 @@ class Functionalizer {
   }
 
   void output(const Node* n) {
-    // Mutated inputs first (in input order), then user outputs.
+    // The final effect token first, then mutated inputs (in input order), then user outputs.
     std::vector<Arg> outs;
+    if (token_) outs.push_back(Arg(token_));
     std::vector<std::pair<Node*, Node*>> copies;  // (placeholder, new value) for copy_ at the end
     for (size_t i = 0; i < input_values_.size(); ++i) {
       FunctionalValue& v = *input_values_[i];
@@ -522,6 +571,7 @@ class Functionalizer {
   std::map<std::pair<const Node*, int64_t>, FValuePtr> items_;  // tensors taken by getitem
   std::vector<FValuePtr> input_values_;
   Node* last_made_ = nullptr;  // the last node of out_ inherit_recompute has seen
+  Node* token_ = nullptr;      // the current effect token (Note [Effect tokens]), if any
 };
 
 }  // namespace

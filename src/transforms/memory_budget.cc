@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/memory_schedule.h"
 #include "aotgrad/transforms/memory_timeline.h"
@@ -147,7 +148,8 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
     size_t i = c.at(n);
     const Node* root = roots[i];
     bool in_input = root->kind() == NodeKind::Placeholder;
-    if (c.dist_from_bw[i] < JointNodeClasses::kDistNever && !in_input && !ops.is_collective(*n))
+    if (c.dist_from_bw[i] < JointNodeClasses::kDistNever && !in_input && !ops.is_collective(*n) &&
+        !is_effectful(*n->op()))
       items.push_back(n);
   }
   std::sort(items.begin(), items.end(),

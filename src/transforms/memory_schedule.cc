@@ -45,7 +45,11 @@ bool is_barrier(const Node& n) {
   return n.kind() == NodeKind::Call && (has_mutations(n) || is_collective(*n.op()));
 }
 
-bool is_ordered(const Node& n) { return n.kind() == NodeKind::Call && is_random(*n.op()); }
+// Random calls keep their order (the generator's stream), effectful calls theirs (the program's;
+// their token chain says so too).
+bool is_ordered(const Node& n) {
+  return n.kind() == NodeKind::Call && (is_random(*n.op()) || is_effectful(*n.op()));
+}
 
 // `placeholder_storage`: for each placeholder (in order), a storage key (-1: an input, not
 // freeable) and its bytes; equal keys share one storage.

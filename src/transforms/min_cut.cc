@@ -303,7 +303,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   const size_t n_nodes = c.nodes.size();
   auto node = [&](size_t i) -> const Node& { return *c.nodes[i]; };
   // Each node's op classes, looked up once per op.
-  enum : uint8_t {
+  enum : uint16_t {
     kFusible = 1,
     kView = 2,
     kRandom = 4,
@@ -311,11 +311,12 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     kIntensive = 16,
     kCat = 32,
     kCollective = 64,
-    kPointwise = 128
+    kPointwise = 128,
+    kEffectful = 256
   };
-  std::vector<uint8_t> cls(n_nodes, 0);
+  std::vector<uint16_t> cls(n_nodes, 0);
   {
-    std::unordered_map<const OpDef*, uint8_t> by_op;
+    std::unordered_map<const OpDef*, uint16_t> by_op;
     for (size_t i = 0; i < n_nodes; ++i) {
       const Node& n = node(i);
       if (n.kind() == NodeKind::GetItem) {
@@ -330,17 +331,18 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
             (ops.is_random(n) ? kRandom : 0) | (ops.is_recomputable(n) ? kRecomputable : 0) |
             (ops.is_compute_intensive(n) ? kIntensive : 0) |
             (OpClasses::packet(n) == "aten::cat" ? kCat : 0) |
-            (ops.is_collective(n) ? kCollective : 0) | (ops.is_pointwise(n) ? kPointwise : 0);
+            (ops.is_collective(n) ? kCollective : 0) | (ops.is_pointwise(n) ? kPointwise : 0) |
+            (is_effectful(*n.op()) ? kEffectful : 0);
       cls[i] = it->second;
     }
   }
-  auto has = [&](size_t i, uint8_t f) { return (cls[i] & f) != 0; };
+  auto has = [&](size_t i, uint16_t f) { return (cls[i] & f) != 0; };
   // Memory fusion into a cat is possible, but a cat is not a producer of a fusion.
   auto is_fusible = [&](size_t a, size_t b) {
     return has(b, kCat) || (has(a, kFusible) && has(b, kFusible));
   };
   auto must_recompute = [&](size_t i) {
-    if (!tagged_recompute(node(i)) || has(i, kCollective)) return false;
+    if (!tagged_recompute(node(i)) || has(i, kCollective | kEffectful)) return false;
     return options.recompute_random_ops || !has(i, kRandom);
   };
 
@@ -414,6 +416,9 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     // A collective is communication every rank issues once (§13.9): recomputing it in the
     // backward would issue it again, whatever a checkpoint policy says.
     if (has(i, kCollective)) return "collective";
+    // An effectful call (with_effects: a print, a user's effectful op) happens once per call, in
+    // program order: recomputing it would repeat the effect in the backward (Note [Effect tokens]).
+    if (has(i, kEffectful)) return "effectful";
     // A random op draws new numbers when recomputed (PyTorch bans it as "not in recomputable
     // allowlist"; the more specific reason comes first here, for the same nodes).
     if (has(i, kRandom) && !must_recompute(i)) return "random op";
@@ -477,7 +482,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   auto ban = [&](size_t i, const char* reason) {
     const Node& n = node(i);
     if (has(i, kView)) return false;
-    if (!dont_ban.empty() && dont_ban.count(&n) && !has(i, kCollective)) return false;
+    if (!dont_ban.empty() && dont_ban.count(&n) && !has(i, kCollective | kEffectful)) return false;
     if (must_recompute(i)) return false;
     if (n.meta().kind == ValueMeta::Kind::SymFloat) return false;
     if (banned[i]) return true;

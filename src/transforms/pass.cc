@@ -32,6 +32,8 @@ bool already_functional(const Graph& g) {
       continue;
     }
     if (in_tail || has_mutations(*n)) return false;
+    if (n->kind() == NodeKind::Call && is_effectful(*n->op()) && !n->op()->wrapped)
+      return false;  // its effect token is not threaded yet
   }
   return true;
 }
@@ -39,7 +41,9 @@ bool already_functional(const Graph& g) {
 // functionalize() as a pass: the functional graph replaces the input. Input mutations stay in the
 // graph as trailing copy_ calls, so inputs and outputs are the caller's; a metadata mutation of an
 // input (t_ on an argument) still adds an output, as FunctionalizeResult::meta says. A graph
-// already in that form is left alone. changes(): calls with mutations in the input graph.
+// already in that form is left alone. Effectful calls thread an effect token, the graph's first
+// input and output (Note [Effect tokens]). changes(): calls with mutations or effects in the input
+// graph.
 class FunctionalizePass : public Pass {
  public:
   std::string_view name() const override { return "functionalize"; }
@@ -47,7 +51,9 @@ class FunctionalizePass : public Pass {
     changes_ = 0;
     if (already_functional(g)) return false;
     for (const Node* n : g.nodes())
-      if (n->kind() == NodeKind::Call && has_mutations(*n)) ++changes_;
+      if (n->kind() == NodeKind::Call &&
+          (has_mutations(*n) || (is_effectful(*n->op()) && !n->op()->wrapped)))
+        ++changes_;
     FunctionalizeOptions opts;
     opts.keep_input_mutations = true;
     FunctionalizeResult r = functionalize(g, opts);

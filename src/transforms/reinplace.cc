@@ -10,8 +10,8 @@
 namespace aotgrad {
 namespace {
 
-constexpr uint32_t kNeverReinplaced =
-    kRandom | kNondeterministicSeeded | kCollective | kView | kInplace | kOutOfPlaceMutation;
+constexpr uint32_t kNeverReinplaced = kRandom | kNondeterministicSeeded | kCollective | kEffectful |
+                                      kView | kInplace | kOutOfPlaceMutation;
 
 // Whether a call of `op` may write its result into an argument at all.
 bool may_reinplace(const OpDef& op) {

@@ -43,6 +43,8 @@ void expect_same(const CompileState& a, const CompileState& b) {
   EXPECT_EQ(a.joint.tangent_of_output, b.joint.tangent_of_output);
   EXPECT_EQ(a.joint.primal_requires_grad, b.joint.primal_requires_grad);
   EXPECT_EQ(a.meta.mutated_inputs_returned, b.meta.mutated_inputs_returned);
+  EXPECT_EQ(a.meta.num_tokens, b.meta.num_tokens);
+  EXPECT_EQ(a.joint.num_tokens, b.joint.num_tokens);
   ASSERT_EQ(a.meta.inputs.size(), b.meta.inputs.size());
   for (size_t i = 0; i < a.meta.inputs.size(); ++i) {
     EXPECT_EQ(a.meta.inputs[i].mutates_data, b.meta.inputs[i].mutates_data) << i;
@@ -53,7 +55,7 @@ void expect_same(const CompileState& a, const CompileState& b) {
 TEST(CacheEntry, TrainingEntryRoundTripsThroughText) {
   CompileState a = compiled(CompileKind::kTraining, *graph(), kGrad);
   std::string text = serialize_cache_entry("k", kVersion, a);
-  EXPECT_EQ(text.rfind("aotgrad-compile-cache 1 training k\naotgrad test-version\n", 0), 0u);
+  EXPECT_EQ(text.rfind("aotgrad-compile-cache 2 training k\naotgrad test-version\n", 0), 0u);
   EXPECT_NE(text.find("\ngraph fw "), std::string::npos);
   EXPECT_EQ(text.substr(text.size() - 72, 7), "sha256 ");
   CompileState b = parsed(text, "k", CompileKind::kTraining);
@@ -122,7 +124,7 @@ TEST(CacheEntry, CorruptEntriesGiveTextMessages) {
   std::string body = good.substr(0, good.size() - 72);
   std::vector<std::string> bad = {
       "aotgrad-compile-cache \xff\xfe training k\n",
-      "aotgrad-compile-cache 1 \xc3\xa9 k\n" + good.substr(good.find('\n') + 1),
+      "aotgrad-compile-cache 2 \xc3\xa9 k\n" + good.substr(good.find('\n') + 1),
       resign(body.substr(0, body.find("\ninputs")) + "\ninputs \x80\x81" +
              body.substr(body.find("\ninputs") + 9)),
       resign(body.substr(0, body.find("\ninput ") + 7) + "\xe2 " +
@@ -168,6 +170,41 @@ def forward(self, x: "f32[4, 8]"):
   std::string text = serialize_cache_entry("k", kVersion, a);
   ASSERT_NE(text.find("run_with_rng_state"), std::string::npos);
   expect_same(a, parsed(text, "k", CompileKind::kTraining));
+}
+
+// Effect tokens (Note [Effect tokens]): the entry keeps the token count, for inference and
+// training; an entry whose count does not fit its graph is rejected.
+TEST(CacheEntry, EffectTokensRoundTrip) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[4]"):
+    _print = torch.ops.aten._print.default('moo')
+    sin = torch.ops.aten.sin.default(x)
+    return (sin,)
+)",
+                       aten_ops());
+  for (CompileKind kind : {CompileKind::kInference, CompileKind::kTraining}) {
+    CompileState a = compiled(
+        kind, *g, kind == CompileKind::kTraining ? std::vector<bool>{true} : std::vector<bool>{});
+    ASSERT_EQ(a.meta.num_tokens, 1);
+    std::string text = serialize_cache_entry("k", kVersion, a);
+    ASSERT_NE(text.find("\ntokens 1\n"), std::string::npos);
+    CompileState b = parsed(text, "k", kind);
+    expect_same(a, b);
+    if (kind == CompileKind::kInference) EXPECT_EQ(print_graph(*a.graph), print_graph(*b.graph));
+  }
+  CompileState a = compiled(CompileKind::kInference, *g);
+  std::string text = serialize_cache_entry("k", kVersion, a);
+  std::string body = text.substr(0, text.rfind("sha256 "));
+  body.replace(body.find("\ntokens 1\n"), 10, "\ntokens 0\n");
+  std::string bad = body + "sha256 " + sha256_hex(body) + "\n";
+  try {
+    parsed(bad, "k", CompileKind::kInference);
+    ADD_FAILURE() << "a wrong token count was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("the graph returns 2 values, the metadata describes 1"),
+              std::string::npos)
+        << e.message();
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
@@ -120,6 +121,60 @@ TEST(HigherOrderOps, BadStatesAndOpArgumentsAreErrors) {
   const OpDef& foreign = other.def("foo(Tensor self) -> Tensor").op();
   EXPECT_THAT(error_of([&] { aten_ops().higher_order(kRunWithRngState, foreign); }),
               HasSubstr("cannot wrap aten::foo: it is not an op of this op table"));
+}
+
+// with_effects (torch/_higher_order_ops/effects.py, Note [Effect tokens]): the token, the op, the
+// op's arguments; results: a new token, then the op's.
+TEST(HigherOrderOps, WithEffectsSchemaTagsAndMetadata) {
+  const OpDef& print = aten_ops().get("aten::_print");
+  EXPECT_EQ(print.schema.text, "aten::_print(str s) -> ()");
+  EXPECT_EQ(tag_names(print.tags), "effectful");
+  const OpDef& with = aten_ops().higher_order(kWithEffects, print);
+  EXPECT_EQ(with.schema.text, "higher_order::with_effects(Tensor token, Any op, str s) -> Tensor");
+  EXPECT_EQ(tag_names(with.tags), "effectful");
+  EXPECT_EQ(with.wrapped_arg, 1);
+  EXPECT_TRUE(with.non_differentiable);
+  EXPECT_EQ(effect_token_meta().annotation(), "f32[0][1]cpu");
+
+  const std::string text = R"(def forward(self, arg0_1: "f32[0][1]cpu"):
+    with_effects = torch.ops.higher_order.with_effects(arg0_1, torch.ops.aten._print.default, 'moo');  arg0_1 = None
+    getitem: "f32[0][1]cpu" = with_effects[0];  with_effects = None
+    return (getitem,)
+)";
+  auto g = parse_graph(text, aten_ops());
+  const ValueMeta& m = g->find("with_effects")->meta();
+  ASSERT_EQ(m.kind, ValueMeta::Kind::Tuple);
+  ASSERT_EQ(m.elems.size(), 1u);  // an op without results: the token only
+  EXPECT_EQ(m.elems[0].annotation(), "f32[0][1]cpu");
+  PrintOptions p;
+  p.class_header = false;
+  EXPECT_EQ(print_graph(*g, p), text);  // text round trip
+}
+
+TEST(HigherOrderOps, WithEffectsErrors) {
+  auto parse = [](const std::string& call) {
+    return error_of([&] {
+      parse_graph("def forward(self, t: \"f32[0]\", x: \"f32[4]\"):\n    y = " + call +
+                      "\n    return (y,)\n",
+                  aten_ops());
+    });
+  };
+  // An op that is not effectful.
+  EXPECT_THAT(
+      parse("torch.ops.higher_order.with_effects(t, torch.ops.aten.neg.default, x)"),
+      HasSubstr("higher_order::with_effects cannot wrap aten::neg: it is not effectful (declare it "
+                "with the effectful tag, or register it with register_effectful_op)"));
+  // The token left out.
+  EXPECT_THAT(parse("torch.ops.higher_order.with_effects(torch.ops.aten._print.default, 'moo')"),
+              HasSubstr("argument 'token' of higher_order::with_effects is missing: it comes "
+                        "before the op, got torch.ops.aten._print.default"));
+  // A token that is not one.
+  EXPECT_THAT(parse("torch.ops.higher_order.with_effects(x, torch.ops.aten._print.default, 'moo')"),
+              HasSubstr("argument 'token' must be an effect token (an empty f32[0] tensor), got "
+                        "f32[4][1]cpu"));
+  // The wrapped op's own arguments are checked.
+  EXPECT_THAT(parse("torch.ops.higher_order.with_effects(t, torch.ops.aten._print.default, 3)"),
+              HasSubstr("'s'"));
 }
 
 }  // namespace

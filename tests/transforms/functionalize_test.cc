@@ -360,5 +360,79 @@ def forward(self, x: "f32[4]"):
   EXPECT_EQ(by_op.at("aten::relu"), RecomputePolicy::None);
 }
 
+// §13.31 effect tokens: the graph PyTorch's aot_export_module prints for a module that prints
+// "moo", adds, prints "moo" (test_with_effects.py's test_print): the token is the first input
+// (arg0_1), each _print is with_effects on the current token, the final token the first output;
+// the None getitem of an op without results takes its name (getitem_1), so the second token is
+// getitem_2.
+TEST(Functionalize, Seed13_31_EffectTokensThreadThePrints) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f32[3]"):
+    _print = torch.ops.aten._print.default('moo')
+    add = torch.ops.aten.add.Tensor(x, x)
+    _print_1 = torch.ops.aten._print.default('moo')
+    return (add,)
+)");
+  EXPECT_EQ(printed(*r.graph), normalized(R"(
+def forward(self, arg0_1, arg1_1):
+    with_effects = torch.ops.higher_order.with_effects(arg0_1, torch.ops.aten._print.default, 'moo');  arg0_1 = None
+    getitem = with_effects[0];  with_effects = None
+    add = torch.ops.aten.add.Tensor(arg1_1, arg1_1);  arg1_1 = None
+    with_effects_1 = torch.ops.higher_order.with_effects(getitem, torch.ops.aten._print.default, 'moo');  getitem = None
+    getitem_2 = with_effects_1[0];  with_effects_1 = None
+    return (getitem_2, add)
+)"));
+  EXPECT_EQ(r.meta.num_tokens, 1);
+  EXPECT_EQ(r.meta.inputs.size(), 1u);  // the token is not a user input
+  EXPECT_EQ(r.meta.outputs.size(), 1u);
+  EXPECT_EQ(r.graph->placeholders()[0]->meta().annotation(), "f32[0][1]cpu");
+  // The text parses back to the same graph.
+  PrintOptions p;
+  std::string text = print_graph(*r.graph, p);
+  EXPECT_EQ(print_graph(*parse_graph(text, aten_ops()), p), text);
+  // No effectful call: no token.
+  EXPECT_EQ(run(kSgdStep).meta.num_tokens, 0);
+}
+
+// test_print_with_buffer_mutations: the final token comes before the mutated input's new value.
+TEST(Functionalize, EffectTokenComesBeforeMutatedInputs) {
+  FunctionalizeResult r = run(R"(
+def forward(self, buf: "f32[3]", x: "f32[3]"):
+    _print = torch.ops.aten._print.default('moo')
+    add = torch.ops.aten.add.Tensor(x, x)
+    add_ = torch.ops.aten.add_.Tensor(buf, add)
+    add_1 = torch.ops.aten.add.Tensor(buf, x)
+    _print_1 = torch.ops.aten._print.default('moo')
+    return (add_1,)
+)");
+  EXPECT_EQ(printed(*r.graph), normalized(R"(
+def forward(self, arg0_1, arg1_1, arg2_1):
+    with_effects = torch.ops.higher_order.with_effects(arg0_1, torch.ops.aten._print.default, 'moo');  arg0_1 = None
+    getitem = with_effects[0];  with_effects = None
+    add = torch.ops.aten.add.Tensor(arg2_1, arg2_1)
+    add_1 = torch.ops.aten.add.Tensor(arg1_1, add);  arg1_1 = add = None
+    add_2 = torch.ops.aten.add.Tensor(add_1, arg2_1);  arg2_1 = None
+    with_effects_1 = torch.ops.higher_order.with_effects(getitem, torch.ops.aten._print.default, 'moo');  getitem = None
+    getitem_2 = with_effects_1[0];  with_effects_1 = None
+    return (getitem_2, add_1, add_2)
+)"));
+  EXPECT_EQ(r.meta.mutated_inputs_returned, std::vector<int>{0});
+  EXPECT_TRUE(r.meta.inputs[0].mutates_data);
+}
+
+// Without input names the token is `token`; a graph already threaded is left as it is.
+TEST(Functionalize, TokenNameAndAlreadyThreadedGraphs) {
+  FunctionalizeResult r = run(R"(
+def forward(self, x: "f32[3]"):
+    _print = torch.ops.aten._print.default('a')
+    return (x,)
+)",
+                              false, /*rename=*/false);
+  EXPECT_EQ(r.graph->placeholders()[0]->name(), "token");
+  FunctionalizeResult again = run(print_graph(*r.graph), false, false);
+  EXPECT_EQ(again.meta.num_tokens, 0);
+  EXPECT_EQ(printed(*again.graph), printed(*r.graph));
+}
+
 }  // namespace
 }  // namespace aotgrad

@@ -12,6 +12,7 @@
 #include "../graph_text.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
+#include "aotgrad/transforms/functionalize.h"
 
 namespace aotgrad {
 namespace {
@@ -208,6 +209,43 @@ TEST(MinCut, MustSaveAndRandomOpsAreBanned) {
   ASSERT_EQ(d.p.saved.size(), 2u);  // sin and the generator state
   EXPECT_EQ(d.p.saved[0], "sin");
   EXPECT_EQ(d.e.saved.back().why, "rng state for recomputed native_dropout");
+}
+
+// Effectful calls (with_effects, Note [Effect tokens]) are banned as "effectful", as collectives
+// are, whatever a checkpoint policy says: the backward never repeats a print. The forward takes
+// the token first and returns the final one first; the token gets no gradient output.
+TEST(MinCut, EffectfulCallsAreBannedAndStayInTheForward) {
+  auto g = parse_text(R"(
+def forward(self, x: "f32[8]"):
+    _print = torch.ops.aten._print.default('moo')
+    sin = torch.ops.aten.sin.default(x)
+    _print_1 = torch.ops.aten._print.default('boo')
+    mul = torch.ops.aten.mul.Tensor(sin, sin)
+    return (mul,)
+)");
+  FunctionalizeResult f = functionalize(*g);
+  ASSERT_EQ(f.meta.num_tokens, 1);
+  JointGraph j = build_joint(*f.graph, {true}, 1);
+  EXPECT_EQ(j.num_primals, 2u);
+  EXPECT_EQ(j.num_tokens, 1u);
+  EXPECT_EQ(j.primal_requires_grad, (std::vector<bool>{false, true}));
+  for (const char* name : {"with_effects", "with_effects_1"})
+    find(j, name)->info().recompute = RecomputePolicy::MustRecompute;
+  PartRun r = partition(j);
+  EXPECT_EQ(reason(r.e, "with_effects"), "effectful");
+  EXPECT_EQ(reason(r.e, "with_effects_1"), "effectful");
+  for (const std::string& name : recomputed(r.e))
+    EXPECT_NE(name.rfind("with_effects", 0), 0u) << name;
+  std::vector<Node*> phs = r.p.fw->placeholders();
+  ASSERT_EQ(phs.size(), 2u);
+  EXPECT_EQ(phs[0]->name(), "primals_1");
+  const Arg& fw_out = r.p.fw->output()->args()[0];
+  ASSERT_FALSE(fw_out.list.empty());
+  EXPECT_EQ(arg_to_string(fw_out.list[0]), "getitem_2");  // the final token
+  for (const Node* n : r.p.bw->nodes())
+    EXPECT_FALSE(n->kind() == NodeKind::Call && is_effectful(*n->op())) << n->name();
+  // One gradient, x's: the token has none.
+  EXPECT_EQ(r.p.bw->output()->args()[0].list.size(), 1u);
 }
 
 // MUST_RECOMPUTE / PREFER_RECOMPUTE force recomputation even of a node banned otherwise.

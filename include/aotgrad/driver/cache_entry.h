@@ -10,7 +10,7 @@
 namespace aotgrad {
 
 /// The entry format written by this build; an entry of another format version is not read.
-inline constexpr int kCompileCacheFormat = 1;
+inline constexpr int kCompileCacheFormat = 2;  // 2: the tokens line (effect tokens)
 
 /// The entry of an inference or training compilation as text. Line-oriented; every count
 /// precedes its items:
@@ -22,10 +22,11 @@ inline constexpr int kCompileCacheFormat = 1;
 ///     outputs <n>                      then n lines: output <fresh|is_input|alias_of_input|none>
 ///                                      <input> <view>
 ///     mutated_inputs_returned <n> <index>...
+///     tokens <n>                       effect tokens the graphs take first and return first
 ///     (training only)
 ///     num_forward_outputs <n>
 ///     saved <n> <name>...
-///     joint <num_primals> <num_tangents> <num_forward_outputs>
+///     joint <num_primals> <num_tangents> <num_forward_outputs> <num_tokens>
 ///     tangent_of_output <n> <index>...
 ///     primal_requires_grad <n> <0|1>...
 ///     (then, per graph: fw (the inference graph, or the training forward), bw (training only),

@@ -50,7 +50,7 @@ struct TrainingArtifacts {
   JointGraph joint_info;                     // (graph moved into `joint`)
   std::shared_ptr<const Graph> fw, bw;
   std::vector<std::string> saved;  // names of saved values, fw output order
-  size_t num_forward_outputs = 0;  // mutated-input values + user outputs
+  size_t num_forward_outputs = 0;  // effect tokens + mutated-input values + user outputs
   /// Why the min-cut partition saved and recomputed what it did; null for the default partition.
   std::shared_ptr<const MinCutExplain> explain;
   /// Each stage's wall-clock and process CPU time, in order: decompose_composites,

@@ -46,6 +46,8 @@ enum Tag : uint32_t {
   kDataDependentOutput = 1u << 14,  // a result's value depends on the inputs' data (item, equal)
   kCollective = 1u << 15,  // a functional collective or its wait (_c10d_functional): issued on a
                            // process group, the same on every rank; see ops/registry.h
+  kEffectful = 1u << 16,   // a side effect whose order is the program's (aten::_print, an op a
+                           // user registers effectful, with_effects): Note [Effect tokens]
 };
 std::string tag_names(uint32_t tags);  // "pointwise,core"
 

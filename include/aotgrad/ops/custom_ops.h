@@ -38,6 +38,15 @@ struct CustomOpFacts {
 /// Thread-safe.
 void register_custom_op(const std::string& name, CustomOpFacts facts);
 
+/// torch.library._register_effectful_op: marks `name` ("mylib::log" or "mylib::log.overload", an
+/// op of the user's TORCH_LIBRARY) effectful with an ordered effect, so that functionalization
+/// threads an effect token through its calls and no pass drops, merges, recomputes or reorders
+/// them (Note [Effect tokens]). Same rules as register_custom_op (before first use, once; not an
+/// op the registry declares, which declares its effects itself); may be combined with it.
+void register_effectful_op(const std::string& name);
+/// Whether `name` was registered with register_effectful_op.
+bool registered_effectful(const std::string& name);
+
 /// The facts registered for `name` (the full name without ".default"), or nullptr.
 const CustomOpFacts* custom_op_facts(const std::string& name);
 

@@ -43,6 +43,13 @@ inline constexpr const char* kRunWithRngState = "higher_order::run_with_rng_stat
 /// whose backward cannot be traced ahead of time because libtorch's formula reads data (prod's
 /// zeros, cumprod's, median's index). One result per position in `needs`, as a list.
 inline constexpr const char* kEagerBackward = "higher_order::eager_backward";
+/// torch.ops.higher_order.with_effects(token, op, *args): (a new token, *op(*args)) -- an
+/// effectful op's call made functional by an explicit order (torch/_higher_order_ops/effects.py;
+/// Note [Effect tokens] in src/ops/higher_order_ops.cc). A token is an empty f32[0] tensor; an
+/// op with no result gives a one-element tuple (the token).
+inline constexpr const char* kWithEffects = "higher_order::with_effects";
+/// An effect token's metadata: f32[0][1]cpu (torch.tensor([])).
+TensorMeta effect_token_meta();
 /// Bytes of libtorch 1.13's CPU generator state (CPUGeneratorImpl::get_state(): a u8 tensor; a
 /// runtime test checks it against libtorch).
 inline constexpr int64_t kCpuRngStateBytes = 5056;

@@ -10,7 +10,8 @@ namespace aotgrad {
 
 struct JointGraph {
   /// `(primals, tangents) -> (outputs..., grads...)`: placeholders primals_1.. then tangents_1..,
-  /// the forward nodes, then the backward nodes; one grad (or None) per primal.
+  /// the forward nodes, then the backward nodes; one grad (or None) per primal after the effect
+  /// tokens (which get none, as in PyTorch).
   std::unique_ptr<Graph> graph;
   size_t num_primals = 0;
   size_t num_tangents = 0;
@@ -19,12 +20,17 @@ struct JointGraph {
   std::vector<int> tangent_of_output;
   /// Which primals get a gradient (requires grad); the others' grad output is None.
   std::vector<bool> primal_requires_grad;
+  /// The leading primals that are effect tokens (ViewAndMutationMeta::num_tokens).
+  size_t num_tokens = 0;
 };
 
 /// Differentiates the functional graph `fw` (no in-place ops: functionalize first) with respect to
 /// the placeholders marked in `requires_grad`, using each op's derivative rule. Outputs that are
 /// floating point and require grad get a tangent. Throws Error naming the node for an op that
-/// has neither a derivative rule nor `non_differentiable`.
-JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad);
+/// has neither a derivative rule nor `non_differentiable`. The first `num_tokens` placeholders of
+/// `fw` are effect tokens (`requires_grad` is then over the placeholders after them): primals
+/// without a gradient output; a gradient asked through an effectful call is an Error.
+JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad,
+                       size_t num_tokens = 0);
 
 }  // namespace aotgrad

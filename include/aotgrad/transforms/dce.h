@@ -19,10 +19,14 @@ bool is_random(const OpDef& op);
 /// Whether the op is a functional collective or its wait (tag `collective`, _c10d_functional):
 /// every rank must issue the same ones in the same order (Note [Functional collectives]).
 bool is_collective(const OpDef& op);
+/// Whether the op has an ordered side effect (tag `effectful`: aten::_print, ops registered with
+/// register_effectful_op, and with_effects, which threads their effect token): never removed,
+/// merged, recomputed or reordered against another (Note [Effect tokens]).
+bool is_effectful(const OpDef& op);
 /// fx's Node.is_impure (torch 2.7+): placeholders, the output, calls with mutations, random
-/// calls, and collectives (fx keeps wait_tensor as side-effectful; aotgrad keeps the collective
-/// too, so that no rank drops one another rank issues). An impure node is never removed or merged
-/// by a pass.
+/// calls, effectful calls, and collectives (fx keeps wait_tensor as side-effectful; aotgrad keeps
+/// the collective too, so that no rank drops one another rank issues). An impure node is never
+/// removed or merged by a pass.
 bool is_impure(const Node& n);
 /// Whether no call of `g` has mutations (a functionalized graph).
 bool is_functional(const Graph& g);

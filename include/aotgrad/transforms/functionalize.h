@@ -43,6 +43,11 @@ struct ViewAndMutationMeta {
   /// metadata mutations not kept in the graph).
   std::vector<int> mutated_inputs_returned;
   int num_mutated_outputs() const { return static_cast<int>(mutated_inputs_returned.size()); }
+  /// Effect tokens (Note [Effect tokens], ops/registry.h): the functional graph takes this many
+  /// tokens before the inputs and returns the final ones before everything else (0 or 1: one
+  /// ordered effect). `inputs`, `outputs` and `mutated_inputs_returned` do not count them; the
+  /// runtime passes fresh tokens in and drops the final ones (PyTorch's EffectTokensWrapper).
+  int num_tokens = 0;
 };
 
 /// The op a functionalized graph writes a mutated input back with when the mutation stays in the
@@ -53,7 +58,9 @@ struct FunctionalizeOptions {
   /// Keep data mutations of inputs in the graph as a trailing `copy_(input, new_value)` (the
   /// seed's keep_inference_input_mutations, §13.13) instead of returning the new value.
   bool keep_input_mutations = false;
-  /// Names of the functional graph's placeholders (default: the original names).
+  /// Names of the functional graph's placeholders (default: the original names); with an effect
+  /// token, index 0 names the token and index i + 1 input i (arg0_1 is the token, as PyTorch's).
+  /// Unset, the token is named `token`.
   std::function<std::string(size_t)> input_name;
 };
 
@@ -73,8 +80,10 @@ struct FunctionalizeResult {
 /// a write through a view becomes the matching scatter into its base (slice_scatter,
 /// select_scatter, as_strided_scatter, ... or the inverse view); views of a mutated storage read
 /// after the write are replayed from the updated base; metadata mutations (t_, ...) become views.
-/// See Note [Functionalization] in functionalize.cc. Throws Error naming the node for a mutation
-/// it cannot express (an op with no functional variant, a write into an expanded view, ...).
+/// Effectful calls (aten::_print, ops registered effectful) become with_effects calls threading
+/// an effect token (Note [Effect tokens]). See Note [Functionalization] in functionalize.cc.
+/// Throws Error naming the node for a mutation it cannot express (an op with no functional
+/// variant, a write into an expanded view, ...).
 FunctionalizeResult functionalize(const Graph& g, const FunctionalizeOptions& options = {});
 
 }  // namespace aotgrad

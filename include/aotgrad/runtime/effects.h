@@ -1,0 +1,36 @@
+// aotgrad: effectful ops at run time (Note [Effect tokens] in src/ops/higher_order_ops.cc) --
+// aten::_print's kernel and the stream it writes to, effect tokens, and the EffectTokensWrapper.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <ostream>
+#include <string>
+
+#include "aotgrad/runtime/compiler.h"
+
+namespace aotgrad {
+
+/// torch.ops.aten._print(s) for C++ code: calls aten::_print through libtorch's dispatcher, which
+/// writes `s` and a newline to the print stream; inside a capture the call is recorded instead (as
+/// make_fx records it), so a compiled function prints when it runs.
+void print(const std::string& s);
+
+/// The stream aten::_print writes to (std::cout by default; nullptr restores it). Returns the
+/// previous one. Writes and changes are serialized; the stream must outlive its use.
+std::ostream* set_print_stream(std::ostream* stream);
+
+/// A fresh effect token: an empty f32 tensor on the CPU (torch.tensor([])).
+at::Tensor new_effect_token();
+
+/// PyTorch's EffectTokensWrapper: `fn`, a compiled graph that takes `num_tokens` effect tokens
+/// before its inputs and returns the final tokens before its outputs, as a function of the other
+/// inputs that returns the other outputs; fresh tokens go in on every call. `fn` itself when
+/// `num_tokens` is 0.
+CompiledFn with_effect_tokens(CompiledFn fn, int num_tokens);
+
+/// Defines aten::_print(str s) -> () in libtorch's dispatcher (libtorch 1.13 has none), with the
+/// kernel above; once per process (register_compat_ops calls it).
+void register_effect_ops();
+
+}  // namespace aotgrad

@@ -1,0 +1,86 @@
+// aotgrad: aten::_print's kernel, effect tokens and the EffectTokensWrapper.
+#include "aotgrad/runtime/effects.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <iostream>
+#include <mutex>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/runtime/fake_tensor.h"
+
+namespace aotgrad {
+namespace {
+
+std::mutex g_print_mu;
+std::ostream* g_print_stream = nullptr;  // nullptr: std::cout
+
+// aten::_print(str s) -> (): PyTorch's kernel prints `s` (Python's print); inside a capture the
+// call is recorded, as make_fx records it (it has no tensor argument for the fake tensors' kernel
+// to see).
+void print_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (FakeTrace* trace = FakeTrace::active()) {
+    trace->record(op, stack);
+    return;
+  }
+  std::string s = stack->back().toStringRef();
+  stack->pop_back();
+  std::lock_guard<std::mutex> lock(g_print_mu);
+  std::ostream& out = g_print_stream ? *g_print_stream : std::cout;
+  out << s << '\n';
+  out.flush();
+}
+
+const c10::OperatorHandle& print_op() {
+  register_compat_ops();
+  static const c10::OperatorHandle op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::_print", "");
+  return op;
+}
+
+}  // namespace
+
+void register_effect_ops() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (c10::Dispatcher::singleton().findSchema({"aten::_print", ""})) return;  // a later libtorch
+    static torch::Library lib(torch::Library::FRAGMENT, "aten", c10::nullopt, __FILE__, __LINE__);
+    lib.def("_print(str s) -> ()");
+    // No tensor argument: the dispatcher's Undefined entry, which CompositeExplicitAutograd fills.
+    lib.impl("_print", torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd,
+                                       torch::CppFunction::makeFromBoxedFunction<&print_kernel>()));
+  });
+}
+
+void print(const std::string& s) {
+  torch::jit::Stack stack{c10::IValue(s)};
+  print_op().callBoxed(&stack);
+}
+
+std::ostream* set_print_stream(std::ostream* stream) {
+  std::lock_guard<std::mutex> lock(g_print_mu);
+  std::ostream* previous = g_print_stream ? g_print_stream : &std::cout;
+  g_print_stream = stream == &std::cout ? nullptr : stream;
+  return previous;
+}
+
+at::Tensor new_effect_token() { return at::empty({0}, at::TensorOptions().dtype(at::kFloat)); }
+
+CompiledFn with_effect_tokens(CompiledFn fn, int num_tokens) {
+  if (num_tokens == 0) return fn;
+  return [fn = std::move(fn), num_tokens](std::vector<c10::IValue> args) {
+    std::vector<c10::IValue> in;
+    in.reserve(args.size() + static_cast<size_t>(num_tokens));
+    for (int k = 0; k < num_tokens; ++k) in.emplace_back(new_effect_token());
+    for (c10::IValue& a : args) in.push_back(std::move(a));
+    std::vector<c10::IValue> outs = fn(std::move(in));
+    AOTGRAD_CHECK(outs.size() >= static_cast<size_t>(num_tokens), "the compiled graph returned ",
+                  outs.size(), " values, fewer than its ", num_tokens, " effect tokens");
+    outs.erase(outs.begin(), outs.begin() + num_tokens);
+    return outs;
+  };
+}
+
+}  // namespace aotgrad
