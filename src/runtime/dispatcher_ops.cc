@@ -242,6 +242,17 @@ class LibtorchOps final : public OpProvider {
     else
       op->derivative = traced_derivative();
     apply_custom_op_facts(*op);  // what the op's user told aotgrad (Note [Custom ops])
+    // An effectful op without an Autograd kernel (nor a derivative from its user) has no gradient
+    // to trace: non-differentiable. A gradient through one that has one is an error at the joint
+    // graph (Note [Effect tokens]).
+    const CustomOpFacts* facts = custom_op_facts(op->name);
+    if (op->has_tag(kEffectful) && !op->has_tag(kCompositeImplicit) &&
+        !(facts && facts->derivative) &&
+        !handle->hasKernelForDispatchKey(c10::DispatchKey::Autograd) &&
+        !handle->hasKernelForDispatchKey(c10::DispatchKey::AutogradCPU)) {
+      op->derivative = nullptr;
+      op->non_differentiable = true;
+    }
     count_provider_event(ProviderEvent::kOpProvided);
     return op;
   }

@@ -66,6 +66,21 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
     size_t i = 0;
     for (const Node* n : fw.nodes()) rg[n] = rg_by_pos[i++];
   }
+  // with_effects is not differentiated: a differentiable effectful op given a tensor that
+  // requires grad would silently lose its gradient (Note [Effect tokens]).
+  for (const Node* n : fw.nodes()) {
+    if (n->kind() != NodeKind::Call || !n->op()->wrapped || !n->op()->has_tag(kEffectful) ||
+        n->op()->wrapped->non_differentiable)
+      continue;
+    bool any = false;
+    for (const Arg& a : n->args()) a.for_each_node([&](Node* m) { any = any || rg[m]; });
+    if (any)
+      throw Error(n->describe() + ": a gradient flows through effectful op " +
+                      n->op()->wrapped->name +
+                      ", which aotgrad does not differentiate (detach its inputs, or give it no "
+                      "tensor that requires grad)",
+                  n->info().loc);
+  }
 
   // Primals, then the forward nodes (copied), with the forward outputs flattened.
   std::unordered_map<const Node*, Node*> map;

@@ -34,7 +34,25 @@ at::Tensor log_double_meta(const at::Tensor& x) { return at::empty_like(x); }
 at::Tensor& bump_cpu(at::Tensor& x) { return x.add_(1); }
 at::Tensor& bump_meta(at::Tensor& x) { return x; }
 
+// An effectful op with a backward (an Autograd kernel): 3 * x.
+struct TripleFunction : torch::autograd::Function<TripleFunction> {
+  static at::Tensor forward(torch::autograd::AutogradContext*, const at::Tensor& x) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return c10::Dispatcher::singleton()
+        .findSchemaOrThrow("aotgrad_effects_test::triple", "")
+        .typed<at::Tensor(const at::Tensor&)>()
+        .call(x);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                 torch::autograd::variable_list grads) {
+    return {grads[0] * 3};
+  }
+};
+at::Tensor triple_cpu(const at::Tensor& x) { return x * 3; }
+at::Tensor triple_autograd(const at::Tensor& x) { return TripleFunction::apply(x); }
+
 TORCH_LIBRARY(aotgrad_effects_test, m) {
+  m.def("triple(Tensor x) -> Tensor");
   m.def("log_double(Tensor x) -> Tensor");
   m.def("bump_(Tensor(a!) x) -> Tensor(a!)");
   m.def("no_meta(Tensor x) -> Tensor");
@@ -43,10 +61,13 @@ TORCH_LIBRARY_IMPL(aotgrad_effects_test, CPU, m) {
   m.impl("log_double", log_double_cpu);
   m.impl("bump_", bump_cpu);
   m.impl("no_meta", log_double_cpu);
+  m.impl("triple", triple_cpu);
 }
+TORCH_LIBRARY_IMPL(aotgrad_effects_test, Autograd, m) { m.impl("triple", triple_autograd); }
 TORCH_LIBRARY_IMPL(aotgrad_effects_test, Meta, m) {
   m.impl("log_double", log_double_meta);
   m.impl("bump_", bump_meta);
+  m.impl("triple", log_double_meta);
 }
 
 at::Tensor log_double(const at::Tensor& x) {
@@ -267,6 +288,23 @@ TEST(Effects, AnEffectfulOpWithoutMetaKernelIsAnError) {
   EXPECT_THAT(error_of([&] { aot_function(fn)({at::randn({3})}); }),
               HasSubstr("it is effectful and has no Meta kernel"));
   EXPECT_EQ(g_logged.load(), 0);
+}
+
+// A gradient that would flow through an effectful op: an error naming it, not a zero gradient.
+TEST(Effects, AGradientThroughAnEffectfulOpIsAnError) {
+  register_effectful_op("aotgrad_effects_test::triple");
+  auto fn = [](const std::vector<at::Tensor>& in) -> std::vector<at::Tensor> {
+    return {c10::Dispatcher::singleton()
+                .findSchemaOrThrow("aotgrad_effects_test::triple", "")
+                .typed<at::Tensor(const at::Tensor&)>()
+                .call(in[0])
+                .sum()};
+  };
+  at::Tensor x = at::randn({3});
+  AOTFunction f = aot_function(fn);
+  EXPECT_TRUE(at::allclose(f({x})[0], (x * 3).sum()));  // inference: fine
+  EXPECT_THAT(error_of([&] { f({x.clone().requires_grad_()}); }),
+              HasSubstr("a gradient flows through effectful op aotgrad_effects_test::triple"));
 }
 
 TEST(Effects, AnEffectfulOpThatAliasesIsAnError) {
