@@ -96,7 +96,8 @@ def _fmt(v):
 
 
 def svg_plot(series, title, xlabel, ylabel, logx=False, logy=False, width=720, height=440):
-    """series: [{"name", "points": [(x, y, label)], "line": bool}]. Returns SVG text."""
+    """series: [{"name", "points": [(x, y, label)], "line": bool, "dashed": bool, "color"}].
+    Returns SVG text."""
     xs = [p[0] for s in series for p in s["points"]]
     ys = [p[1] for s in series for p in s["points"]]
     if not xs:
@@ -109,7 +110,9 @@ def svg_plot(series, title, xlabel, ylabel, logx=False, logy=False, width=720, h
         loy, hiy = min(0.0, loy), hiy * 1.08
     xt, x0, x1 = _ticks(lox, hix, logx)
     yt, y0, y1 = _ticks(loy, hiy, logy)
-    left, right, top, bottom = 90, 190, 40, 60
+    # The legend sits right of the plot: room for its longest name (about 7 px a character).
+    left, right, top, bottom = 90, max(190, 40 + 7 * max(len(s["name"]) for s in series)), 40, 60
+    width = max(width, left + right + 400)
     pw, ph = width - left - right, height - top - bottom
 
     def px(x):
@@ -141,8 +144,9 @@ def svg_plot(series, title, xlabel, ylabel, logx=False, logy=False, width=720, h
         c = s.get("color", COLORS[i % len(COLORS)])
         pts = [(px(x), py(y), label) for x, y, label in s["points"]]
         if s.get("line") and len(pts) > 1:
-            out.append('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>'
-                       % (c, " ".join("%.1f,%.1f" % (x, y) for x, y, _ in pts)))
+            dash = ' stroke-dasharray="6,4"' if s.get("dashed") else ""
+            out.append('<polyline fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>'
+                       % (c, dash, " ".join("%.1f,%.1f" % (x, y) for x, y, _ in pts)))
         for k, (x, y, label) in enumerate(pts):
             out.append('<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>' % (x, y, c))
             if label:  # alternately above and below the point, so close neighbours stay readable
@@ -225,6 +229,18 @@ def budget_curve_svg(train, models, with_times=True):
                        "points": [(b, r, "%.2fx time" % t if with_times else "") for b, r, t in pts]})
     if not series:
         return None
+    # Eager with every block checkpointed by hand (torch.utils.checkpoint's baseline) does not
+    # depend on the budget: a dashed line at its peak, labelled with its step time.
+    for i, m in enumerate([s["name"] for s in series]):
+        eager = train.get("TrainStep/%s/eager" % m)
+        ckpt = train.get("TrainStep/%s/eager_checkpoint" % m)
+        if not eager or not ckpt:
+            continue
+        r = ckpt["peak_bytes_above_pre_step"] / eager["peak_bytes_above_pre_step"]
+        t = ckpt["time_us"] / eager["time_us"]
+        series.append({"name": m + " per-block checkpoint", "line": True, "dashed": True,
+                       "color": COLORS[i % len(COLORS)],
+                       "points": [(0.0, r, "%.2fx time" % t if with_times else ""), (1.0, r, "")]})
     series.append({"name": "eager", "line": True, "color": "#888",
                    "points": [(0.0, 1.0, ""), (1.0, 1.0, "")]})
     return svg_plot(series, "Training step peak against the activation memory budget (priced by peak)",

@@ -7,16 +7,24 @@
 // by peak) and --memory-budget=auto (max slowdown 0.03; cnn_bn too). Time
 // per step; as counters, the peak bytes of tensor storage above the level before a step (the
 // tracking allocator is installed before any tensor is made) and the allocations in a step.
+//
+// nanogpt: the demo's character GPT (examples/gpt_demo) at context 256 with naive attention, so
+// the [B, H, T, T] scores and softmax are real activations: eager libtorch, eager with every block
+// checkpointed by hand (eager_checkpoint, torch.utils.checkpoint's scheme), and aot_module at the
+// same budgets (and auto at 3% and 10% estimated extra step time).
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+#include <torch/torch.h>
 
 #include <map>
 #include <string>
 
+#include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/memory.h"
+#include "char_gpt.h"
 #include "models/eager_models.h"
 
 namespace {
@@ -101,6 +109,69 @@ void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& n
       });
 }
 
+/// The nanoGPT-style model and one batch: 4 blocks of width 128 with 4 heads, context 256, batch 4,
+/// a vocabulary of 65 (Shakespeare's characters); weights and batch from fixed seeds.
+struct NanoGPT {
+  std::shared_ptr<aotgrad::demo::CharGPTImpl> model;
+  at::Tensor idx, targets;
+};
+
+NanoGPT make_nanogpt(bool checkpoint_blocks) {
+  aotgrad::demo::CharGPTConfig c;
+  c.vocab = 65;
+  c.seq = 256;
+  c.d = 128;
+  c.heads = 4;
+  c.layers = 4;
+  c.checkpoint_blocks = checkpoint_blocks;
+  torch::manual_seed(0);
+  NanoGPT g;
+  g.model = std::make_shared<aotgrad::demo::CharGPTImpl>(c);
+  g.model->train();
+  g.idx = torch::randint(c.vocab, {4, c.seq}, torch::kLong);
+  g.targets = torch::randint(c.vocab, {4, c.seq}, torch::kLong);
+  return g;
+}
+
+void reset_grads(aotgrad::demo::CharGPTImpl& model) {
+  for (at::Tensor& p : model.parameters()) p.mutable_grad() = at::Tensor();
+}
+
+void BM_TrainStep_NanoGPTEager(benchmark::State& state, bool checkpoint_blocks) {
+  NanoGPT g = make_nanogpt(checkpoint_blocks);
+  run_steps(
+      state,
+      [&] {
+        at::Tensor loss = g.model->forward(g.idx, g.targets);
+        loss.backward();
+        benchmark::DoNotOptimize(loss);
+      },
+      [&] { reset_grads(*g.model); });
+}
+
+void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, double budget, double max_slowdown) {
+  NanoGPT g = make_nanogpt(/*checkpoint_blocks=*/false);
+  aotgrad::AOTConfig config;
+  config.partition = aotgrad::PartitionKind::kMinCut;
+  config.activation_memory_budget = budget;
+  config.min_cut.max_slowdown = max_slowdown;
+  std::shared_ptr<aotgrad::demo::CharGPTImpl> model = g.model;
+  aotgrad::AOTModule compiled = aotgrad::aot_module(
+      model,
+      [model](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{model->forward(in[0], in[1])};
+      },
+      config);
+  run_steps(
+      state,
+      [&] {
+        std::vector<at::Tensor> out = compiled({g.idx, g.targets});
+        out[0].backward();
+        benchmark::DoNotOptimize(out);
+      },
+      [&] { reset_grads(*g.model); });
+}
+
 void register_benchmarks() {
   using aotgrad::PartitionKind;
   struct Variant {
@@ -133,6 +204,30 @@ void register_benchmarks() {
                                    })
           ->Unit(benchmark::kMicrosecond);
   }
+  benchmark::RegisterBenchmark("TrainStep/nanogpt/eager", [](benchmark::State& s) {
+    BM_TrainStep_NanoGPTEager(s, false);
+  })->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("TrainStep/nanogpt/eager_checkpoint", [](benchmark::State& s) {
+    BM_TrainStep_NanoGPTEager(s, true);
+  })->Unit(benchmark::kMicrosecond);
+  struct Budget {
+    const char* name;
+    double budget;
+    double max_slowdown = -1;
+  };
+  const Budget budgets[] = {{"min_cut", 1.0},
+                            {"min_cut_budget_0.8", 0.8},
+                            {"min_cut_budget_0.6", 0.6},
+                            {"min_cut_budget_0.4", 0.4},
+                            {"min_cut_budget_0.2", 0.2},
+                            {"min_cut_budget_0", 0.0},
+                            {"min_cut_auto", 1.0, 0.03},
+                            {"min_cut_auto_0.1", 1.0, 0.1}};
+  for (const Budget& b : budgets)
+    benchmark::RegisterBenchmark(
+        (std::string("TrainStep/nanogpt/aotgrad_") + b.name).c_str(),
+        [b](benchmark::State& s) { BM_TrainStep_NanoGPTCompiled(s, b.budget, b.max_slowdown); })
+        ->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace

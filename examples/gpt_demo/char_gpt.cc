@@ -14,6 +14,44 @@ namespace aotgrad::demo {
 
 namespace F = torch::nn::functional;
 
+namespace {
+
+/// One block as a custom autograd function: forward without history (autograd::Function runs it
+/// under no_grad), saving only the block's input; backward recomputes the block with history and
+/// differentiates it for the input and the block's parameters (passed as inputs so that their
+/// gradients accumulate).
+struct CheckpointedBlock : torch::autograd::Function<CheckpointedBlock> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               BlockImpl* block, at::TensorList params) {
+    (void)params;
+    ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
+    ctx->save_for_backward({x});
+    return block->forward(x);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    auto* block = reinterpret_cast<BlockImpl*>(ctx->saved_data["block"].toInt());
+    torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    std::vector<torch::Tensor> inputs{x};
+    for (const torch::Tensor& p : block->parameters()) inputs.push_back(p);
+    torch::Tensor y;
+    {
+      torch::AutoGradMode enable(true);
+      y = block->forward(x);
+    }
+    torch::autograd::variable_list grads =
+        torch::autograd::grad({y}, inputs, {grad_out[0]}, /*retain_graph=*/false,
+                              /*create_graph=*/false, /*allow_unused=*/true);
+    // One entry per forward argument: x, the block (not a tensor), then each parameter.
+    torch::autograd::variable_list out{grads[0], torch::Tensor()};
+    out.insert(out.end(), grads.begin() + 1, grads.end());
+    return out;
+  }
+};
+
+}  // namespace
+
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(int64_t d, int64_t heads, int64_t seq)
     : heads(heads) {
   if (heads <= 0 || d % heads != 0)
@@ -85,7 +123,14 @@ torch::Tensor CharGPTImpl::logits(const torch::Tensor& idx) {
   // positions are then an op of the graph over the sequence length, not a constant.
   torch::Tensor pos = torch::arange(t, idx.options().dtype(torch::kLong));
   torch::Tensor x = wte(idx) + wpe(pos);
-  for (const auto& block : blocks) x = block->forward(x);
+  for (const auto& block : blocks) {
+    if (config.checkpoint_blocks && torch::GradMode::is_enabled()) {
+      std::vector<torch::Tensor> params = block->parameters();
+      x = CheckpointedBlock::apply(x, block.get(), at::TensorList(params));
+    } else {
+      x = block->forward(x);
+    }
+  }
   return lm_head(ln_f(x));
 }
 

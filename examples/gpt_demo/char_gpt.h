@@ -21,6 +21,10 @@ struct CharGPTConfig {
   int64_t d = 96;      // embedding width
   int64_t heads = 4;   // attention heads; d must be a multiple of heads
   int64_t layers = 3;  // transformer blocks
+  // Eager training only: each block is checkpointed by hand, as torch.utils.checkpoint's reentrant
+  // variant -- its forward keeps no activations but its input, and the backward runs the block
+  // again with autograd before differentiating it (the baseline of the memory benchmarks).
+  bool checkpoint_blocks = false;
 };
 
 /// Causal self-attention as nanoGPT writes it: one qkv projection split three ways, (b, heads, t,

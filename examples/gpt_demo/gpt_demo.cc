@@ -47,12 +47,13 @@ struct Options {
   int64_t layers = 3;
   double lr = 1e-3;
   uint64_t seed = 1;
-  int64_t sample = 200;      // characters to generate at the end; 0: none
-  double tolerance = 1e-3;   // largest relative difference of the final losses
-  double memory_budget = 1;  // the min-cut partitioner's activation_memory_budget
-  double max_slowdown = -1;  // --memory-budget=auto: the estimated extra step time allowed
-  int threads = 0;           // libtorch intra-op threads; 0: libtorch's default
-  bool vary_seq = false;     // each step's windows have a random length in [seq/4, seq]
+  int64_t sample = 200;            // characters to generate at the end; 0: none
+  double tolerance = 1e-3;         // largest relative difference of the final losses
+  double memory_budget = 1;        // the min-cut partitioner's activation_memory_budget
+  double max_slowdown = -1;        // --memory-budget=auto: the estimated extra step time allowed
+  int threads = 0;                 // libtorch intra-op threads; 0: libtorch's default
+  bool vary_seq = false;           // each step's windows have a random length in [seq/4, seq]
+  bool checkpoint_blocks = false;  // the eager run checkpoints each block by hand
   std::string text = AOTGRAD_DEMO_TEXT;
   int rank = 0;  // data parallel under a launcher: this rank of `world`
   int world = 1;
@@ -62,7 +63,7 @@ constexpr const char* kUsage =
     "usage: gpt_demo [--steps=N] [--batch=N] [--seq=N] [--d=N] [--heads=N] [--layers=N] [--lr=F]\n"
     "                [--memory-budget=F|auto] [--max-slowdown=F] [--seed=N] [--sample=N] "
     "[--tolerance=F] [--threads=N]\n"
-    "                [--text=FILE] [--vary-seq]\n"
+    "                [--text=FILE] [--vary-seq] [--checkpoint-blocks]\n"
     "\n"
     "Trains a character-level GPT on a text twice from the same initial weights and batches --\n"
     "eagerly with libtorch, then compiled with aotgrad::aot_module and the min-cut partition --\n"
@@ -84,6 +85,10 @@ constexpr const char* kUsage =
     "  --text=FILE     the training text (the corpus shipped with the demo)\n"
     "  --vary-seq      each step's windows have a random length in [seq/4, seq]: aot_module\n"
     "                  compiles once with the sequence length a size symbol (dynamic shapes)\n"
+    "  --checkpoint-blocks  the eager run checkpoints every block by hand "
+    "(torch.utils.checkpoint's\n"
+    "                  scheme: the forward keeps each block's input only, the backward runs the\n"
+    "                  block again): the baseline for lower activation memory budgets\n"
     "\n"
     "Under a launcher (aotgrad launch --nproc=N -- gpt_demo ..., or torchrun's variables) the\n"
     "aot_module run is data-parallel: each rank trains on 1/N of every batch (--batch must be a\n"
@@ -129,6 +134,10 @@ Options parse_options(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--vary-seq") {
       o.vary_seq = true;
+      continue;
+    }
+    if (arg == "--checkpoint-blocks") {
+      o.checkpoint_blocks = true;
       continue;
     }
     size_t eq = arg.find('=');
@@ -274,7 +283,9 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
   RunResult r;
   r.mode = mode;
   torch::manual_seed(o.seed);
-  r.model = std::make_shared<CharGPTImpl>(model_config(o, text));
+  CharGPTConfig model_cfg = model_config(o, text);
+  model_cfg.checkpoint_blocks = o.checkpoint_blocks && !compiled;
+  r.model = std::make_shared<CharGPTImpl>(model_cfg);
   r.model->train();
   torch::optim::Adam adam(r.model->parameters(), torch::optim::AdamOptions(o.lr));
   std::optional<aotgrad::AOTModule> compiled_model;
@@ -366,6 +377,9 @@ int run(Options o) {
               << (o.max_slowdown >= 0 ? "auto (max slowdown " + format("%g", o.max_slowdown) + ")"
                                       : format("%g", o.memory_budget))
               << "\n";
+    if (o.checkpoint_blocks)
+      std::cout << "eager: every block checkpointed by hand (its input kept, the block run again "
+                   "in the backward)\n";
     if (o.world > 1)
       std::cout << "data parallel: " << o.world << " ranks, each trains aot_module on "
                 << o.batch / o.world << " of the " << o.batch
