@@ -92,6 +92,20 @@ for f in ("compile_time.svg", "train_step_gpt_block.svg", "budget_curve.svg"):
     root = ET.parse(os.path.join(d, "svg", f)).getroot()
     assert root.tag.endswith("svg") and len(root.findall("{http://www.w3.org/2000/svg}circle")) >= 2, f
 P
+# A model with a per-block checkpoint baseline gets a dashed line at its peak ratio, in its colour.
+check "$PY" - "$root" <<'P'
+import sys
+sys.path.insert(0, sys.argv[1] + "/bench")
+import report
+row = lambda t, b: {"time_us": t, "peak_bytes_above_pre_step": b}
+train = {"TrainStep/m/eager": row(100, 1000), "TrainStep/m/eager_checkpoint": row(150, 400),
+         "TrainStep/m/aotgrad_min_cut": row(90, 900), "TrainStep/m/aotgrad_min_cut_budget_0": row(120, 350)}
+svg = report.budget_curve_svg(train, ["m"])
+assert "m per-block checkpoint" in svg and "1.50x time" in svg, svg
+assert svg.count('stroke-dasharray') == 1, svg
+del train["TrainStep/m/eager_checkpoint"]
+assert "per-block" not in report.budget_curve_svg(train, ["m"])
+P
 "$PY" "$root/bench/report.py" write --results="$tmp/nothing" --md="$tmp/x.md" --svg-dir="$tmp/x" 2>"$tmp/err"
 check [ $? -eq 1 ]
 check grep -q "has no machine.json" "$tmp/err"
