@@ -193,9 +193,10 @@ def gbench_medians(doc):
     return out
 
 
-def budget_curve_points(train, model):
+def budget_curve_points(train, model, time_key="time_us"):
     """[(budget, peak / eager's peak, step time / eager's)] of the min_cut variants of `model` at a
-    fixed budget (aotgrad_min_cut is budget 1, aotgrad_min_cut_budget_B the others), by budget."""
+    fixed budget (aotgrad_min_cut is budget 1, aotgrad_min_cut_budget_B the others), by budget;
+    `time_key` "cpu_us" compares CPU times (steadier than wall time on shared cores)."""
     eager = train.get("TrainStep/%s/eager" % model)
     if not eager:
         return []
@@ -212,21 +213,22 @@ def budget_curve_points(train, model):
         else:
             continue
         pts.append((b, row["peak_bytes_above_pre_step"] / eager["peak_bytes_above_pre_step"],
-                    row["time_us"] / eager["time_us"]))
+                    row[time_key] / eager[time_key]))
     return sorted(pts)
 
 
-def budget_curve_svg(train, models, with_times=True):
+def budget_curve_svg(train, models, with_times=True, time_key="time_us"):
     """Peak memory relative to eager against the budget, one line per model, eager at 1; with
-    `with_times` each point labelled with its step time relative to eager's. None when no model
-    has a budget sweep."""
+    `with_times` each point labelled with its step time (`time_key`: wall "time_us" or "cpu_us")
+    relative to eager's. None when no model has a budget sweep."""
+    unit = "time" if time_key == "time_us" else "CPU time"
     series = []
     for m in models:
-        pts = budget_curve_points(train, m)
+        pts = budget_curve_points(train, m, time_key)
         if len(pts) < 2:
             continue
         series.append({"name": m, "line": True,
-                       "points": [(b, r, "%.2fx time" % t if with_times else "") for b, r, t in pts]})
+                       "points": [(b, r, "%.2fx %s" % (t, unit) if with_times else "") for b, r, t in pts]})
     if not series:
         return None
     # Eager with every block checkpointed by hand (torch.utils.checkpoint's baseline) does not
@@ -237,10 +239,10 @@ def budget_curve_svg(train, models, with_times=True):
         if not eager or not ckpt:
             continue
         r = ckpt["peak_bytes_above_pre_step"] / eager["peak_bytes_above_pre_step"]
-        t = ckpt["time_us"] / eager["time_us"]
+        t = ckpt[time_key] / eager[time_key]
         series.append({"name": m + " per-block checkpoint", "line": True, "dashed": True,
                        "color": COLORS[i % len(COLORS)],
-                       "points": [(0.0, r, "%.2fx time" % t if with_times else ""), (1.0, r, "")]})
+                       "points": [(0.0, r, "%.2fx %s" % (t, unit) if with_times else ""), (1.0, r, "")]})
     series.append({"name": "eager", "line": True, "color": "#888",
                    "points": [(0.0, 1.0, ""), (1.0, 1.0, "")]})
     return svg_plot(series, "Training step peak against the activation memory budget (priced by peak)",
