@@ -10,8 +10,8 @@
 //
 // nanogpt: the demo's character GPT (examples/gpt_demo) at context 256 with naive attention, so
 // the [B, H, T, T] scores and softmax are real activations: eager libtorch, eager with every block
-// checkpointed by hand (eager_checkpoint, torch.utils.checkpoint's scheme), and aot_module at the
-// same budgets (and auto at 3% and 10% estimated extra step time).
+// checkpointed by hand (eager_checkpoint, torch.utils.checkpoint's scheme), and aot_module in the
+// same variants as the other models (auto at 3% and 10% estimated extra step time).
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
@@ -61,6 +61,30 @@ void run_steps(benchmark::State& state, Step step, Reset reset) {
   state.counters["allocations_per_step"] = static_cast<double>(s.allocations);
 }
 
+/// One compiled configuration of a training step.
+struct Variant {
+  const char* name;
+  aotgrad::PartitionKind partition;
+  double budget;
+  bool reinplace = true;
+  double max_slowdown = -1;
+};
+
+// min_cut_functional: the interpreter runs every call as written (no re-inplacing).
+constexpr aotgrad::PartitionKind kDefault = aotgrad::PartitionKind::kDefault;
+constexpr aotgrad::PartitionKind kMinCut = aotgrad::PartitionKind::kMinCut;
+const Variant kVariants[] = {
+    {"default_partition", kDefault, 1.0},         {"min_cut", kMinCut, 1.0},
+    {"min_cut_functional", kMinCut, 1.0, false},  {"min_cut_budget_0.8", kMinCut, 0.8},
+    {"min_cut_budget_0.6", kMinCut, 0.6},         {"min_cut_budget_0.5", kMinCut, 0.5},
+    {"min_cut_budget_0.4", kMinCut, 0.4},         {"min_cut_budget_0.2", kMinCut, 0.2},
+    {"min_cut_budget_0", kMinCut, 0.0},           {"min_cut_auto", kMinCut, 1.0, true, 0.03},
+    {"min_cut_auto_0.1", kMinCut, 1.0, true, 0.1}};
+
+std::shared_ptr<const aotgrad::Compiler> functional_compiler() {
+  return std::make_shared<aotgrad::InterpreterCompiler>(/*reinplace=*/false);
+}
+
 void BM_TrainStep_Eager(benchmark::State& state, const std::string& name) {
   const ModelData& data = model_data(name);
   std::unique_ptr<aotgrad::models::EagerModel> model = aotgrad::models::make_eager_model(name);
@@ -77,8 +101,7 @@ void BM_TrainStep_Eager(benchmark::State& state, const std::string& name) {
 }
 
 void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& name,
-                                   aotgrad::PartitionKind partition, double budget, bool reinplace,
-                                   double max_slowdown) {
+                                   const Variant& v) {
   const ModelData& data = model_data(name);
   std::unique_ptr<aotgrad::models::EagerModel> model = aotgrad::models::make_eager_model(name);
   std::vector<std::string> params = model->parameter_names();
@@ -89,12 +112,10 @@ void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& n
     requires_grad[i] = true;
   }
   aotgrad::TrainOptions options;
-  options.pipeline.partition = partition;
-  options.pipeline.min_cut.activation_memory_budget = budget;
-  options.pipeline.min_cut.max_slowdown = max_slowdown;
-  if (!reinplace)
-    options.fw_compiler = options.bw_compiler =
-        std::make_shared<aotgrad::InterpreterCompiler>(/*reinplace=*/false);
+  options.pipeline.partition = v.partition;
+  options.pipeline.min_cut.activation_memory_budget = v.budget;
+  options.pipeline.min_cut.max_slowdown = v.max_slowdown;
+  if (!v.reinplace) options.fw_compiler = options.bw_compiler = functional_compiler();
   aotgrad::CompiledFunction f(aotgrad::parse_graph(data.graph_text, aotgrad::aten_ops()),
                               requires_grad, options);
   run_steps(
@@ -149,12 +170,13 @@ void BM_TrainStep_NanoGPTEager(benchmark::State& state, bool checkpoint_blocks) 
       [&] { reset_grads(*g.model); });
 }
 
-void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, double budget, double max_slowdown) {
+void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, const Variant& v) {
   NanoGPT g = make_nanogpt(/*checkpoint_blocks=*/false);
   aotgrad::AOTConfig config;
-  config.partition = aotgrad::PartitionKind::kMinCut;
-  config.activation_memory_budget = budget;
-  config.min_cut.max_slowdown = max_slowdown;
+  config.partition = v.partition;
+  config.activation_memory_budget = v.budget;
+  config.min_cut.max_slowdown = v.max_slowdown;
+  if (!v.reinplace) config.fw_compiler = config.bw_compiler = functional_compiler();
   std::shared_ptr<aotgrad::demo::CharGPTImpl> model = g.model;
   aotgrad::AOTModule compiled = aotgrad::aot_module(
       model,
@@ -173,35 +195,14 @@ void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, double budget, double
 }
 
 void register_benchmarks() {
-  using aotgrad::PartitionKind;
-  struct Variant {
-    const char* name;
-    PartitionKind partition;
-    double budget;
-    bool reinplace = true;
-    double max_slowdown = -1;
-  };
-  // min_cut_functional: the interpreter runs every call as written (no re-inplacing).
-  const Variant variants[] = {{"default_partition", PartitionKind::kDefault, 1.0},
-                              {"min_cut", PartitionKind::kMinCut, 1.0},
-                              {"min_cut_functional", PartitionKind::kMinCut, 1.0, false},
-                              {"min_cut_budget_0.8", PartitionKind::kMinCut, 0.8},
-                              {"min_cut_budget_0.6", PartitionKind::kMinCut, 0.6},
-                              {"min_cut_budget_0.5", PartitionKind::kMinCut, 0.5},
-                              {"min_cut_budget_0.4", PartitionKind::kMinCut, 0.4},
-                              {"min_cut_budget_0.2", PartitionKind::kMinCut, 0.2},
-                              {"min_cut_budget_0", PartitionKind::kMinCut, 0.0},
-                              {"min_cut_auto", PartitionKind::kMinCut, 1.0, true, 0.03}};
   for (std::string model : {"gpt_block", "gpt_block_wide", "cnn_bn"}) {
     benchmark::RegisterBenchmark(("TrainStep/" + model + "/eager").c_str(),
                                  [model](benchmark::State& s) { BM_TrainStep_Eager(s, model); })
         ->Unit(benchmark::kMicrosecond);
-    for (const Variant& v : variants)
-      benchmark::RegisterBenchmark(("TrainStep/" + model + "/aotgrad_" + v.name).c_str(),
-                                   [model, v](benchmark::State& s) {
-                                     BM_TrainStep_CompiledFunction(s, model, v.partition, v.budget,
-                                                                   v.reinplace, v.max_slowdown);
-                                   })
+    for (const Variant& v : kVariants)
+      benchmark::RegisterBenchmark(
+          ("TrainStep/" + model + "/aotgrad_" + v.name).c_str(),
+          [model, v](benchmark::State& s) { BM_TrainStep_CompiledFunction(s, model, v); })
           ->Unit(benchmark::kMicrosecond);
   }
   benchmark::RegisterBenchmark("TrainStep/nanogpt/eager", [](benchmark::State& s) {
@@ -210,23 +211,9 @@ void register_benchmarks() {
   benchmark::RegisterBenchmark("TrainStep/nanogpt/eager_checkpoint", [](benchmark::State& s) {
     BM_TrainStep_NanoGPTEager(s, true);
   })->Unit(benchmark::kMicrosecond);
-  struct Budget {
-    const char* name;
-    double budget;
-    double max_slowdown = -1;
-  };
-  const Budget budgets[] = {{"min_cut", 1.0},
-                            {"min_cut_budget_0.8", 0.8},
-                            {"min_cut_budget_0.6", 0.6},
-                            {"min_cut_budget_0.4", 0.4},
-                            {"min_cut_budget_0.2", 0.2},
-                            {"min_cut_budget_0", 0.0},
-                            {"min_cut_auto", 1.0, 0.03},
-                            {"min_cut_auto_0.1", 1.0, 0.1}};
-  for (const Budget& b : budgets)
-    benchmark::RegisterBenchmark(
-        (std::string("TrainStep/nanogpt/aotgrad_") + b.name).c_str(),
-        [b](benchmark::State& s) { BM_TrainStep_NanoGPTCompiled(s, b.budget, b.max_slowdown); })
+  for (const Variant& v : kVariants)
+    benchmark::RegisterBenchmark((std::string("TrainStep/nanogpt/aotgrad_") + v.name).c_str(),
+                                 [v](benchmark::State& s) { BM_TrainStep_NanoGPTCompiled(s, v); })
         ->Unit(benchmark::kMicrosecond);
 }
 
