@@ -1137,6 +1137,16 @@ def _mobilenet_v2():
     return m, {"x": torch.randn(2, 3, 32, 32), "target": torch.randint(0, 10, (2,))}
 
 
+def _train_step_size(factory):
+    """The training-step benchmark's size of a torchvision model: batch 16, 3x64x64, so that its
+    activations weigh as much as its parameters' gradients (resnet18) or more (mobilenet_v2)."""
+    def make():
+        m = factory()
+        m.train()
+        return m, {"x": torch.randn(16, 3, 64, 64), "target": torch.randint(0, 10, (16,))}
+    return make
+
+
 # name -> (description, factory returning (model, inputs))
 MODELS = {
     "mlp": ("Linear-ReLU-Linear-ReLU-Linear, MSE loss; batch 4, 8 -> 32 -> 32 -> 4", _mlp),
@@ -1157,6 +1167,10 @@ MODELS = {
     "mobilenet_v2": ("torchvision mobilenet_v2 (random init, BN in training mode, ReLU6, no "
                      "dropout, 10 classes), cross-entropy; batch 2, 3x32x32; needs python3-torchvision",
                      _mobilenet_v2),
+    "resnet18_b16": ("resnet18 at the training-step benchmark's size: batch 16, 3x64x64",
+                     _train_step_size(resnet18_with_loss)),
+    "mobilenet_v2_b16": ("mobilenet_v2 at the training-step benchmark's size: batch 16, 3x64x64",
+                         _train_step_size(mobilenet_v2_with_loss)),
 }
 
 

@@ -4,8 +4,10 @@
 // forward, down to the way each op is spelled (F.linear, .split, .view/.transpose/.reshape, ...).
 #include "models/eager_models.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -13,6 +15,8 @@
 #include <stdexcept>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/safetensors.h"
 #include "aotgrad/runtime/tensor_io.h"
 
@@ -128,6 +132,137 @@ struct CNNBNImpl : torch::nn::Module {
   torch::nn::MaxPool2d pool{nullptr};
   torch::nn::AdaptiveAvgPool2d avgpool{nullptr};
   torch::nn::Linear fc{nullptr};
+};
+
+/// torchvision's resnet.BasicBlock: conv3x3-BN-ReLU_-conv3x3-BN, plus the input (through a
+/// 1x1 convolution and BN where the stride or the width changes), then ReLU_.
+struct BasicBlockImpl : torch::nn::Module {
+  BasicBlockImpl(int64_t in, int64_t out, int64_t stride) {
+    auto conv3x3 = [](int64_t i, int64_t o, int64_t s) {
+      return torch::nn::Conv2d(torch::nn::Conv2dOptions(i, o, 3).stride(s).padding(1).bias(false));
+    };
+    conv1 = register_module("conv1", conv3x3(in, out, stride));
+    bn1 = register_module("bn1", torch::nn::BatchNorm2d(out));
+    conv2 = register_module("conv2", conv3x3(out, out, 1));
+    bn2 = register_module("bn2", torch::nn::BatchNorm2d(out));
+    if (stride != 1 || in != out)
+      downsample = register_module(
+          "downsample",
+          torch::nn::Sequential(
+              torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)),
+              torch::nn::BatchNorm2d(out)));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor out = bn1(conv1(x)).relu_();
+    out = bn2(conv2(out));
+    out += downsample ? downsample->forward(x) : x;
+    return out.relu_();
+  }
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  torch::nn::Sequential downsample{nullptr};
+};
+TORCH_MODULE(BasicBlock);
+
+/// tools/export.py's resnet18_with_loss: torchvision's resnet18 (BasicBlock, [2, 2, 2, 2]) with a
+/// cross-entropy loss.
+struct ResNet18Impl : torch::nn::Module {
+  explicit ResNet18Impl(int64_t classes = 10) {
+    conv1 = register_module(
+        "conv1",
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 7).stride(2).padding(3).bias(false)));
+    bn1 = register_module("bn1", torch::nn::BatchNorm2d(64));
+    int64_t in = 64;
+    for (int l = 0; l < 4; ++l) {
+      int64_t out = 64 << l;
+      torch::nn::Sequential layer(BasicBlock(in, out, l == 0 ? 1 : 2), BasicBlock(out, out, 1));
+      layers.push_back(register_module("layer" + std::to_string(l + 1), layer));
+      in = out;
+    }
+    fc = register_module("fc", torch::nn::Linear(512, classes));
+  }
+  torch::Tensor forward(const torch::Tensor& input, const torch::Tensor& target) {
+    torch::Tensor x = bn1(conv1(input)).relu_();
+    x = F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
+    for (auto& layer : layers) x = layer->forward(x);
+    x = torch::flatten(F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1)), 1);
+    return F::cross_entropy(fc(x), target);
+  }
+  torch::nn::Conv2d conv1{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr};
+  std::vector<torch::nn::Sequential> layers;
+  torch::nn::Linear fc{nullptr};
+};
+
+/// torchvision's Conv2dNormActivation with ReLU6: conv (no bias, "same" padding)-BN-ReLU6_,
+/// registered as "0", "1" (and "2", without parameters) as its Sequential.
+struct ConvBNReLU6Impl : torch::nn::Module {
+  ConvBNReLU6Impl(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t groups = 1) {
+    conv = register_module("0", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel)
+                                                      .stride(stride)
+                                                      .padding((kernel - 1) / 2)
+                                                      .groups(groups)
+                                                      .bias(false)));
+    bn = register_module("1", torch::nn::BatchNorm2d(out));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return F::hardtanh(bn(conv(x)), F::HardtanhFuncOptions().min_val(0).max_val(6).inplace(true));
+  }
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+};
+TORCH_MODULE(ConvBNReLU6);
+
+/// torchvision's mobilenetv2.InvertedResidual: an optional 1x1 expansion, a 3x3 depthwise
+/// convolution, a 1x1 projection with BN; the input added when the shape stays.
+struct InvertedResidualImpl : torch::nn::Module {
+  InvertedResidualImpl(int64_t in, int64_t out, int64_t stride, int64_t expand)
+      : residual(stride == 1 && in == out) {
+    int64_t hidden = in * expand;
+    torch::nn::Sequential layers;
+    if (expand != 1) layers->push_back(ConvBNReLU6(in, hidden, 1));
+    layers->push_back(ConvBNReLU6(hidden, hidden, 3, stride, hidden));
+    layers->push_back(
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(hidden, out, 1).stride(1).bias(false)));
+    layers->push_back(torch::nn::BatchNorm2d(out));
+    conv = register_module("conv", layers);
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return residual ? x + conv->forward(x) : conv->forward(x);
+  }
+  bool residual;
+  torch::nn::Sequential conv{nullptr};
+};
+TORCH_MODULE(InvertedResidual);
+
+/// tools/export.py's mobilenet_v2_with_loss: torchvision's mobilenet_v2 (width 1, no dropout)
+/// with a cross-entropy loss.
+struct MobileNetV2Impl : torch::nn::Module {
+  explicit MobileNetV2Impl(int64_t classes = 10) {
+    // torchvision's inverted_residual_setting: expansion t, channels c, repeats n, stride s.
+    const int64_t settings[][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                                   {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+    torch::nn::Sequential f;
+    f->push_back(ConvBNReLU6(3, 32, 3, 2));
+    int64_t in = 32;
+    for (const auto& s : settings)
+      for (int64_t i = 0; i < s[2]; ++i) {
+        f->push_back(InvertedResidual(in, s[1], i == 0 ? s[3] : 1, s[0]));
+        in = s[1];
+      }
+    f->push_back(ConvBNReLU6(in, 1280, 1));
+    features = register_module("features", f);
+    // classifier: Dropout(p=0) (no parameters, and the exported graph has no dropout), Linear.
+    classifier = register_module(
+        "classifier",
+        torch::nn::Sequential(torch::nn::Identity(), torch::nn::Linear(1280, classes)));
+  }
+  torch::Tensor forward(const torch::Tensor& input, const torch::Tensor& target) {
+    torch::Tensor x = features->forward(input);
+    x = torch::flatten(F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1)), 1);
+    return F::cross_entropy(classifier->forward(x), target);
+  }
+  torch::nn::Sequential features{nullptr}, classifier{nullptr};
 };
 
 // --- EagerModel over a torch::nn::Module ---------------------------------------------------------
@@ -265,13 +400,20 @@ std::unique_ptr<EagerModel> make_eager_model(const std::string& name) {
         int64_t{64});
   if (name == "cnn_bn" || name == "cnn_bn_dyn")
     return std::make_unique<ModuleModel<CNNBNImpl>>(name, std::vector<std::string>{"x", "target"});
+  if (name == "resnet18")
+    return std::make_unique<ModuleModel<ResNet18Impl>>(name,
+                                                       std::vector<std::string>{"x", "target"});
+  if (name == "mobilenet_v2")
+    return std::make_unique<ModuleModel<MobileNetV2Impl>>(name,
+                                                          std::vector<std::string>{"x", "target"});
   throw std::invalid_argument("no eager model '" + name +
                               "' (mlp, gpt_block, gpt_block_wide, cnn_bn, gpt_block_dyn, "
-                              "cnn_bn_dyn)");
+                              "cnn_bn_dyn, resnet18, mobilenet_v2)");
 }
 
 std::vector<std::string> eager_model_names() {
-  return {"mlp", "gpt_block", "gpt_block_wide", "cnn_bn", "gpt_block_dyn", "cnn_bn_dyn"};
+  return {"mlp",           "gpt_block",  "gpt_block_wide", "cnn_bn",
+          "gpt_block_dyn", "cnn_bn_dyn", "resnet18",       "mobilenet_v2"};
 }
 
 // --- exported model files
@@ -287,6 +429,29 @@ ModelData load_model_data(const std::string& dir, const std::string& name) {
   }
   auto it = file.metadata.find("outputs");
   if (it != file.metadata.end()) d.outputs_json = it->second;
+  return d;
+}
+
+ModelData model_data_from_eager(const std::string& dir, const EagerModel& model, uint64_t seed) {
+  ModelData d;
+  d.graph_text = read_text(dir + "/" + model.name() + ".fx");
+  d.names = model.placeholder_names();
+  at::NoGradGuard no_grad;
+  for (const auto& part : {model.parameters(), model.buffers()})
+    for (const auto& [name, t] : part) d.values.emplace(name, t.detach().clone());
+  std::shared_ptr<Graph> graph = parse_graph(d.graph_text, aten_ops());
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<std::string> inputs = model.input_names();
+  for (const Node* p : graph->placeholders()) {
+    if (std::find(inputs.begin(), inputs.end(), p->name()) == inputs.end()) continue;
+    const TensorMeta& m = p->tensor_meta();
+    std::vector<int64_t> sizes;
+    for (const SymInt& s : m.sizes) sizes.push_back(s.value());
+    d.values.emplace(p->name(), is_floating(m.dtype) ? at::randn(sizes, gen)
+                                                     : at::randint(0, 10, sizes, gen, at::kLong));
+  }
+  for (const std::string& n : d.names)
+    if (!d.values.count(n)) throw std::invalid_argument(model.name() + ": no value for " + n);
   return d;
 }
 

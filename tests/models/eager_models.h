@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,7 +23,7 @@ class EagerModel {
  public:
   virtual ~EagerModel();
 
-  /// "mlp", "gpt_block" or "cnn_bn".
+  /// "mlp", "gpt_block", "cnn_bn", "resnet18", "mobilenet_v2", ...
   virtual std::string name() const = 0;
   /// Placeholder names in the exported graph's order: parameters, then buffers, then inputs.
   std::vector<std::string> parameter_names() const;
@@ -56,8 +57,9 @@ class EagerModel {
   virtual void set_training(bool on) = 0;
 };
 
-/// The model `name` ("mlp", "gpt_block", "cnn_bn") with libtorch's default initialization; load
-/// the exported values with load_state(). Throws std::invalid_argument for other names.
+/// The model `name` ("mlp", "gpt_block", "cnn_bn", "resnet18", "mobilenet_v2", ...) with libtorch's
+/// default initialization; load the exported values with load_state(). Throws std::invalid_argument
+/// for other names.
 std::unique_ptr<EagerModel> make_eager_model(const std::string& name);
 /// The names make_eager_model() accepts.
 std::vector<std::string> eager_model_names();
@@ -71,6 +73,12 @@ struct ModelData {
 };
 /// Reads the files of `name` under `dir`; errors (aotgrad::Error) name the file.
 ModelData load_model_data(const std::string& dir, const std::string& name);
+
+/// An exported graph checked in without its values (`<dir>/<name>.fx` alone: the torchvision
+/// models, whose weights are too large to keep): `model`'s own parameters and buffers (its
+/// libtorch initialization, cloned) and inputs of the graph's sizes drawn from a generator seeded
+/// with `seed` (floats ~ N(0, 1), integers -- class targets -- in [0, 10)).
+ModelData model_data_from_eager(const std::string& dir, const EagerModel& model, uint64_t seed);
 
 /// `values[name]` cloned for each name (so a run that mutates them leaves `values` alone).
 std::vector<at::Tensor> cloned(const TensorMap& values, const std::vector<std::string>& names);
