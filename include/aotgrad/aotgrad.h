@@ -14,6 +14,7 @@
 #include "aotgrad/driver/driver.h"
 #include "aotgrad/frontend/capture.h"
 #include "aotgrad/frontend/checkpoint.h"
+#include "aotgrad/frontend/cond.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
 #include "aotgrad/transforms/data_parallel.h"

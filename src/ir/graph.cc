@@ -41,6 +41,7 @@ bool Arg::operator==(const Arg& o) const {
     case Kind::List:
     case Kind::Tuple: return list == o.list;
     case Kind::Op: return op == o.op;
+    case Kind::Graph: return graph == o.graph && str == o.str;
     default: return i == o.i;
   }
 }
@@ -164,6 +165,7 @@ void append_arg(std::string& out, const Arg& a) {
       return;
     }
     case Arg::Kind::Op: append_op_ref(out, *a.op); return;
+    case Arg::Kind::Graph: out += a.str; return;
   }
 }
 
@@ -214,6 +216,7 @@ std::string describe_arg(const Arg& a) {
     case Arg::Kind::List: return "list " + arg_to_string(a);
     case Arg::Kind::Tuple: return "tuple " + arg_to_string(a);
     case Arg::Kind::Op: return "op " + arg_to_string(a);
+    case Arg::Kind::Graph: return "subgraph " + a.str;
     default: return arg_to_string(a);
   }
 }
@@ -729,6 +732,56 @@ Arg inline_graph(Graph& g, const Graph& callee, const std::vector<Arg>& inputs) 
     }
   }
   return callee.output() ? remap(callee.output()->args()[0]) : Arg();
+}
+
+std::unique_ptr<Graph> outline_graph(const std::vector<Node*>& inputs,
+                                     const std::vector<std::string>& input_names,
+                                     const std::vector<Node*>& body,
+                                     const std::vector<Node*>& results) {
+  AOTGRAD_CHECK(inputs.size() == input_names.size(), "outline_graph: ", input_names.size(),
+                " names for ", inputs.size(), " inputs");
+  auto g = std::make_unique<Graph>();
+  std::unordered_map<const Node*, Node*> map;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    map[inputs[i]] = g->add_placeholder(input_names[i], inputs[i]->meta());
+  std::function<Arg(const Arg&, const Node&)> remap = [&](const Arg& a, const Node& user) -> Arg {
+    if (a.is_node()) {
+      auto it = map.find(a.node);
+      if (it == map.end())
+        throw Error(user.describe() + " uses '" + a.node->name() +
+                    "', which is neither an input nor computed before it");
+      return Arg(it->second);
+    }
+    if (a.is_list()) {
+      Arg out = a;
+      for (Arg& e : out.list) e = remap(e, user);
+      return out;
+    }
+    return a;
+  };
+  for (const Node* n : body) {
+    if (n->kind() == NodeKind::Call) {
+      std::vector<Arg> args;
+      args.reserve(n->args().size());
+      for (const Arg& a : n->args()) args.push_back(remap(a, *n));
+      Node* c = g->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), "");
+      c->info() = n->info();
+      c->info().loc = {};
+      map[n] = c;
+    } else if (n->kind() == NodeKind::GetItem) {
+      Arg in = remap(n->args()[0], *n);
+      map[n] = g->add_getitem(in.node, n->getitem_index());
+    }
+  }
+  std::vector<Arg> outs;
+  for (const Node* r : results) {
+    auto it = map.find(r);
+    AOTGRAD_CHECK(it != map.end(), "outline_graph: result '", r->name(),
+                  "' is neither an input nor a body node");
+    outs.push_back(Arg(it->second));
+  }
+  g->set_output(Arg::of_tuple(std::move(outs)));
+  return g;
 }
 
 }  // namespace aotgrad

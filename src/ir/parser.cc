@@ -48,10 +48,24 @@ struct Declaration {
   SourceLoc loc;
 };
 
+// The subgraphs a block of text defines in its nested classes, by class name.
+struct Subgraph {
+  std::shared_ptr<const Graph> graph;
+  SourceLoc loc;  // of the class line
+  bool used = false;
+};
+using Subgraphs = std::unordered_map<std::string, Subgraph>;
+
 class Parser {
  public:
-  Parser(std::string_view src, const OpTable& ops)
-      : lex_(src), ops_(ops), g_(std::make_unique<Graph>()), values_(src.size() / 128) {}
+  // Parses the block `src[begin..]`, which starts at line `line`, with its nested classes'
+  // subgraphs `subgraphs` (marked used as attributes reference them).
+  Parser(std::string_view src, size_t begin, int line, const OpTable& ops, Subgraphs& subgraphs)
+      : lex_(src, begin, line),
+        ops_(ops),
+        g_(std::make_unique<Graph>()),
+        values_((src.size() - begin) / 128),
+        subgraphs_(subgraphs) {}
 
   std::unique_ptr<Graph> run() {
     try {
@@ -313,6 +327,10 @@ class Parser {
       take();
       take();  // '.'
       const Token& attr = expect_name("an attribute name after 'self.'");
+      if (!ann) {  // a subgraph: the graph module attribute of a nested class
+        define_graph_attribute(name, attr);
+        return;
+      }
       if (attr.text != name.text)
         fail(attr.loc, "'" + std::string(name.text) + " = self." + std::string(attr.text) +
                            "': a tensor constant must be assigned to its own name");
@@ -361,6 +379,21 @@ class Parser {
     node->info().loc = name.loc;
     read_recompute_comment(node);
     values_.insert(name.text, node);
+  }
+
+  // `true_graph_0 = self.true_graph_0`: the subgraph of the nested class `true_graph_0`.
+  void define_graph_attribute(const Token& name, const Token& attr) {
+    auto it = subgraphs_.find(std::string(attr.text));
+    if (it == subgraphs_.end())
+      fail(attr.loc, "unknown subgraph '" + std::string(attr.text) + "' (no nested class " +
+                         std::string(attr.text) +
+                         "(torch.nn.Module) defines it), or a tensor constant without a type "
+                         "annotation");
+    if (attr.text != name.text)
+      fail(attr.loc, "'" + std::string(name.text) + " = self." + std::string(attr.text) +
+                         "': a subgraph must be assigned to its own name");
+    it->second.used = true;
+    graph_values_.insert(name.text, &it->second);
   }
 
   // `# recompute=MUST_RECOMPUTE` after a statement: the node's checkpoint policy (what the
@@ -722,6 +755,8 @@ class Parser {
         if (s == "device" && peek().is('(')) return parse_device();
         break;
     }
+    if (const Subgraph** sub = graph_values_.find(s))
+      return Arg::of_graph(std::string(s), (*sub)->graph);
     return Arg(lookup(t));
   }
 
@@ -838,7 +873,7 @@ class Parser {
       for (auto r : kReserved)
         if (t.text == r) fail(t.loc, "'" + std::string(t.text) + "' cannot name a value");
     if (t.text == "output") fail(t.loc, "name 'output' is reserved for the graph's output node");
-    if (values_.contains(t.text))
+    if (values_.contains(t.text) || graph_values_.contains(t.text))
       fail(t.loc, "name '" + std::string(t.text) + "' is defined twice");
   }
 
@@ -855,10 +890,10 @@ class Parser {
                                               const Token& at) {
     size_t first = segs.size() >= 2 && segs[0] == "torch" && segs[1] == "ops" ? 2 : 0;
     if (segs.size() != first + 2 || segs[first] != "higher_order") return nullptr;
-    const HigherOrderOpDef* hop =
-        ops_.find_higher_order("higher_order::" + std::string(segs[first + 1]));
-    if (!hop) fail(at.loc, "unknown higher-order op " + q(span));
-    return hop;
+    std::string name = "higher_order::" + std::string(segs[first + 1]);
+    const HigherOrderOpDef* hop = ops_.find_higher_order(name);
+    if (!hop && !ops_.find_known(name)) fail(at.loc, "unknown higher-order op " + q(span));
+    return hop;  // nullptr: an op of the table (cond), resolved as any op
   }
 
   const OpEntry& resolve_op(std::string_view span, const std::vector<std::string_view>& segs,
@@ -957,7 +992,9 @@ class Parser {
   size_t pos_ = 0;
 
   text::NameMap<Node*> values_;
-  text::NameMap<const OpEntry*> op_cache_;  // by callee spelling
+  Subgraphs& subgraphs_;
+  text::NameMap<const Subgraph*> graph_values_;  // subgraph attributes defined so far
+  text::NameMap<const OpEntry*> op_cache_;       // by callee spelling
   std::vector<std::unique_ptr<OpEntry>> entries_;
   std::vector<std::string_view> segments_;
   text::NameMap<ValueMeta> ann_cache_;
@@ -1015,6 +1052,70 @@ SymbolHints text_hints(std::string_view text) {
 }
 }  // namespace
 
+namespace {
+
+// A `class NAME(...):` line: where it starts, and the class's name and indentation.
+struct ClassLine {
+  size_t begin = 0;  // byte offset of the line
+  SourceLoc loc;     // of the `class` keyword
+  std::string name;
+};
+
+// The class lines of the text (each a line whose first word is `class`).
+std::vector<ClassLine> class_lines(std::string_view text) {
+  std::vector<ClassLine> out;
+  int line = 1;
+  for (size_t pos = 0; pos < text.size(); ++line) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view l = text.substr(pos, eol - pos);
+    size_t k = l.find_first_not_of(" \t");
+    if (k != std::string_view::npos && l.compare(k, 6, "class ") == 0) {
+      ClassLine c;
+      c.begin = pos;
+      c.loc = {line, static_cast<int>(k) + 1};
+      size_t n = l.find_first_not_of(" \t", k + 6);
+      size_t e = n == std::string_view::npos ? l.size() : l.find_first_of("(: \t", n);
+      if (n != std::string_view::npos)
+        c.name = std::string(l.substr(n, (e == std::string_view::npos ? l.size() : e) - n));
+      out.push_back(std::move(c));
+    }
+    pos = eol + 1;
+  }
+  return out;
+}
+
+// Parses the block of `text` from `begin` (line `line`) to `end`, whose nested classes are
+// classes[k0..k1): each nested class is parsed first (with its own nested ones) into a subgraph.
+std::unique_ptr<Graph> parse_block(std::string_view text, const OpTable& ops,
+                                   const std::vector<ClassLine>& classes, size_t begin, int line,
+                                   size_t end, size_t k0, size_t k1) {
+  Subgraphs subgraphs;
+  for (size_t k = k0; k < k1;) {
+    const ClassLine& c = classes[k];
+    size_t j = k + 1;
+    while (j < k1 && classes[j].loc.col > c.loc.col) ++j;
+    size_t child_end = j < k1 ? classes[j].begin : end;
+    std::shared_ptr<const Graph> g =
+        parse_block(text, ops, classes, c.begin, c.loc.line, child_end, k + 1, j);
+    if (c.name.empty() || !subgraphs.emplace(c.name, Subgraph{g, c.loc, false}).second)
+      throw Error(c.name.empty() ? "expected a class name after 'class'"
+                                 : "subgraph class '" + c.name + "' is defined twice",
+                  c.loc);
+    k = j;
+  }
+  size_t own_end = k0 < k1 ? classes[k0].begin : end;
+  std::unique_ptr<Graph> g = Parser(text.substr(0, own_end), begin, line, ops, subgraphs).run();
+  for (auto& [name, sub] : subgraphs)
+    if (!sub.used)
+      throw Error(
+          "subgraph class '" + name + "' is not used: no 'self." + name + "' attribute reads it",
+          sub.loc);
+  return g;
+}
+
+}  // namespace
+
 std::unique_ptr<Graph> parse_graph(std::string_view text, const OpTable& ops) {
   return parse_graph(text, ops, {});
 }
@@ -1025,7 +1126,28 @@ std::unique_ptr<Graph> parse_graph(std::string_view text, const OpTable& ops,
       text.find("# hints:") == std::string_view::npos ? SymbolHints() : text_hints(text);
   for (auto& [k, v] : hints) all[k] = v;
   ScopedSymbolHints scope(all.empty() ? ScopedSymbolHints::current() : &all);
-  return Parser(text, ops).run();
+  size_t begin = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // a UTF-8 byte order mark
+  std::vector<ClassLine> classes =
+      text.find("class ") == std::string_view::npos ? std::vector<ClassLine>() : class_lines(text);
+  // The text's own class line (if it starts with one) heads the whole text; every later class is
+  // nested in it, one level deeper.
+  size_t first = 0;
+  if (!classes.empty()) {
+    size_t k = text.find_first_not_of(" \t\r\n", begin);
+    while (k != std::string_view::npos && text[k] == '#') {  // comment lines before the class
+      size_t eol = text.find('\n', k);
+      k = eol == std::string_view::npos ? eol : text.find_first_not_of(" \t\r\n", eol);
+    }
+    if (k != std::string_view::npos && classes[0].begin <= k && text.compare(k, 6, "class ") == 0)
+      first = 1;
+    for (size_t i = first; i < classes.size(); ++i)
+      if (first && classes[i].loc.col <= classes[0].loc.col)
+        throw Error(
+            "unexpected 'class': a graph has one forward function (a subgraph's class is "
+            "nested, indented inside the graph's class)",
+            classes[i].loc);
+  }
+  return parse_block(text, ops, classes, begin, 1, text.size(), first, classes.size());
 }
 
 }  // namespace aotgrad

@@ -152,7 +152,7 @@ class Printer {
     out_.reserve(g_.size() * 100 + 256);
     const char* def_indent = o_.class_header ? "    " : "";
     body_indent_ = o_.class_header ? "        " : "    ";
-    if (o_.class_header) out_ += "class GraphModule(torch.nn.Module):\n";
+    if (o_.class_header) out_ += "class " + o_.class_name + "(torch.nn.Module):\n";
     std::vector<const Node*> placeholders;
     for (const Node* n : order_)
       if (n->kind() == NodeKind::Placeholder) placeholders.push_back(n);
@@ -187,6 +187,7 @@ class Printer {
         default: print_node(*n, i); break;
       }
     }
+    print_subgraphs(def_indent);
     return std::move(out_);
   }
 
@@ -194,22 +195,71 @@ class Printer {
   bool annotate_placeholders() const { return o_.annotations || o_.placeholder_annotations; }
 
   // The node order, and for each node the values whose last use it is, in argument order (FX's
-  // register_last_uses: walking backwards, a value's first use seen is its last).
+  // register_last_uses: walking backwards, a value's first use seen is its last). A subgraph
+  // attribute is a value too (FX's get_attr node).
   void index_nodes() {
     order_.reserve(g_.size());
     for (Node* n : g_.nodes()) order_.push_back(n);
     if (!o_.release_statements) return;
     NodeIndex seen(order_.size());
+    std::vector<const std::string*> seen_graphs;
     release_start_.assign(order_.size(), 0);
     release_count_.assign(order_.size(), 0);
     releases_.reserve(order_.size());
     for (uint32_t i = static_cast<uint32_t>(order_.size()); i-- > 0;) {
       release_start_[i] = static_cast<uint32_t>(releases_.size());
-      for (const Arg& a : order_[i]->args())
+      for (const Arg& a : order_[i]->args()) {
+        if (a.kind == Arg::Kind::Graph) {
+          bool dup = false;
+          for (const std::string* s : seen_graphs) dup = dup || *s == a.str;
+          if (!dup) {
+            seen_graphs.push_back(&a.str);
+            releases_.push_back(&a.str);
+          }
+          continue;
+        }
         a.for_each_node([&](const Node* used) {
-          if (seen.insert(used, 0)) releases_.push_back(used);
+          if (seen.insert(used, 0)) releases_.push_back(&used->name());
         });
+      }
       release_count_[i] = static_cast<uint32_t>(releases_.size()) - release_start_[i];
+    }
+  }
+
+  // `true_graph_0 = self.true_graph_0` for each subgraph argument of `n` not printed yet.
+  void print_graph_attributes(const Node& n) {
+    for (const Arg& a : n.args()) {
+      if (a.kind != Arg::Kind::Graph) continue;
+      bool printed = false;
+      for (const Arg* s : subgraphs_) printed = printed || s->str == a.str;
+      if (printed) continue;
+      subgraphs_.push_back(&a);
+      out_ += body_indent_;
+      out_ += a.str;
+      out_ += " = self.";
+      out_ += a.str;
+      out_ += '\n';
+    }
+  }
+
+  // The subgraphs' class blocks, one level inside this graph's class.
+  void print_subgraphs(const char* def_indent) {
+    for (const Arg* s : subgraphs_) {
+      if (!s->graph) continue;
+      PrintOptions o = o_;
+      o.class_header = true;
+      o.class_name = s->str;
+      std::string text = print_graph(*s->graph, o);
+      out_ += '\n';
+      size_t pos = 0;
+      while (pos < text.size()) {
+        size_t eol = text.find('\n', pos);
+        if (eol == std::string::npos) eol = text.size();
+        if (eol > pos) out_ += def_indent;
+        out_.append(text, pos, eol - pos);
+        out_ += '\n';
+        pos = eol + 1;
+      }
     }
   }
 
@@ -241,6 +291,7 @@ class Printer {
   }
 
   void print_node(const Node& n, uint32_t pos) {
+    if (n.kind() == NodeKind::Call) print_graph_attributes(n);
     out_ += body_indent_;
     out_ += n.name();
     if (o_.annotations) append_annotation(out_, n.meta(), annotations_);
@@ -269,7 +320,7 @@ class Printer {
     if (release_count_[pos] == 0 && !unused) return;
     out_ += ";  ";
     for (uint32_t k = release_start_[pos], e = k + release_count_[pos]; k < e; ++k) {
-      out_ += releases_[k]->name();
+      out_ += *releases_[k];
       out_ += " = ";
     }
     if (unused) {
@@ -299,7 +350,8 @@ class Printer {
   const char* body_indent_ = "";
   std::vector<const Node*> order_;
   AnnotationCache annotations_;
-  std::vector<const Node*> releases_;  // grouped by node, argument order within a node
+  std::vector<const std::string*> releases_;  // names, grouped by node, argument order within one
+  std::vector<const Arg*> subgraphs_;         // subgraph arguments, in order of first use
   std::vector<uint32_t> release_start_;
   std::vector<uint32_t> release_count_;
   Arg none_;

@@ -42,6 +42,10 @@ class Lexer {
   explicit Lexer(std::string_view src) : src_(src) {
     if (src_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = line_start_ = 3;  // a UTF-8 byte order mark
   }
+  /// Lexes `src` from byte `begin`, which starts line `line` of the text (a block of a larger text:
+  /// positions stay those of the whole text).
+  Lexer(std::string_view src, size_t begin, int line)
+      : src_(src), pos_(begin), line_start_(begin), line_(line) {}
   /// Replaces `out` with the tokens of the next non-empty logical line, ending with a Newline or
   /// End token. At the end of input `out` holds a single End token.
   void next_line(std::vector<Token>& out);

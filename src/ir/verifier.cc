@@ -2,6 +2,7 @@
 #include "aotgrad/ir/verifier.h"
 
 #include <algorithm>
+#include <cctype>
 #include <new>
 #include <vector>
 
@@ -214,6 +215,8 @@ class Verifier {
         fail(n, "argument 'op' must be " + arg_to_string(Arg::of_op(*op->wrapped)) + ", got " +
                     arg_to_string(ref));
     }
+    for (const Arg& a : n.args())
+      if (a.kind == Arg::Kind::Graph) check_subgraph(n, a);
     if (level_ == VerifyLevel::kStructure) return;
     ValueMeta inferred;
     try {
@@ -226,7 +229,31 @@ class Verifier {
                   meta_text(inferred));
   }
 
+  // A subgraph argument: a graph, its attribute name naming no other subgraph of this graph, and
+  // itself valid (each subgraph verified once).
+  void check_subgraph(const Node& n, const Arg& a) {
+    if (!a.graph) fail(n, "subgraph argument '" + a.str + "' has no graph");
+    bool ident = !a.str.empty() && !std::isdigit(static_cast<unsigned char>(a.str[0]));
+    for (char c : a.str) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!ident) fail(n, "subgraph attribute name '" + a.str + "' is not an identifier");
+    if (g_.has_name(a.str))
+      fail(n, "subgraph attribute '" + a.str + "' has the name of a node of the graph");
+    for (auto& [name, graph] : subgraphs_) {
+      if (name != a.str) continue;
+      if (graph != a.graph.get())
+        fail(n, "subgraph attribute '" + a.str + "' names two different graphs");
+      return;
+    }
+    subgraphs_.emplace_back(a.str, a.graph.get());
+    try {
+      verify(*a.graph, level_);
+    } catch (const Error& e) {
+      throw Error("subgraph " + a.str + " of " + n.describe() + ": " + e.message(), e.loc());
+    }
+  }
+
   const Graph& g_;
+  std::vector<std::pair<std::string, const Graph*>> subgraphs_;
   VerifyLevel level_ = VerifyLevel::kFull;
   std::vector<const Node*> order_;
   text::NodeIndex index_{0};

@@ -41,6 +41,7 @@ const OpTable& aten_ops() {
     register_misc_ops(*t);
     register_loss_ops(*t);
     register_higher_order_ops(*t);
+    register_cond_op(*t);
     register_collective_ops(*t);
     t->finalize();
     bind_formulas(*t);

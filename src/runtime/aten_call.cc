@@ -126,6 +126,7 @@ const char* kind_name(const Arg& a) {
     case Arg::Kind::List: return "a list";
     case Arg::Kind::Tuple: return "a tuple";
     case Arg::Kind::Op: return "an op";
+    case Arg::Kind::Graph: return "a subgraph";
   }
   return "?";
 }

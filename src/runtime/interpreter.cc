@@ -70,7 +70,9 @@ int64_t mod_int(int64_t a, int64_t b) {
 
 struct Instr {
   const Node* node = nullptr;
-  enum class Kind : uint8_t { Call, GetItem, Sym } kind = Kind::Call;
+  enum class Kind : uint8_t { Call, GetItem, Sym, Cond } kind = Kind::Call;
+  // Cond: the branches' interpreters (true, false); args are pred and the operands.
+  std::shared_ptr<const Interpreter> branches[2];
   SymOp sym = SymOp::Size;
   // A higher-order op's call: `op` is the wrapped op, the state is the first argument slot.
   enum class Rng : uint8_t {
@@ -194,6 +196,22 @@ int64_t run_sym(const Instr& in, const std::vector<c10::IValue>& slots) {
   return 0;
 }
 
+// cond: the branch `pred` selects, run on the operands; its results as a Tensor[] list.
+c10::IValue run_cond(const std::shared_ptr<const Interpreter> (&branches)[2],
+                     const c10::IValue& pred, const c10::IValue& operands) {
+  if (!pred.isTensor() || !pred.toTensor().defined() ||
+      pred.toTensor().scalar_type() != at::kBool || pred.toTensor().numel() != 1)
+    throw Error("pred must be a bool tensor with one element, got " + describe_ivalue(pred));
+  bool take_true = pred.toTensor().item<bool>();
+  std::vector<c10::IValue> inputs;
+  for (const c10::IValue& v : operands.toListRef()) inputs.push_back(v);
+  std::vector<c10::IValue> results = branches[take_true ? 0 : 1]->run(std::move(inputs));
+  c10::List<at::Tensor> out;
+  out.reserve(results.size());
+  for (c10::IValue& r : results) out.push_back(std::move(r).toTensor());
+  return c10::IValue(std::move(out));
+}
+
 // Whether a call may write into this value: a tensor nothing else references (no other tensor
 // shares its storage: no view, no caller's or autograd's reference), outside autograd, with no
 // element written twice.
@@ -248,6 +266,29 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
       in.kind = Instr::Kind::GetItem;
       in.getitem_src = p.slot_of.at(n->getitem_input());
       in.getitem_index = n->getitem_index();
+    } else if (n->op()->name == kCond) {
+      in.kind = Instr::Kind::Cond;
+      try {
+        for (int b = 0; b < 2; ++b)
+          in.branches[b] = std::make_shared<Interpreter>(n->arg(1 + b).graph, options);
+      } catch (const Error& e) {
+        throw Error(
+            n->describe() + " subgraph " + n->arg(1).str + "/" + n->arg(2).str + ": " + e.message(),
+            n->info().loc);
+      }
+      for (size_t i : {size_t{0}, size_t{3}}) {
+        const Arg& a = n->args()[i];
+        ArgPlan ap;
+        if (a.is_node()) {
+          ap.kind = ArgPlan::Kind::Slot;
+          ap.slot = p.slot_of.at(a.node);
+        } else {
+          ap.kind = ArgPlan::Kind::Dynamic;
+          ap.type = &n->op()->schema.args[i].type;
+          ap.arg = &a;
+        }
+        in.args.push_back(std::move(ap));
+      }
     } else if (std::optional<SymOp> sym = sym_op_of(*n->op())) {
       in.kind = Instr::Kind::Sym;
       in.sym = *sym;
@@ -461,6 +502,19 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
         slots[in.out_slot] = c10::IValue(run_sym(in, slots));
       } catch (const std::exception& e) {
         throw Error(in.node->describe() + ": " + e.what(), in.node->info().loc);
+      }
+    } else if (in.kind == Instr::Kind::Cond) {
+      auto value = [&](const ArgPlan& a) {
+        if (a.kind != ArgPlan::Kind::Dynamic) return operand(a, slots);
+        return to_ivalue(*a.type, *a.arg,
+                         [&](const Node& n) -> c10::IValue { return slots[p.slot_of.at(&n)]; });
+      };
+      try {
+        slots[in.out_slot] = run_cond(in.branches, value(in.args[0]), value(in.args[1]));
+      } catch (const Error& e) {
+        throw Error(in.node->describe() + ": " + e.message(), in.node->info().loc);
+      } catch (const c10::Error& e) {
+        throw Error(in.node->describe() + ": " + e.what_without_backtrace(), in.node->info().loc);
       }
     } else if (in.kind == Instr::Kind::GetItem) {
       const c10::IValue& src = slots[in.getitem_src];

@@ -6,6 +6,7 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/cond_autograd.h"
 #include "aotgrad/transforms/requires_grad.h"
 #include "arg_remap.h"
 
@@ -172,13 +173,14 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
                       "tensor that requires grad)",
                   fn->info().loc);
     if (op.non_differentiable) continue;
-    if (!op.derivative && op.has_tag(kCompositeImplicit))
+    const bool is_cond = op.name == kCond;  // differentiated per branch (Note [cond])
+    if (!is_cond && !op.derivative && op.has_tag(kCompositeImplicit))
       throw Error(
           fn->describe() + ": " + op.name +
               " is a composite op, differentiated through its decomposition: decompose the graph "
               "first (decompose_composites)",
           fn->info().loc);
-    if (!op.derivative)
+    if (!is_cond && !op.derivative)
       throw Error(fn->describe() + ": no derivative rule for " + op.name +
                       " (declare one, or mark the op non_differentiable)",
                   fn->info().loc);
@@ -197,7 +199,10 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
     for (size_t i = 0; i < list_needs.size(); ++i)
       if (!list_needs[i].empty()) b.set_list_needs(i, list_needs[i]);
     try {
-      op.derivative->apply(b);
+      if (is_cond)
+        cond_backward(b);
+      else
+        op.derivative->apply(b);
     } catch (const Error& e) {
       throw Error(fn->describe() + ": " + e.message(), fn->info().loc);
     }

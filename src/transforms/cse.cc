@@ -41,6 +41,12 @@ void append_key(std::string& key, const Arg& a) {
       key += "]";
       break;
     case Arg::Kind::Op: append_raw(key, &a.op, sizeof a.op); break;
+    case Arg::Kind::Graph: {  // the same subgraph object: equal calls of one branch pair
+      const Graph* g = a.graph.get();
+      append_raw(key, &g, sizeof g);
+      key += std::to_string(a.str.size()) + ":" + a.str;
+      break;
+    }
     default:  // Int, Bool, Dtype, Layout, MemoryFormat
       append_raw(key, &a.i, sizeof a.i);
       break;

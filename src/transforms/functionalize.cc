@@ -321,8 +321,27 @@ class Functionalizer {
     if (aliased >= 0) return view(n, aliased);
     std::vector<Arg> args;
     args.reserve(n->args().size());
-    for (auto& a : n->args()) args.push_back(map_arg(a));
+    for (auto& a : n->args())
+      args.push_back(a.kind == Arg::Kind::Graph ? functional_subgraph(a) : map_arg(a));
     fresh(n, call_op(op, std::move(args), n->given_mask()));
+  }
+
+  // A subgraph argument (cond's branch) functionalized on its own, as PyTorch's cond functionalizes
+  // each branch: writes to its intermediates become functional; its inputs it never writes (the
+  // cond's meta function rejects a branch that does). The same graph when it mutates nothing.
+  Arg functional_subgraph(const Arg& a) {
+    bool mutates = false;
+    for (const Node* m : a.graph->nodes())
+      if (m->kind() == NodeKind::Call)
+        mutates = mutates || !m->op()->written_args(m->args()).empty() ||
+                  (m->op()->has_tag(kView) && m->op()->has_tag(kInplace));
+    if (!mutates) return a;
+    FunctionalizeResult r = functionalize(*a.graph);
+    if (!r.meta.mutated_inputs_returned.empty() || r.meta.num_tokens != 0)
+      throw Error("subgraph " + a.str +
+                  " mutates its inputs or has effects, which a cond branch "
+                  "cannot");
+    return Arg::of_graph(a.str, std::shared_ptr<const Graph>(std::move(r.graph)));
   }
 
   void view(const Node* n, int aliased) {

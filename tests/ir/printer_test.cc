@@ -160,7 +160,8 @@ TEST(Printer, TensorConstantsAreGetAttrs) {
     return std::string("no error");
   };
   EXPECT_EQ(error("def forward(self, x: \"f32[2]\"):\n    c = self.c\n    return (c,)\n"),
-            "2: tensor constant 'c' has no type annotation");
+            "2: unknown subgraph 'c' (no nested class c(torch.nn.Module) defines it), or a tensor "
+            "constant without a type annotation");
   EXPECT_EQ(error("def forward(self, x: \"f32[2]\"):\n    c: \"f32[2]\" = self.d\n"
                   "    return (c,)\n"),
             "2: 'c = self.d': a tensor constant must be assigned to its own name");

@@ -38,6 +38,7 @@ struct Arg {
     List,
     Tuple,
     Op,  // a reference to an op overload (a higher-order op's argument): torch.ops.aten.t.default
+    Graph,  // a subgraph (cond's branches): the graph module attribute `str`, e.g. true_graph_0
   };
   Kind kind = Kind::None;
   int64_t i = 0;  // Int, Bool (0/1), Dtype/Layout/MemoryFormat (enum value)
@@ -47,6 +48,9 @@ struct Arg {
   Device device;
   std::string str;
   std::vector<Arg> list;  // List, Tuple
+  /// Graph: the subgraph, a closed function of its placeholders (it uses no node of the graph that
+  /// calls it). Shared and never changed once built: copies of a graph share their subgraphs.
+  std::shared_ptr<const Graph> graph;
 
   Arg() = default;
   Arg(Node* n) : kind(n ? Kind::Node : Kind::None), node(n) {}  // NOLINT
@@ -115,6 +119,14 @@ struct Arg {
     Arg a;
     a.kind = Kind::Op;
     a.op = &o;
+    return a;
+  }
+  /// A subgraph argument, printed as the attribute `name` (`true_graph_0 = self.true_graph_0`).
+  static Arg of_graph(std::string name, std::shared_ptr<const Graph> g) {
+    Arg a;
+    a.kind = Kind::Graph;
+    a.str = std::move(name);
+    a.graph = std::move(g);
     return a;
   }
   static Arg of_ints(const std::vector<int64_t>& v);
@@ -339,6 +351,16 @@ class Graph {
 /// `callee`'s output argument with its nodes replaced by their copies. Metadata and node info are
 /// copied, not inferred; names are fresh FX names of `g`.
 Arg inline_graph(Graph& g, const Graph& callee, const std::vector<Arg>& inputs);
+
+/// A new graph of `body` (calls and getitems of one graph, in its order), as a function of
+/// `inputs` (nodes of that graph, each a placeholder named `input_names[i]` with its metadata):
+/// copies of the body's nodes with FX names of their own, returning the copies of `results` (body
+/// nodes or inputs) as a tuple. Throws Error naming a body node that uses a node that is neither
+/// an input nor an earlier body node.
+std::unique_ptr<Graph> outline_graph(const std::vector<Node*>& inputs,
+                                     const std::vector<std::string>& input_names,
+                                     const std::vector<Node*>& body,
+                                     const std::vector<Node*>& results);
 
 /// Binds positional and keyword arguments to `op`'s schema: returns one Arg per schema argument
 /// (defaults filled in) and the mask of those given. Throws Error naming the op and argument on a

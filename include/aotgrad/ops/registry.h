@@ -4,6 +4,10 @@
 #include "aotgrad/ir/op.h"
 
 namespace aotgrad {
+class Graph;
+}
+
+namespace aotgrad {
 
 /// All ATen ops aotgrad knows, built once (thread-safe) and immutable afterwards: the declared
 /// ones, then whatever the installed op provider gives for names the registry does not declare.
@@ -48,6 +52,17 @@ inline constexpr const char* kEagerBackward = "higher_order::eager_backward";
 /// Note [Effect tokens] in src/ops/higher_order_ops.cc). A token is an empty f32[0] tensor; an
 /// op with no result gives a one-element tuple (the token).
 inline constexpr const char* kWithEffects = "higher_order::with_effects";
+/// torch.ops.higher_order.cond(pred, true_fn, false_fn, operands) -> Tensor[]: the branch
+/// subgraph (Arg::Kind::Graph) the one-element bool tensor `pred` selects, called on `operands`
+/// (Note [cond] in src/ops/cond_op.cc).
+inline constexpr const char* kCond = "higher_order::cond";
+void register_cond_op(OpTable& t);
+/// The metadata of the tensors subgraph `g` (named `name` in messages) returns, in order; throws
+/// Error naming it when it returns anything but a tensor or a tuple of tensors.
+std::vector<const ValueMeta*> subgraph_result_metas(const Graph& g, const std::string& name);
+/// The first N for which neither true_graph_N nor false_graph_N names a node of `g` or one of its
+/// subgraph arguments: the names of a new cond's branches (PyTorch's numbering).
+int free_cond_index(const Graph& g);
 /// An effect token's metadata: f32[0][1]cpu (torch.tensor([])).
 TensorMeta effect_token_meta();
 /// Bytes of libtorch 1.13's CPU generator state (CPUGeneratorImpl::get_state(): a u8 tensor; a
