@@ -32,6 +32,8 @@ bool already_functional(const Graph& g) {
       continue;
     }
     if (in_tail || has_mutations(*n)) return false;
+    for (const Arg& a : n->args())  // a cond branch that mutates its intermediates
+      if (a.kind == Arg::Kind::Graph && a.graph && !already_functional(*a.graph)) return false;
     if (n->kind() == NodeKind::Call && is_effectful(*n->op()) && !n->op()->wrapped)
       return false;  // its effect token is not threaded yet
   }
