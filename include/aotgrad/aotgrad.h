@@ -27,9 +27,12 @@ class Module;
 
 namespace aotgrad {
 
-/// Data-parallel training: none, or PyTorch's DistributedDataParallel (kReplicated: every rank
-/// holds the whole model and trains on its slice of the batch; the gradients are averaged).
-enum class DataParallelMode { kNone, kReplicated };
+/// Data-parallel training: none, PyTorch's DistributedDataParallel (kReplicated: every rank holds
+/// the whole model and trains on its slice of the batch; the gradients are averaged), or FSDP2's
+/// fully_shard (kSharded: every rank holds one row block of each parameter, which the forward
+/// gathers whole and the backward reduce-scatters the gradient to, averaged; Note [Sharded
+/// parameters]).
+enum class DataParallelMode { kNone, kReplicated, kSharded };
 
 /// How aot_function compiles (functorch.compile's arguments and torch._functorch.config).
 /// torch.compile(dynamic=...): whether compilations make sizes symbolic (§13.15).
@@ -83,7 +86,17 @@ struct AOTConfig {
   /// differs), and the first one broadcasts the parameters from rank 0 (aot_module: its buffers
   /// too). The parameters are the inputs `data_parallel_params` marks (one flag per input;
   /// empty: every input that requires grad; aot_module: the module's parameters).
+  ///
+  /// With kSharded, the parameters are shards (frontend/sharding.h): aot_module splits its
+  /// module's parameters in place when it is made (after broadcasting them from rank 0), and its
+  /// traced forward gathers each whole (gather_full_parameter); an aot_function's function gathers
+  /// the inputs `data_parallel_params` marks itself. Their gradients are the reduce-scatters of the
+  /// gathers' gradients, averaged over the ranks as `grad_reduction` says (no buckets). The
+  /// compile check runs as for kReplicated.
   DataParallelMode data_parallel = DataParallelMode::kNone;
+  /// kSharded: FSDP2's reshard_after_forward -- the backward gathers each parameter again (true)
+  /// or the forward saves the gathered parameter for it (false).
+  bool reshard_after_forward = true;
   std::string process_group;
   GradReduction grad_reduction = GradReduction::kSumDivided;
   int64_t bucket_cap_bytes = 25 << 20;
@@ -165,9 +178,18 @@ ModuleState module_state(const torch::nn::Module& module);
 /// mutations (BatchNorm's running stats and num_batches_tracked) land in the module's buffers, and
 /// backward accumulates into the parameters' .grad, as eagerly. AOTConfig::input_names, when given,
 /// names the call's inputs.
+///
+/// Sharded (AOTConfig::data_parallel kSharded, FSDP2's fully_shard): making it broadcasts the
+/// module's parameters and buffers from rank 0, then replaces each parameter's data by this rank's
+/// row block (shard_of), so the parameters, their .grad and an optimizer's state made over
+/// module->parameters() take 1/N of the memory. Every rank must make it.
 class AOTModule {
  public:
   AOTModule(std::shared_ptr<torch::nn::Module> module, TensorFunction forward, AOTConfig config);
+
+  /// The module's parameters, whole, by dotted name: sharded, gathered from every rank (a
+  /// collective: every rank must call it); otherwise the parameters themselves. Outside autograd.
+  std::vector<std::pair<std::string, at::Tensor>> full_parameters() const;
 
   std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& inputs) const;
 

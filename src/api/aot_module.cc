@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "aotgrad/aotgrad.h"
+#include "aotgrad/frontend/sharding.h"
 #include "aotgrad/runtime/data_parallel.h"
 #include "config_options.h"
 #include "lifted_names.h"
@@ -36,6 +37,12 @@ struct AOTModule::State {
   /// One AOTFunction per training mode and set of lifted tensor names (a module whose tensors
   /// were replaced by others of other names compiles anew).
   mutable std::map<std::string, AOTFunction> functions;
+  /// Sharded: each parameter's whole sizes, by name, and the group's place.
+  std::map<std::string, std::vector<int64_t>> full_sizes;
+  GroupPlace place;
+
+  /// Sharded: broadcasts the module's tensors from rank 0 and cuts its parameters into shards.
+  void shard_parameters();
 
   /// The module's current tensors followed by `inputs`, and the AOTFunction they call.
   std::pair<AOTFunction, std::vector<at::Tensor>> prepare(
@@ -55,6 +62,20 @@ AOTModule::AOTModule(std::shared_ptr<torch::nn::Module> module, TensorFunction f
                 "aot_module: data_parallel_params is for aot_function; a module's gradients to "
                 "all-reduce are its parameters'");
   state_->config = std::move(config);
+  if (state_->config.data_parallel == DataParallelMode::kSharded) state_->shard_parameters();
+}
+
+void AOTModule::State::shard_parameters() {
+  const std::string group = data_parallel_group(config);
+  place = process_group_place(group);
+  ModuleState s = module_state(*module);
+  broadcast_from_rank0(group, s.tensors, s.names);
+  at::NoGradGuard no_grad;
+  for (size_t i = 0; i < s.num_parameters; ++i) {
+    at::Tensor& p = s.tensors[i];
+    full_sizes[s.names[i]] = p.sizes().vec();
+    p.set_data(shard_of(p, place.rank, place.size));
+  }
 }
 
 std::pair<AOTFunction, std::vector<at::Tensor>> AOTModule::State::prepare(
@@ -85,13 +106,32 @@ std::pair<AOTFunction, std::vector<at::Tensor>> AOTModule::State::prepare(
       std::fill(c.data_parallel_params.begin(),
                 c.data_parallel_params.begin() + static_cast<std::ptrdiff_t>(s.num_parameters),
                 true);
-      if (!config.broadcast_buffers) broadcast_buffers(s);
+      if (!config.broadcast_buffers && config.data_parallel == DataParallelMode::kReplicated)
+        broadcast_buffers(s);
     }
     // The module's tensors are looked up again when the function is captured: they are the ones
     // of this call, in this order (the key above fixes their names).
     TensorFunction fn = [m = module, f = forward](const std::vector<at::Tensor>& a) {
       return functional_call(module_state(*m).tensors, f)(a);
     };
+    if (config.data_parallel == DataParallelMode::kSharded) {
+      // The traced forward gathers each parameter whole from the shards (Note [Sharded
+      // parameters]).
+      std::vector<std::vector<int64_t>> sizes;
+      for (size_t i = 0; i < s.num_parameters; ++i) {
+        auto found = full_sizes.find(s.names[i]);
+        AOTGRAD_CHECK(found != full_sizes.end(), "aot_module: parameter '", s.names[i],
+                      "' was added after the module was sharded");
+        sizes.push_back(found->second);
+      }
+      fn = [fn, sizes, group = data_parallel_group(config), n = place.size,
+            reshard = config.reshard_after_forward](const std::vector<at::Tensor>& a) {
+        std::vector<at::Tensor> whole = a;
+        for (size_t i = 0; i < sizes.size(); ++i)
+          whole[i] = gather_full_parameter(a[i], sizes[i], n, group, reshard);
+        return fn(whole);
+      };
+    }
     it = functions.emplace(key, AOTFunction(std::move(fn), std::move(c))).first;
   }
   return {it->second, std::move(args)};
@@ -113,6 +153,21 @@ std::vector<at::Tensor> AOTModule::operator()(const std::vector<at::Tensor>& inp
     state_->broadcast_buffers(module_state(*state_->module));
   auto [fn, args] = state_->prepare(inputs);
   return fn(args);
+}
+
+std::vector<std::pair<std::string, at::Tensor>> AOTModule::full_parameters() const {
+  const State& st = *state_;
+  ModuleState s = module_state(*st.module);
+  at::NoGradGuard no_grad;
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (size_t i = 0; i < s.num_parameters; ++i) {
+    at::Tensor p = s.tensors[i].detach();
+    if (st.config.data_parallel == DataParallelMode::kSharded)
+      p = gather_full_parameter(p, st.full_sizes.at(s.names[i]), st.place.size,
+                                data_parallel_group(st.config), false);
+    out.emplace_back(s.names[i], p);
+  }
+  return out;
 }
 
 size_t AOTModule::num_compilations() const {

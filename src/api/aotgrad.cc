@@ -155,6 +155,11 @@ DataParallelOptions AOTFunction::State::data_parallel_options(
     o.reduce.push_back(args[i].requires_grad() && (params.empty() || params[i]));
   for (const Node* p : c.graph->placeholders()) o.names.push_back(p->name());
   o.reduce.resize(o.names.size(), false);
+  // Sharded parameters' gradients are reduce-scattered by the graph itself, then averaged.
+  if (config.data_parallel == DataParallelMode::kSharded) {
+    o.sharded.swap(o.reduce);
+    o.reduce.assign(o.names.size(), false);
+  }
   return o;
 }
 
@@ -172,7 +177,8 @@ void AOTFunction::State::synchronize(const Compilation& c, const std::vector<at:
                             {"partition", partition},
                             {"bucket plan", plan.text()}},
                            "data parallel: the compile check");
-  if (params_broadcast) return;
+  // Sharded parameters are each rank's own blocks (aot_module cut them from rank 0's values).
+  if (params_broadcast || config.data_parallel == DataParallelMode::kSharded) return;
   std::vector<at::Tensor> params;
   std::vector<std::string> names;
   for (size_t k = 0; k < c.unique.size(); ++k)

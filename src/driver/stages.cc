@@ -227,9 +227,10 @@ class DataParallelStage : public Stage {
   std::string_view name() const override { return "data_parallel"; }
   bool run(CompileState& s) override {
     AOTGRAD_CHECK(s.bw != nullptr, "data_parallel: no backward graph (run it after partition)");
+    changes_ = average_sharded_gradients(*s.bw, options_);
     BucketPlan plan = plan_gradient_buckets(*s.bw, options_);
     insert_gradient_all_reduces(*s.bw, plan);
-    changes_ = static_cast<int64_t>(plan.buckets.size());
+    changes_ += static_cast<int64_t>(plan.buckets.size());
     return changes_ > 0;
   }
   std::vector<GraphSlot> writes() const override { return {GraphSlot::kBackward}; }
@@ -241,6 +242,8 @@ class DataParallelStage : public Stage {
                     " bucket_cap=" + std::to_string(o.bucket_cap_bytes) +
                     " first_bucket_cap=" + std::to_string(o.first_bucket_cap_bytes) + " reduce=";
     for (bool b : o.reduce) m += b ? "1" : "0";
+    m += " sharded=";
+    for (bool b : o.sharded) m += b ? "1" : "0";
     return m;
   }
   void log(const CompileState& s, const LogSettings& logs) const override {

@@ -14,6 +14,7 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/collectives.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
 
 namespace aotgrad {
@@ -96,6 +97,9 @@ void register_kernels() {
         "aotgrad fake tensors: as AutogradCPU's");
     guard_registered = true;
   }
+  // The functional collectives, so that a captured function may call them (a sharded
+  // parameter's gather, Note [Sharded parameters]).
+  register_collective_kernels();
   auto& d = c10::Dispatcher::singleton();
   for (const c10::OperatorName& name : d.getAllOpNames()) {
     std::string key = c10::toString(name);
@@ -149,6 +153,10 @@ struct MetadataCopier : c10::TensorImpl {
   static void copy(const c10::TensorImpl* from, c10::TensorImpl* to) {
     c10::TensorImpl::copy_tensor_metadata(from, to, to->version_counter(),
                                           to->allow_tensor_metadata_change());
+    // libtorch 1.13 leaves the cached numel as it was: a parameter pointed at a fake of other
+    // sizes (a sharded parameter's gathered whole) would report its old numel to ATen's checks.
+    void (c10::TensorImpl::*refresh)() = &MetadataCopier::refresh_numel;
+    (to->*refresh)();
   }
 };
 

@@ -14,6 +14,17 @@
 // the gradients per bucket, as DDP's bucket, where the functional ops made three. The collectives
 // are the last thing the pipeline adds (after the partition), so nothing reorders or recomputes
 // them.
+//
+// Note [Sharded parameters]
+// FSDP2's fully_shard (seed §13.48): each parameter is split along dim 0 into one row block per
+// rank (padded to a multiple of the group size), and the traced function gathers the whole
+// parameter from the blocks (gather_full_parameter: all_gather_into_tensor, wait_tensor, narrow
+// away the padding), so the collectives are in the graph and their derivatives give the backward:
+// the gathered parameter's gradient is reduce-scattered back to the blocks (all_gather's
+// derivative). average_sharded_gradients makes that reduce_scatter an average over the ranks, as
+// FSDP's. Under a recompute tag the min-cut gathers a parameter again in the backward rather than
+// saving it (OpClasses::is_regather; FSDP's reshard_after_forward), and the memory schedule moves
+// each gather to where its parameter is used, so only the parameters in use are whole at a time.
 #include "aotgrad/transforms/data_parallel.h"
 
 #include <algorithm>
@@ -31,6 +42,7 @@ namespace {
 const char* kAllReduce = "_c10d_functional::all_reduce";
 const char* kAllReduceInplace = "_c10d_functional::all_reduce_";
 const char* kWait = "_c10d_functional::wait_tensor";
+const char* kReduceScatter = "_c10d_functional::reduce_scatter_tensor";
 
 bool calls(const Node* n, std::string_view op) {
   return n && n->kind() == NodeKind::Call && n->op()->name == op;
@@ -215,6 +227,38 @@ void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan) {
   result.list = std::move(outs);
   out->set_arg(0, std::move(result));
   bw.set_insertion_point(saved_point);
+}
+
+int64_t average_sharded_gradients(Graph& bw, const DataParallelOptions& options) {
+  if (options.sharded.empty()) return 0;
+  Node* out = bw.output();
+  AOTGRAD_CHECK(out != nullptr, "sharded training: the backward graph has no output");
+  const std::vector<Arg>& outs = out->args()[0].list;
+  AOTGRAD_CHECK(options.sharded.size() == outs.size(), "sharded training: ", options.sharded.size(),
+                " sharded flags for ", outs.size(), " gradients");
+  const OpDef& div = aten_ops().get("aten::div.Scalar");
+  Node* saved_point = bw.insertion_point();
+  int64_t n = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!options.sharded[i] || !outs[i].is_node()) continue;
+    Node* w = outs[i].node;
+    Node* rs = calls(w, kWait) ? w->arg(0).node : nullptr;
+    if (!calls(rs, kReduceScatter) || rs->arg(1).str != "sum" ||
+        rs->arg(3).str != options.group_name || rs->users().size() != 1)
+      throw Error("sharded training: the gradient of " + grad_name(options.names, i) + " ('" +
+                  w->name() + "') is not the reduce_scatter 'sum' on group '" + options.group_name +
+                  "' of its all_gather's gradient; a sharded parameter may be used only "
+                  "through gather_full_parameter");
+    if (options.reduction == GradReduction::kAvg) {
+      rs->set_arg(1, Arg::of_str("avg"));
+    } else {
+      bw.set_insertion_point(rs);
+      rs->set_arg(0, Arg(bw.add_call(div, {rs->arg(0), Arg::of_int(options.group_size)})));
+    }
+    ++n;
+  }
+  bw.set_insertion_point(saved_point);
+  return n;
 }
 
 BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& names) {

@@ -31,6 +31,10 @@ std::vector<const Node*> inputs_and_collectives(const JointNodeClasses& c, const
   for (size_t i = 0; i < c.nodes.size(); ++i) {
     const Node& n = *c.nodes[i];
     if (!c.required_fw[i] || c.tangents_closure[i] || !ops.is_collective(n)) continue;
+    // A sharded parameter's gather under a recompute tag: the backward gathers it again.
+    if (OpClasses::is_regather(n) && (n.info().recompute == RecomputePolicy::MustRecompute ||
+                                      n.info().recompute == RecomputePolicy::PreferRecompute))
+      continue;
     if (c.dist_from_bw[i] >= JointNodeClasses::kDistNever) continue;
     bool last = true;
     for (uint32_t u : c.users_of(i)) last = last && !ops.is_collective(*c.nodes[u]);

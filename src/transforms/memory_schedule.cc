@@ -15,6 +15,7 @@
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/memory_timeline.h"
 #include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/op_classes.h"
 #include "aotgrad/transforms/pass.h"
 #include "arg_remap.h"
 
@@ -41,14 +42,18 @@ struct Body {
   std::vector<std::vector<std::pair<int, int64_t>>> arg_uses;  // per node: (storage, count)
 };
 
+// A sharded parameter's gather is no barrier: it moves to where the parameter is used, so that
+// the gathered parameters do not all live at once (FSDP's per-layer all-gather).
 bool is_barrier(const Node& n) {
-  return n.kind() == NodeKind::Call && (has_mutations(n) || is_collective(*n.op()));
+  return n.kind() == NodeKind::Call &&
+         (has_mutations(n) || (is_collective(*n.op()) && !OpClasses::is_regather(n)));
 }
 
 // Random calls keep their order (the generator's stream), effectful calls theirs (the program's;
-// their token chain says so too).
+// their token chain says so too), gathers of sharded parameters theirs (every rank's order).
 bool is_ordered(const Node& n) {
-  return n.kind() == NodeKind::Call && (is_random(*n.op()) || is_effectful(*n.op()));
+  return n.kind() == NodeKind::Call &&
+         (is_random(*n.op()) || is_effectful(*n.op()) || OpClasses::is_regather(n));
 }
 
 // `placeholder_storage`: for each placeholder (in order), a storage key (-1: an input, not

@@ -312,7 +312,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     kCat = 32,
     kCollective = 64,
     kPointwise = 128,
-    kEffectful = 256
+    kEffectful = 256,
+    kRegather = 512
   };
   std::vector<uint16_t> cls(n_nodes, 0);
   {
@@ -334,6 +335,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
             (ops.is_collective(n) ? kCollective : 0) | (ops.is_pointwise(n) ? kPointwise : 0) |
             (is_effectful(*n.op()) ? kEffectful : 0);
       cls[i] = it->second;
+      if (OpClasses::is_regather(n)) cls[i] |= kRegather;
     }
   }
   auto has = [&](size_t i, uint16_t f) { return (cls[i] & f) != 0; };
@@ -342,7 +344,10 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     return has(b, kCat) || (has(a, kFusible) && has(b, kFusible));
   };
   auto must_recompute = [&](size_t i) {
-    if (!tagged_recompute(node(i)) || has(i, kCollective | kEffectful)) return false;
+    // A collective issued again would be a second all_reduce of the same gradients; a sharded
+    // parameter's gather is the exception (Note [Sharded parameters]).
+    if (!tagged_recompute(node(i)) || has(i, kEffectful)) return false;
+    if (has(i, kCollective) && !has(i, kRegather)) return false;
     return options.recompute_random_ops || !has(i, kRandom);
   };
 

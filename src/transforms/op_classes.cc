@@ -144,6 +144,13 @@ bool OpClasses::is_random(const Node& n) const {
 bool OpClasses::is_collective(const Node& n) const {
   return n.kind() == NodeKind::Call && n.op()->has_tag(kCollective);
 }
+bool OpClasses::is_regather(const Node& n) {
+  if (n.kind() != NodeKind::Call || n.args().empty() || !n.arg(0).is_node()) return false;
+  const Node& in = *n.arg(0).node;
+  if (n.op()->name == "_c10d_functional::wait_tensor") return is_regather(in);
+  return n.op()->name == "_c10d_functional::all_gather_into_tensor" &&
+         in.kind() == NodeKind::Placeholder;
+}
 bool OpClasses::is_unknown(const Node& n) const {
   return provided(n) && !in(recomputable, n) && !in(compute_intensive, n) && !is_view(n) &&
          !n.op()->has_tag(kPointwise) && !is_random(n);

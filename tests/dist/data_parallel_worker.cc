@@ -10,8 +10,13 @@
 // reference runs its forward on each rank's slice and averages the losses: the parameters compare
 // exactly so; the running statistics are each rank's own and are not compared.
 //
+// --mode=sharded trains with DataParallelMode::kSharded (FSDP2's fully_shard) instead of
+// kReplicated and compares the gathered parameters (AOTModule::full_parameters), printing how many
+// parameter elements this rank holds; --reshard=0 keeps the gathered parameters from the forward.
+//
 // usage: data_parallel_worker [--models=mlp,cnn,gpt] [--steps=N] [--tanh-on-rank=R]
-// Prints one line per model, "rank R MODEL: N steps, B buckets, max |param - reference| = D",
+//                             [--mode=replicated|sharded] [--reshard=1|0]
+// Prints one line per model, "rank R MODEL: N steps, P parameters, max |param - reference| = D",
 // and exits 1 when a parameter differs from the reference by more than fp32 rounding.
 #include <torch/torch.h>
 
@@ -125,7 +130,7 @@ std::string option(int argc, char** argv, const std::string& name, const std::st
 
 // Trains `name` on this rank; returns the largest difference from the reference's parameters.
 double train(const std::string& name, const Case& c, int rank, int world, int steps, bool tanh,
-             double lr) {
+             double lr, bool sharded, bool reshard) {
   torch::manual_seed(1234);
   auto [x, y] = c.batch(world);
   at::Tensor xr = x.chunk(world)[rank], yr = y.chunk(world)[rank];
@@ -136,7 +141,9 @@ double train(const std::string& name, const Case& c, int rank, int world, int st
   std::shared_ptr<torch::nn::Module> ref = c.make(false);
 
   aotgrad::AOTConfig config;
-  config.data_parallel = aotgrad::DataParallelMode::kReplicated;
+  config.data_parallel =
+      sharded ? aotgrad::DataParallelMode::kSharded : aotgrad::DataParallelMode::kReplicated;
+  config.reshard_after_forward = reshard;
   config.first_bucket_cap_bytes = 4096;  // several buckets in small models
   config.bucket_cap_bytes = 16384;
   Loss loss = c.loss;
@@ -177,14 +184,22 @@ double train(const std::string& name, const Case& c, int rank, int world, int st
     ref_opt.step();
   }
   double worst = 0;
-  auto mine = model->named_parameters(), theirs = ref->named_parameters();
+  auto theirs = ref->named_parameters();
+  std::vector<std::pair<std::string, at::Tensor>> mine = compiled.full_parameters();
+  if (sharded) {
+    int64_t held = 0, whole = 0;
+    for (const at::Tensor& p : model->parameters()) held += p.numel();
+    for (const auto& p : mine) whole += p.second.numel();
+    std::printf("rank %d %s: sharded, %lld of %lld parameter elements on this rank\n", rank,
+                name.c_str(), static_cast<long long>(held), static_cast<long long>(whole));
+  }
   for (const auto& p : mine) {
-    const at::Tensor& a = p.value();
-    const at::Tensor& b = theirs[p.key()];
+    const at::Tensor& a = p.second;
+    const at::Tensor& b = theirs[p.first];
     double d = (a - b).abs().max().item<double>();
     double tol = 2e-5 + 1e-4 * b.abs().max().item<double>();
     if (d > tol)
-      std::cerr << "rank " << rank << " " << name << ": parameter " << p.key() << " differs by "
+      std::cerr << "rank " << rank << " " << name << ": parameter " << p.first << " differs by "
                 << d << " (tolerance " << tol << ")\n";
     worst = std::max(worst, d > tol ? 1e30 : d);
   }
@@ -211,12 +226,17 @@ int main(int argc, char** argv) {
     aotgrad::GroupPlace place = aotgrad::process_group_place("0");
     int steps = std::stoi(option(argc, argv, "steps", "4"));
     int tanh_rank = std::stoi(option(argc, argv, "tanh-on-rank", "-1"));
+    std::string mode = option(argc, argv, "mode", "replicated");
+    if (mode != "replicated" && mode != "sharded")
+      throw aotgrad::Error("--mode must be replicated or sharded, got '" + mode + "'");
+    bool reshard = option(argc, argv, "reshard", "1") != "0";
     std::stringstream models(option(argc, argv, "models", "mlp,cnn,gpt"));
     bool ok = true;
     for (std::string m; std::getline(models, m, ',');) {
       auto it = cases().find(m);
       if (it == cases().end()) throw aotgrad::Error("unknown model '" + m + "'");
-      double d = train(m, it->second, place.rank, place.size, steps, place.rank == tanh_rank, 0.05);
+      double d = train(m, it->second, place.rank, place.size, steps, place.rank == tanh_rank, 0.05,
+                       mode == "sharded", reshard);
       ok = ok && d < 1e29;
     }
     return ok ? 0 : 1;

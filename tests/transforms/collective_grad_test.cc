@@ -121,5 +121,41 @@ def forward(self, x: "f32[64]"):
   }
 }
 
+// A sharded parameter's gather (an all_gather_into_tensor of a primal and its wait; Note [Sharded
+// parameters]) tagged MUST_RECOMPUTE is gathered again in the backward instead of being saved
+// (FSDP's reshard_after_forward); untagged it is saved, banned as "collective". Also at budget 0.
+TEST(CollectiveGrad, MinCutRegathersShardedParameters) {
+  const char* fw = R"(
+def forward(self, w: "f32[4, 8]", x: "f32[3, 8]"):
+    all_gather_into_tensor = torch.ops._c10d_functional.all_gather_into_tensor.default(w, 2, '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor)
+    t = torch.ops.aten.t.default(wait_tensor)
+    mm = torch.ops.aten.mm.default(x, t)
+    relu = torch.ops.aten.relu.default(mm)
+    return (relu,)
+)";
+  for (bool tagged : {true, false})
+    for (double budget : {1.0, 0.0}) {
+      SCOPED_TRACE(std::to_string(tagged) + " " + std::to_string(budget));
+      JointGraph j = joint_graph(fw);
+      if (tagged)
+        for (const char* name : {"all_gather_into_tensor", "wait_tensor", "t"})
+          j.graph->find(name)->info().recompute = RecomputePolicy::MustRecompute;
+      MinCutOptions o;
+      o.activation_memory_budget = budget;
+      Partition p = min_cut_partition(j, o);
+      std::string bw = graph_text(*p.bw);
+      bool saved_wait = false;
+      for (const std::string& s : p.saved) saved_wait = saved_wait || s == "wait_tensor";
+      // Untagged, the gathered parameter is saved (as itself or its transpose).
+      if (tagged) EXPECT_FALSE(saved_wait) << bw;
+      EXPECT_EQ(bw.find("all_gather_into_tensor.default(primals_1, 2, '0')") != std::string::npos,
+                tagged)
+          << bw;
+      // The gradient of the shard is the reduce_scatter of the gathered parameter's.
+      EXPECT_THAT(bw, HasSubstr("reduce_scatter_tensor.default("));
+    }
+}
+
 }  // namespace
 }  // namespace aotgrad

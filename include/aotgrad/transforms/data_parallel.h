@@ -32,6 +32,10 @@ struct DataParallelOptions {
   /// Per output of the backward graph (one per primal): whether its gradient is all-reduced
   /// (a parameter's); empty: every gradient. None outputs are skipped either way.
   std::vector<bool> reduce;
+  /// Per output (empty: none): whether it is the gradient of a sharded parameter (Note [Sharded
+  /// parameters]), the reduce-scatter of its gather's gradient, which average_sharded_gradients
+  /// averages over the ranks instead of an all-reduce (set `reduce` false for it).
+  std::vector<bool> sharded;
   /// Per output: a name for the logs (the parameter's); empty: "grad <i>".
   std::vector<std::string> names;
 };
@@ -78,6 +82,14 @@ BucketPlan plan_gradient_buckets(const Graph& bw, const DataParallelOptions& opt
 /// waited, split back (`split_with_sizes`) and viewed as its gradients, which the graph then
 /// returns.
 void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan);
+
+/// Sharded training (Note [Sharded parameters]): each gradient `options.sharded` marks is
+/// `wait_tensor(reduce_scatter_tensor(x, 'sum', n, group))` (all_gather's derivative); it becomes
+/// an average over the ranks as `options.reduction` says: `x` divided by the group size first
+/// (kSumDivided), or reduce_op 'avg'. Returns how many it changed; throws Error naming the
+/// parameter whose gradient is anything else (a sharded parameter used other than through its
+/// gather).
+int64_t average_sharded_gradients(Graph& bw, const DataParallelOptions& options);
 
 /// The plan insert_gradient_all_reduces wrote into `bw`, read back from the graph (for a graph
 /// loaded from the compile cache or parsed from text); positions are of the rewritten graph.

@@ -38,8 +38,13 @@ class OpClasses {
   /// copies (_to_copy, clone) carry no such tag.
   bool is_pointwise(const Node& n) const;
   /// A functional collective or its wait (tag `collective`): never recomputed (ban reason
-  /// "collective"), whatever else its tags say.
+  /// "collective"), whatever else its tags say -- except a re-gather.
   bool is_collective(const Node& n) const;
+  /// A sharded parameter's gather: an all_gather_into_tensor of a graph input, or the wait_tensor
+  /// of one. Under a recompute tag (FSDP's reshard_after_forward, Note [Sharded parameters]) the
+  /// backward issues it again instead of saving the gathered parameter: every rank holds the
+  /// input, so the re-gather is communication, not a second issue of a forward collective.
+  static bool is_regather(const Node& n);
   /// An op the registry does not declare that no class takes (not pointwise, random, compute
   /// intensive or listed): the partitioner bans it with the reason "unknown op class".
   bool is_unknown(const Node& n) const;

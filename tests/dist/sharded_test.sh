@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Sharded training (DataParallelMode::kSharded, FSDP2's fully_shard; Note [Sharded parameters])
+# with aot_module across processes on 127.0.0.1 (Gloo) under `aotgrad launch`, with 2 and 3 ranks:
+# data_parallel_worker --mode=sharded trains an MLP, a CNN with BatchNorm and a GPT block for 4 SGD
+# steps with momentum on each rank's slice of a batch, each rank holding one row block of every
+# parameter, and checks the gathered parameters against one process trained eagerly on the whole
+# batch (to fp32 rounding). The forward graph all-gathers each parameter, the backward gathers it
+# again (reshard_after_forward) and reduce-scatters its gradient, averaged; with --reshard=0 the
+# backward gathers nothing and the forward saves the gathered parameters. The printed graphs
+# round-trip through the text form.
+# usage: sharded_test.sh AOTGRAD_BINARY TEST_DATA_DIR WORKER
+source "$(dirname "$0")/../cli/lib.sh" "$@"
+worker="$3"
+export AOTGRAD_DIST_TIMEOUT=30 AOTGRAD_CACHE_DIR=off
+each_rank='exec "$0" "$@" 2>"$TMPDIR_DP/err$RANK"'
+export TMPDIR_DP="$tmp"
+
+for n in 2 3; do
+  AOTGRAD_LOGS=aot_graphs expect_exit 0 "sharded training on $n ranks" \
+    "$bin" launch --nproc "$n" --timeout 120 -- sh -c "$each_rank" "$worker" --steps=4 --mode=sharded
+  cat "$tmp/out"
+  for r in $(seq 0 $((n - 1))); do
+    for m in mlp cnn gpt; do
+      check grep -q "^rank $r $m: 4 steps, .* max |param - reference| = " "$tmp/out"
+      check grep -q "^rank $r $m: sharded, [0-9]* of [0-9]* parameter elements on this rank" "$tmp/out"
+    done
+    check has "$tmp/err$r" "torch.ops._c10d_functional.all_gather_into_tensor.default(primals_1, $n, '0')"
+    check has "$tmp/err$r" "torch.ops._c10d_functional.reduce_scatter_tensor.default("
+    check hasnt "$tmp/err$r" "torch.ops._c10d_functional.all_reduce"
+  done
+  # The MLP's 5768 elements (16x64+64, 64x64+64, 64x8+8) in row blocks: each rank about 1/n.
+  held=$(sed -n "s/^rank 0 mlp: sharded, \([0-9]*\) of 5768 parameter elements on this rank/\1/p" "$tmp/out")
+  check [ -n "$held" ]
+  check [ "$held" -le $((5768 / n + 100)) ]
+done
+
+# The backward graph of rank 0's MLP gathers the parameters again: all_gather_into_tensor of a
+# primal in the backward, and the forward saves no gathered parameter.
+awk '/===== Backward graph/ {keep = 1; text = ""; next}
+     keep && /^(class |    )/ {text = text $0 "\n"; next}
+     keep {keep = 0; if (!first) first = text}
+     END {if (keep && !first) first = text; printf "%s", first}' "$tmp/err0" >"$tmp/bw.fx"
+check has "$tmp/bw.fx" "torch.ops._c10d_functional.all_gather_into_tensor.default(primals_"
+check has "$tmp/bw.fx" "torch.ops._c10d_functional.reduce_scatter_tensor.default("
+"$bin" check "$tmp/bw.fx" >"$tmp/bw2.fx" 2>"$tmp/check_err"
+check [ $? -eq 0 ]
+check cmp -s "$tmp/bw.fx" "$tmp/bw2.fx"
+
+# reshard_after_forward false: the same parameters, and the backward gathers nothing.
+AOTGRAD_LOGS=aot_graphs expect_exit 0 "sharded training without resharding" \
+  "$bin" launch --nproc 2 --timeout 120 -- sh -c "$each_rank" "$worker" --steps=4 --mode=sharded \
+  --reshard=0 --models=mlp
+check grep -q "^rank 1 mlp: 4 steps, .* max |param - reference| = " "$tmp/out"
+awk '/===== Backward graph/ {keep = 1; text = ""; next}
+     keep && /^(class |    )/ {text = text $0 "\n"; next}
+     keep {keep = 0; if (!first) first = text}
+     END {if (keep && !first) first = text; printf "%s", first}' "$tmp/err0" >"$tmp/bw.fx"
+check has "$tmp/bw.fx" "torch.ops._c10d_functional.reduce_scatter_tensor.default("
+check hasnt "$tmp/bw.fx" "all_gather_into_tensor"
+finish
