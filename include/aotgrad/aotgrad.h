@@ -45,8 +45,10 @@ enum class DynamicMode {
 };
 
 struct AOTConfig {
-  /// min_cut_rematerialization_partition (the default) or default_partition.
+  /// min_cut_rematerialization_partition (the default) or default_partition; or a function of
+  /// the user's (functorch.compile's partition_fn), which replaces them when set.
   PartitionKind partition = PartitionKind::kMinCut;
+  PartitionFn partition_fn;
   /// Applied after functionalization (§13.10); composite ops always decompose first.
   DecompositionTable decompositions = DecompositionTable::core();
   /// Inference: input data mutations stay in the graph as a trailing copy_ (§13.13).
@@ -132,8 +134,8 @@ class AOTFunction {
   AOTFunction(TensorFunction fn, AOTConfig config);
 
   /// Runs the compiled function; mutated arguments hold their new values afterwards, as eagerly.
-  /// Throws Error for undefined arguments, for training with distinct arguments that share a
-  /// storage, and for what capture or compilation cannot handle.
+  /// Arguments that are overlapping views written by the function get a synthetic base (§13.23).
+  /// Throws Error for undefined arguments and for what capture or compilation cannot handle.
   std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& args) const;
 
   /// How many signatures have been compiled. With AOTGRAD_LOGS=recompiles each compilation after

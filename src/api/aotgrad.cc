@@ -18,6 +18,7 @@
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
 #include "aotgrad/runtime/data_parallel.h"
+#include "aotgrad/runtime/synthetic_base.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/requires_grad.h"
@@ -45,12 +46,51 @@ struct Compilation {
   std::string family;         // input_family of the call it was compiled for
   std::vector<std::vector<int64_t>> sizes;  // the distinct arguments' sizes then
   std::shared_ptr<DynamicCapture> dynamic;  // a dynamic compilation: its symbols and guards
+  /// Training with overlapping views that the function writes (§13.23, AOTSyntheticBaseWrapper):
+  /// the groups of distinct arguments regenerated from one base each, and per placeholder of
+  /// `graph` the distinct argument it takes or -(1 + b) for base b. Empty: the graph takes the
+  /// distinct arguments as they are.
+  std::vector<std::vector<int>> synthetic_bases;
+  std::vector<int> input_sources;
+
+  /// The compiled graph's tensor inputs for a call: the distinct arguments (synthetic bases in the
+  /// place of the views they regenerate), then the lifted constants.
+  std::vector<at::Tensor> graph_inputs(const std::vector<at::Tensor>& args) const;
 };
 
 std::vector<at::Tensor> pick(const std::vector<at::Tensor>& args, const std::vector<size_t>& at) {
   std::vector<at::Tensor> out;
   out.reserve(at.size());
   for (size_t i : at) out.push_back(args[i]);
+  return out;
+}
+
+// The base of each group of `distinct` (the distinct arguments, then the lifted constants) by
+// synthetic_base's differentiable rule; errors name the caller's argument positions.
+std::vector<at::Tensor> view_bases(const std::vector<std::vector<int>>& groups,
+                                   const std::vector<at::Tensor>& distinct,
+                                   const std::vector<size_t>& unique) {
+  std::vector<at::Tensor> bases;
+  for (const std::vector<int>& group : groups) {
+    std::vector<at::Tensor> views;
+    std::vector<int> positions;
+    for (int k : group) {
+      views.push_back(distinct[k]);
+      positions.push_back(k < static_cast<int>(unique.size()) ? static_cast<int>(unique[k]) : -1);
+    }
+    bases.push_back(synthetic_base(views, positions, /*differentiable=*/true));
+  }
+  return bases;
+}
+
+std::vector<at::Tensor> Compilation::graph_inputs(const std::vector<at::Tensor>& args) const {
+  std::vector<at::Tensor> in = pick(args, unique);
+  in.insert(in.end(), constants.begin(), constants.end());
+  if (input_sources.empty()) return in;
+  std::vector<at::Tensor> bases = view_bases(synthetic_bases, in, unique);
+  std::vector<at::Tensor> out;
+  out.reserve(input_sources.size());
+  for (int s : input_sources) out.push_back(s >= 0 ? in[s] : bases[-1 - s]);
   return out;
 }
 
@@ -219,6 +259,10 @@ std::string signature_of(const std::vector<at::Tensor>& args, bool with_sizes) {
       if (u.has_storage() && t.has_storage() && u.storage().is_alias_of(t.storage())) {
         key += " shares storage with " + std::to_string(j) + " at offsets " +
                std::to_string(u.storage_offset()) + ", " + std::to_string(t.storage_offset());
+        // The geometry a synthetic base would have (the autograd base, else the storage).
+        key += t.is_view() ? " of base " + tensor_meta_of(at::Tensor(t._base())).annotation() +
+                                 (t._base().requires_grad() ? " requires_grad" : "")
+                           : " of a storage of " + std::to_string(t.storage().nbytes()) + " bytes";
         break;
       }
     }
@@ -380,25 +424,39 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     c->graph = capture(traced, distinct, options);
   }
   // Views of one storage train as independent inputs unless the function writes one that overlaps
-  // another (PyTorch's merge_view_inputs then makes a synthetic base, §13.23, which training
-  // compilation does not do yet).
+  // another: then PyTorch's merge_view_inputs gives them one base (§13.23), their autograd base,
+  // and the graph regenerates them from it with as_strided.
   if (training) {
-    InputMutations mut = analyze_input_mutations(*c->graph);
-    auto o = find_written_overlap(
-        distinct, [&](size_t i) { return mut.data_mutated[i] || mut.metadata_mutated[i]; });
-    AOTGRAD_CHECK(!o, "aot_function: arguments ", c->unique[o->first], " and ",
-                  c->unique[o->second],
-                  " are overlapping views of one storage and the function writes argument ",
-                  c->unique[o->written],
-                  ", which training compilation does not support yet (a synthetic base); pass "
-                  "the base instead, clone one of them, or call under no_grad");
+    std::vector<at::Tensor> inputs = distinct;  // the placeholders' tensors: constants last
+    inputs.insert(inputs.end(), c->constants.begin(), c->constants.end());
+    std::vector<const at::Tensor*> tensors;
+    for (const at::Tensor& t : inputs) tensors.push_back(&t);
+    AliasPlan plan = plan_aliasing(tensors, analyze_input_mutations(*c->graph));
+    if (!plan.bases.empty()) {
+      AOTGRAD_CHECK(config.data_parallel == DataParallelMode::kNone,
+                    "aot_function: arguments that are overlapping views written by the function "
+                    "(a synthetic base) are not supported with data parallel training");
+      if (c->dynamic) {  // the views' geometry is part of the graph: static sizes
+        c->dynamic.reset();
+        c->graph = capture(traced, distinct, options);
+        if (note) *note = "\n    compiled with static sizes: synthetic bases of written views";
+      }
+      c->synthetic_bases = plan.bases;
+      MergedInputs merged =
+          merge_view_inputs(*c->graph, plan, tensors, view_bases(plan.bases, inputs, c->unique));
+      c->graph = std::move(merged.graph);
+      c->input_sources = std::move(merged.input_sources);
+    }
   }
   // The captured graph holds autocast's casts; the compilation runs without autocast.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
 
+  // Per placeholder; the lifted constants (the last ones) never require grad.
   std::vector<bool> requires_grad;
-  for (const at::Tensor& t : distinct) requires_grad.push_back(training && t.requires_grad());
-  requires_grad.resize(requires_grad.size() + c->constants.size(), false);
+  for (const at::Tensor& t : c->graph_inputs(args))
+    requires_grad.push_back(training && t.requires_grad());
+  std::fill(requires_grad.end() - static_cast<int64_t>(c->constants.size()), requires_grad.end(),
+            false);
   // §13.11: no output requires grad and no input that requires grad is mutated: an inference
   // graph, run under no_grad.
   if (training && !needs_autograd(*c->graph, requires_grad)) {
@@ -411,7 +469,11 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     // The primals that are parameters or buffers (free to save), by distinct argument.
     std::vector<bool>& lifetime = options.pipeline.min_cut.static_lifetime_inputs;
     lifetime.clear();
-    for (size_t i : c->unique) lifetime.push_back(i < config.num_params_buffers);
+    for (size_t k = 0; k < c->unique.size() && c->input_sources.empty(); ++k)
+      lifetime.push_back(c->unique[k] < config.num_params_buffers);
+    for (int s : c->input_sources)  // a synthetic base is not free to save
+      lifetime.push_back(s >= 0 && s < static_cast<int>(c->unique.size()) &&
+                         c->unique[s] < config.num_params_buffers);
     const bool data_parallel = config.data_parallel != DataParallelMode::kNone;
     DataParallelOptions dp;
     if (data_parallel) {
@@ -463,9 +525,7 @@ std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& a
       state_->last_key = key;
     }
   }
-  std::vector<at::Tensor> distinct;
-  for (size_t i : c->unique) distinct.push_back(args[i]);
-  distinct.insert(distinct.end(), c->constants.begin(), c->constants.end());
+  const std::vector<at::Tensor> distinct = c->graph_inputs(args);
   if (c->train) return (*c->train)(distinct);
   std::optional<at::NoGradGuard> no_grad;
   if (c->downgraded) no_grad.emplace();

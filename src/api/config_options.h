@@ -27,6 +27,7 @@ inline CompileOptions compile_options(const AOTConfig& config) {
   CompileOptions options;
   options.decompositions = config.decompositions;
   options.partition = config.partition;
+  options.partition_fn = config.partition_fn;
   options.min_cut = config.min_cut;
   options.min_cut.activation_memory_budget = config.activation_memory_budget;
   options.min_cut.memory_budget_solver = config.solver;

@@ -73,7 +73,7 @@ PassPipeline training_pipeline(const CompileOptions& options) {
       .add(decompose_stage(options.decompositions));
   MinCutOptions min_cut = options.min_cut;
   min_cut.budget_prices_scheduled = options.schedule == ScheduleKind::kMemory;
-  pipeline.add(partition_stage(options.partition, min_cut, options.explain));
+  pipeline.add(partition_stage(options.partition, min_cut, options.explain, options.partition_fn));
   if (options.schedule != ScheduleKind::kNone) pipeline.add(schedule_stage(options.schedule));
   return with_extra_stages(std::move(pipeline), options, PipelineKind::kTraining);
 }
@@ -93,7 +93,8 @@ PassPipeline export_pipeline(const CompileOptions& options, bool trace_joint) {
   if (trace_joint) {
     MinCutOptions min_cut = options.min_cut;
     min_cut.budget_prices_scheduled = false;  // nothing reorders an export's graphs
-    pipeline.add(partition_stage(options.partition, min_cut, options.explain));
+    pipeline.add(
+        partition_stage(options.partition, min_cut, options.explain, options.partition_fn));
   }
   return with_extra_stages(std::move(pipeline), options, PipelineKind::kExport);
 }

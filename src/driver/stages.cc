@@ -125,8 +125,8 @@ std::string partitioner_log(int aot_id, const Graph& joint, const MinCutExplain*
 
 class PartitionStage : public Stage {
  public:
-  PartitionStage(PartitionKind kind, MinCutOptions min_cut, bool explain)
-      : kind_(kind), min_cut_(std::move(min_cut)), explain_(explain) {}
+  PartitionStage(PartitionKind kind, MinCutOptions min_cut, bool explain, PartitionFn custom)
+      : kind_(kind), min_cut_(std::move(min_cut)), explain_(explain), custom_(std::move(custom)) {}
   std::string_view name() const override { return "partition"; }
   bool run(CompileState& s) override {
     AOTGRAD_CHECK(s.graph != nullptr, "partition: no joint graph");
@@ -134,7 +134,10 @@ class PartitionStage : public Stage {
     Partition p;
     s.explain.reset();
     try {
-      if (kind_ == PartitionKind::kMinCut) {
+      if (custom_) {
+        p = custom_.fn(s.joint);
+        check_custom(s.joint, p);
+      } else if (kind_ == PartitionKind::kMinCut) {
         std::shared_ptr<MinCutExplain> explain;
         if (explain_ || log_settings().partitioner) explain = std::make_shared<MinCutExplain>();
         p = min_cut_partition(s.joint, min_cut_, explain.get());
@@ -158,6 +161,7 @@ class PartitionStage : public Stage {
     return {GraphSlot::kForward, GraphSlot::kBackward};
   }
   std::string fingerprint() const override {
+    if (custom_) return "partition=custom:" + custom_.name;
     std::string m = std::string("partition=") + partition_kind_name(kind_);
     if (kind_ != PartitionKind::kMinCut) return m;
     const MinCutOptions& o = min_cut_;
@@ -182,14 +186,38 @@ class PartitionStage : public Stage {
     return m;
   }
   void log(const CompileState& s, const LogSettings& logs) const override {
-    if (logs.partitioner && s.graph)
+    if (logs.partitioner && s.graph && !custom_)
       log_text(partitioner_log(s.aot_id, *s.graph, s.explain.get(), s.saved));
   }
 
  private:
+  // A user's partition keeps default_partition's calling convention (the verifier checks each
+  // graph on its own after the stage; this checks how they fit together).
+  void check_custom(const JointGraph& joint, const Partition& p) const {
+    const std::string who = "partition_fn '" + custom_.name + "': ";
+    AOTGRAD_CHECK(p.fw && p.bw, who, "returned no ", p.fw ? "backward" : "forward", " graph");
+    AOTGRAD_CHECK(p.num_forward_outputs == joint.num_forward_outputs, who, "returned ",
+                  p.num_forward_outputs, " forward outputs; the joint graph has ",
+                  joint.num_forward_outputs);
+    const size_t fw_outs = p.fw->output() ? p.fw->output()->args()[0].list.size() : 0;
+    AOTGRAD_CHECK(fw_outs == p.num_forward_outputs + p.saved.size(), who,
+                  "its forward graph returns ", fw_outs, " values; expected ",
+                  p.num_forward_outputs, " forward outputs and ", p.saved.size(), " saved values");
+    const size_t bw_ins = p.bw->placeholders().size();
+    AOTGRAD_CHECK(bw_ins == p.saved.size() + joint.num_tangents, who, "its backward graph takes ",
+                  bw_ins, " inputs; expected ", p.saved.size(), " saved values and ",
+                  joint.num_tangents, " tangents");
+    const size_t joint_outs = joint.graph->output()->args()[0].list.size();
+    const size_t bw_outs = p.bw->output() ? p.bw->output()->args()[0].list.size() : 0;
+    AOTGRAD_CHECK(bw_outs + joint.num_forward_outputs == joint_outs, who,
+                  "its backward graph returns ", bw_outs, " values; expected ",
+                  joint_outs - joint.num_forward_outputs, " (one grad or None per primal)");
+  }
+
   PartitionKind kind_;
   MinCutOptions min_cut_;
   bool explain_;
+  PartitionFn custom_;
 };
 
 class ScheduleStage : public Stage {
@@ -273,8 +301,8 @@ std::unique_ptr<Stage> decompose_stage(DecompositionTable table) {
 }
 
 std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
-                                       bool explain) {
-  return std::make_unique<PartitionStage>(kind, min_cut, explain);
+                                       bool explain, PartitionFn custom) {
+  return std::make_unique<PartitionStage>(kind, min_cut, explain, std::move(custom));
 }
 
 std::unique_ptr<Stage> schedule_stage(ScheduleKind kind) {

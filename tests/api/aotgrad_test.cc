@@ -305,7 +305,7 @@ TEST(AotFunction, Errors) {
   EXPECT_THROW(f({at::randn({2}), at::Tensor()}), Error);
   EXPECT_EQ(f.num_compilations(), 0u);
   // Views of one base that the function does not write train as independent inputs (§13.23; the
-  // written, overlapping case is an error: aliased_inputs_test.cc).
+  // written, overlapping case gets a synthetic base: aliased_inputs_test.cc).
   at::Tensor base = at::randn({4}).requires_grad_();
   f({base.slice(0, 0, 2), base.slice(0, 2, 4)})[0].backward();
   EXPECT_TRUE(at::equal(base.grad(), at::ones({4})));
@@ -416,6 +416,50 @@ TEST(AotFunction, WritesIntoAViewOfAnActivationTrainAsEagerly) {
   want.backward();
   expect_close(q.grad(), q2.grad(), "grad through the write");
   expect_close(w.grad(), w2.grad(), "grad of w");
+}
+
+// AOTConfig::partition_fn (functorch.compile's partition_fn, §13.8): the user's function splits the
+// joint graph -- here default_partition, counted -- and the step trains to eager's grads; one
+// whose graphs do not fit the joint graph is an Error naming it and what is off.
+TEST(AotFunction, UserPartitionFunction) {
+  int calls = 0;
+  AOTConfig config;
+  config.partition_fn = {"counted_default", [&calls](const JointGraph& joint) {
+                           ++calls;
+                           return default_partition(joint);
+                         }};
+  AOTFunction f = aot_function(mlp, config);
+  at::Tensor x = at::randn({4, 8});
+  std::vector<at::Tensor> p = mlp_params();
+  f({x, p[0], p[1], p[2], p[3]})[0].backward();
+  EXPECT_EQ(calls, 1);
+  std::vector<at::Tensor> got;
+  for (at::Tensor& t : p) {
+    got.push_back(t.grad().clone());
+    t.mutable_grad() = at::Tensor();
+  }
+  mlp({x, p[0], p[1], p[2], p[3]})[0].backward();
+  for (size_t i = 0; i < p.size(); ++i)
+    expect_close(got[i], p[i].grad(), "grad " + std::to_string(i));
+  f({x, p[0], p[1], p[2], p[3]});
+  EXPECT_EQ(calls, 1);  // compiled once per signature
+
+  AOTConfig bad;
+  bad.partition_fn = {"drops_a_saved_value", [](const JointGraph& joint) {
+                        Partition part = default_partition(joint);
+                        part.saved.pop_back();
+                        return part;
+                      }};
+  AOTFunction g = aot_function(mlp, bad);
+  try {
+    g({x, p[0], p[1], p[2], p[3]});
+    ADD_FAILURE() << "a partition that does not fit the joint graph compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("partition_fn 'drops_a_saved_value': its forward graph "
+                                         "returns"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -22,6 +22,18 @@ enum class PartitionKind { kDefault, kMinCut };
 /// "default" or "min_cut".
 const char* partition_kind_name(PartitionKind kind);
 
+/// A user's partition function (functorch.compile's `partition_fn`, §13.8): the joint graph in,
+/// the forward and backward graphs and the saved values out, in default_partition's calling
+/// convention (the forward returns the forward outputs then the saved values; the backward takes
+/// the saved values then the tangents and returns one grad or None per primal). It may call
+/// default_partition or min_cut_partition itself. `name` stands for the function in the compile
+/// cache's key: two functions that may partition differently need two names.
+struct PartitionFn {
+  std::string name;
+  std::function<Partition(const JointGraph& joint)> fn;
+  explicit operator bool() const { return static_cast<bool>(fn); }
+};
+
 class Stage;  // driver/pass_pipeline.h
 
 /// Which of the driver's pipelines a stage joins (driver/driver.h).
@@ -46,6 +58,8 @@ struct CompileOptions {
   /// Training: how the joint graph is split, and the min-cut partitioner's switches.
   PartitionKind partition = PartitionKind::kMinCut;
   MinCutOptions min_cut;
+  /// Training: a user's partition function, used instead of `partition` when set.
+  PartitionFn partition_fn;
   /// Training: the order of the partition's graphs -- kMemory reorders them (within data
   /// dependences and effect order) so that the step's predicted peak falls, never rises
   /// (transforms/memory_schedule.h; the "schedule" stage after "partition"); kNone keeps the

@@ -29,11 +29,12 @@ std::unique_ptr<Stage> joint_stage();
 /// "decompose": s.graph decomposed with `table` (transforms/decompose.h).
 std::unique_ptr<Stage> decompose_stage(DecompositionTable table);
 
-/// "partition": the joint graph in s.graph split into s.fw and s.bw (default_partition or the
-/// min-cut), with the saved values and, when `explain` or the partitioner log asks, the min-cut's
-/// explanation. Logs the partitioner's decisions on AOTGRAD_LOGS=partitioner.
+/// "partition": the joint graph in s.graph split into s.fw and s.bw (default_partition, the
+/// min-cut, or `custom` when set, whose result must fit the joint graph), with the saved values
+/// and, when `explain` or the partitioner log asks, the min-cut's explanation. Logs the
+/// partitioner's decisions on AOTGRAD_LOGS=partitioner.
 std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
-                                       bool explain);
+                                       bool explain, PartitionFn custom = {});
 
 /// "schedule": s.fw and s.bw reordered by schedule_for_memory (transforms/memory_schedule.h) when
 /// `kind` is ScheduleKind::kMemory; last in the training pipeline, after the stages front ends add

@@ -16,6 +16,7 @@
 #include "aotgrad/driver/compile_options.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
+#include "aotgrad/runtime/synthetic_base.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/input_mutations.h"
 
@@ -36,19 +37,6 @@ struct Specialization {
   std::vector<std::vector<int>> synthetic_bases;
   bool deduped = false;
 };
-
-/// Whether two tensors on one storage have a byte in common (their extents overlap).
-bool overlapping_views(const at::Tensor& a, const at::Tensor& b);
-
-/// A pair of arguments that are overlapping views of one storage, one of which is written: they
-/// need a synthetic base (§13.23). `first` < `second`; `written` is one of them.
-struct WrittenOverlap {
-  size_t first = 0, second = 0, written = 0;
-};
-/// The first such pair of `args` (by the later argument, then the earlier), with `written(i)`
-/// saying whether argument i is written; nullopt when there is none.
-std::optional<WrittenOverlap> find_written_overlap(const std::vector<at::Tensor>& args,
-                                                   const std::function<bool(size_t)>& written);
 
 /// A graph compiled for inference. Calling it runs the compiled functional graph and then does what
 /// eager mode would have left behind: mutated arguments hold their new values (written back with

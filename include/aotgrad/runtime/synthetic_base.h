@@ -1,0 +1,73 @@
+// aotgrad: arguments that alias each other (§13.23, §13.24) -- the plan and the graph rewrite that
+// the inference wrappers (CompiledGraph) and aot_function's training path share.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aotgrad/ir/graph.h"
+#include "aotgrad/transforms/input_mutations.h"
+
+namespace aotgrad {
+
+/// Whether two tensors on one storage have a byte in common (their extents overlap).
+bool overlapping_views(const at::Tensor& a, const at::Tensor& b);
+
+/// A pair of arguments that are overlapping views of one storage, one of which is written: they
+/// need a synthetic base (§13.23). `first` < `second`; `written` is one of them.
+struct WrittenOverlap {
+  size_t first = 0, second = 0, written = 0;
+};
+/// The first such pair of `args` (by the later argument, then the earlier), with `written(i)`
+/// saying whether argument i is written; nullopt when there is none.
+std::optional<WrittenOverlap> find_written_overlap(const std::vector<at::Tensor>& args,
+                                                   const std::function<bool(size_t)>& written);
+
+/// How a call's arguments alias each other, as PyTorch's AOTDedupeWrapper and merge_view_inputs
+/// decide: an identical tensor passed twice is merged into its first occurrence when either is
+/// mutated (§13.24); distinct views of one storage of which one is data-mutated and some overlap
+/// share one synthetic base (§13.23). Views that do not overlap, or that nothing writes, stay
+/// independent arguments.
+struct AliasPlan {
+  std::vector<int> duplicate_of;        // per arg: the earlier identical arg it merges into, or -1
+  std::vector<std::vector<int>> bases;  // groups of distinct args sharing a synthetic base
+  bool empty() const;
+  /// A text that differs between any two plans (a cache key).
+  std::string key() const;
+};
+
+/// The plan for `args` (undefined tensors are never aliased) of a graph whose placeholders are
+/// mutated as `mut` says. Overlapping views with different dtypes, or of which one has its
+/// metadata changed, are an Error naming them (no synthetic base can serve them).
+AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputMutations& mut);
+
+/// The tensor a group's views are regenerated from. `differentiable` (a training compilation):
+/// PyTorch's rule, the views' common autograd base (`_base`, or one of the views that is the
+/// others' base), so that gradients and the write-back of the base reach the caller's graph; an
+/// Error naming the arguments when they have none ("non-differentiable view input mutations") --
+/// except that views of which none requires grad get a storage base as in inference. Otherwise:
+/// a 1-d tensor spanning the group's whole storage.
+at::Tensor synthetic_base(const std::vector<at::Tensor>& group, const std::vector<int>& positions,
+                          bool differentiable);
+
+/// `graph` with its placeholders rewritten for `plan` (PyTorch's merge_view_inputs followed by the
+/// view regeneration of its synthetic-base wrapper): a duplicate uses its first occurrence's
+/// placeholder; the views of group b become `as_strided` of a new placeholder `base` laid out as
+/// `bases[b]`, with each view's sizes, strides and storage offset. The bases come after the
+/// arguments kept (PyTorch passes them first; the order is aotgrad's calling convention only).
+/// `input_sources` gives, per placeholder of the result, the caller argument it takes or -(1 + b)
+/// for base b.
+struct MergedInputs {
+  std::shared_ptr<Graph> graph;
+  std::vector<int> input_sources;
+};
+MergedInputs merge_view_inputs(const Graph& graph, const AliasPlan& plan,
+                               const std::vector<const at::Tensor*>& args,
+                               const std::vector<at::Tensor>& bases);
+
+}  // namespace aotgrad
