@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "../error_of.h"
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/printer.h"
 
@@ -23,16 +24,6 @@ std::vector<at::Tensor> write_first(const std::vector<at::Tensor>& in) {
   at::Tensor x = in[0];
   x.mul_(2);
   return {x + in[1]};
-}
-
-// The message of what `f` throws ("(no error)" when it returns).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(AliasedInputs, UnwrittenOverlappingSlicesOfOneParameterTrain) {

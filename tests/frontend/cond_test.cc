@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "../error_of.h"
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
@@ -37,15 +38,6 @@ Tensors eager(const Tensors& a) {
 
 Tensors inputs(bool p, at::ScalarType dtype = at::kFloat) {
   return {at::scalar_tensor(p, at::kBool), at::randn({4}, dtype), at::randn({4}, dtype)};
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "no error";
 }
 
 TEST(Cond, EagerRunsTheSelectedBranch) {

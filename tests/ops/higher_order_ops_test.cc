@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "../error_of.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/ir/parser.h"
@@ -17,15 +18,6 @@ namespace {
 using testing::HasSubstr;
 
 const OpDef& dropout() { return aten_ops().get("native_dropout"); }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "";
-}
 
 TEST(HigherOrderOps, DerivedSchemaIsLeadingArgumentsOpThenTheWrappedOpsArguments) {
   const OpDef& save = aten_ops().higher_order(kRunAndSaveRngState, dropout());

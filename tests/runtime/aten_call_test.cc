@@ -6,6 +6,7 @@
 
 #include <unordered_map>
 
+#include "../error_of.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
@@ -27,15 +28,6 @@ ValueMeta any_meta(const MetaArgs&) {
 
 ValueMeta three_meta(const MetaArgs& a) {
   return ValueMeta::tuple({any_meta(a), any_meta(a), any_meta(a)});
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "<no error>";
 }
 
 TEST(AtenCall, DtypesRoundTrip) {

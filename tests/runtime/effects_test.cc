@@ -12,6 +12,7 @@
 #include <atomic>
 #include <sstream>
 
+#include "../error_of.h"
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
@@ -116,15 +117,6 @@ std::string code(const Graph& g) {
   p.class_header = false;
   p.annotations = false;
   return print_graph(g, p);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Effects, PrintWritesToThePrintStream) {

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "../error_of.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
@@ -19,15 +20,6 @@ std::shared_ptr<Graph> parse(const std::string& text) {
   std::shared_ptr<Graph> g = parse_graph(text, aten_ops());
   verify(*g);
   return g;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "";
 }
 
 const char* kLinearRelu = R"(
