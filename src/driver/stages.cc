@@ -256,6 +256,8 @@ class DataParallelStage : public Stage {
   bool run(CompileState& s) override {
     AOTGRAD_CHECK(s.bw != nullptr, "data_parallel: no backward graph (run it after partition)");
     changes_ = average_sharded_gradients(*s.bw, options_);
+    if (std::unique_ptr<Graph> early = issue_sharded_reduce_scatters_early(*s.bw, options_))
+      s.bw = std::move(early);
     BucketPlan plan = plan_gradient_buckets(*s.bw, options_);
     insert_gradient_all_reduces(*s.bw, plan);
     changes_ += static_cast<int64_t>(plan.buckets.size());

@@ -1,4 +1,17 @@
 // aotgrad: the functional collectives' kernels -- issue on a c10d process group, wait by tensor.
+//
+// Note [Gather and reduce-scatter point to point on Gloo]
+// libtorch 1.13's ProcessGroupGloo has neither _allgather_base nor reduce_scatter: its allgather
+// receives into a flat buffer of the whole result and copies it out (twice the result's memory),
+// and reduce_scatter as an all-to-all receives every rank's whole input (the input's size again).
+// Sharded training gathers every parameter and reduce-scatters every gradient, so on Gloo both are
+// point to point instead (ProcessGroupGloo::send / recv, which need no worker thread): a gather
+// sends this rank's block to every peer and receives each peer's block straight into its place in
+// the result; a reduce-scatter sends each peer its block of the input and receives the peers'
+// blocks of this rank's (the first into the result itself, the rest into one buffer of N - 2
+// blocks), reduced in rank order when waited. Every rank issues the same collectives in the same
+// order, so a counter per group gives each one the same tag on every rank. Other backends (NCCL,
+// a user's) take the generic allgather and all-to-all.
 #include "aotgrad/runtime/collectives.h"
 
 #include <ATen/ATen.h>
@@ -11,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
@@ -23,7 +37,7 @@ namespace {
 // A collective in flight: its work, what finishes its result once the work is done, and the
 // result itself (which keeps the storage its entry is keyed by alive).
 struct Pending {
-  c10::intrusive_ptr<c10d::Work> work;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;  // all of them make the collective
   std::function<void()> finish;
   at::Tensor result;
   std::string what;  // "all_reduce on process group '0' (rank 1 of 2)"
@@ -93,6 +107,38 @@ struct Group {
 };
 
 Group group(const std::string& name) { return {resolve_process_group(name)}; }
+
+// Note [Gather and reduce-scatter point to point on Gloo].
+bool point_to_point(const Group& g) {
+  return dynamic_cast<c10d::ProcessGroupGloo*>(g.pg.get()) != nullptr;
+}
+
+// The tag of the next point-to-point collective on `group` (the same on every rank); above the
+// small tags users pick.
+int next_tag(const std::string& group) {
+  static std::mutex mu;
+  static std::map<std::string, uint32_t> counters;
+  std::lock_guard<std::mutex> lock(mu);
+  return static_cast<int>((1u << 30) + (counters[group]++ % (1u << 29)));
+}
+
+// `out` combined elementwise with `x` by `op` (sum and avg add; avg divides once, afterwards).
+void combine(at::Tensor& out, const at::Tensor& x, const std::string& op) {
+  if (op == "sum" || op == "avg")
+    out.add_(x);
+  else if (op == "product")
+    out.mul_(x);
+  else if (op == "min")
+    at::minimum_out(out, out, x);
+  else if (op == "max")
+    at::maximum_out(out, out, x);
+  else if (op == "band")
+    out.bitwise_and_(x);
+  else if (op == "bor")
+    out.bitwise_or_(x);
+  else
+    out.bitwise_xor_(x);
+}
 
 void check_group_size(const Group& g, int64_t group_size, const char* op, const std::string& name) {
   if (group_size != g.pg->getSize())
@@ -165,7 +211,7 @@ void issue_all_reduce(const at::Tensor& out, const std::string& reduce_op,
   opts.reduceOp = reduce_op_of(reduce_op);
   std::vector<at::Tensor> bufs{out.is_complex() ? at::view_as_real(out) : out};
   Pending p;
-  p.work = issue(what, [&] { return g.pg->allreduce(bufs, opts); });
+  p.works.push_back(issue(what, [&] { return g.pg->allreduce(bufs, opts); }));
   if (reduce_op == "avg") {
     int64_t n = g.pg->getSize();
     p.finish = [t = at::Tensor(out), n]() mutable { divide_by(t, n); };
@@ -191,7 +237,8 @@ at::Tensor& all_reduce_inplace(at::Tensor& input, std::string reduce_op, std::st
   return input;
 }
 
-// Every rank's input, concatenated along dim 0: an allgather into views of the output.
+// Every rank's input, concatenated along dim 0: each block received where it belongs in the
+// output (Note [Gather and reduce-scatter point to point on Gloo]).
 at::Tensor all_gather_into_tensor(const at::Tensor& input, int64_t group_size,
                                   std::string group_name) {
   Group g = group(group_name);
@@ -206,24 +253,35 @@ at::Tensor all_gather_into_tensor(const at::Tensor& input, int64_t group_size,
   at::Tensor out = at::empty(sizes, in.options());
   at::Tensor in_real = in.is_complex() ? at::view_as_real(in) : in;
   at::Tensor out_real = out.is_complex() ? at::view_as_real(out) : out;
-  std::vector<at::Tensor> inputs{in_real};
-  std::vector<std::vector<at::Tensor>> outputs(1);
   at::Tensor blocks = out_real.view([&] {
     std::vector<int64_t> s = in_real.sizes().vec();
     s.insert(s.begin(), group_size);
     return s;
   }());
-  for (int64_t r = 0; r < group_size; ++r) outputs[0].push_back(blocks[r]);
   Pending p;
-  p.work = issue(what, [&] { return g.pg->allgather(outputs, inputs); });
+  if (point_to_point(g)) {
+    const int rank = g.pg->getRank(), tag = next_tag(group_name);
+    blocks[rank].copy_(in_real);
+    for (int peer = 0; peer < static_cast<int>(group_size); ++peer) {
+      if (peer == rank) continue;
+      std::vector<at::Tensor> to{in_real}, from{blocks[peer]};
+      p.works.push_back(issue(what, [&] { return g.pg->send(to, peer, tag); }));
+      p.works.push_back(issue(what, [&] { return g.pg->recv(from, peer, tag); }));
+    }
+  } else {
+    std::vector<at::Tensor> inputs{in_real};
+    std::vector<std::vector<at::Tensor>> outputs(1);
+    for (int64_t r = 0; r < group_size; ++r) outputs[0].push_back(blocks[r]);
+    p.works.push_back(issue(what, [&] { return g.pg->allgather(outputs, inputs); }));
+  }
   p.result = out;
   p.what = what;
   add_pending(std::move(p));
   return out;
 }
 
-// This rank's block of dim 0 of every rank's input, reduced: an all-to-all (block r to rank r),
-// then the reduction of the received blocks when waited for.
+// This rank's block of dim 0 of every rank's input, reduced when waited for (Note [Gather and
+// reduce-scatter point to point on Gloo]).
 at::Tensor reduce_scatter_tensor(const at::Tensor& input, std::string reduce_op, int64_t group_size,
                                  std::string group_name) {
   Group g = group(group_name);
@@ -237,20 +295,46 @@ at::Tensor reduce_scatter_tensor(const at::Tensor& input, std::string reduce_op,
         std::to_string(group_size) + ")");
   at::Tensor in = input.contiguous();
   at::Tensor in_real = in.is_complex() ? at::view_as_real(in) : in;
-  at::Tensor received = at::empty_like(in_real, at::MemoryFormat::Contiguous);
   std::vector<int64_t> sizes = in.sizes().vec();
   sizes[0] /= group_size;
   at::Tensor out = at::empty(sizes, in.options());
-  std::vector<int64_t> counts;  // empty: equal blocks
+  at::Tensor out_real = out.is_complex() ? at::view_as_real(out) : out;
+  std::vector<int64_t> block_sizes = out_real.sizes().vec();
+  block_sizes.insert(block_sizes.begin(), group_size);
+  at::Tensor blocks = in_real.view(block_sizes);
   Pending p;
-  p.work = issue(what, [&] { return g.pg->alltoall_base(received, in_real, counts, counts); });
-  p.finish = [received, out, reduce_op, group_size]() mutable {
-    std::vector<int64_t> s = received.sizes().vec();
-    s[0] /= group_size;
-    s.insert(s.begin(), group_size);
-    at::Tensor out_real = out.is_complex() ? at::view_as_real(out) : out;
-    reduce_blocks(received.view(s), reduce_op, out_real);
-  };
+  if (group_size == 1) {
+    out_real.copy_(blocks[0]);
+  } else if (point_to_point(g)) {
+    // Each peer's block of this rank's: the first peer's into the result, the others' into
+    // `others` (Note [Gather and reduce-scatter point to point on Gloo]).
+    const int rank = g.pg->getRank(), tag = next_tag(group_name);
+    const int first = rank == 0 ? 1 : 0;
+    block_sizes[0] = group_size - 2;
+    at::Tensor others = at::empty(block_sizes, out_real.options());
+    for (int peer = 0, k = 0; peer < static_cast<int>(group_size); ++peer) {
+      if (peer == rank) continue;
+      std::vector<at::Tensor> to{blocks[peer]}, from{peer == first ? out_real : others[k++]};
+      p.works.push_back(issue(what, [&] { return g.pg->send(to, peer, tag); }));
+      p.works.push_back(issue(what, [&] { return g.pg->recv(from, peer, tag); }));
+    }
+    p.finish = [blocks, others, out_real, reduce_op, rank, first, group_size]() mutable {
+      for (int r = 0, k = 0; r < static_cast<int>(group_size); ++r) {
+        if (r == first) continue;
+        combine(out_real, r == rank ? blocks[r] : others[k++], reduce_op);
+      }
+      if (reduce_op == "avg") divide_by(out_real, group_size);
+    };
+  } else {
+    // An all-to-all (block r to rank r), then the reduction of the received blocks when waited.
+    at::Tensor received = at::empty_like(in_real, at::MemoryFormat::Contiguous);
+    std::vector<int64_t> counts;  // empty: equal blocks
+    p.works.push_back(
+        issue(what, [&] { return g.pg->alltoall_base(received, in_real, counts, counts); }));
+    p.finish = [received, out_real, reduce_op, block_sizes]() mutable {
+      reduce_blocks(received.view(block_sizes), reduce_op, out_real);
+    };
+  }
   p.result = out;
   p.what = what;
   add_pending(std::move(p));
@@ -268,7 +352,7 @@ at::Tensor broadcast(const at::Tensor& input, int64_t src, std::string group_nam
   at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
   std::vector<at::Tensor> bufs{out.is_complex() ? at::view_as_real(out) : out};
   Pending p;
-  p.work = issue(what, [&] { return g.pg->broadcast(bufs, opts); });
+  p.works.push_back(issue(what, [&] { return g.pg->broadcast(bufs, opts); }));
   p.result = out;
   p.what = what;
   add_pending(std::move(p));
@@ -280,7 +364,7 @@ at::Tensor wait_tensor(const at::Tensor& tensor) {
   if (!p) return tensor;
   Clock::time_point start = Clock::now();
   try {
-    p->work->wait();
+    for (const auto& w : p->works) w->wait();
   } catch (const std::exception& e) {
     throw Error(p->what + " failed: " + what_of(e) +
                 " (another rank exited, is unreachable, or did not issue the same collective "

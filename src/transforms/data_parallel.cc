@@ -5,15 +5,15 @@
 // communication starts early), all-reduces each bucket as soon as its last gradient is ready and
 // waits for all of them before the optimizer step. With the whole backward as one graph the ready
 // order is the graph's node order, so the buckets are made in that order (DDP rebuilds its buckets
-// in the observed ready order after the first iteration). A bucket is, as in compiled DDP's
-// fuse_ddp_communication (torch/_inductor/fx_passes/ddp_fusion.py), a concatenation of flattened
-// gradients, divided by the world size, one all_reduce 'sum' right after its last gradient, and a
-// wait_tensor and split_with_sizes before the output, so the rest of the backward overlaps the
-// communication. The concatenation is the graph's own buffer, so it is divided and all-reduced in
-// place (`div_`, `all_reduce_`, as Inductor's reinplacing of collectives makes them): one copy of
-// the gradients per bucket, as DDP's bucket, where the functional ops made three. The collectives
-// are the last thing the pipeline adds (after the partition), so nothing reorders or recomputes
-// them.
+// in the observed ready order after the first iteration). A bucket is, as DDP's, one buffer that
+// each gradient is copied into as soon as it is computed (a `copy_` into a view of its slice of a
+// `new_empty` made with the bucket's first gradient), so each gradient dies at its copy instead of
+// living until the bucket's last one (compiled DDP's fuse_ddp_communication concatenates them at
+// the last, which keeps a bucket's gradients alive twice over); after the last, it is divided by
+// the world size and all-reduced in place (`div_`, `all_reduce_`, as Inductor's reinplacing of
+// collectives makes them), then waited and split back before the output, so the rest of the
+// backward overlaps the communication. The collectives are the last thing the pipeline adds (after
+// the partition), so nothing reorders or recomputes them.
 //
 // Note [Sharded parameters]
 // FSDP2's fully_shard (seed §13.48): each parameter is split along dim 0 into one row block per
@@ -25,16 +25,31 @@
 // FSDP's. Under a recompute tag the min-cut gathers a parameter again in the backward rather than
 // saving it (OpClasses::is_regather; FSDP's reshard_after_forward), and the memory schedule moves
 // each gather to where its parameter is used, so only the parameters in use are whole at a time.
+//
+// Note [Sharded gradients' reduce-scatters]
+// The traced forward gathers every parameter before the module runs, so the joint graph's
+// backward, in autograd's reverse order, reduce-scatters every gradient at its very end: every
+// gathered parameter's whole gradient would be alive at once, as much memory as the parameters
+// whole. As FSDP2's post-backward hook, issue_sharded_reduce_scatters_early issues each
+// reduce-scatter right after its gradient is computed (with the nodes only it uses: the gradient's
+// views, the division), and waits it just before the next reduce-scatter is issued (the last at the
+// end): one reduce-scatter in flight, which overlaps the next layer's backward, and each whole
+// gradient freed once its reduce-scatter is waited.
 #include "aotgrad/transforms/data_parallel.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/transforms/dce.h"
+#include "arg_remap.h"
 
 namespace aotgrad {
 namespace {
@@ -58,6 +73,12 @@ std::unordered_map<const Node*, int64_t> positions(const Graph& g) {
   int64_t i = 0;
   for (const Node* n : g.nodes()) pos[n] = i++;
   return pos;
+}
+
+// Calls `f` with each node `n` takes as an argument (in lists too), once per use.
+template <typename F>
+void for_each_input(const Node* n, F&& f) {
+  for (const Arg& a : n->args()) a.for_each_node(f);
 }
 
 std::string format_bytes(int64_t b) {
@@ -166,8 +187,9 @@ void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan) {
   if (plan.buckets.empty()) return;
   const OpTable& ops = aten_ops();
   const OpDef& view = ops.get("aten::view");
-  const OpDef& clone = ops.get("aten::clone");
-  const OpDef& cat = ops.get("aten::cat");
+  const OpDef& new_empty = ops.get("aten::new_empty");
+  const OpDef& slice = ops.get("aten::slice.Tensor");
+  const OpDef& copy = ops.get("aten::copy_");
   const OpDef& div = ops.get("aten::div_.Scalar");
   const OpDef& all_reduce = ops.get(kAllReduceInplace);
   const OpDef& wait = ops.get(kWait);
@@ -177,25 +199,37 @@ void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan) {
   std::vector<Arg> outs = out->args()[0].list;
   std::vector<Node*> reduced;  // per bucket: its all_reduce
   Node* saved_point = bw.insertion_point();
-  for (const GradBucket& b : plan.buckets) {
-    Node* last = bw.find(b.issued_after);
-    AOTGRAD_CHECK(last != nullptr, "data parallel: no value '", b.issued_after,
-                  "' in the backward graph");
-    // Right after the last gradient (after the placeholders when it is one).
-    Node* at = last->next();
+  // New nodes go right after `n` (after the placeholders when it is one).
+  auto after = [&](Node* n) {
+    Node* at = n->next();
     while (at && at->kind() == NodeKind::Placeholder) at = at->next();
     bw.set_insertion_point(at);
-    std::vector<Arg> flat;
+  };
+  for (const GradBucket& b : plan.buckets) {
+    int64_t numel = 0;
+    for (const GradBucket::Grad& g : b.grads) numel += g.numel;
+    Node* bucket = nullptr;
+    Node* last_copy = nullptr;
+    int64_t offset = 0;
     for (const GradBucket::Grad& g : b.grads) {
       Node* v = outs.at(g.output).node;
       AOTGRAD_CHECK(v != nullptr && v->name() == g.value, "data parallel: gradient ", g.output,
                     " is not '", g.value, "'");
-      if (!v->tensor_meta().is_contiguous())
-        v = bw.add_call(clone, {Arg(v)},
-                        {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
-      flat.push_back(Arg(bw.add_call(view, {Arg(v), Arg::of_ints({g.numel})})));
+      // The bucket is made with its first gradient, and each gradient is copied into it as soon as
+      // it is computed, so that it dies there (Note [Gradient buckets]).
+      after(v);
+      if (!bucket) bucket = bw.add_call(new_empty, {Arg(v), Arg::of_ints({numel})});
+      Node* place = bw.add_call(
+          slice, {Arg(bucket), Arg::of_int(0), Arg::of_int(offset), Arg::of_int(offset + g.numel)});
+      place = bw.add_call(view, {Arg(place), Arg::of_symints(v->tensor_meta().sizes)});
+      last_copy = bw.add_call(copy, {Arg(place), Arg(v)});
+      offset += g.numel;
     }
-    Node* x = bw.add_call(cat, {Arg::of_list(std::move(flat))});
+    AOTGRAD_CHECK(b.grads.back().value == b.issued_after, "data parallel: bucket issued after '",
+                  b.issued_after, "', not its last gradient");
+    // Right after the last gradient's copy.
+    after(last_copy);
+    Node* x = bucket;
     if (plan.reduction == GradReduction::kSumDivided)
       x = bw.add_call(div, {Arg(x), Arg::of_int(plan.group_size)});
     reduced.push_back(bw.add_call(
@@ -261,6 +295,139 @@ int64_t average_sharded_gradients(Graph& bw, const DataParallelOptions& options)
   return n;
 }
 
+std::unique_ptr<Graph> issue_sharded_reduce_scatters_early(const Graph& bw,
+                                                           const DataParallelOptions& options) {
+  if (options.sharded.empty() || !bw.output()) return nullptr;
+  const std::vector<Arg>& outs = bw.output()->args()[0].list;
+  std::unordered_map<const Node*, int64_t> pos = positions(bw);
+  // One reduce-scatter: the nodes only it uses (graph order), and the last node it needs.
+  struct Early {
+    const Node* rs = nullptr;
+    const Node* wait = nullptr;
+    std::vector<const Node*> chain;
+    int64_t anchor = -1;
+  };
+  std::vector<Early> early;
+  std::unordered_set<const Node*> moved;
+  for (size_t i = 0; i < outs.size() && i < options.sharded.size(); ++i) {
+    if (!options.sharded[i] || !outs[i].is_node() || !calls(outs[i].node, kWait)) continue;
+    Early e;
+    e.wait = outs[i].node;
+    e.rs = e.wait->arg(0).node;
+    if (!calls(e.rs, kReduceScatter) || e.rs->users().size() != 1 || moved.count(e.rs)) continue;
+    // The ancestors that only this reduce-scatter uses and that may move: calls that write
+    // nothing, draw no random numbers, have no effects and communicate nothing.
+    std::unordered_set<const Node*> in_chain{e.rs};
+    std::vector<const Node*> work{e.rs};
+    while (!work.empty()) {
+      const Node* n = work.back();
+      work.pop_back();
+      for_each_input(n, [&](const Node* a) {
+        if (in_chain.count(a) || a->kind() != NodeKind::Call || has_mutations(*a) ||
+            is_random(*a->op()) || is_effectful(*a->op()) || is_collective(*a->op()))
+          return;
+        for (const Node* u : a->users())
+          if (!in_chain.count(u)) return;
+        in_chain.insert(a);
+        work.push_back(a);
+      });
+    }
+    for (const Node* n : in_chain) {
+      if (n != e.rs) e.chain.push_back(n);
+      for_each_input(n, [&](const Node* a) {
+        if (!in_chain.count(a)) e.anchor = std::max(e.anchor, pos.at(a));
+      });
+    }
+    std::sort(e.chain.begin(), e.chain.end(),
+              [&](const Node* a, const Node* b) { return pos.at(a) < pos.at(b); });
+    for (const Node* n : in_chain) moved.insert(n);
+    moved.insert(e.wait);
+    early.push_back(std::move(e));
+  }
+  if (early.empty()) return nullptr;
+  std::stable_sort(early.begin(), early.end(),
+                   [&](const Early& a, const Early& b) { return pos.at(a.rs) < pos.at(b.rs); });
+
+  // The new order of the body: each chain and its reduce-scatter right after its anchor; each wait
+  // before the next reduce-scatter, before its first user, or at the end.
+  std::vector<const Node*> order;
+  std::unordered_set<const Node*> emitted;
+  std::vector<const Node*> deferred;  // waits not yet emitted, oldest first
+  auto emit_plain = [&](const Node* n) {
+    order.push_back(n);
+    emitted.insert(n);
+  };
+  std::function<void(const Node*)> emit = [&](const Node* n) {
+    for_each_input(n, [&](const Node* a) {
+      auto it = std::find(deferred.begin(), deferred.end(), a);
+      if (it == deferred.end()) return;
+      deferred.erase(it);
+      emit(a);
+    });
+    emit_plain(n);
+  };
+  size_t next = 0;
+  auto emit_early_after = [&](int64_t p) {
+    for (; next < early.size(); ++next) {
+      const Early& e = early[next];
+      if (e.anchor > p) break;
+      for (const Node* c : e.chain) emit(c);
+      for (const Node* w : deferred) emit_plain(w);
+      deferred.clear();
+      emit(e.rs);
+      deferred.push_back(e.wait);
+    }
+  };
+  // Anchors are positions of nodes the chains need, so the chains sorted by reduce-scatter may
+  // have anchors out of order: place each once its anchor and every earlier chain are placed.
+  std::stable_sort(early.begin(), early.end(),
+                   [](const Early& a, const Early& b) { return a.anchor < b.anchor; });
+  std::vector<const Node*> body;
+  for (const Node* n : bw.nodes())
+    if (n->kind() == NodeKind::Call || n->kind() == NodeKind::GetItem) body.push_back(n);
+  int64_t last_placeholder = -1;
+  for (const Node* n : bw.placeholders()) last_placeholder = std::max(last_placeholder, pos.at(n));
+  emit_early_after(last_placeholder);
+  for (const Node* n : body) {
+    if (moved.count(n)) continue;
+    emit(n);
+    emit_early_after(pos.at(n));
+  }
+  emit_early_after(std::numeric_limits<int64_t>::max());
+  for (const Node* w : deferred) emit_plain(w);
+  AOTGRAD_CHECK(order.size() == body.size(), "sharded training: the reduce-scatters' order has ",
+                order.size(), " of the backward's ", body.size(), " nodes");
+  bool same = true;
+  for (size_t k = 0; k < order.size(); ++k) same = same && order[k] == body[k];
+  if (same) return nullptr;
+
+  auto out = std::make_unique<Graph>();
+  out->signature = bw.signature;
+  std::unordered_map<const Node*, Node*> map;
+  for (const Node* p : bw.placeholders()) {
+    Node* c = out->add_placeholder(p->name(), p->meta());
+    c->info() = p->info();
+    map[p] = c;
+  }
+  for (const Node* n : order) {
+    Node* c = nullptr;
+    if (n->kind() == NodeKind::GetItem) {
+      c = out->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
+    } else {
+      std::vector<Arg> args;
+      for (const Arg& a : n->args()) args.push_back(remap(a, map));
+      c = out->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
+    }
+    c->mutable_meta() = n->meta();
+    c->info() = n->info();
+    map[n] = c;
+  }
+  Node* o = out->set_output(remap(bw.output()->args()[0], map));
+  o->mutable_meta() = bw.output()->meta();
+  o->info() = bw.output()->info();
+  return out;
+}
+
 BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& names) {
   BucketPlan plan;
   if (!bw.output()) return plan;
@@ -284,17 +451,37 @@ BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& nam
       size = x->arg(1).i;
       x = x->arg(0).node;
     }
-    if (!calls(x, "aten::cat")) fail(a, "its input is not a cat");
+    // The gradients: a concatenation of their flattened values, or a bucket made with new_empty
+    // that each is copied into (a view of a slice of it).
+    std::vector<const Node*> grads;
+    if (calls(x, "aten::cat")) {
+      for (const Arg& v : x->arg(0).list) {
+        const Node* g = v.node;
+        if (!calls(g, "aten::view")) fail(a, "a cat input is not a view");
+        g = g->arg(0).node;
+        if (calls(g, "aten::clone")) g = g->arg(0).node;
+        grads.push_back(g);
+      }
+    } else if (calls(x, "aten::new_empty")) {
+      std::vector<std::pair<int64_t, const Node*>> pieces;  // (offset, gradient)
+      for (const Node* sl : x->users()) {
+        if (!calls(sl, "aten::slice.Tensor")) continue;
+        const Node* v = sl->users().size() == 1 ? sl->users()[0] : nullptr;
+        const Node* c = calls(v, "aten::view") && v->users().size() == 1 ? v->users()[0] : nullptr;
+        if (!calls(c, "aten::copy_") || c->arg(0).node != v || sl->arg(2).kind != Arg::Kind::Int)
+          fail(a, "a slice of its bucket is not a gradient's copy");
+        pieces.push_back({sl->arg(2).i, c->arg(1).node});
+      }
+      std::sort(pieces.begin(), pieces.end(),
+                [](const auto& l, const auto& r) { return l.first < r.first; });
+      for (const auto& [offset, g] : pieces) grads.push_back(g);
+    } else {
+      fail(a, "its input is neither a cat nor a bucket made with new_empty");
+    }
     GradBucket b;
     b.of = static_cast<int64_t>(bw.size());
     b.position = -1;
-    std::vector<std::string> values;
-    for (const Arg& v : x->arg(0).list) {
-      const Node* g = v.node;
-      if (!calls(g, "aten::view")) fail(a, "a cat input is not a view");
-      g = g->arg(0).node;
-      if (calls(g, "aten::clone")) g = g->arg(0).node;
-      values.push_back(g->name());
+    for (const Node* g : grads) {
       if (pos.at(g) > b.position) {
         b.position = pos.at(g);
         b.issued_after = g->name();

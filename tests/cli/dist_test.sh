@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Functional collectives on Gloo across processes on 127.0.0.1 under `aotgrad launch`: all_reduce
-# (sum, avg), all_gather_into_tensor, reduce_scatter_tensor and broadcast with 2 and 3 ranks
+# (sum, avg), all_gather_into_tensor, reduce_scatter_tensor (sum, max, avg) and broadcast with 2 and 3 ranks
 # against values computed by hand from each rank's inputs; run --train --data-parallel with
 # --split-batch against the whole batch's gradient; a rank that ends early, a wrong world
 # size, an unreachable master and a bad group name each fail with an error naming the problem
@@ -61,8 +61,12 @@ def forward(self, x: "f32[4]", y: "f32[$((2 * n)), 3]"):
     wait_tensor_3 = torch.ops._c10d_functional.wait_tensor.default(reduce_scatter_tensor)
     broadcast = torch.ops._c10d_functional.broadcast.default(x, $((n - 1)), '0')
     wait_tensor_4 = torch.ops._c10d_functional.wait_tensor.default(broadcast)
+    reduce_scatter_tensor_1 = torch.ops._c10d_functional.reduce_scatter_tensor.default(y, 'max', $n, '0')
+    wait_tensor_5 = torch.ops._c10d_functional.wait_tensor.default(reduce_scatter_tensor_1)
+    reduce_scatter_tensor_2 = torch.ops._c10d_functional.reduce_scatter_tensor.default(y, 'avg', $n, '0')
+    wait_tensor_6 = torch.ops._c10d_functional.wait_tensor.default(reduce_scatter_tensor_2)
     mul = torch.ops.aten.mul.Tensor(wait_tensor, 2)
-    return (mul, wait_tensor_1, wait_tensor_2, wait_tensor_3, wait_tensor_4)
+    return (mul, wait_tensor_1, wait_tensor_2, wait_tensor_3, wait_tensor_4, wait_tensor_5, wait_tensor_6)
 G
 }
 
@@ -108,6 +112,8 @@ for r in range(n):
     chunk = 2 * 3                                                     # rank r's rows 2r, 2r+1
     close('out_3', [2, 3], [sum(y[r * chunk + i] for y in ys) for i in range(chunk)])
     close('out_4', [4], xs[n - 1])                                    # broadcast from rank n-1
+    close('out_5', [2, 3], [max(y[r * chunk + i] for y in ys) for i in range(chunk)])
+    close('out_6', [2, 3], [sum(y[r * chunk + i] for y in ys) / n for i in range(chunk)])
 "
 done
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,12 +76,13 @@ struct BucketPlan {
 /// gradient when its sizes are not static.
 BucketPlan plan_gradient_buckets(const Graph& bw, const DataParallelOptions& options);
 
-/// Rewrites `bw` to all-reduce each bucket of `plan`: after its last gradient, the gradients are
-/// flattened (`view(grad, [-1])`, a contiguous clone first when needed), concatenated, divided by
-/// the group size in place (`div_`, kSumDivided) and all-reduced in place (`all_reduce_`: the
-/// graph owns the concatenation, so no collective clones it); before the output, each all_reduce is
-/// waited, split back (`split_with_sizes`) and viewed as its gradients, which the graph then
-/// returns.
+/// Rewrites `bw` to all-reduce each bucket of `plan`: the bucket is allocated with its first
+/// gradient (`new_empty`), each gradient copied into its slice right after it is computed (`copy_`
+/// into a view of a slice, so the gradient dies there), and after the last one the bucket is
+/// divided by the group size in place (`div_`, kSumDivided) and all-reduced in place
+/// (`all_reduce_`: the graph owns the bucket, so no collective clones it); before the output, each
+/// all_reduce is waited, split back (`split_with_sizes`) and viewed as its gradients, which the
+/// graph then returns.
 void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan);
 
 /// Sharded training (Note [Sharded parameters]): each gradient `options.sharded` marks is
@@ -90,6 +92,15 @@ void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan);
 /// parameter whose gradient is anything else (a sharded parameter used other than through its
 /// gather).
 int64_t average_sharded_gradients(Graph& bw, const DataParallelOptions& options);
+
+/// Sharded training (Note [Sharded gradients' reduce-scatters]): `bw` reordered so that each
+/// gradient `options.sharded` marks is reduce-scattered right after it is computed -- the
+/// reduce_scatter_tensor, with the nodes only it uses (views, the division), right after the last
+/// node they need -- and each reduce-scatter waited just before the next one is issued (the last
+/// before the output, or before an earlier user). Run it after average_sharded_gradients. Values do
+/// not change; nullptr when the order is already so (or nothing is sharded).
+std::unique_ptr<Graph> issue_sharded_reduce_scatters_early(const Graph& bw,
+                                                           const DataParallelOptions& options);
 
 /// The plan insert_gradient_all_reduces wrote into `bw`, read back from the graph (for a graph
 /// loaded from the compile cache or parsed from text); positions are of the rewritten graph.
