@@ -285,10 +285,11 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
                  "greedy|dp|ilp"});
   own.push_back({"recompute-pointwise-from-saved", true,
-                 "on (default): the min_cut partition may recompute a pointwise op (silu, gelu, "
-                 "mul) in the backward from arguments the backward has anyway, instead of saving "
-                 "its output for a norm's or convolution's backward, as functorch 1.13; off: "
-                 "PyTorch 2.x's materialized-backward ban saves it",
+                 "on (default): the min_cut partition may recompute a cheap op (silu, gelu, mul, "
+                 "a small mean) in the backward from values the backward has anyway, through at "
+                 "most three calls, instead of saving its output for a norm's or convolution's "
+                 "backward, as functorch 1.13; off: PyTorch 2.x's materialized-backward ban "
+                 "saves it",
                  "on|off"});
   own.push_back({"schedule", true,
                  "training: memory (default) reorders the forward and backward graphs, within "

@@ -399,19 +399,43 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     }
     return false;
   };
-  // recompute_pointwise_from_saved: a pointwise op with a tensor result whose tensor arguments
-  // the backward has anyway.
-  auto recomputable_from_saved = [&](size_t i) {
-    if (!options.recompute_pointwise_from_saved || !has(i, kPointwise) ||
-        !node(i).meta().is_tensor())
-      return false;
-    bool any = false;
-    for (uint32_t a : c.args_of(i)) {
-      if (!node(a).meta().is_tensor()) continue;
-      if (!backward_has(a)) return false;
-      any = true;
+  // recompute_pointwise_from_saved: a cheap op (of the recomputable allowlist: pointwise ops,
+  // casts, cheap reductions such as a squeeze-excitation's mean) with a tensor result that the
+  // backward can recompute from values it has anyway through at most kMaxRecomputeChain calls.
+  // chain[i] counts the calls between forward value i and such values: 0 when the backward has it,
+  // else (for a cheap call) one more than its deepest tensor argument; views and getitems add
+  // none; kMaxRecomputeChain + 1 stands for "too deep or not recomputable". above[i] is the count
+  // value i would have if the backward did not have it.
+  constexpr uint8_t kMaxRecomputeChain = 3, kTooDeep = kMaxRecomputeChain + 1;
+  std::vector<uint8_t> chain, above;
+  auto cheap = [&](size_t i) {
+    return node(i).kind() == NodeKind::Call && has(i, kRecomputable) &&
+           !has(i, kView | kRandom | kCollective | kEffectful);
+  };
+  if (options.recompute_pointwise_from_saved) {
+    chain.assign(n_nodes, kTooDeep);
+    above.assign(n_nodes, kTooDeep);
+    for (size_t i = 0; i < n_nodes; ++i) {
+      if (!c.required_fw[i] || !node(i).meta().is_tensor()) continue;
+      bool passes = has(i, kView) || node(i).kind() == NodeKind::GetItem;
+      if (passes || cheap(i)) {
+        // (A getitem's argument is a call with several results, no tensor: never recomputable
+        // here.)
+        uint8_t deepest = 0;
+        bool any = false;
+        for (uint32_t a : c.args_of(i))
+          if (node(a).meta().is_tensor()) {
+            deepest = std::max(deepest, chain[a]);
+            any = true;
+          }
+        if (any) above[i] = std::min<uint8_t>(kTooDeep, deepest + (passes ? 0 : 1));
+      }
+      chain[i] = backward_has(i) ? 0 : above[i];
     }
-    return any;
+  }
+  auto recomputable_from_saved = [&](size_t i) {
+    return options.recompute_pointwise_from_saved && cheap(i) && node(i).meta().is_tensor() &&
+           above[i] <= kMaxRecomputeChain;
   };
 
   auto should_ban = [&](size_t i) -> const char* {
@@ -583,7 +607,9 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   }
 
   if (options.ban_if_long_fusible_chains) {
-    // A chain of more than 100 fusible forward ops (a residual stream) is cut where it runs alone.
+    // A chain of more than 100 fusible forward ops (a residual stream) is cut where it runs alone
+    // (not at a value recompute_pointwise_from_saved lets the backward recompute in a few calls
+    // from what it has anyway: the chain's recomputation stops there already).
     using Entry = std::pair<int64_t, size_t>;
     std::vector<bool> visited(n_nodes, false);
     for (size_t start : fw_nodes) {
@@ -595,7 +621,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
         heap.pop();
         if (visited[cur]) continue;
         visited[cur] = true;
-        if (c.fw_order[cur] > start_order + 100 && heap.empty()) {
+        if (c.fw_order[cur] > start_order + 100 && heap.empty() && !recomputable_from_saved(cur)) {
           ban(cur, "long fusible chain");
           break;
         }

@@ -1,7 +1,7 @@
 // Training through MinCutOptions::recompute_pointwise_from_saved: the graphs of
-// tests/data/text/{gelu_layer_norm_mlp,silu_batch_norm_cnn}.fx, whose activations the backward
-// recomputes from their saved inputs, give eager autograd's outputs and grads, bit for bit (the
-// same kernels on the same values), with the option on and off.
+// tests/data/text/{gelu_layer_norm_mlp,silu_batch_norm_cnn,silu_residual_cnn,squeeze_excitation}.fx,
+// whose activations the backward recomputes from their saved inputs, give eager autograd's outputs
+// (bit for bit: the same kernels on the same values) and grads, with the option on and off.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -76,6 +76,38 @@ TEST(RecomputePointwise, SiluBatchNormCnnTrainsAsEager) {
     h = at::silu(at::convolution(h, p[4], {}, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1));
     h = at::batch_norm(h, p[5], p[6], {}, {}, true, 0.1, 1e-5, false);
     return h.mean({-1, -2});
+  });
+}
+
+TEST(RecomputePointwise, SiluResidualCnnTrainsAsEager) {
+  at::manual_seed(0);
+  std::vector<at::Tensor> v{at::randn({2, 3, 6, 6}), at::randn({8, 3, 3, 3}),
+                            at::randn({8}),          at::randn({8}),
+                            at::randn({8, 8, 3, 3}), at::randn({8, 8, 3, 3})};
+  expect_trains_as_eager("silu_residual_cnn", v, [](const std::vector<at::Tensor>& p) {
+    auto conv = [](const at::Tensor& x, const at::Tensor& w) {
+      return at::convolution(x, w, {}, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1);
+    };
+    at::Tensor silu =
+        at::silu(at::batch_norm(conv(p[0], p[1]), p[2], p[3], {}, {}, true, 0.1, 1e-5, false));
+    at::Tensor sum = at::silu(conv(silu, p[4])) + silu;
+    return conv(sum, p[5]).mean({-1, -2});
+  });
+}
+
+TEST(RecomputePointwise, SqueezeExcitationTrainsAsEager) {
+  at::manual_seed(0);
+  std::vector<at::Tensor> v{at::randn({2, 3, 4, 4}), at::randn({8, 3, 3, 3}),
+                            at::randn({4, 8, 1, 1}), at::randn({4}),
+                            at::randn({8, 4, 1, 1}), at::randn({8})};
+  expect_trains_as_eager("squeeze_excitation", v, [](const std::vector<at::Tensor>& p) {
+    auto conv = [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, int64_t stride,
+                   int64_t pad) {
+      return at::convolution(x, w, b, {stride, stride}, {pad, pad}, {1, 1}, false, {0, 0}, 1);
+    };
+    at::Tensor silu = at::silu(conv(p[0], p[1], {}, 2, 1));
+    at::Tensor scale = at::silu(conv(silu.mean({-1, -2}, true), p[2], p[3], 1, 0));
+    return (silu * at::sigmoid(conv(scale, p[4], p[5], 1, 0))).mean({-1, -2});
   });
 }
 

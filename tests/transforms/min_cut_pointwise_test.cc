@@ -1,7 +1,8 @@
-// Tests for MinCutOptions::recompute_pointwise_from_saved: a pointwise activation whose output a
-// norm's or convolution's backward reads is recomputed in the backward from its input, which the
-// backward keeps anyway, instead of being saved beside it (functorch 1.13's choice); off, PyTorch
-// 2.x's materialized-backward ban saves both. Graphs in (tests/data/text), saved values out.
+// Tests for MinCutOptions::recompute_pointwise_from_saved: a cheap op (a pointwise activation, a
+// squeeze-excitation's mean) whose output a norm's or convolution's backward reads is recomputed in
+// the backward from values the backward keeps anyway, through at most three calls, instead of
+// being saved beside them (functorch 1.13's choice); off, PyTorch 2.x's materialized-backward ban
+// saves both. Graphs in (tests/data/text), saved values out.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -108,6 +109,71 @@ def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]"):
   TrainingArtifacts a = train(*g, true);
   EXPECT_EQ(reason(*a.explain, "relu"), "materialized in backward");
   EXPECT_EQ(a.saved, (std::vector<std::string>{"primals_1", "detach_1"}));
+}
+
+// EfficientNetV2's residual of two SiLUs feeding a convolution: the sum is two calls above the
+// values the backward reads (convolution_1, and silu, which convolution_1's backward reads).
+TEST(MinCutPointwise, SumOfTwoSilusIsRecomputedThroughAChain) {
+  auto g = text_graph("silu_residual_cnn");
+  TrainingArtifacts off = train(*g, false);
+  EXPECT_EQ(reason(*off.explain, "add"), "materialized in backward");
+  EXPECT_TRUE(has(off.saved, "add")) << testing::PrintToString(off.saved);
+
+  TrainingArtifacts on = train(*g, true);
+  EXPECT_EQ(reason(*on.explain, "add"), "");
+  EXPECT_FALSE(has(on.saved, "add")) << testing::PrintToString(on.saved);
+  std::vector<std::string> r = recomputed(*on.explain);
+  EXPECT_TRUE(has(r, "silu_1")) << testing::PrintToString(r);
+  EXPECT_TRUE(has(r, "add")) << testing::PrintToString(r);
+  // Off, silu (read by convolution_1's backward) is saved too; on, both are recomputed: two
+  // [2, 8, 6, 6] f32 activations fewer.
+  EXPECT_TRUE(has(off.saved, "silu")) << testing::PrintToString(off.saved);
+  EXPECT_FALSE(has(on.saved, "silu")) << testing::PrintToString(on.saved);
+  EXPECT_EQ(off.explain->saved_activation_bytes - on.explain->saved_activation_bytes,
+            2 * (2 * 8 * 6 * 6 * 4));
+}
+
+// A squeeze-excitation's mean over a 2x2 map (4x smaller than its input: not a reduction op) is
+// recomputed from the SiLU, which the backward of the excitation's product reads anyway.
+TEST(MinCutPointwise, SqueezeExcitationMeanIsRecomputedFromItsInput) {
+  auto g = text_graph("squeeze_excitation");
+  TrainingArtifacts off = train(*g, false);
+  EXPECT_EQ(reason(*off.explain, "mean"), "materialized in backward");
+  EXPECT_TRUE(has(off.saved, "mean")) << testing::PrintToString(off.saved);
+
+  TrainingArtifacts on = train(*g, true);
+  EXPECT_EQ(reason(*on.explain, "mean"), "");
+  EXPECT_FALSE(has(on.saved, "mean")) << testing::PrintToString(on.saved);
+  EXPECT_TRUE(has(recomputed(*on.explain), "mean"));
+  // And the excitation's SiLU (read by the second convolution's backward) from the first
+  // convolution's output: [2, 8, 1, 1] and [2, 4, 1, 1] f32 fewer.
+  EXPECT_EQ(off.explain->saved_activation_bytes - on.explain->saved_activation_bytes,
+            2 * 8 * 4 + 2 * 4 * 4);
+}
+
+// The chain is bounded: a value three calls above what the backward has may be recomputed, one
+// four calls above stays banned (the backward reads neither neg's input nor its output).
+TEST(MinCutPointwise, ChainsLongerThanThreeCallsKeepTheBan) {
+  auto chain = [](int negs) {
+    std::string text =
+        "def forward(self, x: \"f32[4, 8]\", w: \"f32[8, 8]\", b: \"f32[8]\"):\n"
+        "    add = torch.ops.aten.add.Tensor(x, b)\n";
+    std::string last = "add";
+    for (int k = 0; k < negs; ++k) {
+      std::string name = k == 0 ? "neg" : "neg_" + std::to_string(k);
+      text += "    " + name + " = torch.ops.aten.neg.default(" + last + ")\n";
+      last = name;
+    }
+    text += "    mm = torch.ops.aten.mm.default(" + last + ", w)\n    return (mm,)\n";
+    return parse_graph(text, aten_ops());
+  };
+  TrainingArtifacts three = train(*chain(2), true);  // add, neg, neg_1
+  EXPECT_EQ(reason(*three.explain, "neg_1"), "");
+  TrainingArtifacts four = train(*chain(3), true);  // add, neg, neg_1, neg_2
+  EXPECT_EQ(reason(*four.explain, "neg_2"), "materialized in backward");
+  EXPECT_EQ(reason(*four.explain, "neg_1"), "");
+  TrainingArtifacts off = train(*chain(2), false);
+  EXPECT_EQ(reason(*off.explain, "neg_1"), "materialized in backward");
 }
 
 }  // namespace

@@ -28,13 +28,15 @@ struct MinCutOptions {
   bool ban_if_used_far_apart = true;
   bool ban_if_long_fusible_chains = true;
   bool ban_if_materialized_backward = true;
-  /// A pointwise op (OpClasses::is_pointwise: silu, gelu, mul, ...) whose tensor arguments the
-  /// backward has anyway -- primals, or values a backward op uses, directly or through views -- is
-  /// not banned by ban_if_materialized_backward or ban_if_used_far_apart: the cut may recompute it
-  /// in the backward from those arguments instead of saving its output, as functorch 1.13's
-  /// min-cut does (it has neither ban). An activation that feeds a norm or a convolution, whose
-  /// backward reads the activation, is then kept once, as its input, instead of twice. Costs one
-  /// pointwise kernel in the backward per value not saved. Off: PyTorch 2.x's bans, unchanged.
+  /// A cheap op (of the recomputable allowlist and not a view: silu, gelu, mul, add, a mean, ...)
+  /// that the backward can compute from values it has anyway -- primals, or values a backward op
+  /// uses, directly or through views -- through at most three such calls (its own included) is not
+  /// banned by ban_if_materialized_backward or ban_if_used_far_apart: the cut may recompute it in
+  /// the backward instead of saving its output, as functorch 1.13's min-cut does (it has neither
+  /// ban). An activation that feeds a norm or a convolution, whose backward reads the activation,
+  /// is then kept once, as its input, instead of twice; so is a squeeze-excitation's mean, or a
+  /// residual sum of activations. Costs up to three kernels in the backward per value not saved.
+  /// Off: PyTorch 2.x's bans, unchanged.
   bool recompute_pointwise_from_saved = true;
   /// On: only ops of the recomputable allowlist are recomputed. Off: everything but random and
   /// compute-intensive ops may be.
