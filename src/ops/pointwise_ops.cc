@@ -976,9 +976,13 @@ void register_pointwise_ops(OpTable& t) {
       .meta(hardtanh)
       .inplace("hardtanh_")
       .derivative(formula("self: hardtanh_backward(grad, self, min_val, max_val)"));
+  // The in-place variant's own rule reads the result (derivatives.yaml): a functionalized
+  // hardtanh_ is differentiated by it (NodeInfo::inplace_derivative), so the backward keeps the
+  // ReLU6 output the next convolution's backward reads anyway, not also its input.
   t.def("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)")
       .tags(kPointwise | kInplace)
-      .meta(inplace);
+      .meta(inplace)
+      .derivative(formula("self: hardtanh_backward(grad, result, min_val, max_val)"));
   t.def("clamp_min(Tensor self, Scalar min) -> Tensor")
       .tags(kPointwise)
       .meta(clamp)
@@ -1089,6 +1093,8 @@ void register_pointwise_ops(OpTable& t) {
                           "self: zeros_like(grad)"))
       .decomposition(decomp(decomps::threshold_backward_full_decomp, kFullTable,
                             "torch/_decomp: threshold_backward"));
+  // Full table only, as threshold_backward: it is no composite op, and the interpreter runs its
+  // one CPU kernel where the decomposition would run four (le, ge, bitwise_or, where).
   t.def(
        "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> "
        "Tensor")
@@ -1096,7 +1102,7 @@ void register_pointwise_ops(OpTable& t) {
       .meta(hardtanh_backward)
       .derivative(formula("grad_output: hardtanh_backward(grad, self, min_val, max_val); "
                           "self: zeros_like(grad)"))
-      .decomposition(decomp(decomps::hardtanh_backward_full_decomp, kCoreTable | kFullTable,
+      .decomposition(decomp(decomps::hardtanh_backward_full_decomp, kFullTable,
                             "torch/_decomp: hardtanh_backward"));
   t.def("gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor")
       .tags(kPointwise | kCore | kBackward)

@@ -166,6 +166,9 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
     for (Node* gr : grad_outputs) any = any || gr;
     if (!any) continue;
     const OpDef& op = *fn->op();
+    // A functional call made of an in-place one is differentiated as the in-place call would be.
+    const DerivativeRule* rule = op.derivative.get();
+    if (const OpDef* inplace = fn->info().inplace_derivative) rule = inplace->derivative.get();
     if (op.has_tag(kEffectful))
       throw Error(fn->describe() + ": a gradient flows through effectful op " +
                       (op.wrapped ? op.wrapped->name : op.name) +
@@ -174,13 +177,13 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
                   fn->info().loc);
     if (op.non_differentiable) continue;
     const bool is_cond = op.name == kCond;  // differentiated per branch (Note [cond])
-    if (!is_cond && !op.derivative && op.has_tag(kCompositeImplicit))
+    if (!is_cond && !rule && op.has_tag(kCompositeImplicit))
       throw Error(
           fn->describe() + ": " + op.name +
               " is a composite op, differentiated through its decomposition: decompose the graph "
               "first (decompose_composites)",
           fn->info().loc);
-    if (!is_cond && !op.derivative)
+    if (!is_cond && !rule)
       throw Error(fn->describe() + ": no derivative rule for " + op.name +
                       " (declare one, or mark the op non_differentiable)",
                   fn->info().loc);
@@ -202,7 +205,7 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
       if (is_cond)
         cond_backward(b);
       else
-        op.derivative->apply(b);
+        rule->apply(b);
     } catch (const Error& e) {
       throw Error(fn->describe() + ": " + e.message(), fn->info().loc);
     }

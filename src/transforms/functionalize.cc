@@ -426,6 +426,7 @@ class Functionalizer {
       throw Error("cannot functionalize " + op.name + ": it writes several arguments");
     auto [args, given] = functional_args(*n, fop);
     Node* result = call_op(fop, std::move(args), given);
+    if (op.derivative && declared.size() == 1) result->info().inplace_derivative = &op;
     if (!declared.empty()) {
       bool tuple = result->meta().kind == ValueMeta::Kind::Tuple;
       for (size_t k = 0; k < declared.size(); ++k) {

@@ -11,6 +11,7 @@
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/functionalize.h"
 
 namespace aotgrad {
 namespace {
@@ -362,6 +363,38 @@ threshold_backward = torch.ops.aten.threshold_backward.default(primals_1, primal
 threshold_backward_1 = torch.ops.aten.threshold_backward.default(tangents_1, primals_2, 0.5)
 zeros_like = torch.ops.aten.zeros_like.default(tangents_1)
 return pytree.tree_unflatten([threshold_backward, threshold_backward_1, zeros_like], self._out_spec)
+)");
+}
+
+// hardtanh: self: hardtanh_backward(grad, self, min_val, max_val); hardtanh_ (derivatives.yaml's
+// own entry): hardtanh_backward(grad, result, min_val, max_val). A functionalized hardtanh_ (as
+// torchvision's ReLU6(inplace=True) exports) is differentiated by the in-place rule, as PyTorch's
+// autograd, above functionalization, sees the in-place call: the backward reads the result.
+TEST(PointwiseGrad, HardtanhInPlaceReadsTheResult) {
+  EXPECT_EQ(joint(R"(
+def forward(self, x: "f32[3, 4]"):
+    hardtanh = torch.ops.aten.hardtanh.default(x, 0.0, 6.0)
+    return (hardtanh,)
+)"),
+            R"(
+hardtanh = torch.ops.aten.hardtanh.default(primals_1, 0.0, 6.0)
+hardtanh_backward = torch.ops.aten.hardtanh_backward.default(tangents_1, primals_1, 0.0, 6.0)
+return pytree.tree_unflatten([hardtanh, hardtanh_backward], self._out_spec)
+)");
+  FunctionalizeResult f = functionalize(*parse_text(R"(
+def forward(self, x: "f32[3, 4]"):
+    mul = torch.ops.aten.mul.Tensor(x, 2)
+    hardtanh_ = torch.ops.aten.hardtanh_.default(mul, 0.0, 6.0)
+    return (hardtanh_,)
+)"));
+  EXPECT_EQ("\n" + joint_body(*build_joint(*f.graph, {true}).graph) + "\n", R"(
+mul = torch.ops.aten.mul.Tensor(primals_1, 2)
+hardtanh = torch.ops.aten.hardtanh.default(mul, 0.0, 6.0)
+detach = torch.ops.aten.detach.default(hardtanh)
+detach_1 = torch.ops.aten.detach.default(detach)
+hardtanh_backward = torch.ops.aten.hardtanh_backward.default(tangents_1, detach_1, 0.0, 6.0)
+mul_1 = torch.ops.aten.mul.Tensor(hardtanh_backward, 2)
+return pytree.tree_unflatten([hardtanh, mul_1], self._out_spec)
 )");
 }
 

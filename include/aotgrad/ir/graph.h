@@ -174,6 +174,11 @@ struct NodeInfo {
   RecomputePolicy recompute = RecomputePolicy::None;
   bool is_backward = false;
   std::string origin;  // where it came from (a node name, a decomposition, ...)
+  /// A call functionalization made of an in-place call: that in-place op, when it declares its own
+  /// derivative rule (derivatives.yaml's hardtanh_ reads `result` where hardtanh reads `self`).
+  /// The joint graph differentiates the call by that rule, as PyTorch's autograd, which runs above
+  /// functionalization, differentiates the in-place call. Not part of the text form.
+  const OpDef* inplace_derivative = nullptr;
   /// A placeholder that is a tensor constant of the graph module (make_fx's `_tensor_constant0`,
   /// printed as a get_attr `_tensor_constant0 = self._tensor_constant0`): a lifted input whose
   /// value comes with the graph, not from the caller.
