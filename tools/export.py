@@ -1094,6 +1094,27 @@ def mobilenet_v2_with_loss(num_classes=10):
     return MobileNetV2WithLoss()
 
 
+def efficientnet_b0_with_loss(num_classes=10):
+    """torchvision's efficientnet_b0 (random init; SiLU as silu_, squeeze-excitation blocks,
+    depthwise convolutions, BN) without dropout and stochastic depth, whose forward(x, target)
+    returns the cross-entropy of its logits, placeholders named as its own state_dict
+    (p_features_0_0_weight, ..., p_classifier_1_bias)."""
+    tv = _torchvision()
+    setting, last_channel = tv.models.efficientnet._efficientnet_conf(
+        "efficientnet_b0", width_mult=1.0, depth_mult=1.0)
+
+    class EfficientNetB0WithLoss(tv.models.EfficientNet):
+        def __init__(self):
+            # A deterministic step, comparable with eager: no dropout, no stochastic depth.
+            super().__init__(setting, dropout=0.0, stochastic_depth_prob=0.0,
+                             num_classes=num_classes, last_channel=last_channel)
+
+        def forward(self, x, target):
+            return F.cross_entropy(super().forward(x), target)
+
+    return EfficientNetB0WithLoss()
+
+
 def _mlp():
     m = MLP()
     return m, {"x": torch.randn(4, 8), "y": torch.randn(4, 4)}
@@ -1171,6 +1192,11 @@ MODELS = {
                      _train_step_size(resnet18_with_loss)),
     "mobilenet_v2_b16": ("mobilenet_v2 at the training-step benchmark's size: batch 16, 3x64x64",
                          _train_step_size(mobilenet_v2_with_loss)),
+    "efficientnet_b0_b16": ("torchvision efficientnet_b0 (random init, BN in training mode, SiLU, "
+                            "squeeze-excitation, no dropout or stochastic depth, 10 classes), "
+                            "cross-entropy, at the training-step benchmark's size: batch 16, "
+                            "3x64x64; needs python3-torchvision",
+                            _train_step_size(efficientnet_b0_with_loss)),
 }
 
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The training step's predicted peak (issue 18, item 5): `compile --explain`, `compile
 # --stats=json` and `--timeline` say how high and where; `run --train --stats=json` reports the
-# tracking allocator's measured peak beside it, and the two agree within 5% on the test models.
+# tracking allocator's measured peak beside it, and the two agree within 5% on the test models and
+# the training-step benchmark's torchvision models (checked in without values: random inputs and
+# weights, which do not change the step's allocations).
 # usage: peak_memory_test.sh AOTGRAD_BINARY TEST_DATA_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -9,11 +11,13 @@ models="$data/models"
 # The parameters (the buffers need no grad).
 params() { grep -m1 'def forward' "$models/$1.fx" | grep -o 'p_[a-z_0-9]*: "f[0-9]*\[' | cut -d: -f1 | grep -v 'running_\|num_batches' | paste -sd, -; }
 
-for m in mlp gpt_block gpt_block_wide cnn_bn; do
+for m in mlp gpt_block gpt_block_wide cnn_bn resnet18 mobilenet_v2 efficientnet_b0; do
   grad="$(params $m)"
+  inputs="--inputs=$models/$m.inputs.safetensors"
+  [ -f "$models/$m.inputs.safetensors" ] || inputs=--random-inputs
   # Measured against predicted, at the default budget and at a budget that recomputes.
   for budget in 1 0.5; do
-    "$bin" run "$models/$m.fx" --inputs="$models/$m.inputs.safetensors" --train --grad="$grad" \
+    "$bin" run "$models/$m.fx" $inputs --train --grad="$grad" \
       --memory-budget=$budget --stats=json >"$tmp/$m.run.json"
     check [ $? -eq 0 ]
     check "$PY" - "$tmp/$m.run.json" "$m" "$budget" <<'P'

@@ -265,6 +265,113 @@ struct MobileNetV2Impl : torch::nn::Module {
   torch::nn::Sequential features{nullptr}, classifier{nullptr};
 };
 
+/// torchvision's Conv2dNormActivation with SiLU (or no activation): a convolution without bias,
+/// BatchNorm, SiLU(inplace=True).
+struct ConvBNSiLUImpl : torch::nn::Module {
+  ConvBNSiLUImpl(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t groups = 1,
+                 bool activation = true)
+      : activation(activation) {
+    conv = register_module("0", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel)
+                                                      .stride(stride)
+                                                      .padding((kernel - 1) / 2)
+                                                      .groups(groups)
+                                                      .bias(false)));
+    bn = register_module("1", torch::nn::BatchNorm2d(out));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor y = bn(conv(x));
+    return activation ? torch::silu_(y) : y;
+  }
+  bool activation;
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+};
+TORCH_MODULE(ConvBNSiLU);
+
+/// torchvision's ops.SqueezeExcitation with SiLU(inplace=True) and Sigmoid: the input scaled by
+/// sigmoid(fc2(silu(fc1(mean over space)))).
+struct SqueezeExcitationImpl : torch::nn::Module {
+  SqueezeExcitationImpl(int64_t channels, int64_t squeeze) {
+    fc1 = register_module("fc1", torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, squeeze, 1)));
+    fc2 = register_module("fc2", torch::nn::Conv2d(torch::nn::Conv2dOptions(squeeze, channels, 1)));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor scale = fc1(F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1)));
+    torch::silu_(scale);
+    return torch::sigmoid(fc2(scale)) * x;
+  }
+  torch::nn::Conv2d fc1{nullptr}, fc2{nullptr};
+};
+TORCH_MODULE(SqueezeExcitation);
+
+/// torchvision's efficientnet.MBConv without stochastic depth: an optional 1x1 expansion, a
+/// depthwise convolution, squeeze-excitation, a 1x1 projection with BN; the input added in place
+/// when the shape stays.
+struct MBConvImpl : torch::nn::Module {
+  MBConvImpl(int64_t expand, int64_t kernel, int64_t stride, int64_t in, int64_t out)
+      : residual(stride == 1 && in == out) {
+    int64_t hidden = in * expand;  // torchvision's _make_divisible(in * expand, 8) for B0
+    torch::nn::Sequential layers;
+    if (hidden != in) layers->push_back(ConvBNSiLU(in, hidden, 1));
+    layers->push_back(ConvBNSiLU(hidden, hidden, kernel, stride, hidden));
+    layers->push_back(SqueezeExcitation(hidden, std::max<int64_t>(1, in / 4)));
+    layers->push_back(ConvBNSiLU(hidden, out, 1, 1, 1, /*activation=*/false));
+    block = register_module("block", layers);
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor result = block->forward(x);
+    if (residual) result += x;
+    return result;
+  }
+  bool residual;
+  torch::nn::Sequential block{nullptr};
+};
+TORCH_MODULE(MBConv);
+
+/// tools/export.py's efficientnet_b0_with_loss: torchvision's efficientnet_b0 (no dropout, no
+/// stochastic depth) with a cross-entropy loss. `features` is a ModuleList (the C++ Sequential
+/// cannot hold a Sequential), registered as Python's Sequential: the stem, the seven stages, the
+/// head.
+struct EfficientNetB0Impl : torch::nn::Module {
+  explicit EfficientNetB0Impl(int64_t classes = 10) {
+    // torchvision's B0 setting: expansion, kernel, stride, input and output channels, layers.
+    const int64_t settings[][6] = {
+        {1, 3, 1, 32, 16, 1},  {6, 3, 2, 16, 24, 2},   {6, 5, 2, 24, 40, 2},  {6, 3, 2, 40, 80, 3},
+        {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4}, {6, 3, 1, 192, 320, 1}};
+    torch::nn::ModuleList f;
+    stem = ConvBNSiLU(3, 32, 3, 2);
+    f->push_back(stem);
+    for (const auto& s : settings) {
+      torch::nn::ModuleList stage;
+      blocks.emplace_back();
+      for (int64_t i = 0; i < s[5]; ++i) {
+        blocks.back().push_back(MBConv(s[0], s[1], i == 0 ? s[2] : 1, i == 0 ? s[3] : s[4], s[4]));
+        stage->push_back(blocks.back().back());
+      }
+      f->push_back(stage);
+    }
+    head = ConvBNSiLU(320, 1280, 1);
+    f->push_back(head);
+    features = register_module("features", f);
+    // classifier: Dropout(p=0) (no parameters, nothing in the exported graph), Linear.
+    classifier = register_module(
+        "classifier",
+        torch::nn::Sequential(torch::nn::Identity(), torch::nn::Linear(1280, classes)));
+  }
+  torch::Tensor forward(const torch::Tensor& input, const torch::Tensor& target) {
+    torch::Tensor x = stem(input);
+    for (auto& stage : blocks)
+      for (MBConv& b : stage) x = b(x);
+    x = head(x);
+    x = torch::flatten(F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1)), 1);
+    return F::cross_entropy(classifier->forward(x), target);
+  }
+  ConvBNSiLU stem{nullptr}, head{nullptr};
+  std::vector<std::vector<MBConv>> blocks;
+  torch::nn::ModuleList features{nullptr};
+  torch::nn::Sequential classifier{nullptr};
+};
+
 // --- EagerModel over a torch::nn::Module ---------------------------------------------------------
 
 std::string placeholder_of(const std::string& dotted) {
@@ -406,14 +513,21 @@ std::unique_ptr<EagerModel> make_eager_model(const std::string& name) {
   if (name == "mobilenet_v2")
     return std::make_unique<ModuleModel<MobileNetV2Impl>>(name,
                                                           std::vector<std::string>{"x", "target"});
+  if (name == "efficientnet_b0")
+    return std::make_unique<ModuleModel<EfficientNetB0Impl>>(
+        name, std::vector<std::string>{"x", "target"});
   throw std::invalid_argument("no eager model '" + name +
                               "' (mlp, gpt_block, gpt_block_wide, cnn_bn, gpt_block_dyn, "
-                              "cnn_bn_dyn, resnet18, mobilenet_v2)");
+                              "cnn_bn_dyn, resnet18, mobilenet_v2, efficientnet_b0)");
 }
 
 std::vector<std::string> eager_model_names() {
-  return {"mlp",           "gpt_block",  "gpt_block_wide", "cnn_bn",
-          "gpt_block_dyn", "cnn_bn_dyn", "resnet18",       "mobilenet_v2"};
+  return {"mlp",        "gpt_block", "gpt_block_wide", "cnn_bn",         "gpt_block_dyn",
+          "cnn_bn_dyn", "resnet18",  "mobilenet_v2",   "efficientnet_b0"};
+}
+
+bool is_vision_model(const std::string& name) {
+  return name == "resnet18" || name == "mobilenet_v2" || name == "efficientnet_b0";
 }
 
 // --- exported model files

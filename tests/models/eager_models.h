@@ -23,7 +23,7 @@ class EagerModel {
  public:
   virtual ~EagerModel();
 
-  /// "mlp", "gpt_block", "cnn_bn", "resnet18", "mobilenet_v2", ...
+  /// "mlp", "gpt_block", "cnn_bn", "resnet18", "mobilenet_v2", "efficientnet_b0", ...
   virtual std::string name() const = 0;
   /// Placeholder names in the exported graph's order: parameters, then buffers, then inputs.
   std::vector<std::string> parameter_names() const;
@@ -63,6 +63,9 @@ class EagerModel {
 std::unique_ptr<EagerModel> make_eager_model(const std::string& name);
 /// The names make_eager_model() accepts.
 std::vector<std::string> eager_model_names();
+/// The torchvision models of the training-step benchmark (resnet18, mobilenet_v2,
+/// efficientnet_b0): checked in as graphs without values, valued by model_data_from_eager().
+bool is_vision_model(const std::string& name);
 
 /// An exported model's files: `<dir>/<name>.fx` and `<dir>/<name>.inputs.safetensors`.
 struct ModelData {

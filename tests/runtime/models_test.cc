@@ -26,6 +26,7 @@ namespace aotgrad {
 namespace {
 
 using models::EagerModel;
+using models::is_vision_model;
 using models::ModelData;
 
 constexpr double kRtol = 1e-5;
@@ -63,11 +64,6 @@ testing::AssertionResult Close(const std::string& what, const at::Tensor& actual
 
 std::vector<c10::IValue> ivalues(const std::vector<at::Tensor>& ts) {
   return {ts.begin(), ts.end()};
-}
-
-/// The torchvision models, checked in as graphs without values (models::model_data_from_eager).
-bool is_vision_model(const std::string& name) {
-  return name == "resnet18" || name == "mobilenet_v2";
 }
 
 /// One exported model: its graph, its placeholder values, and the eager model loaded with them.
@@ -332,10 +328,11 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelTest,
                            return info.param;
                          });
 
-// The torchvision models of the training-step benchmark (tests/data/models/resnet18.fx and
-// mobilenet_v2.fx, batch 16 at 3x64x64): one SGD step each at budget 1 (the default cut) and at
-// budget 0.5 (the budget's choice) tracks eager's loss, grads, buffers and updated parameters;
-// the rest of ModelTest on the small models covers the other paths at a fraction of the time.
+// The torchvision models of the training-step benchmark (tests/data/models/resnet18.fx,
+// mobilenet_v2.fx and efficientnet_b0.fx, batch 16 at 3x64x64): one SGD step each at budget 1 (the
+// default cut) and at budget 0.5 (the budget's choice) tracks eager's loss, grads, buffers and
+// updated parameters; the rest of ModelTest on the small models covers the other paths at a
+// fraction of the time.
 class VisionModelTest : public testing::TestWithParam<std::string> {};
 
 TEST_P(VisionModelTest, EagerModelHasTheGraphsPlaceholders) {
@@ -352,7 +349,8 @@ TEST_P(VisionModelTest, CompiledFunctionSgdStepMatchesEager) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, VisionModelTest, testing::Values("resnet18", "mobilenet_v2"),
+INSTANTIATE_TEST_SUITE_P(Models, VisionModelTest,
+                         testing::Values("resnet18", "mobilenet_v2", "efficientnet_b0"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
