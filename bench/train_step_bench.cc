@@ -4,9 +4,9 @@
 // (tests/models/eager_models.h) and by CompiledFunction (interpreter backend) with the default
 // partition, the min-cut partition (also without the interpreter's re-inplacing:
 // min_cut_functional), and the min-cut partition under activation memory budgets 0.8 to 0 (priced
-// by peak) and --memory-budget=auto (max slowdown 0.03; cnn_bn too); torchvision's resnet18 and
-// mobilenet_v2 (BN in training mode, batch 16 at 3x64x64) in the same variants. Time
-// per step; as counters, the peak bytes of tensor storage above the level before a step (the
+// by peak) and --memory-budget=auto (max slowdown 0.03; cnn_bn too); torchvision's resnet18,
+// mobilenet_v2 and efficientnet_b0 (BN in training mode, batch 16 at 3x64x64) in the same variants.
+// Time per step; as counters, the peak bytes of tensor storage above the level before a step (the
 // tracking allocator is installed before any tensor is made) and the allocations in a step.
 //
 // nanogpt: the demo's character GPT (examples/gpt_demo) at context 256 with naive attention, so
@@ -15,6 +15,7 @@
 // same variants as the other models (auto at 3% and 10% estimated extra step time).
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 #include <torch/torch.h>
 
 #include <map>
@@ -32,19 +33,15 @@ namespace {
 
 using aotgrad::models::ModelData;
 
-/// The torchvision models: checked in as graphs alone (tools/export.py resnet18_b16,
-/// mobilenet_v2_b16), valued by their eager twins' own initialization and seeded inputs.
-bool is_vision_model(const std::string& name) {
-  return name == "resnet18" || name == "mobilenet_v2";
-}
-
 const ModelData& model_data(const std::string& name) {
   static std::map<std::string, ModelData> cache;
   auto it = cache.find(name);
   if (it == cache.end()) {
     std::string dir = std::string(AOTGRAD_TEST_DATA) + "/models";
     ModelData d;
-    if (is_vision_model(name)) {
+    // The torchvision models: checked in as graphs alone (tools/export.py resnet18_b16, ...),
+    // valued by their eager twins' own initialization and seeded inputs.
+    if (aotgrad::models::is_vision_model(name)) {
       torch::manual_seed(0);
       d = aotgrad::models::model_data_from_eager(dir, *aotgrad::models::make_eager_model(name),
                                                  /*seed=*/0);
@@ -57,7 +54,8 @@ const ModelData& model_data(const std::string& name) {
 }
 
 /// Times `reset(); step();` per iteration. Before timing, one warm-up step, then one measured step:
-/// the peak bytes above the level before it, and its allocations, become counters.
+/// the peak bytes above the level before it, and its allocations, become counters; so do the
+/// timed steps' minor page faults per step.
 template <class Step, class Reset>
 void run_steps(benchmark::State& state, Step step, Reset reset) {
   reset();
@@ -67,12 +65,21 @@ void run_steps(benchmark::State& state, Step step, Reset reset) {
   aotgrad::reset_peak_memory();
   step();
   aotgrad::MemoryStats s = aotgrad::memory_stats();
+  struct rusage start, end;
+  getrusage(RUSAGE_SELF, &start);
+  int64_t steps = 0;
   for (auto _ : state) {
     reset();
     step();
+    ++steps;
   }
+  getrusage(RUSAGE_SELF, &end);
   state.counters["peak_bytes_above_pre_step"] = static_cast<double>(s.peak_bytes - before);
   state.counters["allocations_per_step"] = static_cast<double>(s.allocations);
+  // Minor page faults: memory the C library had returned to the system and takes back (glibc
+  // trims the heap top and unmaps large blocks), a cost of the step's allocation order.
+  state.counters["page_faults_per_step"] =
+      static_cast<double>(end.ru_minflt - start.ru_minflt) / static_cast<double>(steps);
 }
 
 /// One compiled configuration of a training step.
@@ -209,7 +216,8 @@ void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, const Variant& v) {
 }
 
 void register_benchmarks() {
-  for (std::string model : {"gpt_block", "gpt_block_wide", "cnn_bn", "resnet18", "mobilenet_v2"}) {
+  for (std::string model :
+       {"gpt_block", "gpt_block_wide", "cnn_bn", "resnet18", "mobilenet_v2", "efficientnet_b0"}) {
     benchmark::RegisterBenchmark(("TrainStep/" + model + "/eager").c_str(),
                                  [model](benchmark::State& s) { BM_TrainStep_Eager(s, model); })
         ->Unit(benchmark::kMicrosecond);
