@@ -178,10 +178,15 @@ uint32_t schema_tags(const FunctionSchema& s) {
     for (const SchemaArg& a : s.args)
       if (a.alias.set == r.alias.set && a.alias.is_write && a.name == "self") tags |= kInplace;
   }
+  // The in-place foreach ops (_foreach_add_.List(Tensor(a!)[] self, ...) -> ()) return nothing:
+  // in place when they write `self`, a list, and are named foo_.
+  const std::string name = s.name.substr(s.name.find("::") + 2);
+  if (s.returns.empty() && name.size() > 1 && name.back() == '_')
+    for (const SchemaArg& a : s.args)
+      if (a.alias.is_write && a.name == "self" && a.type.list) tags |= kInplace;
   bool returns_tensor = !s.returns.empty() && s.returns[0].type.base == BaseType::Tensor;
   if (!any_tensor_arg && returns_tensor) tags |= kFactory;
-  const std::string base = s.name.substr(s.name.find("::") + 2);
-  if (base.size() > 9 && base.compare(base.size() - 9, 9, "_backward") == 0) tags |= kBackward;
+  if (name.size() > 9 && name.compare(name.size() - 9, 9, "_backward") == 0) tags |= kBackward;
   return tags;
 }
 

@@ -426,6 +426,18 @@ class Functionalizer {
       throw Error("cannot functionalize " + op.name + ": it writes several arguments");
     auto [args, given] = functional_args(*n, fop);
     Node* result = call_op(fop, std::move(args), given);
+    if (declared.size() == 1 && n->args()[declared[0]].is_list()) {
+      // A written Tensor[] (_foreach_add_(self, other) -> _foreach_add(self, other)): element k of
+      // the functional variant's list is the new value of self[k].
+      const Arg& targets = n->args()[declared[0]];
+      for (size_t k = 0; k < targets.list.size(); ++k) {
+        const Arg& target = targets.list[k];
+        FValuePtr v = value_of(target, "element " + std::to_string(k) + " of the mutated list");
+        Node* item = out_->add_getitem(result, static_cast<int64_t>(k));
+        write(*v, cast_to(item, target.node->tensor_meta().dtype));
+      }
+      return;
+    }
     if (op.derivative && declared.size() == 1) result->info().inplace_derivative = &op;
     if (!declared.empty()) {
       bool tuple = result->meta().kind == ValueMeta::Kind::Tuple;

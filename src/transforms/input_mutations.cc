@@ -98,7 +98,11 @@ InputMutations analyze_input_mutations(const Graph& g) {
   auto root = compute_roots(g);
   size_t n_inputs = g.placeholders().size();
   InputMutations m{std::vector<bool>(n_inputs), std::vector<bool>(n_inputs)};
-  auto mark = [&](const Arg& a, bool metadata) {
+  std::function<void(const Arg&, bool)> mark = [&](const Arg& a, bool metadata) {
+    if (a.is_list()) {  // a written Tensor[] (the in-place foreach ops) writes every element
+      for (const Arg& e : a.list) mark(e, metadata);
+      return;
+    }
     if (!a.is_node()) return;
     auto it = root.find(a.node);
     if (it == root.end() || it->second < 0) return;
