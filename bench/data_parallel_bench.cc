@@ -224,18 +224,26 @@ int memory_main(int argc, char** argv, const c10::intrusive_ptr<c10d::ProcessGro
   struct Compiled {
     const char* name;
     aotgrad::DataParallelMode mode;
-    bool reshard;
+    std::optional<bool> reshard;
+    double budget;
   };
+  using aotgrad::DataParallelMode;
   for (const Compiled& c :
-       {Compiled{"aot_module data-parallel", aotgrad::DataParallelMode::kReplicated, true},
-        Compiled{"aot_module sharded, re-gather in backward", aotgrad::DataParallelMode::kSharded,
-                 true},
-        Compiled{"aot_module sharded, keep gathered", aotgrad::DataParallelMode::kSharded,
-                 false}}) {
+       {Compiled{"aot_module data-parallel", DataParallelMode::kReplicated, true, 1.0},
+        Compiled{"aot_module sharded, re-gather in backward", DataParallelMode::kSharded, true,
+                 1.0},
+        Compiled{"aot_module sharded, keep gathered", DataParallelMode::kSharded, false, 1.0},
+        Compiled{"aot_module sharded, by the budget, 1", DataParallelMode::kSharded, std::nullopt,
+                 1.0},
+        Compiled{"aot_module sharded, by the budget, 0.5", DataParallelMode::kSharded, std::nullopt,
+                 0.5},
+        Compiled{"aot_module sharded, by the budget, 0", DataParallelMode::kSharded, std::nullopt,
+                 0.0}}) {
     rows.push_back(measure(c.name, [&](const std::shared_ptr<Mlp>& m) -> Step {
       aotgrad::AOTConfig config;
       config.data_parallel = c.mode;
       config.reshard_after_forward = c.reshard;
+      config.activation_memory_budget = c.budget;
       Mlp* raw = m.get();
       auto compiled = std::make_shared<aotgrad::AOTModule>(aotgrad::aot_module(
           m,

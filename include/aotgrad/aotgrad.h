@@ -96,9 +96,13 @@ struct AOTConfig {
   /// gathers' gradients, averaged over the ranks as `grad_reduction` says (no buckets). The
   /// compile check runs as for kReplicated.
   DataParallelMode data_parallel = DataParallelMode::kNone;
-  /// kSharded: FSDP2's reshard_after_forward -- the backward gathers each parameter again (true)
-  /// or the forward saves the gathered parameter for it (false).
-  bool reshard_after_forward = true;
+  /// kSharded: FSDP2's reshard_after_forward -- the backward gathers each parameter again (true,
+  /// the default), or the forward saves the gathered parameter for it (false), at any activation
+  /// memory budget; std::nullopt: the partitioner decides for each parameter under
+  /// `activation_memory_budget`, keeping a gathered parameter (its bytes) or gathering it again
+  /// (communication, priced by the cost model) -- at budget 1 it keeps every one (Note [Re-gather
+  /// or keep]).
+  std::optional<bool> reshard_after_forward = true;
   std::string process_group;
   GradReduction grad_reduction = GradReduction::kSumDivided;
   int64_t bucket_cap_bytes = 25 << 20;

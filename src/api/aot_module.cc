@@ -164,7 +164,7 @@ std::vector<std::pair<std::string, at::Tensor>> AOTModule::full_parameters() con
     at::Tensor p = s.tensors[i].detach();
     if (st.config.data_parallel == DataParallelMode::kSharded)
       p = gather_full_parameter(p, st.full_sizes.at(s.names[i]), st.place.size,
-                                data_parallel_group(st.config), false);
+                                data_parallel_group(st.config), std::nullopt);
     out.emplace_back(s.names[i], p);
   }
   return out;

@@ -480,6 +480,10 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
       dp = data_parallel_options(*c, args);
       options.pipeline.extra_stages.push_back(
           {PipelineKind::kTraining, "partition", false, [dp] { return data_parallel_stage(dp); }});
+      // Note [Sharded gradients' reduce-scatters]: gathers where the forward uses them.
+      if (config.data_parallel == DataParallelMode::kSharded)
+        options.pipeline.extra_stages.push_back(
+            {PipelineKind::kTraining, "joint", true, [] { return gather_at_first_use_stage(); }});
     }
     c->train =
         std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));

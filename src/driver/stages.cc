@@ -286,6 +286,20 @@ class DataParallelStage : public Stage {
   DataParallelOptions options_;
 };
 
+class GatherAtFirstUseStage : public Stage {
+ public:
+  std::string_view name() const override { return "gather_at_first_use"; }
+  bool run(CompileState& s) override {
+    changes_ = 0;
+    AOTGRAD_CHECK(s.graph != nullptr, "gather_at_first_use: no graph");
+    std::unique_ptr<Graph> g = gather_parameters_at_first_use(*s.graph);
+    if (!g) return false;
+    s.graph = std::move(g);
+    changes_ = 1;
+    return true;
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Stage> decompose_composites_stage() {
@@ -313,6 +327,10 @@ std::unique_ptr<Stage> schedule_stage(ScheduleKind kind) {
 
 std::unique_ptr<Stage> data_parallel_stage(DataParallelOptions options) {
   return std::make_unique<DataParallelStage>(std::move(options));
+}
+
+std::unique_ptr<Stage> gather_at_first_use_stage() {
+  return std::make_unique<GatherAtFirstUseStage>();
 }
 
 }  // namespace aotgrad

@@ -57,19 +57,20 @@ at::Tensor shard_of(const at::Tensor& full, int64_t rank, int64_t group_size) {
 
 at::Tensor gather_full_parameter(const at::Tensor& shard, const std::vector<int64_t>& full_sizes,
                                  int64_t group_size, const std::string& group,
-                                 bool reshard_after_forward) {
+                                 std::optional<bool> reshard_after_forward) {
   std::vector<int64_t> want = as_rows(full_sizes);
   want[0] = shard_rows(full_sizes, group_size);
   AOTGRAD_CHECK(shard.defined() && shard.sizes().vec() == want,
                 "gather_full_parameter: a shard of ", c10::IntArrayRef(full_sizes), " over ",
                 group_size, " ranks has sizes ", c10::IntArrayRef(want), ", got ",
                 shard.defined() ? c10::str(shard.sizes()) : std::string("an undefined tensor"));
-  if (!reshard_after_forward) return gather(shard, full_sizes, group_size, group);
+  if (!reshard_after_forward.has_value()) return gather(shard, full_sizes, group_size, group);
   TensorFunction fn = [&](const std::vector<at::Tensor>& a) {
     return std::vector<at::Tensor>{gather(a[0], full_sizes, group_size, group)};
   };
-  return checkpoint(fn, {shard}, [](const std::string&) { return RecomputePolicy::MustRecompute; })
-      .at(0);
+  RecomputePolicy policy =
+      *reshard_after_forward ? RecomputePolicy::MustRecompute : RecomputePolicy::MustSave;
+  return checkpoint(fn, {shard}, [policy](const std::string&) { return policy; }).at(0);
 }
 
 }  // namespace aotgrad

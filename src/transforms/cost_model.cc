@@ -231,7 +231,27 @@ double call_bytes(const Node& n) {
   return bytes;
 }
 
+double communication_bytes(const Node& n) {
+  if (n.kind() != NodeKind::Call || !OpClasses::defaults().is_collective(n)) return 0;
+  auto bytes = [](const TensorMeta& t) {
+    return numel(t) * static_cast<double>(element_size(t.dtype));
+  };
+  const std::string& op = n.op()->name;
+  const TensorMeta* in = tensor_arg(n, 0);
+  if (op == "_c10d_functional::all_gather_into_tensor")
+    return n.meta().is_tensor() ? bytes(n.meta().tensor) : 0;
+  if (!in || op == "_c10d_functional::wait_tensor") return 0;
+  if (op == "_c10d_functional::all_reduce" || op == "_c10d_functional::all_reduce_")
+    return 2 * bytes(*in);
+  return bytes(*in);
+}
+
 double estimate_runtime(const Node& n, const CostModel& model) {
+  if (n.kind() == NodeKind::Call && OpClasses::defaults().is_collective(n)) {
+    const double b = communication_bytes(n);
+    if (model.kind == CostModelKind::kFlops) return std::max(b * kFlopsPerCommunicatedByte, 1.0);
+    return b / kCommunicatedBytesPerSecond;
+  }
   if (model.kind == CostModelKind::kFlops) {
     if (n.kind() != NodeKind::Call) return 1;
     std::string_view p = OpClasses::packet(n);

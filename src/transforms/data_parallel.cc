@@ -26,11 +26,30 @@
 // saving it (OpClasses::is_regather; FSDP's reshard_after_forward), and the memory schedule moves
 // each gather to where its parameter is used, so only the parameters in use are whole at a time.
 //
+// Note [Re-gather or keep]
+// Whether the backward gathers a parameter again or keeps the forward's gathered copy trades its
+// bytes, alive from the forward to the backward, for communication. AOTConfig's
+// reshard_after_forward true (FSDP2's default) tags the gather MUST_RECOMPUTE, false MUST_SAVE:
+// the min-cut honours both at every budget. std::nullopt leaves it untagged, and the activation
+// memory budget decides (memory_budget.cc): the runtime-optimized cut keeps it (a collective is
+// never recomputed by the cut's own rules), so budget 1 keeps every gathered parameter; below 1,
+// the budget's knapsacks take each gather's wait as an item like any banned activation -- its
+// gathered bytes against the communication of gathering it again (estimate_runtime prices a
+// collective by the bytes it receives, cost_model.h) -- and a plan that lets the cut re-gather it
+// (solve_min_cut's dont_ban admits a re-gather, never another collective) is priced by its peak
+// and that communication like the other plans; saving only the primals re-gathers them all. Only
+// the gather of a graph input qualifies (OpClasses::is_regather): every rank holds the shard, so
+// gathering it again is new communication, not a collective issued twice.
+//
 // Note [Sharded gradients' reduce-scatters]
 // The traced forward gathers every parameter before the module runs, so the joint graph's
-// backward, in autograd's reverse order, reduce-scatters every gradient at its very end: every
-// gathered parameter's whole gradient would be alive at once, as much memory as the parameters
-// whole. As FSDP2's post-backward hook, issue_sharded_reduce_scatters_early issues each
+// backward, in autograd's reverse order, would reduce-scatter every gradient at its very end: every
+// gathered parameter's whole gradient alive at once, as much memory as the parameters whole. So
+// gather_parameters_at_first_use (the stage gather_at_first_use, before the joint graph) moves each
+// gather to its first use in the forward, as FSDP2's pre-forward hook gathers a module's
+// parameters: the joint graph's backward then reduce-scatters each gradient right after its layer,
+// the partition keeps that order, and the memory budget prices the plans with it. After the
+// partition, as FSDP2's post-backward hook, issue_sharded_reduce_scatters_early issues each
 // reduce-scatter right after its gradient is computed (with the nodes only it uses: the gradient's
 // views, the division), and waits it just before the next reduce-scatter is issued (the last at the
 // end): one reduce-scatter in flight, which overlaps the next layer's backward, and each whole
@@ -49,6 +68,7 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/dce.h"
+#include "aotgrad/transforms/op_classes.h"
 #include "arg_remap.h"
 
 namespace aotgrad {
@@ -58,6 +78,7 @@ const char* kAllReduce = "_c10d_functional::all_reduce";
 const char* kAllReduceInplace = "_c10d_functional::all_reduce_";
 const char* kWait = "_c10d_functional::wait_tensor";
 const char* kReduceScatter = "_c10d_functional::reduce_scatter_tensor";
+const char* kAllGather = "_c10d_functional::all_gather_into_tensor";
 
 bool calls(const Node* n, std::string_view op) {
   return n && n->kind() == NodeKind::Call && n->op()->name == op;
@@ -79,6 +100,46 @@ std::unordered_map<const Node*, int64_t> positions(const Graph& g) {
 template <typename F>
 void for_each_input(const Node* n, F&& f) {
   for (const Arg& a : n->args()) a.for_each_node(f);
+}
+
+// The calls and getitems of `g`, in graph order.
+std::vector<const Node*> body_of(const Graph& g) {
+  std::vector<const Node*> body;
+  for (const Node* n : g.nodes())
+    if (n->kind() == NodeKind::Call || n->kind() == NodeKind::GetItem) body.push_back(n);
+  return body;
+}
+
+// A copy of `g` whose calls and getitems are `order` (a permutation of body_of(g) that respects
+// the data dependences): same names, metadata and info.
+std::unique_ptr<Graph> copy_in_order(const Graph& g, const std::vector<const Node*>& order) {
+  auto out = std::make_unique<Graph>();
+  out->signature = g.signature;
+  std::unordered_map<const Node*, Node*> map;
+  for (const Node* p : g.placeholders()) {
+    Node* c = out->add_placeholder(p->name(), p->meta());
+    c->info() = p->info();
+    map[p] = c;
+  }
+  for (const Node* n : order) {
+    Node* c = nullptr;
+    if (n->kind() == NodeKind::GetItem) {
+      c = out->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
+    } else {
+      std::vector<Arg> args;
+      for (const Arg& a : n->args()) args.push_back(remap(a, map));
+      c = out->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
+    }
+    c->mutable_meta() = n->meta();
+    c->info() = n->info();
+    map[n] = c;
+  }
+  if (g.output()) {
+    Node* o = out->set_output(remap(g.output()->args()[0], map));
+    o->mutable_meta() = g.output()->meta();
+    o->info() = g.output()->info();
+  }
+  return out;
 }
 
 std::string format_bytes(int64_t b) {
@@ -295,6 +356,60 @@ int64_t average_sharded_gradients(Graph& bw, const DataParallelOptions& options)
   return n;
 }
 
+std::unique_ptr<Graph> gather_parameters_at_first_use(const Graph& fw) {
+  const OpClasses& ops = OpClasses::defaults();
+  std::vector<const Node*> body = body_of(fw);
+  std::unordered_map<const Node*, size_t> pos;
+  for (size_t k = 0; k < body.size(); ++k) pos[body[k]] = k;
+  // Each gather: the all_gather of an input, its wait and the views taken of them alone (in graph
+  // order), keyed by the first node outside them that uses one of them.
+  std::unordered_map<const Node*, std::vector<std::vector<const Node*>>> before;
+  std::unordered_set<const Node*> moved;
+  for (const Node* n : body) {
+    if (!OpClasses::is_regather(*n) || !calls(n, kAllGather) || moved.count(n)) continue;
+    std::vector<const Node*> chain{n};
+    std::unordered_set<const Node*> in_chain{n};
+    for (size_t k = 0; k < chain.size(); ++k)
+      for (const Node* u : chain[k]->users()) {
+        if (in_chain.count(u) || u->kind() != NodeKind::Call) continue;
+        if (!calls(u, kWait) && !ops.is_view(*u)) continue;
+        bool only_chain = true;
+        for_each_input(u, [&](const Node* a) {
+          only_chain = only_chain && (in_chain.count(a) || a->kind() == NodeKind::Placeholder);
+        });
+        if (!only_chain) continue;
+        chain.push_back(u);
+        in_chain.insert(u);
+      }
+    std::sort(chain.begin(), chain.end(),
+              [&](const Node* a, const Node* b) { return pos.at(a) < pos.at(b); });
+    const Node* first = nullptr;  // nullptr: only the output uses them
+    for (const Node* c : chain)
+      for (const Node* u : c->users())
+        if (!in_chain.count(u) && u->kind() != NodeKind::Output &&
+            (!first || pos.at(u) < pos.at(first)))
+          first = u;
+    for (const Node* c : chain) moved.insert(c);
+    before[first].push_back(std::move(chain));
+  }
+  if (moved.empty()) return nullptr;
+  std::vector<const Node*> order;
+  auto emit_before = [&](const Node* n) {
+    auto it = before.find(n);
+    if (it == before.end()) return;
+    for (const auto& chain : it->second) order.insert(order.end(), chain.begin(), chain.end());
+  };
+  for (const Node* n : body) {
+    if (moved.count(n)) continue;
+    emit_before(n);
+    order.push_back(n);
+  }
+  emit_before(nullptr);
+  AOTGRAD_CHECK(order.size() == body.size(), "sharded training: the gathers' order has ",
+                order.size(), " of the forward's ", body.size(), " nodes");
+  return order == body ? nullptr : copy_in_order(fw, order);
+}
+
 std::unique_ptr<Graph> issue_sharded_reduce_scatters_early(const Graph& bw,
                                                            const DataParallelOptions& options) {
   if (options.sharded.empty() || !bw.output()) return nullptr;
@@ -382,9 +497,7 @@ std::unique_ptr<Graph> issue_sharded_reduce_scatters_early(const Graph& bw,
   // have anchors out of order: place each once its anchor and every earlier chain are placed.
   std::stable_sort(early.begin(), early.end(),
                    [](const Early& a, const Early& b) { return a.anchor < b.anchor; });
-  std::vector<const Node*> body;
-  for (const Node* n : bw.nodes())
-    if (n->kind() == NodeKind::Call || n->kind() == NodeKind::GetItem) body.push_back(n);
+  std::vector<const Node*> body = body_of(bw);
   int64_t last_placeholder = -1;
   for (const Node* n : bw.placeholders()) last_placeholder = std::max(last_placeholder, pos.at(n));
   emit_early_after(last_placeholder);
@@ -397,35 +510,7 @@ std::unique_ptr<Graph> issue_sharded_reduce_scatters_early(const Graph& bw,
   for (const Node* w : deferred) emit_plain(w);
   AOTGRAD_CHECK(order.size() == body.size(), "sharded training: the reduce-scatters' order has ",
                 order.size(), " of the backward's ", body.size(), " nodes");
-  bool same = true;
-  for (size_t k = 0; k < order.size(); ++k) same = same && order[k] == body[k];
-  if (same) return nullptr;
-
-  auto out = std::make_unique<Graph>();
-  out->signature = bw.signature;
-  std::unordered_map<const Node*, Node*> map;
-  for (const Node* p : bw.placeholders()) {
-    Node* c = out->add_placeholder(p->name(), p->meta());
-    c->info() = p->info();
-    map[p] = c;
-  }
-  for (const Node* n : order) {
-    Node* c = nullptr;
-    if (n->kind() == NodeKind::GetItem) {
-      c = out->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
-    } else {
-      std::vector<Arg> args;
-      for (const Arg& a : n->args()) args.push_back(remap(a, map));
-      c = out->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
-    }
-    c->mutable_meta() = n->meta();
-    c->info() = n->info();
-    map[n] = c;
-  }
-  Node* o = out->set_output(remap(bw.output()->args()[0], map));
-  o->mutable_meta() = bw.output()->meta();
-  o->info() = bw.output()->info();
-  return out;
+  return order == body ? nullptr : copy_in_order(bw, order);
 }
 
 BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& names) {

@@ -31,16 +31,22 @@ std::vector<const Node*> inputs_and_collectives(const JointNodeClasses& c, const
   for (size_t i = 0; i < c.nodes.size(); ++i) {
     const Node& n = *c.nodes[i];
     if (!c.required_fw[i] || c.tangents_closure[i] || !ops.is_collective(n)) continue;
-    // A sharded parameter's gather under a recompute tag: the backward gathers it again.
-    if (OpClasses::is_regather(n) && (n.info().recompute == RecomputePolicy::MustRecompute ||
-                                      n.info().recompute == RecomputePolicy::PreferRecompute))
-      continue;
+    // A sharded parameter's gather: the backward gathers it again, unless it is marked MUST_SAVE
+    // (Note [Re-gather or keep]).
+    if (OpClasses::is_regather(n) && n.info().recompute != RecomputePolicy::MustSave) continue;
     if (c.dist_from_bw[i] >= JointNodeClasses::kDistNever) continue;
     bool last = true;
     for (uint32_t u : c.users_of(i)) last = last && !ops.is_collective(*c.nodes[u]);
     if (last) saved.push_back(&n);
   }
   return saved;
+}
+
+// A sharded parameter's gather that the budget may issue again instead of saving (Note [Re-gather
+// or keep]): the wait of a regather no tag decides.
+bool regather_item(const Node& n) {
+  return OpClasses::is_regather(n) && n.op()->name == "_c10d_functional::wait_tensor" &&
+         n.info().recompute != RecomputePolicy::MustSave;
 }
 
 }  // namespace
@@ -152,8 +158,8 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
     size_t i = c.at(n);
     const Node* root = roots[i];
     bool in_input = root->kind() == NodeKind::Placeholder;
-    if (c.dist_from_bw[i] < JointNodeClasses::kDistNever && !in_input && !ops.is_collective(*n) &&
-        !is_effectful(*n->op()))
+    if (c.dist_from_bw[i] < JointNodeClasses::kDistNever && !in_input &&
+        (!ops.is_collective(*n) || regather_item(*n)) && !is_effectful(*n->op()))
       items.push_back(n);
   }
   std::sort(items.begin(), items.end(),
@@ -172,7 +178,10 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   std::vector<double> memory, runtime;
   for (const Node* n : items) {
     memory.push_back(static_cast<double>(value_nbytes(n->meta())) / (max_size - min_size));
-    runtime.push_back(estimate_runtime(*n, options.cost_model));
+    double r = estimate_runtime(*n, options.cost_model);
+    // A re-gather costs its all_gather's communication (Note [Re-gather or keep]).
+    if (regather_item(*n)) r += estimate_runtime(*n->arg(0).node, options.cost_model);
+    runtime.push_back(r);
   }
   // The knapsack at `capacity`: it saves what it picks, the min cut may recompute the rest.
   auto knapsack = [&](double capacity, std::string stage) {
@@ -182,6 +191,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
     std::unordered_set<const Node*> dont_ban;
     for (int idx : kr.recomputable) {
       dont_ban.insert(items[idx]);
+      if (regather_item(*items[idx])) dont_ban.insert(items[idx]->arg(0).node);
       plan.knapsack_recomputable.push_back(items[idx]);
     }
     std::sort(plan.knapsack_recomputable.begin(), plan.knapsack_recomputable.end(),

@@ -511,7 +511,11 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   auto ban = [&](size_t i, const char* reason) {
     const Node& n = node(i);
     if (has(i, kView)) return false;
-    if (!dont_ban.empty() && dont_ban.count(&n) && !has(i, kCollective | kEffectful)) return false;
+    // The memory budget may let a sharded parameter's gather be issued again (Note [Re-gather or
+    // keep]), never another collective.
+    if (!dont_ban.empty() && dont_ban.count(&n) && !has(i, kEffectful) &&
+        (!has(i, kCollective) || has(i, kRegather)))
+      return false;
     if (must_recompute(i)) return false;
     if (n.meta().kind == ValueMeta::Kind::SymFloat) return false;
     if (banned[i]) return true;

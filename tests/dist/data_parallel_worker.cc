@@ -12,10 +12,14 @@
 //
 // --mode=sharded trains with DataParallelMode::kSharded (FSDP2's fully_shard) instead of
 // kReplicated and compares the gathered parameters (AOTModule::full_parameters), printing how many
-// parameter elements this rank holds; --reshard=0 keeps the gathered parameters from the forward.
+// parameter elements this rank holds; --reshard=0 keeps the gathered parameters from the forward,
+// --reshard=auto leaves it to the partitioner under the activation memory budget --budget (Note
+// [Re-gather or keep]).
+//
+// --models=wide_mlp trains an MLP whose parameters outweigh its activations.
 //
 // usage: data_parallel_worker [--models=mlp,cnn,gpt] [--steps=N] [--tanh-on-rank=R]
-//                             [--mode=replicated|sharded] [--reshard=1|0]
+//                             [--mode=replicated|sharded] [--reshard=1|0|auto] [--budget=B]
 // Prints one line per model, "rank R MODEL: N steps, P parameters, max |param - reference| = D",
 // and exits 1 when a parameter differs from the reference by more than fp32 rounding.
 #include <torch/torch.h>
@@ -23,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -55,6 +60,24 @@ struct Mlp : torch::nn::Module {
   }
   bool tanh;
   torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+};
+
+// An MLP whose parameters outweigh its activations (a batch of 2 per rank): where keeping the
+// gathered weights from the forward raises the step's peak.
+struct WideMlp : torch::nn::Module {
+  WideMlp() {
+    for (int i = 0; i < 4; ++i)
+      fc.push_back(register_module("fc" + std::to_string(i),
+                                   torch::nn::Linear(i == 0 ? 32 : 128, i == 3 ? 8 : 128)));
+  }
+  at::Tensor forward(at::Tensor x) {
+    for (size_t i = 0; i < fc.size(); ++i) {
+      x = fc[i](x);
+      if (i + 1 < fc.size()) x = torch::relu(x);
+    }
+    return x;
+  }
+  std::vector<torch::nn::Linear> fc;
 };
 
 struct Cnn : torch::nn::Module {
@@ -98,6 +121,15 @@ const std::map<std::string, Case>& cases() {
           return std::make_pair(torch::randn({4 * n, 16}), torch::randn({4 * n, 8}));
         },
         false}},
+      {"wide_mlp",
+       {[](bool) -> std::shared_ptr<torch::nn::Module> { return std::make_shared<WideMlp>(); },
+        [](torch::nn::Module& m, const at::Tensor& x, const at::Tensor& y) {
+          return torch::mse_loss(static_cast<WideMlp&>(m).forward(x), y);
+        },
+        [](int64_t n) {
+          return std::make_pair(torch::randn({2 * n, 32}), torch::randn({2 * n, 8}));
+        },
+        false}},
       {"cnn",
        {[](bool) -> std::shared_ptr<torch::nn::Module> { return std::make_shared<Cnn>(); },
         [](torch::nn::Module& m, const at::Tensor& x, const at::Tensor& y) {
@@ -130,7 +162,7 @@ std::string option(int argc, char** argv, const std::string& name, const std::st
 
 // Trains `name` on this rank; returns the largest difference from the reference's parameters.
 double train(const std::string& name, const Case& c, int rank, int world, int steps, bool tanh,
-             double lr, bool sharded, bool reshard) {
+             double lr, bool sharded, std::optional<bool> reshard, double budget) {
   torch::manual_seed(1234);
   auto [x, y] = c.batch(world);
   at::Tensor xr = x.chunk(world)[rank], yr = y.chunk(world)[rank];
@@ -144,6 +176,7 @@ double train(const std::string& name, const Case& c, int rank, int world, int st
   config.data_parallel =
       sharded ? aotgrad::DataParallelMode::kSharded : aotgrad::DataParallelMode::kReplicated;
   config.reshard_after_forward = reshard;
+  config.activation_memory_budget = budget;
   config.first_bucket_cap_bytes = 4096;  // several buckets in small models
   config.bucket_cap_bytes = 16384;
   Loss loss = c.loss;
@@ -229,14 +262,17 @@ int main(int argc, char** argv) {
     std::string mode = option(argc, argv, "mode", "replicated");
     if (mode != "replicated" && mode != "sharded")
       throw aotgrad::Error("--mode must be replicated or sharded, got '" + mode + "'");
-    bool reshard = option(argc, argv, "reshard", "1") != "0";
+    std::string reshard_text = option(argc, argv, "reshard", "1");
+    std::optional<bool> reshard;
+    if (reshard_text != "auto") reshard = reshard_text != "0";
+    double budget = std::stod(option(argc, argv, "budget", "1"));
     std::stringstream models(option(argc, argv, "models", "mlp,cnn,gpt"));
     bool ok = true;
     for (std::string m; std::getline(models, m, ',');) {
       auto it = cases().find(m);
       if (it == cases().end()) throw aotgrad::Error("unknown model '" + m + "'");
       double d = train(m, it->second, place.rank, place.size, steps, place.rank == tanh_rank, 0.05,
-                       mode == "sharded", reshard);
+                       mode == "sharded", reshard, budget);
       ok = ok && d < 1e29;
     }
     return ok ? 0 : 1;

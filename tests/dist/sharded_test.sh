@@ -58,6 +58,33 @@ awk '/===== Backward graph/ {keep = 1; text = ""; next}
 check has "$tmp/bw.fx" "torch.ops._c10d_functional.reduce_scatter_tensor.default("
 check hasnt "$tmp/bw.fx" "all_gather_into_tensor"
 
+# reshard_after_forward left to the partitioner (Note [Re-gather or keep]), with an MLP whose
+# parameters outweigh its activations: at activation memory budget 1 the backward gathers nothing
+# (every gathered parameter kept from the forward); lower budgets re-gather where that lowers the
+# step's predicted peak, never fewer at a lower budget (when written: 2 at 0.5, 4 at 0). The
+# parameters match the reference either way.
+gathers_per_backward() {
+  awk '/=====/ {if (bw) printf "%d ", n; bw = /Backward graph/; n = 0; next}
+       bw && /all_gather_into_tensor.default\(primals/ {n++}
+       END {if (bw) printf "%d", n}' "$1"
+}
+previous=-1
+for budget in 1 0.5 0; do
+  AOTGRAD_LOGS=aot_graphs expect_exit 0 "sharded training, re-gather by the budget $budget" \
+    "$bin" launch --nproc 2 --timeout 120 -- sh -c "$each_rank" "$worker" --steps=4 \
+    --mode=sharded --reshard=auto --budget="$budget" --models=wide_mlp
+  for r in 0 1; do
+    check grep -q "^rank $r wide_mlp: 4 steps, .* max |param - reference| = " "$tmp/out"
+  done
+  gathers=$(gathers_per_backward "$tmp/err0")
+  echo "budget $budget: all_gathers of a parameter in the backward graph: $gathers"
+  check [ -n "$gathers" ]
+  if [ "$budget" = 1 ]; then check [ "$gathers" = 0 ]; else check [ "$gathers" -ge "$previous" ]; fi
+  [ "$budget" = 0 ] && check [ "$gathers" -ge 1 ]
+  previous=$gathers
+  check has "$tmp/err0" "reduce_scatter_tensor.default("
+done
+
 # Memory (data_parallel_bench --memory, the tracking allocator's figures, not times), an MLP whose
 # parameters dominate, Adam, 2 ranks: each rank holds half the parameters, gradients and state; the
 # sharded step with resharding peaks at most 0.6x the data-parallel one's (0.53 when written), and

@@ -1,7 +1,7 @@
 // Tests for the functional collectives' derivative rules (src/ops/collective_ops.cc): all_reduce's
 // backward is all_reduce of the grad, all_gather's reduce_scatter and reduce_scatter's all_gather,
 // each waited; wait_tensor passes the grad through. And the min-cut partitioner never recomputes a
-// collective.
+// collective, except a sharded parameter's gather, as its tag or the memory budget decides.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 
 #include "../graph_text.h"
 #include "aotgrad/ir/error.h"
+#include "aotgrad/transforms/cost_model.h"
 #include "aotgrad/transforms/min_cut.h"
 
 namespace aotgrad {
@@ -123,7 +124,7 @@ def forward(self, x: "f32[64]"):
 
 // A sharded parameter's gather (an all_gather_into_tensor of a primal and its wait; Note [Sharded
 // parameters]) tagged MUST_RECOMPUTE is gathered again in the backward instead of being saved
-// (FSDP's reshard_after_forward); untagged it is saved, banned as "collective". Also at budget 0.
+// (FSDP's reshard_after_forward), tagged MUST_SAVE it is saved, at budgets 1 and 0 alike.
 TEST(CollectiveGrad, MinCutRegathersShardedParameters) {
   const char* fw = R"(
 def forward(self, w: "f32[4, 8]", x: "f32[3, 8]"):
@@ -134,27 +135,114 @@ def forward(self, w: "f32[4, 8]", x: "f32[3, 8]"):
     relu = torch.ops.aten.relu.default(mm)
     return (relu,)
 )";
-  for (bool tagged : {true, false})
+  for (RecomputePolicy tag : {RecomputePolicy::MustRecompute, RecomputePolicy::MustSave})
     for (double budget : {1.0, 0.0}) {
-      SCOPED_TRACE(std::to_string(tagged) + " " + std::to_string(budget));
+      const bool regather = tag == RecomputePolicy::MustRecompute;
+      SCOPED_TRACE(std::to_string(regather) + " " + std::to_string(budget));
       JointGraph j = joint_graph(fw);
-      if (tagged)
-        for (const char* name : {"all_gather_into_tensor", "wait_tensor", "t"})
-          j.graph->find(name)->info().recompute = RecomputePolicy::MustRecompute;
+      for (const char* name : {"all_gather_into_tensor", "wait_tensor", "t"})
+        j.graph->find(name)->info().recompute = tag;
       MinCutOptions o;
       o.activation_memory_budget = budget;
       Partition p = min_cut_partition(j, o);
       std::string bw = graph_text(*p.bw);
+      // Kept, the gathered parameter is saved (as itself or its transpose).
       bool saved_wait = false;
       for (const std::string& s : p.saved) saved_wait = saved_wait || s == "wait_tensor";
-      // Untagged, the gathered parameter is saved (as itself or its transpose).
-      if (tagged) EXPECT_FALSE(saved_wait) << bw;
+      if (regather) EXPECT_FALSE(saved_wait) << bw;
       EXPECT_EQ(bw.find("all_gather_into_tensor.default(primals_1, 2, '0')") != std::string::npos,
-                tagged)
+                regather)
           << bw;
       // The gradient of the shard is the reduce_scatter of the gathered parameter's.
       EXPECT_THAT(bw, HasSubstr("reduce_scatter_tensor.default("));
     }
+}
+
+// A collective is priced by the bytes it brings to this rank (Note [Re-gather or keep]), where it
+// is issued; its wait costs nothing more.
+TEST(CollectiveGrad, CommunicationCost) {
+  std::shared_ptr<Graph> g = parse_text(R"(
+def forward(self, w: "f32[4, 8]", y: "f32[6, 8]"):
+    all_gather_into_tensor = torch.ops._c10d_functional.all_gather_into_tensor.default(w, 2, '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor)
+    reduce_scatter_tensor = torch.ops._c10d_functional.reduce_scatter_tensor.default(y, 'sum', 2, '0')
+    wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(reduce_scatter_tensor)
+    all_reduce = torch.ops._c10d_functional.all_reduce.default(y, 'sum', '0')
+    wait_tensor_2 = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+    relu = torch.ops.aten.relu.default(y)
+    return (wait_tensor, wait_tensor_1, wait_tensor_2, relu)
+)");
+  auto bytes = [&](const char* name) { return communication_bytes(*g->find(name)); };
+  EXPECT_EQ(bytes("all_gather_into_tensor"), 8 * 8 * 4);
+  EXPECT_EQ(bytes("reduce_scatter_tensor"), 6 * 8 * 4);
+  EXPECT_EQ(bytes("all_reduce"), 2 * 6 * 8 * 4);
+  EXPECT_EQ(bytes("wait_tensor"), 0);
+  EXPECT_EQ(bytes("relu"), 0);
+  EXPECT_EQ(estimate_runtime(*g->find("all_gather_into_tensor")),
+            8 * 8 * 4 * kFlopsPerCommunicatedByte);
+  EXPECT_EQ(estimate_runtime(*g->find("wait_tensor")), 1);
+  CostModel measured;
+  measured.kind = CostModelKind::kMeasured;  // no profile needed for a collective
+  EXPECT_DOUBLE_EQ(estimate_runtime(*g->find("all_gather_into_tensor"), measured),
+                   8 * 8 * 4 / kCommunicatedBytesPerSecond);
+}
+
+// Note [Re-gather or keep]: untagged gathers of three sharded weights of an MLP are the memory
+// budget's decision. Budget 1 keeps every gathered weight from the forward (the cut never
+// recomputes a collective on its own); a budget of 0 takes the lowest predicted peak, which gathers
+// the last two layers' weights again in the backward (the first one's, which the backward needs
+// last, for x's gradient, does not raise the peak: kept, it costs no communication), and prices
+// each re-gather by its communication (64x64 f32, 16 KiB, at kFlopsPerCommunicatedByte) rather
+// than as free.
+TEST(CollectiveGrad, MemoryBudgetDecidesUntaggedRegathers) {
+  const char* fw = R"(
+def forward(self, w1: "f32[32, 64]", w2: "f32[32, 64]", w3: "f32[32, 64]", x: "f32[2, 64]"):
+    all_gather_into_tensor = torch.ops._c10d_functional.all_gather_into_tensor.default(w1, 2, '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor)
+    t = torch.ops.aten.t.default(wait_tensor)
+    mm = torch.ops.aten.mm.default(x, t)
+    relu = torch.ops.aten.relu.default(mm)
+    all_gather_into_tensor_1 = torch.ops._c10d_functional.all_gather_into_tensor.default(w2, 2, '0')
+    wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor_1)
+    t_1 = torch.ops.aten.t.default(wait_tensor_1)
+    mm_1 = torch.ops.aten.mm.default(relu, t_1)
+    relu_1 = torch.ops.aten.relu.default(mm_1)
+    all_gather_into_tensor_2 = torch.ops._c10d_functional.all_gather_into_tensor.default(w3, 2, '0')
+    wait_tensor_2 = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor_2)
+    t_2 = torch.ops.aten.t.default(wait_tensor_2)
+    mm_2 = torch.ops.aten.mm.default(relu_1, t_2)
+    sum_1 = torch.ops.aten.sum.default(mm_2)
+    return (sum_1,)
+)";
+  auto gathers_in = [](const std::string& bw) {
+    int n = 0;
+    for (size_t at = bw.find("all_gather_into_tensor.default(primals_"); at != std::string::npos;
+         at = bw.find("all_gather_into_tensor.default(primals_", at + 1))
+      ++n;
+    return n;
+  };
+  for (double budget : {1.0, 0.0}) {
+    SCOPED_TRACE(budget);
+    JointGraph j = joint_graph(fw);
+    MinCutOptions o;
+    o.activation_memory_budget = budget;
+    o.static_lifetime_inputs = {true, true, true, false};
+    MinCutExplain e;
+    Partition p = min_cut_partition(j, o, &e);
+    std::string bw = graph_text(*p.bw);
+    const int gathers = gathers_in(bw);
+    EXPECT_EQ(gathers, budget == 1.0 ? 0 : 2) << bw;
+    EXPECT_THAT(bw, HasSubstr("reduce_scatter_tensor.default("));
+    if (budget == 1.0) continue;
+    EXPECT_THAT(bw, HasSubstr("all_gather_into_tensor.default(primals_2, 2, '0')"));
+    EXPECT_THAT(bw, HasSubstr("all_gather_into_tensor.default(primals_3, 2, '0')"));
+    ASSERT_LT(e.budget_chosen, e.budget_plans.size());
+    const BudgetPlan& chosen = e.budget_plans[e.budget_chosen];
+    const BudgetPlan& kept = e.budget_plans.front();  // the runtime-optimized cut
+    EXPECT_LT(chosen.peak_bytes, kept.peak_bytes);
+    EXPECT_GE(chosen.recompute_cost - kept.recompute_cost,
+              gathers * 64 * 64 * 4 * kFlopsPerCommunicatedByte);
+  }
 }
 
 }  // namespace

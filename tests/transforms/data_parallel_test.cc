@@ -245,6 +245,47 @@ def forward(self, x, w1, tangents_1):
   EXPECT_EQ(issue_sharded_reduce_scatters_early(*early, DataParallelOptions{}), nullptr);
 }
 
+// The traced forward gathers every parameter first; each gather (all_gather of an input, its wait
+// and the views of it alone) moves to right before its first use, in order.
+TEST(ShardedGradients, GathersMoveToTheirFirstUse) {
+  std::shared_ptr<Graph> g = parse_text(R"(
+def forward(self, w1: "f32[2, 4]", w2: "f32[2, 4]", x: "f32[3, 4]"):
+    all_gather_into_tensor = torch.ops._c10d_functional.all_gather_into_tensor.default(w1, 2, '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor)
+    view = torch.ops.aten.view.default(wait_tensor, [4, 4])
+    all_gather_into_tensor_1 = torch.ops._c10d_functional.all_gather_into_tensor.default(w2, 2, '0')
+    wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor_1)
+    view_1 = torch.ops.aten.view.default(wait_tensor_1, [4, 4])
+    relu = torch.ops.aten.relu.default(x)
+    t = torch.ops.aten.t.default(view)
+    mm = torch.ops.aten.mm.default(relu, t)
+    t_1 = torch.ops.aten.t.default(view_1)
+    mm_1 = torch.ops.aten.mm.default(mm, t_1)
+    return (mm_1,)
+)");
+  std::unique_ptr<Graph> moved = gather_parameters_at_first_use(*g);
+  ASSERT_NE(moved, nullptr);
+  verify(*moved, VerifyLevel::kFull);
+  // t and t_1 are views of the gathered parameters too: they move with them.
+  EXPECT_EQ(graph_text(*moved), normalized(R"(
+def forward(self, w1, w2, x):
+    relu = torch.ops.aten.relu.default(x)
+    all_gather_into_tensor = torch.ops._c10d_functional.all_gather_into_tensor.default(w1, 2, '0')
+    wait_tensor = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor)
+    view = torch.ops.aten.view.default(wait_tensor, [4, 4])
+    t = torch.ops.aten.t.default(view)
+    mm = torch.ops.aten.mm.default(relu, t)
+    all_gather_into_tensor_1 = torch.ops._c10d_functional.all_gather_into_tensor.default(w2, 2, '0')
+    wait_tensor_1 = torch.ops._c10d_functional.wait_tensor.default(all_gather_into_tensor_1)
+    view_1 = torch.ops.aten.view.default(wait_tensor_1, [4, 4])
+    t_1 = torch.ops.aten.t.default(view_1)
+    mm_1 = torch.ops.aten.mm.default(mm, t_1)
+    return (mm_1,)
+)"));
+  EXPECT_EQ(gather_parameters_at_first_use(*moved), nullptr);
+  EXPECT_EQ(gather_parameters_at_first_use(*parse_text(kBackward)), nullptr);
+}
+
 TEST(DataParallel, SymbolicGradientsAreAnError) {
   std::shared_ptr<Graph> g = parse_text(R"(
 def forward(self, tangents_1: "f32[s0, 4]"):

@@ -45,5 +45,7 @@ std::unique_ptr<Stage> schedule_stage(ScheduleKind kind);
 /// (transforms/data_parallel.h, Note [Gradient buckets]); inserted after "partition" by front ends
 /// that train data-parallel. Logs the buckets on AOTGRAD_LOGS=collectives.
 std::unique_ptr<Stage> data_parallel_stage(DataParallelOptions options);
+/// Sharded training, before "joint": gather_parameters_at_first_use on the functional graph.
+std::unique_ptr<Stage> gather_at_first_use_stage();
 
 }  // namespace aotgrad

@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,13 +22,14 @@ at::Tensor shard_of(const at::Tensor& full, int64_t rank, int64_t group_size);
 
 /// The whole tensor of `full_sizes` from every rank's `shard` (shard_of's block):
 /// all_gather_into_tensor on process group `group` of `group_size` ranks, wait_tensor, the padding
-/// narrowed away, viewed as `full_sizes`. Under a capture the ops are recorded, in a checkpointed
-/// region (MUST_RECOMPUTE) when `reshard_after_forward`, so that the backward gathers the
-/// parameter again instead of saving it (FSDP's reshard_after_forward); outside one it
-/// communicates (every rank must call it). Throws Error when the shard's rows or trailing sizes
-/// do not fit `full_sizes`.
+/// narrowed away, viewed as `full_sizes`. Under a capture the ops are recorded in a checkpointed
+/// region: MUST_RECOMPUTE when `reshard_after_forward` is true, so that the backward gathers the
+/// parameter again instead of saving it (FSDP's reshard_after_forward), MUST_SAVE when false; with
+/// std::nullopt untagged, so the partitioner decides under the activation memory budget (Note
+/// [Re-gather or keep]). Outside a capture it communicates (every rank must call it). Throws Error
+/// when the shard's rows or trailing sizes do not fit `full_sizes`.
 at::Tensor gather_full_parameter(const at::Tensor& shard, const std::vector<int64_t>& full_sizes,
                                  int64_t group_size, const std::string& group,
-                                 bool reshard_after_forward = true);
+                                 std::optional<bool> reshard_after_forward = true);
 
 }  // namespace aotgrad

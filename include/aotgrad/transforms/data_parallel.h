@@ -93,6 +93,14 @@ void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan);
 /// gather).
 int64_t average_sharded_gradients(Graph& bw, const DataParallelOptions& options);
 
+/// Sharded training (Note [Sharded gradients' reduce-scatters]): `fw` (a functional forward graph,
+/// before the joint graph is built) reordered so that each gather of a graph input (OpClasses::
+/// is_regather: all_gather_into_tensor, its wait and the views taken of them alone) comes right
+/// before the first node that uses it, as FSDP gathers a module's parameters in its pre-forward
+/// hook; the joint graph then reduce-scatters each gradient right after its layer's backward.
+/// Values do not change; nullptr when the order is already so (or nothing is gathered).
+std::unique_ptr<Graph> gather_parameters_at_first_use(const Graph& fw);
+
 /// Sharded training (Note [Sharded gradients' reduce-scatters]): `bw` reordered so that each
 /// gradient `options.sharded` marks is reduce-scattered right after it is computed -- the
 /// reduce_scatter_tensor, with the nodes only it uses (views, the division), right after the last
