@@ -7,7 +7,8 @@
 //
 // usage: aotgrad launch --nproc 2 -- data_parallel_bench [--width=1024] [--layers=8] [--batch=64]
 //        [--steps=20] [--threads=1] [--bucket-mb=25] [--first-bucket-mb=1]
-// Rank 0 prints the medians in milliseconds.
+// Rank 0 prints the medians in milliseconds, of wall time and of its process's CPU time (every
+// thread: the intra-op one and Gloo's).
 //
 // --memory: per-rank memory of a training step with an optimizer that keeps state
 // (--optimizer=adam, or sgd with momentum 0.9) instead: eager libtorch all-reducing after the
@@ -23,8 +24,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <functional>
+#include <optional>
 #include <string>
+#include <thread>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include "aotgrad/aotgrad.h"
@@ -72,19 +76,37 @@ void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
 // Median milliseconds of each of `modes` over `steps` rounds after 3 warm-up rounds; in each round
 // every mode runs once, started together on every rank (so a change in the machine's load touches
 // every mode alike).
-std::vector<double> time_rounds(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, int64_t steps,
-                                const std::vector<std::function<void()>>& modes) {
-  std::vector<std::vector<double>> ms(modes.size());
+// This process's CPU time (every thread: the intra-op one and Gloo's), in milliseconds.
+double cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+// The medians of each mode's wall time and of this process's CPU time in it.
+struct Timings {
+  std::vector<double> wall, cpu;
+};
+Timings time_rounds(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, int64_t steps,
+                    const std::vector<std::function<void()>>& modes) {
+  std::vector<std::vector<double>> ms(modes.size()), cpu(modes.size());
   for (int64_t s = 0; s < steps + 3; ++s)
     for (size_t m = 0; m < modes.size(); ++m) {
       barrier(pg);
       Clock::time_point t0 = Clock::now();
+      double c0 = cpu_ms();
       modes[m]();
       double d = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      if (s >= 3) ms[m].push_back(d);
+      if (s >= 3) {
+        ms[m].push_back(d);
+        cpu[m].push_back(cpu_ms() - c0);
+      }
     }
-  std::vector<double> out;
-  for (auto& v : ms) out.push_back(median(v));
+  Timings out;
+  for (size_t m = 0; m < modes.size(); ++m) {
+    out.wall.push_back(median(ms[m]));
+    out.cpu.push_back(median(cpu[m]));
+  }
   return out;
 }
 
@@ -387,32 +409,52 @@ int main(int argc, char** argv) {
     for (auto& b : bufs) works.push_back(pg->allreduce(b));
     for (auto& w : works) w->wait();
   };
-  std::vector<double> t = time_rounds(
+  // The same all-reduces issued before this rank sleeps (computes nothing) for 1.5 times as long as
+  // they take alone, then waited: how long the waits block when a CPU is free for Gloo.
+  double comm_estimate = time_rounds(pg, 5, {comm_only}).wall[0];
+  std::vector<double> blocked;
+  auto comm_behind_sleep = [&] {
+    std::vector<std::vector<at::Tensor>> bufs;
+    for (int64_t n : buckets) bufs.push_back({at::ones({n})});
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    for (auto& b : bufs) works.push_back(pg->allreduce(b));
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(1.5 * comm_estimate));
+    Clock::time_point t0 = Clock::now();
+    for (auto& w : works) w->wait();
+    blocked.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  };
+  Timings timed = time_rounds(
       pg, steps,
       {[&] { eager_step(*eager, eager_opt, true); }, [&] { eager_step(*eager, eager_opt, false); },
-       [&] { compiled_step(0); }, [&] { compiled_step(1); }, comm_only});
+       [&] { compiled_step(0); }, [&] { compiled_step(1); }, comm_only, comm_behind_sleep});
+  const std::vector<double>& t = timed.wall;
   double eager_comm = t[0], eager_local = t[1], aot_dp = t[2], aot_local = t[3], comm = t[4];
 
   if (rank == 0) {
     double params_mib = static_cast<double>(layers * (width * width + width) * 4) / (1 << 20);
     std::printf(
         "data_parallel_bench: %d ranks, MLP %lld x Linear(%lld, %lld) (%.1f MiB of "
-        "parameters, %zu buckets), batch %lld per rank, %d intra-op thread(s); median of "
-        "%lld steps, ms\n",
+        "parameters, %zu buckets), batch %lld per rank, %d intra-op thread(s), %u CPUs online; "
+        "median of %lld steps, ms of wall time and of rank 0's CPU time (all its threads)\n",
         world, static_cast<long long>(layers), static_cast<long long>(width),
         static_cast<long long>(width), params_mib, buckets.size(), static_cast<long long>(batch),
-        at::get_num_threads(), static_cast<long long>(steps));
-    std::printf("  eager, all-reduce after backward   %8.2f\n", eager_comm);
-    std::printf("  eager, no communication            %8.2f\n", eager_local);
-    std::printf("  aot_module data-parallel           %8.2f\n", aot_dp);
-    std::printf("  aot_module, no communication       %8.2f\n", aot_local);
-    std::printf("  the buckets' all-reduces alone     %8.2f\n", comm);
+        at::get_num_threads(), std::thread::hardware_concurrency(), static_cast<long long>(steps));
+    const char* names[] = {"eager, all-reduce after backward", "eager, no communication",
+                           "aot_module data-parallel", "aot_module, no communication",
+                           "the buckets' all-reduces alone"};
+    for (size_t m = 0; m < 5; ++m)
+      std::printf("  %-34s %8.2f  CPU %8.2f\n", names[m], t[m], timed.cpu[m]);
     double hidden = 1 - (aot_dp - aot_local) / comm;
     double eager_hidden = 1 - (eager_comm - eager_local) / comm;
     std::printf("  communication hidden behind the backward: aot_module %.0f%%, eager %.0f%%\n",
                 100 * std::clamp(hidden, 0.0, 1.0), 100 * std::clamp(eager_hidden, 0.0, 1.0));
     std::printf("  step time aot_module data-parallel / eager all-reduce after backward: %.2f\n",
                 aot_dp / eager_comm);
+    double b = median(blocked);
+    std::printf(
+        "  the all-reduces issued before a %.1f ms sleep: the waits block %.2f ms (%.0f%% of "
+        "them hidden when the rank computes nothing)\n",
+        1.5 * comm_estimate, b, 100 * std::clamp(1 - b / comm, 0.0, 1.0));
   }
   barrier(pg);
   return 0;

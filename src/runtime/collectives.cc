@@ -41,6 +41,7 @@ struct Pending {
   std::function<void()> finish;
   at::Tensor result;
   std::string what;  // "all_reduce on process group '0' (rank 1 of 2)"
+  std::string group;
   std::chrono::steady_clock::time_point issued;
 };
 
@@ -190,15 +191,26 @@ void reduce_blocks(const at::Tensor& blocks, const std::string& op, at::Tensor& 
   }
 }
 
+// Why a collective of `group` failed, as far as this rank can tell: the ranks that have exited
+// (exited_ranks), or what else to check.
+std::string failure_cause(const std::string& group) {
+  std::string gone = exited_ranks(group);
+  if (!gone.empty())
+    return " (" + gone + (gone.find(", ") == std::string::npos ? " has" : " have") +
+           " exited: the job cannot go on without it)";
+  return " (another rank exited, is unreachable, or did not issue the same collective within the "
+         "group's timeout)";
+}
+
 // Runs `issue` (which starts the work), turning a c10d error into an Error naming the collective.
 template <typename F>
-c10::intrusive_ptr<c10d::Work> issue(const std::string& what, F&& f) {
+c10::intrusive_ptr<c10d::Work> issue(const std::string& what, const std::string& group, F&& f) {
   try {
     return f();
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw Error(what + " could not start: " + what_of(e));
+    throw Error(what + " could not start: " + what_of(e) + failure_cause(group));
   }
 }
 
@@ -211,13 +223,14 @@ void issue_all_reduce(const at::Tensor& out, const std::string& reduce_op,
   opts.reduceOp = reduce_op_of(reduce_op);
   std::vector<at::Tensor> bufs{out.is_complex() ? at::view_as_real(out) : out};
   Pending p;
-  p.works.push_back(issue(what, [&] { return g.pg->allreduce(bufs, opts); }));
+  p.works.push_back(issue(what, group_name, [&] { return g.pg->allreduce(bufs, opts); }));
   if (reduce_op == "avg") {
     int64_t n = g.pg->getSize();
     p.finish = [t = at::Tensor(out), n]() mutable { divide_by(t, n); };
   }
   p.result = out;
   p.what = what;
+  p.group = group_name;
   add_pending(std::move(p));
 }
 
@@ -265,17 +278,18 @@ at::Tensor all_gather_into_tensor(const at::Tensor& input, int64_t group_size,
     for (int peer = 0; peer < static_cast<int>(group_size); ++peer) {
       if (peer == rank) continue;
       std::vector<at::Tensor> to{in_real}, from{blocks[peer]};
-      p.works.push_back(issue(what, [&] { return g.pg->send(to, peer, tag); }));
-      p.works.push_back(issue(what, [&] { return g.pg->recv(from, peer, tag); }));
+      p.works.push_back(issue(what, group_name, [&] { return g.pg->send(to, peer, tag); }));
+      p.works.push_back(issue(what, group_name, [&] { return g.pg->recv(from, peer, tag); }));
     }
   } else {
     std::vector<at::Tensor> inputs{in_real};
     std::vector<std::vector<at::Tensor>> outputs(1);
     for (int64_t r = 0; r < group_size; ++r) outputs[0].push_back(blocks[r]);
-    p.works.push_back(issue(what, [&] { return g.pg->allgather(outputs, inputs); }));
+    p.works.push_back(issue(what, group_name, [&] { return g.pg->allgather(outputs, inputs); }));
   }
   p.result = out;
   p.what = what;
+  p.group = group_name;
   add_pending(std::move(p));
   return out;
 }
@@ -315,8 +329,8 @@ at::Tensor reduce_scatter_tensor(const at::Tensor& input, std::string reduce_op,
     for (int peer = 0, k = 0; peer < static_cast<int>(group_size); ++peer) {
       if (peer == rank) continue;
       std::vector<at::Tensor> to{blocks[peer]}, from{peer == first ? out_real : others[k++]};
-      p.works.push_back(issue(what, [&] { return g.pg->send(to, peer, tag); }));
-      p.works.push_back(issue(what, [&] { return g.pg->recv(from, peer, tag); }));
+      p.works.push_back(issue(what, group_name, [&] { return g.pg->send(to, peer, tag); }));
+      p.works.push_back(issue(what, group_name, [&] { return g.pg->recv(from, peer, tag); }));
     }
     p.finish = [blocks, others, out_real, reduce_op, rank, first, group_size]() mutable {
       for (int r = 0, k = 0; r < static_cast<int>(group_size); ++r) {
@@ -329,14 +343,15 @@ at::Tensor reduce_scatter_tensor(const at::Tensor& input, std::string reduce_op,
     // An all-to-all (block r to rank r), then the reduction of the received blocks when waited.
     at::Tensor received = at::empty_like(in_real, at::MemoryFormat::Contiguous);
     std::vector<int64_t> counts;  // empty: equal blocks
-    p.works.push_back(
-        issue(what, [&] { return g.pg->alltoall_base(received, in_real, counts, counts); }));
+    p.works.push_back(issue(
+        what, group_name, [&] { return g.pg->alltoall_base(received, in_real, counts, counts); }));
     p.finish = [received, out_real, reduce_op, block_sizes]() mutable {
       reduce_blocks(received.view(block_sizes), reduce_op, out_real);
     };
   }
   p.result = out;
   p.what = what;
+  p.group = group_name;
   add_pending(std::move(p));
   return out;
 }
@@ -352,9 +367,10 @@ at::Tensor broadcast(const at::Tensor& input, int64_t src, std::string group_nam
   at::Tensor out = input.clone(at::MemoryFormat::Contiguous);
   std::vector<at::Tensor> bufs{out.is_complex() ? at::view_as_real(out) : out};
   Pending p;
-  p.works.push_back(issue(what, [&] { return g.pg->broadcast(bufs, opts); }));
+  p.works.push_back(issue(what, group_name, [&] { return g.pg->broadcast(bufs, opts); }));
   p.result = out;
   p.what = what;
+  p.group = group_name;
   add_pending(std::move(p));
   return out;
 }
@@ -366,9 +382,7 @@ at::Tensor wait_tensor(const at::Tensor& tensor) {
   try {
     for (const auto& w : p->works) w->wait();
   } catch (const std::exception& e) {
-    throw Error(p->what + " failed: " + what_of(e) +
-                " (another rank exited, is unreachable, or did not issue the same collective "
-                "within the group's timeout)");
+    throw Error(p->what + " failed: " + what_of(e) + failure_cause(p->group));
   }
   if (p->finish) p->finish();
   if (log_settings().collectives) {

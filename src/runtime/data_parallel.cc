@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <sstream>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include "aotgrad/ir/error.h"
@@ -31,10 +32,14 @@ void run(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const std::string& gr
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
+    std::string gone = exited_ranks(group);
     throw Error(what + " on process group '" + group + "' (rank " + std::to_string(pg->getRank()) +
                 " of " + std::to_string(pg->getSize()) + ") failed: " + what_of(e) +
-                " (another rank exited, is unreachable, or did not reach the same point within "
-                "the group's timeout)");
+                (gone.empty()
+                     ? " (another rank exited, is unreachable, or did not reach the same "
+                       "point within the group's timeout)"
+                     : " (" + gone + (gone.find(", ") == std::string::npos ? " has" : " have") +
+                           " exited: the job cannot go on without it)"));
   }
 }
 
@@ -57,6 +62,51 @@ at::Tensor bytes_of(const std::string& s) {
 
 std::string string_of(const at::Tensor& t) {
   return std::string(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel()));
+}
+
+// Every rank's `text` (of any length; a collective).
+std::vector<std::string> all_gather_text(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                         const std::string& group, const std::string& what,
+                                         const std::string& text) {
+  at::Tensor len = at::full({1}, static_cast<int64_t>(text.size()), at::kLong);
+  int64_t longest = 0;
+  for (const at::Tensor& t : all_gather(pg, group, what, len))
+    longest = std::max(longest, t.item<int64_t>());
+  if (longest == 0) return std::vector<std::string>(static_cast<size_t>(pg->getSize()));
+  std::string padded = text;
+  padded.resize(static_cast<size_t>(longest), '\0');
+  std::vector<std::string> out;
+  for (const at::Tensor& t : all_gather(pg, group, what, bytes_of(padded))) {
+    std::string s = string_of(t);
+    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The first line where `a` (rank `ra`'s) and `b` (rank `rb`'s) differ, each shown from a little
+// before the first column that differs: "first difference, line 7: rank 0 has `...`; rank 1 has
+// `...`".
+std::string first_difference(const std::string& a, int ra, const std::string& b, int rb) {
+  std::istringstream sa(a), sb(b);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    bool ga = static_cast<bool>(std::getline(sa, la)), gb = static_cast<bool>(std::getline(sb, lb));
+    if (!ga && !gb) return "";
+    if (ga && gb && la == lb) continue;
+    // Each line from a little before the first column where they differ.
+    size_t col = 0;
+    while (col < la.size() && col < lb.size() && la[col] == lb[col]) ++col;
+    auto shown = [col](bool got, std::string l) {
+      if (!got) return std::string("no such line");
+      size_t from = std::max(l.find_first_not_of(' '), col > 40 ? col - 40 : 0);
+      std::string s = (from > l.find_first_not_of(' ') ? "..." : "") + l.substr(from, 120);
+      if (l.size() > from + 120) s += "...";
+      return "`" + s + "`";
+    };
+    return "first difference, line " + std::to_string(line) + ": rank " + std::to_string(ra) +
+           " has " + shown(ga, la) + "; rank " + std::to_string(rb) + " has " + shown(gb, lb);
+  }
 }
 
 std::string ranks_text(const std::vector<int>& ranks) {
@@ -105,6 +155,14 @@ void check_same_on_every_rank(const std::string& group,
       differ += " " + ranks_text(ranks) + " " + (ranks.size() == 1 ? "has" : "have") + " sha256 " +
                 d.substr(0, 12) + ";";
     differ.pop_back();
+    // Every rank sees the same digests, so every rank gathers the texts that differ, and names the
+    // first line where the first two versions differ.
+    std::vector<std::string> texts = all_gather_text(
+        pg, group, context + ": the cross-rank compile check's texts", parts[p].second);
+    const int ra = by_digest[0].second.front(), rb = by_digest[1].second.front();
+    std::string first =
+        first_difference(texts[static_cast<size_t>(ra)], ra, texts[static_cast<size_t>(rb)], rb);
+    if (!first.empty()) differ += "\n    " + first;
   }
   if (differ.empty()) return;
   throw Error(context + ": the ranks of process group '" + group +

@@ -2,12 +2,17 @@
 #include "aotgrad/runtime/process_group.h"
 
 #include <c10/util/Exception.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -18,11 +23,19 @@
 namespace aotgrad {
 namespace {
 
+// Where a rank runs: its host and process id.
+struct Peer {
+  std::string host;
+  long pid = 0;
+};
+
 // Groups by name. Never destroyed: Gloo's worker threads must not be joined by static destructors
 // at exit, when a peer may already be gone.
 struct Registry {
   std::mutex mu;
   std::map<std::string, c10::intrusive_ptr<c10d::ProcessGroup>> groups;
+  /// The world group's ranks (exited_ranks), by group name.
+  std::map<std::string, std::vector<Peer>> peers;
 };
 
 Registry& registry() {
@@ -126,8 +139,40 @@ std::chrono::milliseconds distributed_timeout() {
 
 namespace {
 
+std::string host_name() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "?";
+  return buf;
+}
+
+// Whether process `pid` of this host is gone: no such process, or a zombie its parent has not
+// reaped yet.
+bool process_gone(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  std::string line;
+  std::getline(stat, line);
+  size_t close = line.rfind(')');  // "pid (comm) S ..."
+  return close != std::string::npos && close + 2 < line.size() &&
+         (line[close + 2] == 'Z' || line[close + 2] == 'X');
+}
+
+// Every rank's host and pid, through `store`, once every rank has joined.
+std::vector<Peer> exchange_peers(c10d::Store& store, int rank, int size) {
+  const std::string me = host_name() + " " + std::to_string(static_cast<long>(getpid()));
+  store.set("aotgrad/peer/" + std::to_string(rank), std::vector<uint8_t>(me.begin(), me.end()));
+  std::vector<Peer> peers(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    std::vector<uint8_t> v = store.get("aotgrad/peer/" + std::to_string(r));
+    std::istringstream in(std::string(v.begin(), v.end()));
+    in >> peers[static_cast<size_t>(r)].host >> peers[static_cast<size_t>(r)].pid;
+  }
+  return peers;
+}
+
 c10::intrusive_ptr<c10d::ProcessGroup> make_world(const DistEnvironment& e,
-                                                  std::chrono::milliseconds timeout) {
+                                                  std::chrono::milliseconds timeout,
+                                                  std::vector<Peer>* peers) {
   std::string where = "rank " + std::to_string(e.rank) + " of " + std::to_string(e.world_size) +
                       " (from " + e.source + "'s environment)";
   std::string master = e.master_addr + ":" + std::to_string(e.master_port);
@@ -156,7 +201,9 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_world(const DistEnvironment& e,
     opts->devices.push_back(gloo_device(e.master_addr));
     opts->threads = 2;
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>("aotgrad/0", store);
-    return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, e.rank, e.world_size, opts);
+    auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, e.rank, e.world_size, opts);
+    *peers = exchange_peers(*store, e.rank, e.world_size);
+    return pg;
   } catch (const std::exception& ex) {
     throw Error("process group '0': " + where + " could not connect to every rank (master " +
                 master + ", Gloo) within " + seconds(timeout) + ": " + what_of(ex) + " (did all " +
@@ -172,7 +219,7 @@ void init_world_process_group(const DistEnvironment& env, std::chrono::milliseco
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   if (r.groups.count(kWorldGroupName)) throw Error("the world process group '0' exists already");
-  r.groups[kWorldGroupName] = make_world(env, timeout);
+  r.groups[kWorldGroupName] = make_world(env, timeout, &r.peers[kWorldGroupName]);
 }
 
 void register_process_group(const std::string& name,
@@ -196,7 +243,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& 
           "no process group '0' (the world): this process was not started by a launcher "
           "(neither torchrun's RANK/WORLD_SIZE nor OpenMPI's OMPI_COMM_WORLD_RANK/SIZE are set); "
           "run it under `aotgrad launch --nproc N -- ...`, torchrun or mpirun");
-    auto pg = make_world(*e, distributed_timeout());
+    auto pg = make_world(*e, distributed_timeout(), &r.peers[name]);
     r.groups[name] = pg;
     return pg;
   }
@@ -205,6 +252,30 @@ c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& 
   throw Error("unknown process group '" + name +
               "' (registered: " + (known.empty() ? std::string("none") : known) +
               "; the world group is '0', others are registered with register_process_group)");
+}
+
+std::string exited_ranks(const std::string& group, std::chrono::milliseconds patience) {
+  std::vector<Peer> peers;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.peers.find(group);
+    if (it == r.peers.end()) return "";
+    peers = it->second;
+  }
+  const std::string here = host_name();
+  const auto until = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    std::string out;
+    for (size_t k = 0; k < peers.size(); ++k) {
+      const Peer& p = peers[k];
+      if (p.host != here || p.pid == static_cast<long>(getpid()) || !process_gone(p.pid)) continue;
+      out += (out.empty() ? "" : ", ") + std::string("rank ") + std::to_string(k) + " (pid " +
+             std::to_string(p.pid) + ")";
+    }
+    if (!out.empty() || std::chrono::steady_clock::now() >= until) return out;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 std::vector<std::string> process_group_names() {
@@ -219,6 +290,7 @@ void clear_process_groups() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.groups.clear();
+  r.peers.clear();
 }
 
 }  // namespace aotgrad

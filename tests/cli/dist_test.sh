@@ -251,6 +251,18 @@ check has "$tmp/err" "is the master reachable and rank 0 running?"
 expect_exit 1 "no launcher" env -u RANK -u WORLD_SIZE "$bin" run "$tmp/one.fx" --inputs "$tmp/in0.safetensors"
 check has "$tmp/err" "this process was not started by a launcher"
 
+# A collective whose group_size is not its group's: an error naming both.
+sed "s/all_reduce.default(x, 'sum', '0')/all_gather_into_tensor.default(x, 3, '0')/" "$tmp/one.fx" >"$tmp/three.fx"
+expect_exit 1 "group_size of another world" "$bin" launch --nproc 2 --timeout 60 --grace 20 -- \
+  sh -c 'exec "$0" run "$1" --inputs "$2/in$RANK.safetensors"' "$bin" "$tmp/three.fx" "$tmp"
+check has "$tmp/err" "all_gather_into_tensor: group_size 3 is not the size of process group '0' (2 ranks)"
+# Malformed world sizes.
+for ws in 0 two; do
+  RANK=0 WORLD_SIZE=$ws MASTER_ADDR=127.0.0.1 MASTER_PORT=1 \
+    expect_exit 1 "WORLD_SIZE=$ws" "$bin" run "$tmp/one.fx" --inputs "$tmp/in0.safetensors"
+  check has "$tmp/err" "WORLD_SIZE='$ws' is not an integer in [1, 1048576]"
+done
+
 # A group nobody registered; malformed variables.
 sed "s/'sum', '0'/'sum', 'tp'/" "$tmp/one.fx" >"$tmp/tp.fx"
 RANK=0 WORLD_SIZE=1 expect_exit 1 "unknown group" "$bin" run "$tmp/tp.fx" --inputs "$tmp/in0.safetensors"

@@ -6,7 +6,8 @@
 # each rank's slice, as DDP does, and its running statistics are not compared). The backward graph
 # it prints (AOTGRAD_LOGS=aot_graphs) all-reduces the gradient buckets, which
 # AOTGRAD_LOGS=collectives lists, and round-trips through the text form. Ranks that compile
-# different graphs fail at compile time, each naming the graphs that differ and the ranks.
+# different graphs fail at compile time, each naming the graphs that differ, the ranks and the first
+# line that differs; a rank killed mid-step makes the other fail at once naming it.
 # usage: data_parallel_test.sh AOTGRAD_BINARY TEST_DATA_DIR WORKER
 source "$(dirname "$0")/../cli/lib.sh" "$@"
 worker="$3"
@@ -66,7 +67,31 @@ for r in 0 1; do
   check has "$tmp/err$r" "the ranks of process group '0' compiled different graphs (rank $r of 2 reports)"
   check has "$tmp/err$r" "the forward graph differs: rank 0 has sha256"
   check grep -q "the backward graph differs: rank 0 has sha256 [0-9a-f]*; rank 1 has sha256" "$tmp/err$r"
+  # ... and the first line where they differ.
+  check grep -q "first difference, line [0-9]*: rank 0 has \`relu: .* = torch.ops.aten.relu.default(addmm);.*\`; rank 1 has \`tanh: .* = torch.ops.aten.tanh.default(addmm)" "$tmp/err$r"
   check hasnt "$tmp/err$r" "the bucket plan differs"
   check hasnt "$tmp/out" "rank $r mlp: 4 steps"
 done
+
+# A process group nobody registered: every rank fails at its first compilation, naming it; so does
+# sharding, when the module is made.
+for mode in replicated sharded; do
+  expect_exit 1 "an unknown group, $mode" "$bin" launch --nproc 2 --timeout 60 --grace 20 \
+    -- sh -c "$each_rank" "$worker" --models=mlp --mode=$mode --group=tp
+  for r in 0 1; do
+    check has "$tmp/err$r" "unknown process group 'tp' (registered: '0'; the world group is '0'"
+  done
+done
+
+# A rank killed between a step's forward and backward (SIGKILL): the other fails in the backward's
+# bucket all-reduce at once, naming the rank that exited and its pid; the launcher names it and
+# the signal, and exits with 128 + 9.
+start=$(date +%s)
+expect_exit 137 "a rank killed mid-step" "$bin" launch --nproc 2 --timeout 60 --grace 20 \
+  -- sh -c "$each_rank" "$worker" --models=mlp --die-rank=1 --die-at-step=2
+check [ $(($(date +%s) - start)) -lt 40 ]
+check grep -q "aotgrad launch: rank 1 (pid [0-9]*) was killed by signal 9" "$tmp/err"
+check grep -q "all_reduce_ on process group '0' (rank 0 of 2) failed: .*(rank 1 (pid [0-9]*) has exited: the job cannot go on without it)" "$tmp/err0"
+check has "$tmp/err" "aotgrad launch: rank 0 exited with code 1"
+check hasnt "$tmp/out" "rank 0 mlp: 4 steps"
 finish

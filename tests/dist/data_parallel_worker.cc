@@ -16,14 +16,18 @@
 // --reshard=auto leaves it to the partitioner under the activation memory budget --budget (Note
 // [Re-gather or keep]).
 //
-// --models=wide_mlp trains an MLP whose parameters outweigh its activations.
+// --models=wide_mlp trains an MLP whose parameters outweigh its activations. --die-rank=R
+// --die-at-step=S: rank R kills itself (SIGKILL) between the forward and the backward of step S,
+// so that the others fail in the backward's collectives.
 //
 // usage: data_parallel_worker [--models=mlp,cnn,gpt] [--steps=N] [--tanh-on-rank=R]
 //                             [--mode=replicated|sharded] [--reshard=1|0|auto] [--budget=B]
+//                             [--die-rank=R --die-at-step=S] [--group=NAME]
 // Prints one line per model, "rank R MODEL: N steps, P parameters, max |param - reference| = D",
 // and exits 1 when a parameter differs from the reference by more than fp32 rounding.
 #include <torch/torch.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -152,6 +156,10 @@ const std::map<std::string, Case>& cases() {
   return c;
 }
 
+// --die-rank, --die-at-step; --group: AOTConfig::process_group.
+int g_die_rank = -1, g_die_at_step = -1;
+std::string g_group;
+
 std::string option(int argc, char** argv, const std::string& name, const std::string& fallback) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -177,6 +185,7 @@ double train(const std::string& name, const Case& c, int rank, int world, int st
       sharded ? aotgrad::DataParallelMode::kSharded : aotgrad::DataParallelMode::kReplicated;
   config.reshard_after_forward = reshard;
   config.activation_memory_budget = budget;
+  config.process_group = g_group;
   config.first_bucket_cap_bytes = 4096;  // several buckets in small models
   config.bucket_cap_bytes = 16384;
   Loss loss = c.loss;
@@ -201,7 +210,12 @@ double train(const std::string& name, const Case& c, int rank, int world, int st
   if (has_buffers) eval_call();
   for (int s = 0; s < steps; ++s) {
     opt.zero_grad();
-    compiled({xr, yr})[0].backward();
+    at::Tensor loss = compiled({xr, yr})[0];
+    if (rank == g_die_rank && s == g_die_at_step) {
+      std::fflush(stdout);
+      raise(SIGKILL);
+    }
+    loss.backward();
     opt.step();
 
     ref_opt.zero_grad();
@@ -266,6 +280,9 @@ int main(int argc, char** argv) {
     std::optional<bool> reshard;
     if (reshard_text != "auto") reshard = reshard_text != "0";
     double budget = std::stod(option(argc, argv, "budget", "1"));
+    g_die_rank = std::stoi(option(argc, argv, "die-rank", "-1"));
+    g_die_at_step = std::stoi(option(argc, argv, "die-at-step", "-1"));
+    g_group = option(argc, argv, "group", "");
     std::stringstream models(option(argc, argv, "models", "mlp,cnn,gpt"));
     bool ok = true;
     for (std::string m; std::getline(models, m, ',');) {

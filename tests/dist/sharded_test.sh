@@ -58,6 +58,15 @@ awk '/===== Backward graph/ {keep = 1; text = ""; next}
 check has "$tmp/bw.fx" "torch.ops._c10d_functional.reduce_scatter_tensor.default("
 check hasnt "$tmp/bw.fx" "all_gather_into_tensor"
 
+# A rank killed between a step's forward and backward: the other's reduce-scatter (point to point
+# on Gloo) fails at once, naming the rank that exited.
+start=$(date +%s)
+expect_exit 137 "a sharded rank killed mid-step" "$bin" launch --nproc 2 --timeout 60 --grace 20 \
+  -- sh -c "$each_rank" "$worker" --models=mlp --mode=sharded --die-rank=1 --die-at-step=1
+check [ $(($(date +%s) - start)) -lt 40 ]
+check grep -q "aotgrad launch: rank 1 (pid [0-9]*) was killed by signal 9" "$tmp/err"
+check grep -q "on process group '0' (rank 0 of 2) failed: .*(rank 1 (pid [0-9]*) has exited: the job cannot go on without it)" "$tmp/err0"
+
 # reshard_after_forward left to the partitioner (Note [Re-gather or keep]), with an MLP whose
 # parameters outweigh its activations: at activation memory budget 1 the backward gathers nothing
 # (every gathered parameter kept from the forward); lower budgets re-gather where that lowers the

@@ -58,6 +58,14 @@ void register_process_group(const std::string& name,
 /// are set.
 c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& name);
 
+/// After a collective of `group` failed: which of its ranks have exited, as "rank 1 (pid 4242)"
+/// joined by ", ", or "" when none is known to have. The world group made from the environment
+/// records every rank's host and process id when it is made; a rank on this host whose process is
+/// gone (or a zombie) has exited. Peers on other hosts, and groups the user registered, are not
+/// known. Waits up to `patience` for a dying peer to be gone.
+std::string exited_ranks(const std::string& group,
+                         std::chrono::milliseconds patience = std::chrono::milliseconds(2000));
+
 /// The names of the registered groups, sorted.
 std::vector<std::string> process_group_names();
 
