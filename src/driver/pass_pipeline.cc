@@ -229,6 +229,13 @@ bool PassPipeline::run(CompileState& s) {
     } else if (cache->load(key, s)) {
       cache_hit_ = true;
       timer_.mark("cache_load");
+      // The graphs the entry holds are logged as a compilation logs them (the joint graph is
+      // not stored: AOTGRAD_LOGS=aot_joint_graph has nothing to show on a hit).
+      const LogSettings& logs = log_settings();
+      for (const auto& l : options_.graph_logs)
+        if (logs.*l.artifact)
+          if (const Graph* g = s.slot(l.slot))
+            log_graph(l.title + " " + std::to_string(s.aot_id) + " (from the compile cache)", *g);
       return false;
     }
   }

@@ -42,6 +42,14 @@ j = json.load(open(sys.argv[1]))
 assert "joint_nodes" not in j and j["fw_nodes"] > 0 and j["bw_nodes"] > 0, j
 assert "cache_load" in j["phases_us"], j["phases_us"]
 P
+# A hit logs the graphs it loaded, as a compilation does (AOTGRAD_LOGS=aot_graphs); no joint graph.
+AOTGRAD_LOGS=aot_joint_graph,aot_graphs "$bin" compile "$g" --grad=all --cache-dir="$c" \
+  --stats=json >"$tmp/hit.json" 2>"$tmp/hit.err"
+check [ $? -eq 0 ]
+check [ "$(cache_field "$tmp/hit.json" hits)" = 1 ]
+check has "$tmp/hit.err" "===== Forward graph 0 (from the compile cache) ====="
+check has "$tmp/hit.err" "===== Backward graph 0 (from the compile cache) ====="
+check hasnt "$tmp/hit.err" "Joint graph"
 "$bin" compile "$g" --grad=all --cache-dir="$c" --dump="$tmp/dump" --stats=json >"$tmp/e.json"
 check [ "$(cache_field "$tmp/e.json" bypasses)" = 1 ]
 check [ -s "$tmp/dump/joint.fx" ]
