@@ -169,6 +169,7 @@ class PartitionStage : public Stage {
          " ban_if_long_fusible_chains=" + std::to_string(o.ban_if_long_fusible_chains) +
          " ban_if_materialized_backward=" + std::to_string(o.ban_if_materialized_backward) +
          " recompute_pointwise_from_saved=" + std::to_string(o.recompute_pointwise_from_saved) +
+         " recompute_norms_from_saved=" + std::to_string(o.recompute_norms_from_saved) +
          " ban_if_not_in_allowlist=" + std::to_string(o.ban_if_not_in_allowlist) +
          " ban_if_reduction=" + std::to_string(o.ban_if_reduction) +
          " max_dist_from_bw=" + std::to_string(o.max_dist_from_bw) +

@@ -202,10 +202,19 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   };
   if (!by_peak) return take(r, items.empty() ? std::move(inputs) : knapsack(budget, "knapsack"));
 
-  // By peak: the knapsacks at fixed capacities (each distinct saved set once), then the primals.
+  // By peak: the runtime-optimized cut that may also run normalizations again in the backward
+  // (MinCutOptions::recompute_norms_from_saved), the knapsacks at fixed capacities (each distinct
+  // saved set once), then the primals.
+  std::set<std::vector<const Node*>> seen;
+  for (const Plan& p : plans) seen.insert(p.solution.saved);
+  if (options.recompute_pointwise_from_saved) {
+    MinCutOptions norms = options;
+    norms.recompute_norms_from_saved = true;
+    Plan plan{"recompute norms", solve_min_cut(c, norms, {}, ops), {}, 1.0};
+    plan.memory_ratio = ratio(plan.solution.saved);
+    if (seen.insert(plan.solution.saved).second) plans.push_back(std::move(plan));
+  }
   if (!items.empty() && max_size > min_size) {
-    std::set<std::vector<const Node*>> seen;
-    for (const Plan& p : plans) seen.insert(p.solution.saved);
     for (int k = 19; k >= 1; --k) {
       Plan plan = knapsack(k / 20.0, capacity_stage(k));
       if (seen.insert(plan.solution.saved).second) plans.push_back(std::move(plan));

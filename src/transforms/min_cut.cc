@@ -313,7 +313,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     kCollective = 64,
     kPointwise = 128,
     kEffectful = 256,
-    kRegather = 512
+    kRegather = 512,
+    kNorm = 1024
   };
   std::vector<uint16_t> cls(n_nodes, 0);
   {
@@ -333,7 +334,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
             (ops.is_compute_intensive(n) ? kIntensive : 0) |
             (OpClasses::packet(n) == "aten::cat" ? kCat : 0) |
             (ops.is_collective(n) ? kCollective : 0) | (ops.is_pointwise(n) ? kPointwise : 0) |
-            (is_effectful(*n.op()) ? kEffectful : 0);
+            (is_effectful(*n.op()) ? kEffectful : 0) | (ops.is_normalization(n) ? kNorm : 0);
       cls[i] = it->second;
       if (OpClasses::is_regather(n)) cls[i] |= kRegather;
     }
@@ -407,20 +408,26 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
   // none; kMaxRecomputeChain + 1 stands for "too deep or not recomputable". above[i] is the count
   // value i would have if the backward did not have it.
   constexpr uint8_t kMaxRecomputeChain = 3, kTooDeep = kMaxRecomputeChain + 1;
+  // With recompute_norms_from_saved, a normalization counts as one cheap call (its result is a
+  // tuple; its getitems pass its count on).
   std::vector<uint8_t> chain, above;
+  const bool norms = options.recompute_pointwise_from_saved && options.recompute_norms_from_saved;
+  auto is_norm = [&](size_t i) { return norms && has(i, kNorm); };
   auto cheap = [&](size_t i) {
-    return node(i).kind() == NodeKind::Call && has(i, kRecomputable) &&
+    return node(i).kind() == NodeKind::Call && (has(i, kRecomputable) || is_norm(i)) &&
            !has(i, kView | kRandom | kCollective | kEffectful);
   };
   if (options.recompute_pointwise_from_saved) {
     chain.assign(n_nodes, kTooDeep);
     above.assign(n_nodes, kTooDeep);
     for (size_t i = 0; i < n_nodes; ++i) {
-      if (!c.required_fw[i] || !node(i).meta().is_tensor()) continue;
-      bool passes = has(i, kView) || node(i).kind() == NodeKind::GetItem;
-      if (passes || cheap(i)) {
-        // (A getitem's argument is a call with several results, no tensor: never recomputable
-        // here.)
+      if (!c.required_fw[i]) continue;
+      const bool getitem = node(i).kind() == NodeKind::GetItem;
+      if (!node(i).meta().is_tensor() && !is_norm(i)) continue;
+      if (getitem) {
+        // A getitem of a call with several results: that call's count.
+        above[i] = chain[c.args_of(i)[0]];
+      } else if (has(i, kView) || cheap(i)) {
         uint8_t deepest = 0;
         bool any = false;
         for (uint32_t a : c.args_of(i))
@@ -428,14 +435,14 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
             deepest = std::max(deepest, chain[a]);
             any = true;
           }
-        if (any) above[i] = std::min<uint8_t>(kTooDeep, deepest + (passes ? 0 : 1));
+        if (any) above[i] = std::min<uint8_t>(kTooDeep, deepest + (has(i, kView) ? 0 : 1));
       }
-      chain[i] = backward_has(i) ? 0 : above[i];
+      chain[i] = node(i).meta().is_tensor() && backward_has(i) ? 0 : above[i];
     }
   }
   auto recomputable_from_saved = [&](size_t i) {
-    return options.recompute_pointwise_from_saved && cheap(i) && node(i).meta().is_tensor() &&
-           above[i] <= kMaxRecomputeChain;
+    return options.recompute_pointwise_from_saved && cheap(i) &&
+           (node(i).meta().is_tensor() || is_norm(i)) && above[i] <= kMaxRecomputeChain;
   };
 
   auto should_ban = [&](size_t i) -> const char* {
@@ -455,7 +462,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     std::string_view p = OpClasses::packet(n);
     if (p == "aten::lift_fresh_copy" || p == "aten::lift_fresh") return nullptr;
     if (options.ban_if_not_in_allowlist) {
-      if (!has(i, kRecomputable))
+      if (!has(i, kRecomputable) && !(is_norm(i) && recomputable_from_saved(i)))
         return ops.is_unknown(n) ? "unknown op class" : "not in recomputable allowlist";
     } else if (has(i, kIntensive)) {
       return "compute intensive op";

@@ -80,6 +80,8 @@ OpClasses make_defaults() {
                  "permute", "select", "split"});
   c.view.insert("prims::broadcast_in_dim");
   add_all(c.recomputable, c.view);
+  c.normalization = aten({"native_batch_norm", "_native_batch_norm_legit_functional",
+                          "_native_batch_norm_legit", "native_layer_norm", "native_group_norm"});
   c.random = aten({"native_dropout", "rand_like", "randn_like"});
   c.compute_intensive = aten({"mm", "convolution", "convolution_backward", "bmm", "addmm",
                               "_scaled_dot_product_flash_attention",
@@ -141,6 +143,7 @@ bool OpClasses::is_random(const Node& n) const {
   if (in(random, n)) return true;
   return provided(n) && (n.op()->has_tag(kRandom) || n.op()->has_tag(kNondeterministicSeeded));
 }
+bool OpClasses::is_normalization(const Node& n) const { return in(normalization, n); }
 bool OpClasses::is_collective(const Node& n) const {
   return n.kind() == NodeKind::Call && n.op()->has_tag(kCollective);
 }

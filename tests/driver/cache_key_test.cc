@@ -44,6 +44,9 @@ TEST(CacheKey, CoversGraphFlagsOptionsAndVersion) {
   o.min_cut.recompute_pointwise_from_saved = false;
   keys.push_back(training_cache_key(*g, kGrad, o, kVersion));
   o = {};
+  o.min_cut.recompute_norms_from_saved = true;
+  keys.push_back(training_cache_key(*g, kGrad, o, kVersion));
+  o = {};
   o.schedule = ScheduleKind::kNone;
   keys.push_back(training_cache_key(*g, kGrad, o, kVersion));
   // Another graph, and the same graph with a recompute tag.

@@ -18,10 +18,11 @@ std::shared_ptr<Graph> text_graph(const std::string& name) {
   return parse_text(read_text(std::string(AOTGRAD_TEST_DATA) + "/text/" + name + ".fx"));
 }
 
-TrainingArtifacts train(const Graph& g, bool recompute_pointwise) {
+TrainingArtifacts train(const Graph& g, bool recompute_pointwise, bool recompute_norms = false) {
   CompileOptions o;
   o.explain = true;
   o.min_cut.recompute_pointwise_from_saved = recompute_pointwise;
+  o.min_cut.recompute_norms_from_saved = recompute_norms;
   std::vector<bool> rg(g.placeholders().size(), true);
   rg[0] = false;  // the input x
   TrainingArtifacts a = compile_for_training(g, rg, o);
@@ -174,6 +175,42 @@ TEST(MinCutPointwise, ChainsLongerThanThreeCallsKeepTheBan) {
   EXPECT_EQ(reason(*four.explain, "neg_1"), "");
   TrainingArtifacts off = train(*chain(2), false);
   EXPECT_EQ(reason(*off.explain, "neg_1"), "materialized in backward");
+}
+
+// recompute_norms_from_saved (the memory budget's "recompute norms" plan): Conv-BN-ReLU-Conv keeps
+// the first convolution's output for BatchNorm's backward and runs BatchNorm and the ReLU again
+// for the second convolution's backward instead of saving the ReLU's output too.
+TEST(MinCutPointwise, NormsAreRecomputedFromTheirSavedInput) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[2, 3, 6, 6]", w1: "f32[8, 3, 3, 3]", bn_w: "f32[8]", bn_b: "f32[8]", w2: "f32[8, 8, 3, 3]"):
+    convolution = torch.ops.aten.convolution.default(x, w1, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    native_batch_norm = torch.ops.aten.native_batch_norm.default(convolution, bn_w, bn_b, None, None, True, 0.1, 1e-05)
+    getitem = native_batch_norm[0]
+    relu = torch.ops.aten.relu.default(getitem)
+    convolution_1 = torch.ops.aten.convolution.default(relu, w2, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    mean = torch.ops.aten.mean.dim(convolution_1, [-1, -2])
+    return (mean,)
+)",
+                       aten_ops());
+  TrainingArtifacts plain = train(*g, true);
+  EXPECT_EQ(reason(*plain.explain, "native_batch_norm"), "not in recomputable allowlist");
+  EXPECT_EQ(reason(*plain.explain, "relu"), "materialized in backward");
+  EXPECT_TRUE(has(plain.saved, "relu")) << testing::PrintToString(plain.saved);
+
+  TrainingArtifacts norms = train(*g, true, /*recompute_norms=*/true);
+  EXPECT_EQ(reason(*norms.explain, "native_batch_norm"), "");
+  EXPECT_EQ(reason(*norms.explain, "relu"), "");
+  EXPECT_TRUE(has(norms.saved, "convolution")) << testing::PrintToString(norms.saved);
+  EXPECT_FALSE(has(norms.saved, "relu")) << testing::PrintToString(norms.saved);
+  std::vector<std::string> r = recomputed(*norms.explain);
+  EXPECT_TRUE(has(r, "relu")) << testing::PrintToString(r);
+  // One [2, 8, 6, 6] f32 activation fewer, and BatchNorm's saved mean and invstd ([8] f32 each),
+  // which the recomputed BatchNorm gives again.
+  EXPECT_EQ(plain.explain->saved_activation_bytes - norms.explain->saved_activation_bytes,
+            2 * 8 * 6 * 6 * 4 + 2 * 8 * 4);
+  // Without recompute_pointwise_from_saved the option does nothing.
+  TrainingArtifacts off = train(*g, false, /*recompute_norms=*/true);
+  EXPECT_TRUE(has(off.saved, "relu")) << testing::PrintToString(off.saved);
 }
 
 }  // namespace

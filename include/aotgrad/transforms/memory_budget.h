@@ -20,7 +20,8 @@ namespace aotgrad {
 struct BudgetChoice {
   /// The saved set (graph order) and the banned nodes of the solve that produced it.
   MinCutSolution solution;
-  /// "runtime optimized", "more aggressive", "aggressive", "knapsack" or "inputs".
+  /// "runtime optimized", "more aggressive", "aggressive", "recompute norms", "knapsack" or
+  /// "inputs".
   std::string stage;
   /// Summed bytes of the saved values on the scale of the primals (0) to the runtime-optimized
   /// cut (1).
@@ -40,7 +41,9 @@ struct BudgetChoice {
 /// The saved set for options.activation_memory_budget (in [0, 1], else Error). 1 gives the
 /// runtime-optimized cut. Otherwise the plans, built the same way whatever the budget: the
 /// runtime-optimized cut, the cut without the fusion heuristics ("more aggressive"), the cut that
-/// also recomputes ops outside the allowlist ("aggressive"), the knapsacks
+/// also recomputes ops outside the allowlist ("aggressive"), the runtime-optimized cut that may
+/// also run normalizations again in the backward ("recompute norms",
+/// MinCutOptions::recompute_norms_from_saved; by peak only), the knapsacks
 /// (options.memory_budget_solver) at capacities 0.05, 0.10, ..., 0.95 over the aggressive cut's
 /// banned nodes that the backward needs and that are not views of inputs -- memory normalized to
 /// the primals..runtime-optimized scale, runtime from estimate_runtime (options.cost_model); each

@@ -38,6 +38,14 @@ struct MinCutOptions {
   /// residual sum of activations. Costs up to three kernels in the backward per value not saved.
   /// Off: PyTorch 2.x's bans, unchanged.
   bool recompute_pointwise_from_saved = true;
+  /// With recompute_pointwise_from_saved: a normalization (OpClasses::is_normalization) whose
+  /// inputs the backward has anyway -- BatchNorm's backward reads its input -- counts as one cheap
+  /// call too, so the cut may run it again in the backward instead of saving what follows it: a
+  /// convolution's output is kept once, for BatchNorm's backward, and the BN-ReLU after it is
+  /// recomputed for the next convolution's backward (in-place activated BatchNorm's trade; the
+  /// same kernel on the same input gives the same values). Off by default (PyTorch 2.x bans the
+  /// norm: it is not in the allowlist); the memory budget weighs it as the plan "recompute norms".
+  bool recompute_norms_from_saved = false;
   /// On: only ops of the recomputable allowlist are recomputed. Off: everything but random and
   /// compute-intensive ops may be.
   bool ban_if_not_in_allowlist = true;
@@ -145,7 +153,8 @@ MinCutSolution solve_min_cut(const JointNodeClasses& classes, const MinCutOption
 /// Why the partition saved and recomputed what it did (`aotgrad compile --explain`).
 /// One plan the budget weighed.
 struct BudgetPlan {
-  /// "runtime optimized", "more aggressive", "aggressive", "knapsack <capacity>" or "inputs".
+  /// "runtime optimized", "more aggressive", "aggressive", "recompute norms", "knapsack
+  /// <capacity>" or "inputs".
   std::string stage;
   /// Summed bytes of the saved values on the scale of the primals (0) to the runtime-optimized
   /// cut (1), as PyTorch's memory ratio.
@@ -187,9 +196,9 @@ struct MinCutExplain {
   int64_t saved_activation_bytes = 0;  // unique storages of the saved values that are not inputs
   int cse_merged = 0;                  // nodes CSE merged before partitioning
   /// The activation memory budget's decision (memory_budget.h): the budget, which stage gave the
-  /// saved set ("runtime optimized", "more aggressive", "aggressive", "knapsack", "inputs"), that
-  /// set's memory ratio between the primals (0) and the runtime-optimized cut (1), and the banned
-  /// nodes the knapsack let the backward recompute.
+  /// saved set ("runtime optimized", "more aggressive", "aggressive", "recompute norms",
+  /// "knapsack", "inputs"), that set's memory ratio between the primals (0) and the
+  /// runtime-optimized cut (1), and the banned nodes the knapsack let the backward recompute.
   double memory_budget = 1.0;
   std::string budget_stage = "runtime optimized";
   double memory_ratio = 1.0;

@@ -45,6 +45,10 @@ class OpClasses {
   /// backward issues it again instead of saving the gathered parameter: every rank holds the
   /// input, so the re-gather is communication, not a second issue of a forward collective.
   static bool is_regather(const Node& n);
+  /// A normalization's forward (native_batch_norm, _native_batch_norm_legit_functional,
+  /// native_layer_norm, native_group_norm): a memory-bound reduction and pointwise pass that
+  /// MinCutOptions::recompute_norms_from_saved may run again in the backward.
+  bool is_normalization(const Node& n) const;
   /// An op the registry does not declare that no class takes (not pointwise, random, compute
   /// intensive or listed): the partitioner bans it with the reason "unknown op class".
   bool is_unknown(const Node& n) const;
@@ -52,7 +56,7 @@ class OpClasses {
   /// The overload packet of a call ("aten::add"); "getitem", "placeholder" or "output" otherwise.
   static std::string_view packet(const Node& n);
 
-  std::unordered_set<std::string> recomputable, compute_intensive, random, view;
+  std::unordered_set<std::string> recomputable, compute_intensive, random, view, normalization;
 
  private:
   bool in(const std::unordered_set<std::string>& set, const Node& n) const;
