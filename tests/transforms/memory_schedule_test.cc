@@ -158,6 +158,73 @@ def forward(self, sin: "f32[256]", cos: "f32[256]", tangents_1: "f32[]"):
             "(greedy), step peak 4104 -> 3080 bytes");
 }
 
+// Three convolutions, the last with most of the weights on the smallest activation (a deep
+// network's last layer): the backward makes that layer's weight gradient (589824 bytes) first,
+// while the first layer's activation (relu, 262144 bytes) still lives for its own backward. With
+// each weight gradient a call of its own (split_weight_gradients), the greedy order makes the big
+// one last, once relu is gone; the small ones run where they free their inputs.
+TEST(MemorySchedule, BigWeightGradientsRunAfterTheActivationsAreFreed) {
+  const char* fw_text = R"(
+def forward(self, x: "f32[2, 8, 64, 64]", w1: "f32[8, 8, 3, 3]", w2: "f32[64, 8, 8, 8]", w3: "f32[256, 64, 3, 3]"):
+    convolution = torch.ops.aten.convolution.default(x, w1, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    relu = torch.ops.aten.relu.default(convolution)
+    convolution_1 = torch.ops.aten.convolution.default(relu, w2, None, [8, 8], [0, 0], [1, 1], False, [0, 0], 1)
+    relu_1 = torch.ops.aten.relu.default(convolution_1)
+    convolution_2 = torch.ops.aten.convolution.default(relu_1, w3, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    return (convolution_2, relu, relu_1)
+)";
+  const char* bw_text = R"(
+def forward(self, x: "f32[2, 8, 64, 64]", w1: "f32[8, 8, 3, 3]", w2: "f32[64, 8, 8, 8]", w3: "f32[256, 64, 3, 3]", relu: "f32[2, 8, 64, 64]", relu_1: "f32[2, 64, 8, 8]", tangents_1: "f32[2, 256, 8, 8]"):
+    convolution_backward = torch.ops.aten.convolution_backward.default(tangents_1, relu_1, w3, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])
+    getitem = convolution_backward[0]
+    getitem_1 = convolution_backward[1]
+    threshold_backward = torch.ops.aten.threshold_backward.default(getitem, relu_1, 0)
+    convolution_backward_1 = torch.ops.aten.convolution_backward.default(threshold_backward, relu, w2, None, [8, 8], [0, 0], [1, 1], False, [0, 0], 1, [True, True, False])
+    getitem_2 = convolution_backward_1[0]
+    getitem_3 = convolution_backward_1[1]
+    threshold_backward_1 = torch.ops.aten.threshold_backward.default(getitem_2, relu, 0)
+    convolution_backward_2 = torch.ops.aten.convolution_backward.default(threshold_backward_1, x, w1, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False])
+    getitem_4 = convolution_backward_2[1]
+    return [None, getitem_4, getitem_3, getitem_1]
+)";
+  std::shared_ptr<Graph> fw = parse_text(fw_text);
+  std::shared_ptr<Graph> bw = parse_text(bw_text);
+  MemorySchedule s = schedule_for_memory(*fw, *bw, {"relu", "relu_1"});
+  verify(*bw);
+  EXPECT_EQ(s.backward_order, "split_greedy");
+  EXPECT_EQ(s.split_calls, 2);
+  EXPECT_EQ(graph_text(*bw),
+            "def forward(self, x, w1, w2, w3, relu, relu_1, tangents_1):\n"
+            "convolution_backward = torch.ops.aten.convolution_backward.default(tangents_1, "
+            "relu_1, w3, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, False, False])\n"
+            "getitem = convolution_backward[0]\n"
+            "threshold_backward = torch.ops.aten.threshold_backward.default(getitem, relu_1, 0)\n"
+            "convolution_backward_4 = torch.ops.aten.convolution_backward.default("
+            "threshold_backward, relu, w2, None, [8, 8], [0, 0], [1, 1], False, [0, 0], 1, "
+            "[False, True, False])\n"
+            "getitem_3 = convolution_backward_4[1]\n"
+            "convolution_backward_1 = torch.ops.aten.convolution_backward.default("
+            "threshold_backward, relu, w2, None, [8, 8], [0, 0], [1, 1], False, [0, 0], 1, "
+            "[True, False, False])\n"
+            "getitem_2 = convolution_backward_1[0]\n"
+            "threshold_backward_1 = torch.ops.aten.threshold_backward.default(getitem_2, relu, "
+            "0)\n"
+            "convolution_backward_2 = torch.ops.aten.convolution_backward.default("
+            "threshold_backward_1, x, w1, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, "
+            "[False, True, False])\n"
+            "getitem_4 = convolution_backward_2[1]\n"
+            "convolution_backward_3 = torch.ops.aten.convolution_backward.default(tangents_1, "
+            "relu_1, w3, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False])\n"
+            "getitem_1 = convolution_backward_3[1]\n"
+            "return [None, getitem_4, getitem_3, getitem_1]\n");
+  // Unsplit, the peak is w3's gradient, its scratch and relu at the first call; split, w3's
+  // gradient and its scratch with the other gradients at the last.
+  EXPECT_EQ(schedule_text(s),
+            "forward peak 1015808 -> 1015808 bytes (original), backward peak 2918656 -> 2593280 "
+            "bytes (split_greedy), step peak 2918656 -> 2593280 bytes, 2 weight gradients split");
+  EXPECT_EQ(training_step_timeline(*fw, *bw, {"relu", "relu_1"}).peak_bytes, s.peak_after);
+}
+
 TEST(MemorySchedule, SavedValueMissingFromTheForwardIsAnError) {
   std::shared_ptr<Graph> fw = parse_text(kTwoBranches);
   std::shared_ptr<Graph> bw = parse_text(kScalarBackward);

@@ -26,8 +26,11 @@ struct MemorySchedule {
   int64_t peak_before = 0, peak_after = 0;
   int64_t forward_peak_before = 0, forward_peak_after = 0;
   int64_t backward_peak_before = 0, backward_peak_after = 0;
-  /// "original", "greedy" or "depth_first".
+  /// "original", "greedy" or "depth_first"; the backward's also "split_original", "split_greedy"
+  /// or "split_depth_first": the order of the backward with its weight gradients split off
+  /// (split_weight_gradients; `split_calls` of them).
   std::string forward_order = "original", backward_order = "original";
+  int split_calls = 0;
   bool changed() const { return forward_order != "original" || backward_order != "original"; }
 };
 
@@ -37,7 +40,10 @@ struct MemorySchedule {
 /// nodes, the one that frees the most bytes net of what it allocates (ties in graph order), and a
 /// depth-first order from the graph's sinks that computes each value just before its first use
 /// (recomputation sinks to where it is needed). A graph keeps the candidate whose own steps peak
-/// lowest, and its order only if that peak is strictly lower: the result is never worse.
+/// lowest, and its order only if that peak is strictly lower: the result is never worse. The
+/// backward has three more candidates: itself with each convolution_backward's weight gradient a
+/// call of its own (split_weight_gradients), as it stands, greedy and depth-first. The greedy
+/// order then makes a big weight gradient last, once the activations the backward frees are gone.
 ///
 /// Kept in place: placeholders first, the output last; a call that writes an argument (in-place
 /// ops, copy_) and a collective are barriers nothing moves across; random calls keep their order
