@@ -230,7 +230,7 @@ class ScheduleStage : public Stage {
     if (kind_ == ScheduleKind::kNone) return false;
     AOTGRAD_CHECK(s.fw != nullptr && s.bw != nullptr,
                   "schedule: no forward and backward graphs (run it after partition)");
-    last_ = schedule_for_memory(*s.fw, *s.bw, s.saved);
+    last_ = schedule_for_memory(s.fw, s.bw, s.saved);
     changes_ = (last_.forward_order != "original") + (last_.backward_order != "original");
     return changes_ > 0;
   }

@@ -347,7 +347,11 @@ ScheduleKind parse_schedule_kind(std::string_view name) {
   throw Error("unknown schedule '" + std::string(name) + "' (known: memory, none)");
 }
 
-MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved) {
+namespace {
+
+// The schedule; `new_fw` and `new_bw` get the reordered graphs (nullptr: keep the graph as is).
+MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std::string>& saved,
+                        std::unique_ptr<Graph>& new_fw, std::unique_ptr<Graph>& new_bw) {
   MemorySchedule r;
   MemoryTimeline before = training_step_timeline(fw, bw, saved);
   r.peak_before = before.peak_bytes;
@@ -386,19 +390,15 @@ MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::
 
   Body fb = analyze(fw, fw_inputs);
   Body bb = analyze(bw, bw_inputs);
-  // `prefix` names the candidates of a rewritten graph ("split_"), whose own order is a candidate
-  // too; the original graph's order is what the others must beat.
+  // `prefix` names the candidates of a rewritten graph ("split_").
   auto best_of = [&](const Graph& g, const Body& b, bool backward, const std::string& prefix,
-                     int64_t& peak_after, std::string& chosen, std::unique_ptr<Graph>& best) {
-    std::vector<Candidate> candidates = {{"greedy", greedy_order(b)},
-                                         {"depth_first", depth_first_order(b)}};
-    if (!prefix.empty()) {
-      std::vector<size_t> same(b.nodes.size());
-      for (size_t k = 0; k < same.size(); ++k) same[k] = k;
-      candidates.insert(candidates.begin(), Candidate{"original", std::move(same)});
-    }
+                     bool greedy, bool depth_first, int64_t& peak_after, std::string& chosen,
+                     std::unique_ptr<Graph>& best) {
+    std::vector<Candidate> candidates;
+    if (greedy) candidates.push_back({"greedy", greedy_order(b)});
+    if (depth_first) candidates.push_back({"depth_first", depth_first_order(b)});
     for (Candidate& c : candidates) {
-      if (prefix.empty() && is_identity(c.order)) continue;
+      if (is_identity(c.order)) continue;
       std::unique_ptr<Graph> cand = reordered(g, b, c.order);
       MemoryTimeline t = backward ? training_step_timeline(fw, *cand, saved)
                                   : training_step_timeline(*cand, bw, saved);
@@ -410,23 +410,49 @@ MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::
       }
     }
   };
-  std::unique_ptr<Graph> new_fw, new_bw;
   r.forward_peak_after = r.forward_peak_before;
   r.backward_peak_after = r.backward_peak_before;
-  best_of(fw, fb, false, "", r.forward_peak_after, r.forward_order, new_fw);
-  best_of(bw, bb, true, "", r.backward_peak_after, r.backward_order, new_bw);
-  // The backward again with its weight gradients apart from the rest (split_weight_gradients).
-  std::unique_ptr<Graph> split = bw.clone();
-  if (int calls = split_weight_gradients(*split); calls > 0) {
+  best_of(fw, fb, false, "", true, true, r.forward_peak_after, r.forward_order, new_fw);
+  // A backward with convolutions: its greedy order on the graph with the weight gradients split
+  // off (split_weight_gradients), which has every order of the unsplit graph and more, in place of
+  // the unsplit greedy order (two candidates, as for the forward: the schedule is the pipeline's
+  // costliest stage); the depth-first order on the unsplit graph.
+  bool has_convolutions = false;
+  for (const Node* n : bw.nodes())
+    has_convolutions = has_convolutions || (n->kind() == NodeKind::Call &&
+                                            n->op()->schema.name == "aten::convolution_backward");
+  std::unique_ptr<Graph> split = has_convolutions ? bw.clone() : nullptr;
+  int calls = split ? split_weight_gradients(*split) : 0;
+  if (calls > 0) {
     Body sb = analyze(*split, bw_inputs);
-    std::string before = r.backward_order;
-    best_of(*split, sb, true, "split_", r.backward_peak_after, r.backward_order, new_bw);
-    if (r.backward_order != before && r.backward_order.rfind("split_", 0) == 0)
-      r.split_calls = calls;
+    best_of(*split, sb, true, "split_", true, false, r.backward_peak_after, r.backward_order,
+            new_bw);
   }
+  best_of(bw, bb, true, "", calls == 0, true, r.backward_peak_after, r.backward_order, new_bw);
+  if (r.backward_order == "split_greedy") r.split_calls = calls;
+  // The backward's steps live the same whatever the forward's order and the other way round (the
+  // saved values, outputs and tangents at the boundary do not depend on it): the step's peak is
+  // the higher of the two phases' peaks.
+  r.peak_after = std::max(r.forward_peak_after, r.backward_peak_after);
+  return r;
+}
+
+}  // namespace
+
+MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved) {
+  std::unique_ptr<Graph> new_fw, new_bw;
+  MemorySchedule r = schedule(fw, bw, saved, new_fw, new_bw);
   if (new_fw) assign_graph(fw, *new_fw);
   if (new_bw) assign_graph(bw, *new_bw);
-  r.peak_after = r.changed() ? training_step_timeline(fw, bw, saved).peak_bytes : r.peak_before;
+  return r;
+}
+
+MemorySchedule schedule_for_memory(std::unique_ptr<Graph>& fw, std::unique_ptr<Graph>& bw,
+                                   const std::vector<std::string>& saved) {
+  std::unique_ptr<Graph> new_fw, new_bw;
+  MemorySchedule r = schedule(*fw, *bw, saved, new_fw, new_bw);
+  if (new_fw) fw = std::move(new_fw);
+  if (new_bw) bw = std::move(new_bw);
   return r;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,9 +27,9 @@ struct MemorySchedule {
   int64_t peak_before = 0, peak_after = 0;
   int64_t forward_peak_before = 0, forward_peak_after = 0;
   int64_t backward_peak_before = 0, backward_peak_after = 0;
-  /// "original", "greedy" or "depth_first"; the backward's also "split_original", "split_greedy"
-  /// or "split_depth_first": the order of the backward with its weight gradients split off
-  /// (split_weight_gradients; `split_calls` of them).
+  /// "original", "greedy" or "depth_first"; the backward's also "split_greedy": the greedy order
+  /// of the backward with its weight gradients split off (split_weight_gradients; `split_calls`
+  /// of them).
   std::string forward_order = "original", backward_order = "original";
   int split_calls = 0;
   bool changed() const { return forward_order != "original" || backward_order != "original"; }
@@ -40,10 +41,11 @@ struct MemorySchedule {
 /// nodes, the one that frees the most bytes net of what it allocates (ties in graph order), and a
 /// depth-first order from the graph's sinks that computes each value just before its first use
 /// (recomputation sinks to where it is needed). A graph keeps the candidate whose own steps peak
-/// lowest, and its order only if that peak is strictly lower: the result is never worse. The
-/// backward has three more candidates: itself with each convolution_backward's weight gradient a
-/// call of its own (split_weight_gradients), as it stands, greedy and depth-first. The greedy
-/// order then makes a big weight gradient last, once the activations the backward frees are gone.
+/// lowest, and its order only if that peak is strictly lower: the result is never worse. A
+/// backward with convolutions has its greedy candidate made on itself with each
+/// convolution_backward's weight gradient a call of its own (split_weight_gradients; every order of
+/// the unsplit graph is one of the split graph's): the greedy order then makes a big weight
+/// gradient last, once the activations the backward frees are gone.
 ///
 /// Kept in place: placeholders first, the output last; a call that writes an argument (in-place
 /// ops, copy_) and a collective are barriers nothing moves across; random calls keep their order
@@ -51,6 +53,9 @@ struct MemorySchedule {
 /// change: only independent calls are reordered. Run it last, once the graphs are final (data
 /// parallelism's all-reduces included).
 MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved);
+/// The same, replacing `fw` and `bw` by the reordered graphs instead of copying them in.
+MemorySchedule schedule_for_memory(std::unique_ptr<Graph>& fw, std::unique_ptr<Graph>& bw,
+                                   const std::vector<std::string>& saved);
 
 /// "forward peak A -> B bytes (ORDER), backward peak C -> D bytes (ORDER), step peak E -> F".
 std::string schedule_text(const MemorySchedule& s);
