@@ -66,6 +66,8 @@ std::vector<int> input_alias_roots(const Graph& g) {
 std::vector<const Node*> storage_roots(const Graph& g, const std::vector<int>& written_into) {
   std::unordered_map<const Node*, const Node*> root;
   std::vector<const Node*> out;
+  root.reserve(g.size());
+  out.reserve(g.size());
   auto root_of = [&](const Arg& a, const Node* self) -> const Node* {
     if (!a.is_node()) return self;
     auto it = root.find(a.node);

@@ -66,10 +66,14 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
   // fw: storage per root node; inputs' views have no storage (-1).
   std::unordered_map<const Node*, int64_t> step_of;
   std::unordered_map<const Node*, int> storage_of;  // value -> index in storages
+  step_of.reserve(fw.size() + bw.size());
+  storage_of.reserve(fw.size() + bw.size());
+  storages.reserve(fw.size() + bw.size() + 1);
   std::vector<const Node*> fw_roots = roots(fw);
   std::vector<int> fw_inputs = input_alias_roots(fw);
   std::unordered_set<std::string> saved_set(saved.begin(), saved.end());
   std::unordered_map<const Node*, int> root_storage;
+  root_storage.reserve(fw.size() + bw.size());
   auto storage_for = [&](const Node* root) {
     auto [it, fresh] = root_storage.emplace(root, static_cast<int>(storages.size()));
     if (fresh) {
@@ -173,9 +177,18 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
       storages.push_back(tangents);
     }
   }
-  for (const Storage& s : storages)
-    for (int64_t k = std::max<int64_t>(s.first, 0); s.first >= 0 && k <= s.last; ++k)
-      t.steps[k].live_bytes += s.bytes;
+  // Each storage adds its bytes to the steps first..last: a difference array, then its sums.
+  std::vector<int64_t> delta(t.steps.size() + 1);
+  for (const Storage& s : storages) {
+    if (s.first < 0) continue;
+    delta[s.first] += s.bytes;
+    delta[s.last + 1] -= s.bytes;
+  }
+  int64_t live = 0;
+  for (size_t k = 0; k < t.steps.size(); ++k) {
+    live += delta[k];
+    t.steps[k].live_bytes += live;
+  }
   if (whole_step) {
     size_t k = 0;
     for (const Graph* g : {&fw, &bw})

@@ -48,6 +48,7 @@ bool may_write_out(const OpDef& op) { return op.has_tag(kPointwise) && may_reinp
 
 std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {
   std::unordered_map<const Node*, int> pos;
+  pos.reserve(g.size());
   int k = 0;
   for (const Node* n : g.nodes()) pos[n] = k++;
   // The last node that reads each value; INT_MAX for the output.
@@ -61,6 +62,8 @@ std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {
   plan.reserve(pos.size());
   std::unordered_map<const Node*, const Node*> root;  // value -> the node whose storage it lives in
   std::unordered_map<const Node*, int> storage_last;  // root -> last read of any value in it
+  root.reserve(g.size());
+  storage_last.reserve(g.size());
   auto root_of = [&](const Arg& a, const Node* self) -> const Node* {
     if (!a.is_node()) return self;
     auto it = root.find(a.node);
