@@ -15,6 +15,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
 #include "aotgrad/runtime/effects.h"
+#include "aotgrad/transforms/reinplace.h"
 
 namespace aotgrad {
 
@@ -308,8 +309,9 @@ struct AtenOp::Impl {
   c10::OperatorHandle handle;
   std::vector<c10::IValue> extra_defaults;  // libtorch's trailing arguments the IR lacks
   size_t num_returns = 0;
-  bool gelu_backward = false;                     // Note [gelu_backward's operand layouts]
-  std::optional<c10::OperatorHandle> out_handle;  // the out= overload, for pointwise ops
+  bool gelu_backward = false;  // Note [gelu_backward's operand layouts]
+  // The out= overload, for pointwise ops and those the re-inplacing plan writes over argument 0.
+  std::optional<c10::OperatorHandle> out_handle;
 
   Impl(const OpDef* d, c10::OperatorHandle h) : def(d), handle(std::move(h)) {}
 };
@@ -401,7 +403,8 @@ AtenOp::AtenOp(const OpDef& op) {
   }
   impl->num_returns = ls.returns().size();
   impl->gelu_backward = s.name == "aten::gelu_backward" && s.overload.empty();
-  if (op.has_tag(kPointwise) && ls.returns().size() == 1) impl->out_handle = out_overload(ls);
+  if ((op.has_tag(kPointwise) || may_write_out_over_first(op)) && ls.returns().size() == 1)
+    impl->out_handle = out_overload(ls);
   impl_ = std::move(impl);
 }
 

@@ -46,6 +46,11 @@ const OpDef* inplace_variant_of(const OpDef& op) {
 
 bool may_write_out(const OpDef& op) { return op.has_tag(kPointwise) && may_reinplace(op); }
 
+bool may_write_out_over_first(const OpDef& op) {
+  return may_reinplace(op) && (op.name == "aten::_softmax_backward_data" ||
+                               op.name == "aten::_log_softmax_backward_data");
+}
+
 std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {
   std::unordered_map<const Node*, int> pos;
   pos.reserve(g.size());
@@ -104,6 +109,12 @@ std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {
       if (const OpDef* v = inplace_variant_of(*n->op())) {
         if (const Node* into = writable(n, i, 0)) {
           chosen = {0, v};
+          r = into;
+        }
+      }
+      if (!chosen && may_write_out_over_first(*n->op())) {
+        if (const Node* into = writable(n, i, 0)) {
+          chosen = {0, nullptr};
           r = into;
         }
       }

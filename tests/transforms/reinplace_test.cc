@@ -120,6 +120,22 @@ def forward(self, x: "f32[4, 4]", y: "f32[4, 4]"):
             "add = aten.add.Tensor out= mm_1\n");
 }
 
+TEST(Reinplace, SoftmaxBackwardsWriteOverTheirDyingGradientOnly) {
+  // _softmax_backward_data writes over grad_output (argument 0) when it dies there; never over the
+  // saved output (argument 1), which the kernel reads after the row's reduction.
+  EXPECT_EQ(plan_of(R"(
+def forward(self, x: "f32[4, 4]", y: "f32[4, 4]"):
+    mm = torch.ops.aten.mm.default(x, y)
+    _softmax = torch.ops.aten._softmax.default(mm, -1, False)
+    mm_1 = torch.ops.aten.mm.default(x, y)
+    _softmax_backward_data = torch.ops.aten._softmax_backward_data.default(mm_1, _softmax, -1, torch.float32)
+    mm_2 = torch.ops.aten.mm.default(x, y)
+    _softmax_backward_data_1 = torch.ops.aten._softmax_backward_data.default(mm_2, _softmax, -1, torch.float32)
+    return (_softmax_backward_data, _softmax_backward_data_1, mm_2)
+)"),
+            "_softmax_backward_data = aten._softmax_backward_data.default out= mm_1\n");
+}
+
 TEST(Reinplace, OpsWithoutAnEquivalentInPlaceVariantRunAsWritten) {
   // clone and mm have no in-place variant; bernoulli is random; t is a view.
   EXPECT_EQ(plan_of(R"(

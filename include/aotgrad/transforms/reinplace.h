@@ -31,12 +31,21 @@ struct ReinplaceChoice {
 /// written by the in-place variant when the op has one that writes argument 0 only, returns it and
 /// takes the same arguments (not 1.13's copy); any tensor argument of a pointwise op
 /// (may_write_out) by its out= overload, which libtorch has for every such op (the interpreter's
-/// tests check).
+/// tests check); argument 0 of _softmax_backward_data and _log_softmax_backward_data (grad_output)
+/// by their out= overloads too: libtorch's CPU kernels reduce each row of it before writing that
+/// row of the result.
 std::vector<ReinplaceChoice> reinplace_plan(const Graph& g);
 
 /// Whether the plan may write a pointwise op's result into any of its arguments through its out=
 /// overload.
 bool may_write_out(const OpDef& op);
+
+/// Whether the plan may write the op's result over its argument 0 through its out= overload, the op
+/// not being pointwise: libtorch 1.13's CPU softmax backward kernels (_softmax_backward_data,
+/// _log_softmax_backward_data) reduce each row of grad_output, with the saved output, before
+/// writing that row of the result at the same indices (Megatron's fused softmax backward writes
+/// its result over the gradient too).
+bool may_write_out_over_first(const OpDef& op);
 
 /// Per node (by position): the argument whose storage the plan writes its result into, or -1.
 std::vector<int> reinplaced_args(const std::vector<ReinplaceChoice>& plan);
