@@ -261,8 +261,8 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "activation memory budget of the min_cut partition in [0, 1]: 1 (default) saves "
                  "what is fastest; below 1, of the plans PyTorch's budget weighs (the min cut "
                  "without its heuristics, knapsacks, only the inputs) the fastest whose predicted "
-                 "training-step peak is at most that fraction of the way from saving only the "
-                 "inputs (0) to the fastest plan (1); auto: the lowest predicted peak within "
+                 "training-step peak is at most that fraction of the way from the lowest plan's "
+                 "peak (0) to the fastest plan's (1); auto: the lowest predicted peak within "
                  "--max-slowdown",
                  "F|auto"});
   own.push_back({"max-slowdown", true,

@@ -222,13 +222,14 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   }
   plans.push_back(std::move(inputs));
 
-  // Priced on the peak scale: saving only the primals 0, the runtime-optimized cut 1 (when the
-  // runtime-optimized cut peaks no higher, from the lowest plan's peak instead).
+  // Priced on the peak scale: the lowest plan's peak 0, the runtime-optimized cut 1. The lowest is
+  // saving only the primals on most models; where recomputing everything keeps more alive at once
+  // than a knapsack's plan does (nanoGPT, whose backward then holds every layer's recomputed
+  // attention), anchoring at it would put the knapsacks below 0, every one allowed at every budget.
   for (const Plan& p : plans) r.plans.push_back(price(g, c, p, options));
   const int64_t top = r.plans.front().peak_bytes;
   int64_t bottom = r.plans.back().peak_bytes;
-  if (top <= bottom)
-    for (const BudgetPlan& p : r.plans) bottom = std::min(bottom, p.peak_bytes);
+  for (const BudgetPlan& p : r.plans) bottom = std::min(bottom, p.peak_bytes);
   for (BudgetPlan& p : r.plans)
     p.peak_ratio = top > bottom ? static_cast<double>(p.peak_bytes - bottom) /
                                       static_cast<double>(top - bottom)

@@ -52,8 +52,8 @@ struct BudgetChoice {
 /// training-step peak; the budget takes, among the plans whose peak ratio is at most the budget,
 /// the one with the least recompute cost (then the lower peak, then the earlier plan). The plans do
 /// not depend on the budget, so a lower budget only removes plans: its choice never peaks higher
-/// (and never recomputes less). At 0 that is saving only the primals unless a plan peaks no higher
-/// for less.
+/// (and never recomputes less). At 0 that is the lowest peak among the plans (saving only the
+/// primals, unless a plan peaks no higher for less).
 ///
 /// With options.max_slowdown at least 0 (--memory-budget=auto), the same plans, and the lowest
 /// peak among those whose recompute cost exceeds the runtime-optimized cut's by at most

@@ -161,8 +161,8 @@ struct BudgetPlan {
   double memory_ratio = 1;
   /// training_step_timeline's peak (re-inplaced, unscheduled) of the plan's partition.
   int64_t peak_bytes = 0;
-  /// peak_bytes on the scale of saving only the primals (0) to the runtime-optimized cut (1);
-  /// below 0 when a plan peaks lower than saving only the primals.
+  /// peak_bytes on the scale of the lowest plan's peak (0; saving only the primals on most
+  /// models) to the runtime-optimized cut's (1).
   double peak_ratio = 1;
   /// estimate_runtime summed over the forward calls the backward computes again.
   double recompute_cost = 0;
