@@ -45,12 +45,14 @@ int split_weight_gradients(Graph& g) {
     if (c->meta().kind != ValueMeta::Kind::Tuple || c->meta().elems.size() != 3) continue;
     // Every user a getitem (the interpreter's tuples), at least one of a weight or bias gradient.
     std::vector<Node*> weight_items;
-    bool only_getitems = true;
+    bool only_getitems = true, input_read = false;
     for (Node* u : c->users()) {
       only_getitems = only_getitems && u->kind() == NodeKind::GetItem;
-      if (u->kind() == NodeKind::GetItem && u->getitem_index() >= 1) weight_items.push_back(u);
+      if (u->kind() != NodeKind::GetItem) continue;
+      if (u->getitem_index() >= 1) weight_items.push_back(u);
+      input_read = input_read || u->getitem_index() == 0;
     }
-    if (!only_getitems || weight_items.empty()) continue;
+    if (!only_getitems || weight_items.empty() || !input_read) continue;
 
     std::vector<Arg> args = c->args();
     args[kOutputMask] = with_mask(args[kOutputMask], false, mask[1], mask[2]);

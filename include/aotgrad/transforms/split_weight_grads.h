@@ -16,7 +16,8 @@ namespace aotgrad {
 /// backward computes from grad_input, so once apart the scheduler may move it: a deep network's
 /// last layers hold most of its parameters and the backward makes their gradients first, while
 /// the first layers' activations still live -- later, those gradients no longer meet them. A call
-/// no getitem reads the weight half of is left as it is. Returns the number of calls split.
+/// no getitem reads one half of is left as it is (splitting it would leave a dead call). Returns
+/// the number of calls split.
 int split_weight_gradients(Graph& g);
 
 }  // namespace aotgrad
