@@ -13,6 +13,9 @@
 // the [B, H, T, T] scores and softmax are real activations: eager libtorch, eager with every block
 // checkpointed by hand (eager_checkpoint, torch.utils.checkpoint's scheme), and aot_module in the
 // same variants as the other models (auto at 3% and 10% estimated extra step time).
+//
+// eager_zero_grad, aotgrad_min_cut_zero_grad (the torchvision models): the gradients zeroed in
+// place between steps, as libtorch 1.13's Optimizer::zero_grad() does, instead of dropped.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -106,11 +109,21 @@ std::shared_ptr<const aotgrad::Compiler> functional_compiler() {
   return std::make_shared<aotgrad::InterpreterCompiler>(/*reinplace=*/false);
 }
 
-void BM_TrainStep_Eager(benchmark::State& state, const std::string& name) {
+// Gradients zeroed and kept (libtorch 1.13's Optimizer::zero_grad) instead of dropped (PyTorch
+// 2.x's set_to_none): the backward's gradients are then added into them.
+void zero_grads_in_place(const std::vector<at::Tensor>& params) {
+  at::NoGradGuard no_grad;
+  for (const at::Tensor& p : params)
+    if (p.grad().defined()) p.grad().zero_();
+}
+
+void BM_TrainStep_Eager(benchmark::State& state, const std::string& name, bool keep_grads) {
   const ModelData& data = model_data(name);
   std::unique_ptr<aotgrad::models::EagerModel> model = aotgrad::models::make_eager_model(name);
   model->load_state(data.values);
   std::vector<at::Tensor> inputs = aotgrad::models::cloned(data.values, model->input_names());
+  std::vector<at::Tensor> params;
+  for (const auto& [name, t] : model->parameters()) params.push_back(t);
   run_steps(
       state,
       [&] {
@@ -118,11 +131,11 @@ void BM_TrainStep_Eager(benchmark::State& state, const std::string& name) {
         loss.backward();
         benchmark::DoNotOptimize(loss);
       },
-      [&] { model->zero_grad(); });
+      [&] { keep_grads ? zero_grads_in_place(params) : model->zero_grad(); });
 }
 
 void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& name,
-                                   const Variant& v) {
+                                   const Variant& v, bool keep_grads) {
   const ModelData& data = model_data(name);
   std::unique_ptr<aotgrad::models::EagerModel> model = aotgrad::models::make_eager_model(name);
   std::vector<std::string> params = model->parameter_names();
@@ -147,6 +160,10 @@ void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& n
         benchmark::DoNotOptimize(out);
       },
       [&] {
+        if (keep_grads) {
+          zero_grads_in_place(std::vector<at::Tensor>(args.begin(), args.begin() + params.size()));
+          return;
+        }
         for (size_t i = 0; i < params.size(); ++i) args[i].mutable_grad() = at::Tensor();
       });
 }
@@ -218,14 +235,28 @@ void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, const Variant& v) {
 void register_benchmarks() {
   for (std::string model :
        {"gpt_block", "gpt_block_wide", "cnn_bn", "resnet18", "mobilenet_v2", "efficientnet_b0"}) {
-    benchmark::RegisterBenchmark(("TrainStep/" + model + "/eager").c_str(),
-                                 [model](benchmark::State& s) { BM_TrainStep_Eager(s, model); })
+    benchmark::RegisterBenchmark(
+        ("TrainStep/" + model + "/eager").c_str(),
+        [model](benchmark::State& s) { BM_TrainStep_Eager(s, model, false); })
         ->Unit(benchmark::kMicrosecond);
     for (const Variant& v : kVariants)
       benchmark::RegisterBenchmark(
           ("TrainStep/" + model + "/aotgrad_" + v.name).c_str(),
-          [model, v](benchmark::State& s) { BM_TrainStep_CompiledFunction(s, model, v); })
+          [model, v](benchmark::State& s) { BM_TrainStep_CompiledFunction(s, model, v, false); })
           ->Unit(benchmark::kMicrosecond);
+  }
+  // The vision models with gradients zeroed and kept between steps (zero_grads_in_place): glibc
+  // then has no freed gradients at its heap top to trim before each step.
+  for (std::string model : {"resnet18", "mobilenet_v2", "efficientnet_b0"}) {
+    benchmark::RegisterBenchmark(
+        ("TrainStep/" + model + "/eager_zero_grad").c_str(),
+        [model](benchmark::State& s) { BM_TrainStep_Eager(s, model, true); })
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("TrainStep/" + model + "/aotgrad_min_cut_zero_grad").c_str(),
+                                 [model](benchmark::State& s) {
+                                   BM_TrainStep_CompiledFunction(s, model, kVariants[1], true);
+                                 })
+        ->Unit(benchmark::kMicrosecond);
   }
   benchmark::RegisterBenchmark("TrainStep/nanogpt/eager", [](benchmark::State& s) {
     BM_TrainStep_NanoGPTEager(s, false);
