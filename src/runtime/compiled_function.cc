@@ -5,10 +5,12 @@
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/saved_variable_hooks.h>
 
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -99,6 +101,50 @@ std::vector<at::Tensor> unpack_saved(const PackedSaved& packed,
 }
 
 }  // namespace
+
+// The backward node running on this thread (CompiledFunctionBackward::apply sets it), for the
+// edges to the leaves its gradients go to.
+thread_local const torch::autograd::Node* t_backward_node = nullptr;
+
+// Note [Gradients accumulated as they are made]
+// Eager's engine runs each AccumulateGrad as soon as its gradient is made; a compiled backward
+// returns all of its gradients at its end, so with gradients kept between steps (libtorch 1.13's
+// zero_grad zeroes them) every fresh gradient lives until then. In a plain .backward() (the graph
+// task's exec_info empty: every reachable leaf accumulates), without create_graph, gradient k
+// whose edge is an AccumulateGrad without hooks, on a leaf whose .grad is defined, dense and of
+// the gradient's sizes and dtype, is added into that .grad as soon as the backward graph computes
+// it -- what AccumulateGrad's in-place `variable_grad += new_grad` does, under the same lock -- and
+// the backward returns None for it. Otherwise AccumulateGrad does it as before. Only graphs that
+// write, communicate or have effects nowhere offer their outputs early (the interpreter's
+// ScopedOutputSink), so data-parallel backwards keep AccumulateGrad's path.
+// The lock AccumulateGrad holds while it adds into its variable's .grad (Node::mutex_, protected):
+// a pointer to it taken in a class derived from Node.
+struct NodeLock : torch::autograd::Node {
+  static std::mutex& of(torch::autograd::Node& n) { return n.*(&NodeLock::mutex_); }
+};
+
+struct LeafGrad {
+  at::Tensor leaf;
+  torch::autograd::AccumulateGrad* accumulator = nullptr;
+};
+
+std::vector<LeafGrad> leaves_to_accumulate_into() {
+  const torch::autograd::Node* node = t_backward_node;
+  const auto* exec = torch::autograd::get_current_graph_task_exec_info();
+  if (!node || !exec || !exec->empty() || at::GradMode::is_enabled()) return {};
+  std::vector<LeafGrad> leaves(node->num_outputs());
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    const torch::autograd::Edge& e = node->next_edge(k);
+    auto* acc = dynamic_cast<torch::autograd::AccumulateGrad*>(e.function.get());
+    if (!acc || !acc->pre_hooks().empty() || !acc->post_hooks().empty()) continue;
+    const at::Tensor& v = acc->variable;
+    if (!v.defined() || !v.requires_grad() || !torch::autograd::impl::hooks(v).empty()) continue;
+    const at::Tensor& grad = v.grad();
+    if (!grad.defined() || grad.requires_grad() || grad.is_sparse() || grad.is_mkldnn()) continue;
+    leaves[k] = {v, acc};
+  }
+  return leaves;
+}
 
 struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutogradFunction> {
   // Called by apply_compiled (below) under no grad; the outputs autograd must not differentiate
@@ -290,6 +336,24 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     std::vector<c10::IValue> grads;
     {
+      // Note [Gradients accumulated as they are made]
+      std::vector<LeafGrad> leaves = leaves_to_accumulate_into();
+      bool any = false;
+      for (const LeafGrad& l : leaves) any = any || l.leaf.defined();
+      std::optional<ScopedOutputSink> sink;
+      if (any)
+        sink.emplace([&leaves](size_t k, const c10::IValue& value) {
+          if (k >= leaves.size() || !leaves[k].leaf.defined() || !value.isTensor()) return false;
+          const at::Tensor& g = value.toTensor();
+          std::lock_guard<std::mutex> lock(NodeLock::of(*leaves[k].accumulator));
+          at::Tensor grad = leaves[k].leaf.grad();
+          if (!g.defined() || !grad.defined() || g.sizes() != grad.sizes() ||
+              g.scalar_type() != grad.scalar_type() || g.device() != grad.device() || g.is_sparse())
+            return false;
+          grad.add_(g);
+          torch::autograd::impl::bump_version(grad);
+          return true;
+        });
       at::AutoDispatchBelowADInplaceOrView guard;
       c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
       grads = state->bw(std::move(in));
@@ -307,6 +371,15 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
 // The backward node: libtorch's CppNode for CompiledAutogradFunction, under PyTorch's name.
 struct CompiledFunctionBackward : torch::autograd::CppNode<CompiledAutogradFunction> {
   std::string name() const override { return "CompiledFunctionBackward"; }
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& inputs) override {
+    const torch::autograd::Node* previous = t_backward_node;
+    t_backward_node = this;
+    struct Restore {
+      const torch::autograd::Node* previous;
+      ~Restore() { t_backward_node = previous; }
+    } restore{previous};
+    return CppNode<CompiledAutogradFunction>::apply(std::move(inputs));
+  }
 };
 
 namespace {

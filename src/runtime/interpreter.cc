@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
@@ -13,6 +14,7 @@
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiler.h"
 #include "aotgrad/runtime/effects.h"
+#include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/reinplace.h"
 
 namespace aotgrad {
@@ -108,7 +110,22 @@ struct Interpreter::Plan {
   int num_slots = 0;
   size_t num_reinplaced = 0;
   std::unordered_map<const Node*, int> slot_of;
+  // ScopedOutputSink: per instruction, the output positions whose value it defines and no later
+  // instruction reads (empty when the graph offers no outputs early: it writes, communicates or
+  // has effects).
+  std::vector<std::vector<size_t>> early_outputs;
 };
+
+namespace {
+thread_local const OutputSink* t_output_sink = nullptr;
+}  // namespace
+
+ScopedOutputSink::ScopedOutputSink(OutputSink sink)
+    : sink_(std::move(sink)), previous_(t_output_sink) {
+  t_output_sink = &sink_;
+}
+
+ScopedOutputSink::~ScopedOutputSink() { t_output_sink = previous_; }
 
 namespace {
 
@@ -235,8 +252,15 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
   };
   // Last use of each node, as an instruction index (-1: placeholder-only; INT_MAX: output).
   std::unordered_map<const Node*, int> last_use;
+  std::unordered_map<const Node*, int> last_read;  // last instruction reading it as an argument
+  bool offers_outputs = true;
   int index = 0;
   for (const Node* n : graph_->nodes()) {
+    if (n->kind() == NodeKind::Call)
+      offers_outputs = offers_outputs && !has_mutations(*n) && !is_collective(*n->op()) &&
+                       !is_effectful(*n->op());
+    if (n->kind() != NodeKind::Placeholder && n->kind() != NodeKind::Output)
+      for (auto& a : n->args()) a.for_each_node([&](Node* u) { last_read[u] = index; });
     if (n->kind() == NodeKind::Placeholder) {
       p.placeholders.push_back(n);
       p.input_slots.push_back(new_slot(n));
@@ -381,6 +405,19 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
       p.instrs[last].release.push_back(slot);
   }
   if (graph_->output()) flatten_output(graph_->output()->args()[0], p.slot_of, p.output_slots);
+  p.early_outputs.resize(p.instrs.size());
+  if (offers_outputs) {
+    std::unordered_map<int, size_t> instr_of_slot;
+    for (size_t i = 0; i < p.instrs.size(); ++i) instr_of_slot[p.instrs[i].out_slot] = i;
+    for (size_t k = 0; k < p.output_slots.size(); ++k) {
+      auto it = instr_of_slot.find(p.output_slots[k]);
+      if (it == instr_of_slot.end()) continue;  // None, or an input
+      const Node* n = p.instrs[it->second].node;
+      auto read = last_read.find(n);
+      if (read != last_read.end() && read->second > static_cast<int>(it->second)) continue;
+      p.early_outputs[it->second].push_back(k);
+    }
+  }
   auto binder = std::make_unique<SymbolBinder>(*graph_);
   if (!binder->empty()) p.binder = std::move(binder);
 }
@@ -496,6 +533,10 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
   for (size_t i = 0; i < inputs.size(); ++i) slots[p.input_slots[i]] = std::move(inputs[i]);
   for (int s : p.input_release) slots[s] = c10::IValue();
   std::vector<c10::IValue> stack;
+  const OutputSink* sink = t_output_sink;
+  std::vector<char> taken;  // output positions the sink took
+  if (sink) taken.assign(p.output_slots.size(), 0);
+  size_t at = 0;
   for (const Instr& in : p.instrs) {
     if (in.kind == Instr::Kind::Sym) {
       try {
@@ -593,11 +634,26 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
         value = c10::ivalue::Tuple::create({std::move(state), std::move(value)});
       slots[in.out_slot] = std::move(value);
     }
+    if (sink && !p.early_outputs[at].empty()) {
+      bool all = true;
+      for (size_t k : p.early_outputs[at]) {
+        if (!taken[k] && (*sink)(k, slots[in.out_slot])) taken[k] = 1;
+        all = all && taken[k];
+      }
+      // Every position of the value taken and nothing reads it later: free it now.
+      if (all && std::count(p.output_slots.begin(), p.output_slots.end(), in.out_slot) ==
+                     static_cast<std::ptrdiff_t>(p.early_outputs[at].size()))
+        slots[in.out_slot] = c10::IValue();
+    }
     for (int s : in.release) slots[s] = c10::IValue();
+    ++at;
   }
   std::vector<c10::IValue> out;
   out.reserve(p.output_slots.size());
-  for (int s : p.output_slots) out.push_back(s < 0 ? c10::IValue() : slots[s]);
+  for (size_t k = 0; k < p.output_slots.size(); ++k) {
+    const int s = p.output_slots[k];
+    out.push_back(s < 0 || (!taken.empty() && taken[k]) ? c10::IValue() : slots[s]);
+  }
   return out;
 }
 

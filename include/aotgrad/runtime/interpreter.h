@@ -41,6 +41,28 @@ struct InterpreterOptions {
   bool reinplace = true;
 };
 
+/// Receives a graph output as soon as run() has computed it, while a ScopedOutputSink is alive on
+/// the calling thread: `index` is the output's position in run()'s result. Returning true takes
+/// the value: run() returns None in that position and frees the value once nothing else reads it.
+/// Offered only by graphs with no in-place op, collective or effectful op (so an output's value is
+/// final when it is computed), and only outputs no later call reads. CompiledFunction's backward
+/// adds each gradient into its leaf's `.grad` this way, as eager's AccumulateGrad does as soon as
+/// a gradient is made, instead of holding every gradient to the end of the backward.
+using OutputSink = std::function<bool(size_t index, const c10::IValue& value)>;
+
+/// Installs `sink` for Interpreter::run on this thread for its lifetime (the previous one after).
+class ScopedOutputSink {
+ public:
+  explicit ScopedOutputSink(OutputSink sink);
+  ~ScopedOutputSink();
+  ScopedOutputSink(const ScopedOutputSink&) = delete;
+  ScopedOutputSink& operator=(const ScopedOutputSink&) = delete;
+
+ private:
+  OutputSink sink_;
+  const OutputSink* previous_;
+};
+
 /// Executes a graph as written (in-place ops included) through c10 boxed kernels resolved once.
 /// Each value is released right after its last use, so the memory profile is the program's.
 /// Thread-compatible: concurrent run() calls on one Interpreter are safe.
