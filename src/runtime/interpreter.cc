@@ -4,7 +4,6 @@
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 
-#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
@@ -640,10 +639,9 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
         if (!taken[k] && (*sink)(k, slots[in.out_slot])) taken[k] = 1;
         all = all && taken[k];
       }
-      // Every position of the value taken and nothing reads it later: free it now.
-      if (all && std::count(p.output_slots.begin(), p.output_slots.end(), in.out_slot) ==
-                     static_cast<std::ptrdiff_t>(p.early_outputs[at].size()))
-        slots[in.out_slot] = c10::IValue();
+      // Every position of the value taken (early_outputs lists them all) and nothing reads it
+      // later: free it now.
+      if (all) slots[in.out_slot] = c10::IValue();
     }
     for (int s : in.release) slots[s] = c10::IValue();
     ++at;

@@ -69,7 +69,6 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/op_classes.h"
-#include "arg_remap.h"
 
 namespace aotgrad {
 namespace {
@@ -108,38 +107,6 @@ std::vector<const Node*> body_of(const Graph& g) {
   for (const Node* n : g.nodes())
     if (n->kind() == NodeKind::Call || n->kind() == NodeKind::GetItem) body.push_back(n);
   return body;
-}
-
-// A copy of `g` whose calls and getitems are `order` (a permutation of body_of(g) that respects
-// the data dependences): same names, metadata and info.
-std::unique_ptr<Graph> copy_in_order(const Graph& g, const std::vector<const Node*>& order) {
-  auto out = std::make_unique<Graph>();
-  out->signature = g.signature;
-  std::unordered_map<const Node*, Node*> map;
-  for (const Node* p : g.placeholders()) {
-    Node* c = out->add_placeholder(p->name(), p->meta());
-    c->info() = p->info();
-    map[p] = c;
-  }
-  for (const Node* n : order) {
-    Node* c = nullptr;
-    if (n->kind() == NodeKind::GetItem) {
-      c = out->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
-    } else {
-      std::vector<Arg> args;
-      for (const Arg& a : n->args()) args.push_back(remap(a, map));
-      c = out->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
-    }
-    c->mutable_meta() = n->meta();
-    c->info() = n->info();
-    map[n] = c;
-  }
-  if (g.output()) {
-    Node* o = out->set_output(remap(g.output()->args()[0], map));
-    o->mutable_meta() = g.output()->meta();
-    o->info() = g.output()->info();
-  }
-  return out;
 }
 
 std::string format_bytes(int64_t b) {

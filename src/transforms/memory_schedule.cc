@@ -18,7 +18,6 @@
 #include "aotgrad/transforms/op_classes.h"
 #include "aotgrad/transforms/pass.h"
 #include "aotgrad/transforms/split_weight_grads.h"
-#include "arg_remap.h"
 
 namespace aotgrad {
 namespace {
@@ -282,37 +281,12 @@ std::vector<size_t> depth_first_order(const Body& b) {
   return order;
 }
 
-// A copy of `g` with its body in `order` (positions in b.nodes): same names, metadata and info.
+// A copy of `g` with its body in `order` (positions in b.nodes).
 std::unique_ptr<Graph> reordered(const Graph& g, const Body& b, const std::vector<size_t>& order) {
-  auto out = std::make_unique<Graph>();
-  out->signature = g.signature;
-  std::unordered_map<const Node*, Node*> map;
-  for (const Node* p : g.placeholders()) {
-    Node* c = out->add_placeholder(p->name(), p->meta());
-    c->info() = p->info();
-    map[p] = c;
-  }
-  for (size_t i : order) {
-    const Node* n = b.nodes[i];
-    Node* c = nullptr;
-    if (n->kind() == NodeKind::GetItem) {
-      c = out->add_getitem(map.at(n->getitem_input()), n->getitem_index(), n->name());
-    } else {
-      std::vector<Arg> args;
-      args.reserve(n->args().size());
-      for (const Arg& a : n->args()) args.push_back(remap(a, map));
-      c = out->add_call_raw(*n->op(), std::move(args), n->given_mask(), n->meta(), n->name());
-    }
-    c->mutable_meta() = n->meta();
-    c->info() = n->info();
-    map[n] = c;
-  }
-  if (g.output()) {
-    Node* c = out->set_output(remap(g.output()->args()[0], map));
-    c->mutable_meta() = g.output()->meta();
-    c->info() = g.output()->info();
-  }
-  return out;
+  std::vector<const Node*> body;
+  body.reserve(order.size());
+  for (size_t i : order) body.push_back(b.nodes[i]);
+  return copy_in_order(g, body);
 }
 
 bool is_identity(const std::vector<size_t>& order) {
@@ -413,15 +387,11 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
   r.forward_peak_after = r.forward_peak_before;
   r.backward_peak_after = r.backward_peak_before;
   best_of(fw, fb, false, "", true, true, r.forward_peak_after, r.forward_order, new_fw);
-  // A backward with convolutions: its greedy order on the graph with the weight gradients split
-  // off (split_weight_gradients), which has every order of the unsplit graph and more, in place of
+  // A backward with weight gradients to split: its greedy order on the graph with them split off
+  // (split_weight_gradients), which has every order of the unsplit graph and more, in place of
   // the unsplit greedy order (two candidates, as for the forward: the schedule is the pipeline's
   // costliest stage); the depth-first order on the unsplit graph.
-  bool has_convolutions = false;
-  for (const Node* n : bw.nodes())
-    has_convolutions = has_convolutions || (n->kind() == NodeKind::Call &&
-                                            n->op()->schema.name == "aten::convolution_backward");
-  std::unique_ptr<Graph> split = has_convolutions ? bw.clone() : nullptr;
+  std::unique_ptr<Graph> split = has_weight_gradients_to_split(bw) ? bw.clone() : nullptr;
   int calls = split ? split_weight_gradients(*split) : 0;
   if (calls > 0) {
     Body sb = analyze(*split, bw_inputs);

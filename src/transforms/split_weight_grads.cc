@@ -31,29 +31,39 @@ Arg with_mask(const Arg& list, bool input, bool weight, bool bias) {
   return a;
 }
 
+// The getitems of convolution_backward call `n` that read its weight or bias gradient, when `n`
+// is split: it computes grad_input and a weight or bias gradient, every user is a getitem (the
+// interpreter's tuples), and both halves are read. Empty otherwise.
+std::vector<Node*> weight_getitems(const Node& n) {
+  if (n.kind() != NodeKind::Call || n.op()->schema.name != "aten::convolution_backward") return {};
+  std::vector<bool> mask = output_mask(n);
+  if (mask.empty() || !mask[0] || !(mask[1] || mask[2])) return {};
+  if (n.meta().kind != ValueMeta::Kind::Tuple || n.meta().elems.size() != 3) return {};
+  std::vector<Node*> items;
+  bool input_read = false;
+  for (Node* u : n.users()) {
+    if (u->kind() != NodeKind::GetItem) return {};
+    if (u->getitem_index() >= 1) items.push_back(u);
+    input_read = input_read || u->getitem_index() == 0;
+  }
+  return input_read ? items : std::vector<Node*>{};
+}
+
 }  // namespace
 
-int split_weight_gradients(Graph& g) {
-  std::vector<Node*> calls;
-  for (Node* n : g.nodes())
-    if (n->kind() == NodeKind::Call && n->op()->schema.name == "aten::convolution_backward")
-      calls.push_back(n);
-  int split = 0;
-  for (Node* c : calls) {
-    std::vector<bool> mask = output_mask(*c);
-    if (mask.empty() || !mask[0] || !(mask[1] || mask[2])) continue;
-    if (c->meta().kind != ValueMeta::Kind::Tuple || c->meta().elems.size() != 3) continue;
-    // Every user a getitem (the interpreter's tuples), at least one of a weight or bias gradient.
-    std::vector<Node*> weight_items;
-    bool only_getitems = true, input_read = false;
-    for (Node* u : c->users()) {
-      only_getitems = only_getitems && u->kind() == NodeKind::GetItem;
-      if (u->kind() != NodeKind::GetItem) continue;
-      if (u->getitem_index() >= 1) weight_items.push_back(u);
-      input_read = input_read || u->getitem_index() == 0;
-    }
-    if (!only_getitems || weight_items.empty() || !input_read) continue;
+bool has_weight_gradients_to_split(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (!weight_getitems(*n).empty()) return true;
+  return false;
+}
 
+int split_weight_gradients(Graph& g) {
+  std::vector<std::pair<Node*, std::vector<Node*>>> calls;
+  for (Node* n : g.nodes())
+    if (std::vector<Node*> items = weight_getitems(*n); !items.empty())
+      calls.push_back({n, std::move(items)});
+  for (auto& [c, weight_items] : calls) {
+    std::vector<bool> mask = output_mask(*c);
     std::vector<Arg> args = c->args();
     args[kOutputMask] = with_mask(args[kOutputMask], false, mask[1], mask[2]);
     ValueMeta meta = c->meta();
@@ -70,9 +80,8 @@ int split_weight_gradients(Graph& g) {
     c->set_arg(kOutputMask, with_mask(c->args()[kOutputMask], true, false, false));
     c->mutable_meta().elems[1] = ValueMeta::none();
     c->mutable_meta().elems[2] = ValueMeta::none();
-    ++split;
   }
-  return split;
+  return static_cast<int>(calls.size());
 }
 
 }  // namespace aotgrad

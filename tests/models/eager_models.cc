@@ -194,15 +194,21 @@ struct ResNet18Impl : torch::nn::Module {
   torch::nn::Linear fc{nullptr};
 };
 
+/// Conv2dNormActivation's convolution: "same" padding, no bias.
+torch::nn::Conv2dOptions same_conv(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                                   int64_t groups) {
+  return torch::nn::Conv2dOptions(in, out, kernel)
+      .stride(stride)
+      .padding((kernel - 1) / 2)
+      .groups(groups)
+      .bias(false);
+}
+
 /// torchvision's Conv2dNormActivation with ReLU6: conv (no bias, "same" padding)-BN-ReLU6_,
 /// registered as "0", "1" (and "2", without parameters) as its Sequential.
 struct ConvBNReLU6Impl : torch::nn::Module {
   ConvBNReLU6Impl(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t groups = 1) {
-    conv = register_module("0", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel)
-                                                      .stride(stride)
-                                                      .padding((kernel - 1) / 2)
-                                                      .groups(groups)
-                                                      .bias(false)));
+    conv = register_module("0", torch::nn::Conv2d(same_conv(in, out, kernel, stride, groups)));
     bn = register_module("1", torch::nn::BatchNorm2d(out));
   }
   torch::Tensor forward(const torch::Tensor& x) {
@@ -271,11 +277,7 @@ struct ConvBNSiLUImpl : torch::nn::Module {
   ConvBNSiLUImpl(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t groups = 1,
                  bool activation = true)
       : activation(activation) {
-    conv = register_module("0", torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel)
-                                                      .stride(stride)
-                                                      .padding((kernel - 1) / 2)
-                                                      .groups(groups)
-                                                      .bias(false)));
+    conv = register_module("0", torch::nn::Conv2d(same_conv(in, out, kernel, stride, groups)));
     bn = register_module("1", torch::nn::BatchNorm2d(out));
   }
   torch::Tensor forward(const torch::Tensor& x) {

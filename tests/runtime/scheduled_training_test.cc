@@ -31,6 +31,15 @@ def forward(self, x: "f32[128, 32]", wq: "f32[32, 32]", wk: "f32[32, 32]", wv: "
     return (mm_5,)
 )";
 
+// `text` compiled for training with the memory schedule or without it.
+std::unique_ptr<CompiledFunction> compiled(const char* text, const std::vector<bool>& rg,
+                                           ScheduleKind kind) {
+  TrainOptions o;
+  o.pipeline.cache_dir = "off";
+  o.pipeline.schedule = kind;
+  return std::make_unique<CompiledFunction>(parse_text(text), rg, o);
+}
+
 at::Tensor eager_attention(const std::vector<at::Tensor>& p) {
   at::Tensor q = at::mm(p[0], p[1].t()), k = at::mm(p[0], p[2].t()), v = at::mm(p[0], p[3].t());
   at::Tensor h = at::tanh(at::mm(at::softmax(at::mm(q, k.t()), -1), v));
@@ -75,14 +84,8 @@ TEST(ScheduledTraining, AttentionTrainsAsEagerAndAsTheUnscheduledCompilation) {
                                at::randn({32, 32}) * 0.2};
   std::vector<bool> rg(init.size(), true);
   rg[0] = false;
-  auto compiled = [&](ScheduleKind kind) {
-    TrainOptions o;
-    o.pipeline.cache_dir = "off";
-    o.pipeline.schedule = kind;
-    return std::make_unique<CompiledFunction>(parse_text(kAttention), rg, o);
-  };
-  std::unique_ptr<CompiledFunction> scheduled = compiled(ScheduleKind::kMemory);
-  std::unique_ptr<CompiledFunction> plain = compiled(ScheduleKind::kNone);
+  std::unique_ptr<CompiledFunction> scheduled = compiled(kAttention, rg, ScheduleKind::kMemory);
+  std::unique_ptr<CompiledFunction> plain = compiled(kAttention, rg, ScheduleKind::kNone);
   const TrainingArtifacts& a = scheduled->artifacts();
   const TrainingArtifacts& b = plain->artifacts();
   // The schedule reordered this model, and lowered its predicted peak (282624 -> 270336 bytes).
@@ -126,14 +129,8 @@ TEST(ScheduledTraining, SplitWeightGradientsAreTheUnsplitOnes) {
   std::vector<at::Tensor> init{at::randn({2, 8, 64, 64}), at::randn({8, 8, 3, 3}) * 0.2,
                                at::randn({64, 8, 8, 8}) * 0.05, at::randn({256, 64, 3, 3}) * 0.05};
   std::vector<bool> rg{false, true, true, true};
-  auto compiled = [&](ScheduleKind kind) {
-    TrainOptions o;
-    o.pipeline.cache_dir = "off";
-    o.pipeline.schedule = kind;
-    return std::make_unique<CompiledFunction>(parse_text(kConvNet), rg, o);
-  };
-  std::unique_ptr<CompiledFunction> scheduled = compiled(ScheduleKind::kMemory);
-  std::unique_ptr<CompiledFunction> plain = compiled(ScheduleKind::kNone);
+  std::unique_ptr<CompiledFunction> scheduled = compiled(kConvNet, rg, ScheduleKind::kMemory);
+  std::unique_ptr<CompiledFunction> plain = compiled(kConvNet, rg, ScheduleKind::kNone);
   // Weight-only calls: the first layer's (x needs no gradient), split, the other two's too.
   auto weight_calls = [](const Graph& g) {
     int n = 0;

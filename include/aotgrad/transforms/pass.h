@@ -40,4 +40,8 @@ std::string known_pass_names();
 /// For passes that build a new graph (functionalize) but must rewrite the caller's in place.
 void assign_graph(Graph& dst, const Graph& src);
 
+/// A copy of `g` whose calls and getitems are `body` (a permutation of g's calls and getitems that
+/// respects their data dependences): same names, metadata, node info and signature.
+std::unique_ptr<Graph> copy_in_order(const Graph& g, const std::vector<const Node*>& body);
+
 }  // namespace aotgrad

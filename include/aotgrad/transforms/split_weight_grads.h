@@ -20,4 +20,7 @@ namespace aotgrad {
 /// the number of calls split.
 int split_weight_gradients(Graph& g);
 
+/// Whether split_weight_gradients would split a call of `g` (without copying or changing it).
+bool has_weight_gradients_to_split(const Graph& g);
+
 }  // namespace aotgrad
