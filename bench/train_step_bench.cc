@@ -14,8 +14,12 @@
 // checkpointed by hand (eager_checkpoint, torch.utils.checkpoint's scheme), and aot_module in the
 // same variants as the other models (auto at 3% and 10% estimated extra step time).
 //
-// eager_zero_grad, aotgrad_min_cut_zero_grad (the torchvision models): the gradients zeroed in
-// place between steps, as libtorch 1.13's Optimizer::zero_grad() does, instead of dropped.
+// eager_zero_grad, aotgrad_*_zero_grad: the gradients zeroed in place between steps, as libtorch
+// 1.13's Optimizer::zero_grad() does, instead of dropped.
+//
+// Run it as PyTorch's CPU launcher would, with tcmalloc preloaded: `aotgrad launch --nproc=1 --
+// build/bench/train_step_bench ...` (Note [The ranks' allocator]); under glibc's malloc both eager
+// and compiled steps spend up to a fifth of their time in page faults (page_faults_per_step).
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -245,18 +249,19 @@ void register_benchmarks() {
           [model, v](benchmark::State& s) { BM_TrainStep_CompiledFunction(s, model, v, false); })
           ->Unit(benchmark::kMicrosecond);
   }
-  // The vision models with gradients zeroed and kept between steps (zero_grads_in_place): glibc
-  // then has no freed gradients at its heap top to trim before each step.
-  for (std::string model : {"resnet18", "mobilenet_v2", "efficientnet_b0"}) {
+  // Every model with gradients zeroed and kept between steps (zero_grads_in_place), libtorch
+  // 1.13's Optimizer::zero_grad(): the peak above the step's start then holds no gradient.
+  for (std::string model :
+       {"gpt_block", "gpt_block_wide", "cnn_bn", "resnet18", "mobilenet_v2", "efficientnet_b0"}) {
     benchmark::RegisterBenchmark(
         ("TrainStep/" + model + "/eager_zero_grad").c_str(),
         [model](benchmark::State& s) { BM_TrainStep_Eager(s, model, true); })
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("TrainStep/" + model + "/aotgrad_min_cut_zero_grad").c_str(),
-                                 [model](benchmark::State& s) {
-                                   BM_TrainStep_CompiledFunction(s, model, kVariants[1], true);
-                                 })
-        ->Unit(benchmark::kMicrosecond);
+    for (const Variant& v : kVariants)
+      benchmark::RegisterBenchmark(
+          ("TrainStep/" + model + "/aotgrad_" + v.name + "_zero_grad").c_str(),
+          [model, v](benchmark::State& s) { BM_TrainStep_CompiledFunction(s, model, v, true); })
+          ->Unit(benchmark::kMicrosecond);
   }
   benchmark::RegisterBenchmark("TrainStep/nanogpt/eager", [](benchmark::State& s) {
     BM_TrainStep_NanoGPTEager(s, false);

@@ -19,6 +19,7 @@ packages=(
   graphviz                            # dot, which renders `aotgrad compile --dot` in a test
   python3-networkx                    # functorch's min-cut partitioner, the reference in tests/cli/partition_test.sh
   hyperfine                           # bench/cli_startup.sh: process wall time of the command line
+  libtcmalloc-minimal4 libjemalloc2   # the allocators `aotgrad launch` preloads, as PyTorch's run_cpu
 )
 
 missing=()
