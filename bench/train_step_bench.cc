@@ -15,7 +15,8 @@
 // same variants as the other models (auto at 3% and 10% estimated extra step time).
 //
 // eager_zero_grad, aotgrad_*_zero_grad: the gradients zeroed in place between steps, as libtorch
-// 1.13's Optimizer::zero_grad() does, instead of dropped.
+// 1.13's Optimizer::zero_grad() does, instead of dropped (compiled with
+// MinCutOptions::gradients_kept).
 //
 // Run it as PyTorch's CPU launcher would, with tcmalloc preloaded: `aotgrad launch --nproc=1 --
 // build/bench/train_step_bench ...` (Note [The ranks' allocator]); under glibc's malloc both eager
@@ -153,6 +154,7 @@ void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& n
   options.pipeline.partition = v.partition;
   options.pipeline.min_cut.activation_memory_budget = v.budget;
   options.pipeline.min_cut.max_slowdown = v.max_slowdown;
+  options.pipeline.min_cut.gradients_kept = keep_grads;  // the peak the plan and order lower
   if (!v.reinplace) options.fw_compiler = options.bw_compiler = functional_compiler();
   aotgrad::CompiledFunction f(aotgrad::parse_graph(data.graph_text, aotgrad::aten_ops()),
                               requires_grad, options);

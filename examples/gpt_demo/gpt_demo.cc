@@ -294,6 +294,9 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
     config.partition = aotgrad::PartitionKind::kMinCut;
     config.activation_memory_budget = o.memory_budget;
     config.min_cut.max_slowdown = o.max_slowdown;
+    // libtorch 1.13's Optimizer::zero_grad() zeroes each .grad in place: the step adds each
+    // gradient into it as soon as the backward makes it, and the plan and order lower that peak.
+    config.min_cut.gradients_kept = true;
     // --vary-seq: the sequence dimension of the windows and targets is a symbol from the start
     // (torch._dynamo.mark_dynamic), so every length runs one compilation.
     if (o.vary_seq) config.dynamic_dims = {{0, {1}}, {1, {1}}};

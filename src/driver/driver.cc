@@ -74,7 +74,8 @@ PassPipeline training_pipeline(const CompileOptions& options) {
   MinCutOptions min_cut = options.min_cut;
   min_cut.budget_prices_scheduled = options.schedule == ScheduleKind::kMemory;
   pipeline.add(partition_stage(options.partition, min_cut, options.explain, options.partition_fn));
-  if (options.schedule != ScheduleKind::kNone) pipeline.add(schedule_stage(options.schedule));
+  if (options.schedule != ScheduleKind::kNone)
+    pipeline.add(schedule_stage(options.schedule, options.min_cut.gradients_kept));
   return with_extra_stages(std::move(pipeline), options, PipelineKind::kTraining);
 }
 

@@ -182,7 +182,8 @@ class PartitionStage : public Stage {
          " budget_pricing=" + (o.budget_pricing == BudgetPricing::kPeak ? "peak" : "sum") +
          " budget_prices_scheduled=" + std::to_string(o.budget_prices_scheduled) +
          " cost_model=" + o.cost_model.fingerprint() +
-         " max_slowdown=" + exact_double(o.max_slowdown) + " static_lifetime_inputs=";
+         " max_slowdown=" + exact_double(o.max_slowdown) +
+         (o.gradients_kept ? " gradients_kept=1" : "") + " static_lifetime_inputs=";
     for (bool b : o.static_lifetime_inputs) m += b ? "1" : "0";
     return m;
   }
@@ -223,14 +224,15 @@ class PartitionStage : public Stage {
 
 class ScheduleStage : public Stage {
  public:
-  explicit ScheduleStage(ScheduleKind kind) : kind_(kind) {}
+  ScheduleStage(ScheduleKind kind, bool gradients_kept)
+      : kind_(kind), gradients_kept_(gradients_kept) {}
   std::string_view name() const override { return "schedule"; }
   bool run(CompileState& s) override {
     changes_ = 0;
     if (kind_ == ScheduleKind::kNone) return false;
     AOTGRAD_CHECK(s.fw != nullptr && s.bw != nullptr,
                   "schedule: no forward and backward graphs (run it after partition)");
-    last_ = schedule_for_memory(s.fw, s.bw, s.saved);
+    last_ = schedule_for_memory(s.fw, s.bw, s.saved, gradients_kept_);
     changes_ = (last_.forward_order != "original") + (last_.backward_order != "original");
     return changes_ > 0;
   }
@@ -238,7 +240,8 @@ class ScheduleStage : public Stage {
     return {GraphSlot::kForward, GraphSlot::kBackward};
   }
   std::string fingerprint() const override {
-    return std::string("schedule=") + schedule_kind_name(kind_);
+    return std::string("schedule=") + schedule_kind_name(kind_) +
+           (gradients_kept_ ? " gradients_kept=1" : "");
   }
   void log(const CompileState& s, const LogSettings& logs) const override {
     if (logs.partitioner && kind_ != ScheduleKind::kNone && s.fw)
@@ -247,6 +250,7 @@ class ScheduleStage : public Stage {
 
  private:
   ScheduleKind kind_;
+  bool gradients_kept_;
   MemorySchedule last_;
 };
 
@@ -322,8 +326,8 @@ std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& 
   return std::make_unique<PartitionStage>(kind, min_cut, explain, std::move(custom));
 }
 
-std::unique_ptr<Stage> schedule_stage(ScheduleKind kind) {
-  return std::make_unique<ScheduleStage>(kind);
+std::unique_ptr<Stage> schedule_stage(ScheduleKind kind, bool gradients_kept) {
+  return std::make_unique<ScheduleStage>(kind, gradients_kept);
 }
 
 std::unique_ptr<Stage> data_parallel_stage(DataParallelOptions options) {

@@ -127,7 +127,7 @@ std::string timeline_svg(const std::vector<std::pair<std::string, MemoryTimeline
 
 std::string partition_timeline_svg(const Graph& joint, const JointGraph& layout, const Graph& fw,
                                    const Graph& bw, const std::vector<std::string>& saved,
-                                   const std::string& label) {
+                                   const std::string& label, bool gradients_kept) {
   JointGraph jg;
   jg.graph = joint.clone();
   jg.num_primals = layout.num_primals;
@@ -137,8 +137,10 @@ std::string partition_timeline_svg(const Graph& joint, const JointGraph& layout,
   jg.primal_requires_grad = layout.primal_requires_grad;
   Partition d = default_partition(jg);
   std::vector<std::pair<std::string, MemoryTimeline>> series;
-  series.push_back({label + " (chosen)", training_step_timeline(fw, bw, saved)});
-  series.push_back({"default_partition", training_step_timeline(*d.fw, *d.bw, d.saved)});
+  series.push_back(
+      {label + " (chosen)", training_step_timeline(fw, bw, saved, true, gradients_kept)});
+  series.push_back(
+      {"default_partition", training_step_timeline(*d.fw, *d.bw, d.saved, true, gradients_kept)});
   return timeline_svg(series, "training step's live bytes: " + label + " vs default_partition");
 }
 

@@ -14,6 +14,7 @@
 #include "aotgrad/runtime/compiler.h"
 #include "aotgrad/runtime/effects.h"
 #include "aotgrad/transforms/dce.h"
+#include "aotgrad/transforms/memory_timeline.h"
 #include "aotgrad/transforms/reinplace.h"
 
 namespace aotgrad {
@@ -252,12 +253,9 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
   // Last use of each node, as an instruction index (-1: placeholder-only; INT_MAX: output).
   std::unordered_map<const Node*, int> last_use;
   std::unordered_map<const Node*, int> last_read;  // last instruction reading it as an argument
-  bool offers_outputs = true;
+  const bool offers_outputs = offers_outputs_early(*graph_);
   int index = 0;
   for (const Node* n : graph_->nodes()) {
-    if (n->kind() == NodeKind::Call)
-      offers_outputs = offers_outputs && !has_mutations(*n) && !is_collective(*n->op()) &&
-                       !is_effectful(*n->op());
     if (n->kind() != NodeKind::Placeholder && n->kind() != NodeKind::Output)
       for (auto& a : n->args()) a.for_each_node([&](Node* u) { last_read[u] = index; });
     if (n->kind() == NodeKind::Placeholder) {

@@ -191,8 +191,9 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
   if (auto dot = args.get("dot"))
     write_file_atomic(*dot, joint_graph_dot(*a.joint, *a.fw, *a.bw, a.saved));
   if (auto svg = args.get("timeline"))
-    write_file_atomic(*svg, partition_timeline_svg(*a.joint, a.joint_info, *a.fw, *a.bw, a.saved,
-                                                   partition_kind_name(o.partition)));
+    write_file_atomic(
+        *svg, partition_timeline_svg(*a.joint, a.joint_info, *a.fw, *a.bw, a.saved,
+                                     partition_kind_name(o.partition), o.min_cut.gradients_kept));
   timer.mark("dump");
   if (json_stats) {
     nlohmann::ordered_json j = stats_json("autograd", args, o);
@@ -206,14 +207,15 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     j["saved_bytes"] = summary.bytes;
     j["saved_activation_bytes"] = summary.activation_bytes;
     j["meta"] = meta_json(a.meta, graph);
-    j["predicted_peak"] =
-        predicted_peak_json(training_step_timeline(*a.fw, *a.bw, a.saved, reinplace_option(args)));
+    j["predicted_peak"] = predicted_peak_json(training_step_timeline(
+        *a.fw, *a.bw, a.saved, reinplace_option(args), o.min_cut.gradients_kept));
     if (explain && a.explain) j["explain"] = explain_json(*a.explain);
     finish_stats(j, timer, o);
   } else if (explain) {
     if (a.explain) std::cout << explain_text(*a.explain);
     std::cout << "predicted training-step peak: "
-              << peak_text(training_step_timeline(*a.fw, *a.bw, a.saved, reinplace_option(args)))
+              << peak_text(training_step_timeline(*a.fw, *a.bw, a.saved, reinplace_option(args),
+                                                  o.min_cut.gradients_kept))
               << "\n";
   } else if (!dump) {
     std::cout << print_graph(*a.joint);
@@ -249,6 +251,8 @@ int run_compile(const Args& args) {
     if (args.has(opt))
       throw UsageError{std::string("--") + opt +
                        " draws the partition of a training compilation: give --grad"};
+  if (args.has("zero-grad"))
+    throw UsageError{"--zero-grad applies to a training compilation: give --grad"};
   // Inputs carry their requires_grad into the metadata.
   std::vector<Node*> phs = graph->placeholders();
   for (size_t i = 0; i < phs.size(); ++i)

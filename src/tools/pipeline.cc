@@ -192,6 +192,11 @@ CompileOptions compile_options(const Args& args) {
       throw UsageError{"--schedule: " + e.message()};
     }
   }
+  if (auto z = args.get("zero-grad")) {
+    if (*z != "set-to-none" && *z != "in-place")
+      throw UsageError{"--zero-grad takes set-to-none or in-place, got '" + *z + "'"};
+    o.min_cut.gradients_kept = *z == "in-place";
+  }
   o.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
   std::string dir = args.get("cache-dir").value_or("off");
   if (args.has("cache-dir") && dir.empty())
@@ -296,6 +301,12 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "data dependences and effect order, so that the step's predicted peak falls; "
                  "none keeps the partitioner's order",
                  "memory|none"});
+  own.push_back({"zero-grad", true,
+                 "training: how the caller resets the gradients between steps -- set-to-none "
+                 "(default, PyTorch 2.x's zero_grad) or in-place (libtorch 1.13's: each .grad is "
+                 "kept and zeroed, and the step adds each gradient into it as soon as it is "
+                 "made); the predicted peak, the memory budget and the schedule follow",
+                 "set-to-none|in-place"});
   own.push_back({"reinplace", true,
                  "on (default): the interpreter runs a call whose first argument dies there in "
                  "place (add as add_), so the functional graphs allocate no more than eager; off "

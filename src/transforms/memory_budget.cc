@@ -71,8 +71,11 @@ BudgetPlan price(const Graph& joint, const JointNodeClasses& c, const Plan& plan
   BudgetPlan r;
   r.stage = plan.stage;
   r.memory_ratio = plan.memory_ratio;
-  r.peak_bytes = scheduled ? schedule_for_memory(p.fw, p.bw, p.saved).peak_after
-                           : training_step_timeline(*p.fw, *p.bw, p.saved).peak_bytes;
+  r.peak_bytes = scheduled
+                     ? schedule_for_memory(p.fw, p.bw, p.saved, options.gradients_kept).peak_after
+                     : training_step_timeline(*p.fw, *p.bw, p.saved, /*reinplace=*/true,
+                                              options.gradients_kept)
+                           .peak_bytes;
   std::unordered_set<std::string_view> fw_calls;
   for (const Node* n : p.fw->nodes())
     if (n->kind() == NodeKind::Call) fw_calls.insert(n->name());

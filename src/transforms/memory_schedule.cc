@@ -57,8 +57,10 @@ bool is_ordered(const Node& n) {
 }
 
 // `placeholder_storage`: for each placeholder (in order), a storage key (-1: an input, not
-// freeable) and its bytes; equal keys share one storage.
-Body analyze(const Graph& g, const std::vector<std::pair<int, int64_t>>& placeholder_storage) {
+// freeable) and its bytes; equal keys share one storage. `outputs_freed_early`: the graph's
+// outputs that no call reads are handed over (and freed) when made, not held past the graph.
+Body analyze(const Graph& g, const std::vector<std::pair<int, int64_t>>& placeholder_storage,
+             bool outputs_freed_early = false) {
   Body b;
   std::vector<const Node*> roots = storage_roots(g);
   std::unordered_map<const Node*, int> storage_of_root;
@@ -159,6 +161,10 @@ Body analyze(const Graph& g, const std::vector<std::pair<int, int64_t>>& placeho
   if (g.output())
     for (const Arg& a : g.output()->args())
       a.for_each_node([&](Node* v) {
+        if (outputs_freed_early &&
+            std::all_of(v->users().begin(), v->users().end(),
+                        [](const Node* u) { return u->kind() == NodeKind::Output; }))
+          return;
         int s = storage_of_node(v);
         if (s >= 0) b.held[s] = true;
       });
@@ -325,9 +331,13 @@ namespace {
 
 // The schedule; `new_fw` and `new_bw` get the reordered graphs (nullptr: keep the graph as is).
 MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std::string>& saved,
-                        std::unique_ptr<Graph>& new_fw, std::unique_ptr<Graph>& new_bw) {
+                        bool gradients_kept, std::unique_ptr<Graph>& new_fw,
+                        std::unique_ptr<Graph>& new_bw) {
   MemorySchedule r;
-  MemoryTimeline before = training_step_timeline(fw, bw, saved);
+  auto timeline = [&](const Graph& f, const Graph& b) {
+    return training_step_timeline(f, b, saved, /*reinplace=*/true, gradients_kept);
+  };
+  MemoryTimeline before = timeline(fw, bw);
   r.peak_before = before.peak_bytes;
   r.forward_peak_before = phase_peak(before, false);
   r.backward_peak_before = phase_peak(before, true);
@@ -363,7 +373,9 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
   }
 
   Body fb = analyze(fw, fw_inputs);
-  Body bb = analyze(bw, bw_inputs);
+  // Kept gradients leave as they are made only from a graph that offers its outputs early.
+  gradients_kept = gradients_kept && offers_outputs_early(bw);
+  Body bb = analyze(bw, bw_inputs, gradients_kept);
   // `prefix` names the candidates of a rewritten graph ("split_").
   auto best_of = [&](const Graph& g, const Body& b, bool backward, const std::string& prefix,
                      bool greedy, bool depth_first, int64_t& peak_after, std::string& chosen,
@@ -374,8 +386,7 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
     for (Candidate& c : candidates) {
       if (is_identity(c.order)) continue;
       std::unique_ptr<Graph> cand = reordered(g, b, c.order);
-      MemoryTimeline t = backward ? training_step_timeline(fw, *cand, saved)
-                                  : training_step_timeline(*cand, bw, saved);
+      MemoryTimeline t = backward ? timeline(fw, *cand) : timeline(*cand, bw);
       int64_t peak = phase_peak(t, backward);
       if (peak < peak_after) {
         peak_after = peak;
@@ -394,7 +405,7 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
   std::unique_ptr<Graph> split = has_weight_gradients_to_split(bw) ? bw.clone() : nullptr;
   int calls = split ? split_weight_gradients(*split) : 0;
   if (calls > 0) {
-    Body sb = analyze(*split, bw_inputs);
+    Body sb = analyze(*split, bw_inputs, gradients_kept);
     best_of(*split, sb, true, "split_", true, false, r.backward_peak_after, r.backward_order,
             new_bw);
   }
@@ -409,18 +420,19 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
 
 }  // namespace
 
-MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved) {
+MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved,
+                                   bool gradients_kept) {
   std::unique_ptr<Graph> new_fw, new_bw;
-  MemorySchedule r = schedule(fw, bw, saved, new_fw, new_bw);
+  MemorySchedule r = schedule(fw, bw, saved, gradients_kept, new_fw, new_bw);
   if (new_fw) assign_graph(fw, *new_fw);
   if (new_bw) assign_graph(bw, *new_bw);
   return r;
 }
 
 MemorySchedule schedule_for_memory(std::unique_ptr<Graph>& fw, std::unique_ptr<Graph>& bw,
-                                   const std::vector<std::string>& saved) {
+                                   const std::vector<std::string>& saved, bool gradients_kept) {
   std::unique_ptr<Graph> new_fw, new_bw;
-  MemorySchedule r = schedule(*fw, *bw, saved, new_fw, new_bw);
+  MemorySchedule r = schedule(*fw, *bw, saved, gradients_kept, new_fw, new_bw);
   if (new_fw) fw = std::move(new_fw);
   if (new_bw) bw = std::move(new_bw);
   return r;

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/min_cut.h"
 #include "aotgrad/transforms/reinplace.h"
@@ -27,6 +28,24 @@ struct Storage {
 
 bool is_step(const Node* n) {
   return n->kind() == NodeKind::Call || n->kind() == NodeKind::GetItem;
+}
+
+}  // namespace
+
+bool offers_outputs_early(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (n->kind() == NodeKind::Call &&
+        (has_mutations(*n) || is_collective(*n->op()) || is_effectful(*n->op())))
+      return false;
+  return true;
+}
+
+namespace {
+
+bool read_by_a_call(const Node* n) {
+  for (const Node* u : n->users())
+    if (u->kind() != NodeKind::Output) return true;
+  return false;
 }
 
 // Scratch a CPU kernel allocates through libtorch's allocator beyond its results, while it runs,
@@ -52,12 +71,12 @@ int64_t kernel_scratch_bytes(const Node& n) {
 
 // One builder for both timelines. `whole_step` adds what the runtime holds besides the
 // activations: the forward's outputs (until the end of the step), the tangents (from the start of
-// the backward to the end) and the gradients (from the step that makes them to the end); and it
-// keeps each element of a multi-result call live from that call, as the interpreter holds the tuple
-// until its last getitem.
+// the backward to the end) and the gradients (from the step that makes them to the end; with
+// `gradients_kept`, only those a later call reads); and it keeps each element of a multi-result
+// call live from that call, as the interpreter holds the tuple until its last getitem.
 MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
                               const std::vector<std::string>& saved, bool whole_step,
-                              bool reinplace) {
+                              bool reinplace, bool gradients_kept) {
   auto roots = [&](const Graph& g) {
     return storage_roots(g, reinplace ? reinplaced_args(reinplace_plan(g)) : std::vector<int>{});
   };
@@ -145,7 +164,9 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
   extend(bw);
   if (whole_step && !t.steps.empty()) {
     const int64_t last = static_cast<int64_t>(t.steps.size()) - 1;
-    auto hold_outputs = [&](const Graph& g, size_t count) {
+    // `read_later_only`: only the outputs a call reads, which the interpreter does not offer
+    // early (Note [Gradients accumulated as they are made]).
+    auto hold_outputs = [&](const Graph& g, size_t count, bool read_later_only) {
       if (!g.output() || g.output()->args().empty()) return;
       std::vector<const Node*> leaves;
       std::function<void(const Arg&)> flat = [&](const Arg& a) {
@@ -156,16 +177,18 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
       };
       flat(g.output()->args()[0]);
       // Only node leaves are counted: a None output holds nothing.
-      for (size_t k = 0; k < leaves.size() && k < count; ++k)
+      for (size_t k = 0; k < leaves.size() && k < count; ++k) {
+        if (read_later_only && !read_by_a_call(leaves[k])) continue;
         if (auto it = storage_of.find(leaves[k]); it != storage_of.end())
           storages[it->second].touch(last);
+      }
     };
     // The forward's own outputs come before the saved values it returns.
     size_t fw_leaves = 0;
     if (fw.output() && !fw.output()->args().empty())
       fw.output()->args()[0].for_each_node([&](Node*) { ++fw_leaves; });
-    hold_outputs(fw, fw_leaves > saved.size() ? fw_leaves - saved.size() : 0);
-    hold_outputs(bw, SIZE_MAX);
+    hold_outputs(fw, fw_leaves > saved.size() ? fw_leaves - saved.size() : 0, false);
+    hold_outputs(bw, SIZE_MAX, gradients_kept && offers_outputs_early(bw));
     // The tangents: made by the caller before the backward, held to the end.
     Storage tangents;
     for (const Node* p : bw.placeholders())
@@ -207,12 +230,14 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
 
 MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
                                    const std::vector<std::string>& saved) {
-  return build_timeline(fw, bw, saved, /*whole_step=*/false, /*reinplace=*/false);
+  return build_timeline(fw, bw, saved, /*whole_step=*/false, /*reinplace=*/false,
+                        /*gradients_kept=*/false);
 }
 
 MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
-                                      const std::vector<std::string>& saved, bool reinplace) {
-  return build_timeline(fw, bw, saved, /*whole_step=*/true, reinplace);
+                                      const std::vector<std::string>& saved, bool reinplace,
+                                      bool gradients_kept) {
+  return build_timeline(fw, bw, saved, /*whole_step=*/true, reinplace, gradients_kept);
 }
 
 std::string peak_text(const MemoryTimeline& t) {

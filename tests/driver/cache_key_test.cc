@@ -49,6 +49,11 @@ TEST(CacheKey, CoversGraphFlagsOptionsAndVersion) {
   o = {};
   o.schedule = ScheduleKind::kNone;
   keys.push_back(training_cache_key(*g, kGrad, o, kVersion));
+  o = {};
+  o.min_cut.gradients_kept = true;
+  keys.push_back(training_cache_key(*g, kGrad, o, kVersion));
+  o.partition = PartitionKind::kDefault;  // the schedule's key has it too
+  keys.push_back(training_cache_key(*g, kGrad, o, kVersion));
   // Another graph, and the same graph with a recompute tag.
   auto g2 = graph();
   g2->find("relu")->info().recompute = RecomputePolicy::MustSave;

@@ -78,8 +78,10 @@ def forward(self, x: "f32[32, 64]", w1: "f32[64, 64]", w2: "f32[64, 64]", w3: "f
 
 TrainingArtifacts compile(const Graph& g, const std::vector<bool>& rg, double budget,
                           KnapsackSolver solver = KnapsackSolver::kDp,
-                          BudgetPricing pricing = BudgetPricing::kSum) {
+                          BudgetPricing pricing = BudgetPricing::kSum,
+                          bool gradients_kept = false) {
   CompileOptions o;
+  o.min_cut.gradients_kept = gradients_kept;
   o.min_cut.activation_memory_budget = budget;
   o.min_cut.memory_budget_solver = solver;
   o.min_cut.budget_pricing = pricing;
@@ -100,8 +102,9 @@ TEST(MemoryBudget, OneIsTheRuntimeOptimizedCut) {
   EXPECT_GT(one.explain->saved_activation_bytes, 0);
 }
 
-int64_t peak(const TrainingArtifacts& a) {
-  return training_step_timeline(*a.fw, *a.bw, a.saved).peak_bytes;
+int64_t peak(const TrainingArtifacts& a, bool gradients_kept = false) {
+  return training_step_timeline(*a.fw, *a.bw, a.saved, /*reinplace=*/true, gradients_kept)
+      .peak_bytes;
 }
 
 // Priced by summed bytes, as PyTorch: budget 0 saves only the inputs.
@@ -206,13 +209,13 @@ TEST_P(MemoryBudgetModel, SavedBytesNeverGrowAsTheBudgetFalls) {
 /// each budget's choice is the least recompute cost among the plans whose peak ratio it allows,
 /// and its plan's priced peak is the compiled graphs' peak. Returns the peak per budget.
 std::vector<int64_t> ExpectPeakMonotone(const Graph& g, const std::vector<bool>& rg,
-                                        KnapsackSolver solver) {
+                                        KnapsackSolver solver, bool gradients_kept = false) {
   std::vector<int64_t> peaks;
   for (int k = 20; k >= 0; --k) {
     double budget = k / 20.0;
     SCOPED_TRACE("budget " + std::to_string(budget));
-    TrainingArtifacts a = compile(g, rg, budget, solver, BudgetPricing::kPeak);
-    int64_t p = peak(a);
+    TrainingArtifacts a = compile(g, rg, budget, solver, BudgetPricing::kPeak, gradients_kept);
+    int64_t p = peak(a, gradients_kept);
     if (!peaks.empty()) EXPECT_LE(p, peaks.back()) << a.explain->budget_stage;
     peaks.push_back(p);
     if (k == 20) {
@@ -262,6 +265,18 @@ TEST_P(MemoryBudgetModel, PeakNeverRisesAsTheBudgetFalls) {
       ExpectPeakMonotone(*g, parameters_require_grad(*g), KnapsackSolver::kDp);
   // Where recomputation lowers the peak, budget 0 peaks lower than budget 1.
   if (std::string(GetParam()) == "gpt_block_wide") EXPECT_LT(peaks.back(), peaks.front());
+}
+
+// With the gradients kept between steps (MinCutOptions::gradients_kept), the budget prices the
+// peak the runtime then makes: still never rising as the budget falls. gpt_block's gradients
+// (93% of its dropped-gradient peak) then no longer bound it, and recomputation lowers it.
+TEST_P(MemoryBudgetModel, KeptGradientsPeakNeverRisesAsTheBudgetFalls) {
+  auto g = parse(read_text(std::string(AOTGRAD_TEST_DATA) + "/models/" + GetParam() + ".fx"));
+  std::vector<bool> rg = parameters_require_grad(*g);
+  std::vector<int64_t> kept = ExpectPeakMonotone(*g, rg, KnapsackSolver::kDp, true);
+  TrainingArtifacts dropped = compile(*g, rg, 1.0, KnapsackSolver::kDp, BudgetPricing::kPeak);
+  EXPECT_LT(kept.front(), peak(dropped));
+  if (std::string(GetParam()) == "gpt_block") EXPECT_LT(kept.back(), kept.front());
 }
 
 // --memory-budget=auto: the lowest predicted peak among the plans within the allowed slowdown;

@@ -111,6 +111,40 @@ TEST(MemoryTimeline, TrainingStepHoldsOutputsTangentsAndGradients) {
   EXPECT_EQ(peak_text(r), "64 bytes (0.00 MiB) at sin_1 (backward step 1 of 6)");
 }
 
+// Two weights: the backward makes w2's gradient (mul = tangent * a, a's last use), then grad_a
+// (mul_1) and from it w1's gradient (mul_2). The forward's output b and the tangent live to the
+// end. Dropped between steps (the default), w2's gradient lives from its step to the end of the
+// backward: 16 bytes more at mul_1 and mul_2; kept (gradients_kept), the runtime adds it into
+// its .grad when it is made, so it counts only at its own step.
+const char* kTwoWeights = R"(
+def forward(self, x: "f32[4]", w1: "f32[4]", w2: "f32[4]"):
+    a = torch.ops.aten.mul.Tensor(x, w1)
+    b = torch.ops.aten.mul.Tensor(a, w2)
+    return (b,)
+)";
+
+TEST(MemoryTimeline, KeptGradientsCountOnlyWhileTheBackwardMakesThem) {
+  JointGraph j = joint_graph(kTwoWeights, {false, true, true});
+  Partition p = default_partition(j);
+  MemoryTimeline dropped = training_step_timeline(*p.fw, *p.bw, p.saved, /*reinplace=*/false);
+  MemoryTimeline kept = training_step_timeline(*p.fw, *p.bw, p.saved, /*reinplace=*/false,
+                                               /*gradients_kept=*/true);
+  EXPECT_EQ(steps_text(dropped),
+            "fw a 16\n"
+            "fw b 32\n"
+            "bw mul 64\n"
+            "bw mul_1 64\n"
+            "bw mul_2 80\n");
+  EXPECT_EQ(steps_text(kept),
+            "fw a 16\n"
+            "fw b 32\n"
+            "bw mul 64\n"
+            "bw mul_1 48\n"
+            "bw mul_2 64\n");
+  EXPECT_EQ(dropped.peak_bytes, 80);
+  EXPECT_EQ(kept.peak_bytes, 64);
+}
+
 TEST(MemoryTimeline, SavedValueMissingFromTheForwardIsAnError) {
   JointGraph j = joint_graph(kSinCos);
   Partition p = default_partition(j);

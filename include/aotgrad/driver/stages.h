@@ -39,7 +39,8 @@ std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& 
 /// "schedule": s.fw and s.bw reordered by schedule_for_memory (transforms/memory_schedule.h) when
 /// `kind` is ScheduleKind::kMemory; last in the training pipeline, after the stages front ends add
 /// after "partition". Logs the peaks before and after on AOTGRAD_LOGS=partitioner.
-std::unique_ptr<Stage> schedule_stage(ScheduleKind kind);
+/// `gradients_kept`: MinCutOptions::gradients_kept, the peak it lowers.
+std::unique_ptr<Stage> schedule_stage(ScheduleKind kind, bool gradients_kept = false);
 
 /// "data_parallel": s.bw all-reduces the gradients `options` names in buckets
 /// (transforms/data_parallel.h, Note [Gradient buckets]); inserted after "partition" by front ends

@@ -22,6 +22,6 @@ std::string timeline_svg(const std::vector<std::pair<std::string, MemoryTimeline
 /// is marked and named in the legend with its node.
 std::string partition_timeline_svg(const Graph& joint, const JointGraph& layout, const Graph& fw,
                                    const Graph& bw, const std::vector<std::string>& saved,
-                                   const std::string& label);
+                                   const std::string& label, bool gradients_kept = false);
 
 }  // namespace aotgrad

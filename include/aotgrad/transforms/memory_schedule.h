@@ -51,11 +51,14 @@ struct MemorySchedule {
 /// ops, copy_) and a collective are barriers nothing moves across; random calls keep their order
 /// among themselves (the generator's stream); a getitem follows its call at once. Values do not
 /// change: only independent calls are reordered. Run it last, once the graphs are final (data
-/// parallelism's all-reduces included).
-MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved);
+/// parallelism's all-reduces included). `gradients_kept`: the step's peak as the runtime makes it
+/// when the caller keeps the parameters' `.grad` between steps (training_step_timeline).
+MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved,
+                                   bool gradients_kept = false);
 /// The same, replacing `fw` and `bw` by the reordered graphs instead of copying them in.
 MemorySchedule schedule_for_memory(std::unique_ptr<Graph>& fw, std::unique_ptr<Graph>& bw,
-                                   const std::vector<std::string>& saved);
+                                   const std::vector<std::string>& saved,
+                                   bool gradients_kept = false);
 
 /// "forward peak A -> B bytes (ORDER), backward peak C -> D bytes (ORDER), step peak E -> F".
 std::string schedule_text(const MemorySchedule& s);

@@ -34,6 +34,11 @@ struct MemoryTimeline {
 MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
                                    const std::vector<std::string>& saved);
 
+/// Whether the runtime hands `g`'s outputs over as soon as it makes them (Interpreter's
+/// OutputSink, Note [Gradients accumulated as they are made]): no call writes an argument,
+/// communicates or has effects, so an output's value is final when it is computed.
+bool offers_outputs_early(const Graph& g);
+
 /// The training step's predicted memory: every byte the step allocates above what was live before
 /// it, as the runtime's tracking allocator counts it for CompiledFunction's forward, the caller's
 /// tangents and the backward. On top of activation_timeline: the forward's outputs stay live to
@@ -43,9 +48,14 @@ MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
 /// and the scratch the convolution kernels allocate counts at their step. Other kernels' scratch
 /// is not modelled. With `reinplace`, as the default backend runs the graphs (the interpreter's
 /// re-inplacing, transforms/reinplace.h): a re-inplaced call's result lives in its argument's
-/// storage and allocates nothing.
+/// storage and allocates nothing. With `gradients_kept` (MinCutOptions::gradients_kept: the
+/// caller keeps each parameter's `.grad` between steps, and CompiledFunction adds each gradient
+/// into it as soon as the backward makes it, Note [Gradients accumulated as they are made]), a
+/// gradient lives to its last use in the backward, and only one a later call reads to the end --
+/// when bw offers its outputs early (offers_outputs_early; a data-parallel backward does not).
 MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
-                                      const std::vector<std::string>& saved, bool reinplace = true);
+                                      const std::vector<std::string>& saved, bool reinplace = true,
+                                      bool gradients_kept = false);
 
 /// "<bytes> bytes (<MiB> MiB) at <node> (forward|backward step <k> of <n>)": the peak and where.
 std::string peak_text(const MemoryTimeline& t);

@@ -79,6 +79,13 @@ struct MinCutOptions {
   /// Peak pricing reorders each plan's graphs with schedule_for_memory first, as the training
   /// pipeline's schedule stage will (the driver sets it from CompileOptions::schedule).
   bool budget_prices_scheduled = true;
+  /// The caller keeps each parameter's `.grad` between steps and zeroes it in place (libtorch
+  /// 1.13's Optimizer::zero_grad(), PyTorch's zero_grad(set_to_none=False)) instead of dropping
+  /// it: CompiledFunction then adds each gradient into `.grad` as soon as the backward makes it
+  /// (Note [Gradients accumulated as they are made]), and the predicted peak the budget prices and
+  /// the memory schedule lowers holds a gradient only until then (training_step_timeline). The
+  /// compiled graphs run either way; only the plan and the order chosen differ.
+  bool gradients_kept = false;
   /// What a recomputed op costs the budget's knapsacks and plans: FLOPs (the default, PyTorch's
   /// estimate) or seconds from a measured cost profile (cost_model.h).
   CostModel cost_model;

@@ -83,6 +83,13 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
                              "run --data-parallel: the compile check");
   }
   auto tc1 = std::chrono::steady_clock::now();
+  // --zero-grad=in-place: the gradients start as kept, zeroed .grad (libtorch 1.13's zero_grad),
+  // which the step adds into; the measured peak is then the kept-gradient step's.
+  if (topts.pipeline.min_cut.gradients_kept) {
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (rg[i]) tensors[i].mutable_grad() = at::zeros_like(tensors[i]);
+  }
   reset_peak_memory();
   int64_t base = memory_stats().current_bytes;
   auto t0 = std::chrono::steady_clock::now();
@@ -131,8 +138,8 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
     // The measured peak of the step (above what was live before it) beside the prediction.
     const TrainingArtifacts& a = f.artifacts();
     j["measured_peak_bytes"] = mem.peak_bytes - base;
-    j["predicted_peak"] =
-        predicted_peak_json(training_step_timeline(*a.fw, *a.bw, a.saved, reinplace));
+    j["predicted_peak"] = predicted_peak_json(training_step_timeline(
+        *a.fw, *a.bw, a.saved, reinplace, topts.pipeline.min_cut.gradients_kept));
     j["fw_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     j["bw_us"] = std::chrono::duration<double, std::micro>(t3 - t2).count();
     j["compile_us"] = std::chrono::duration<double, std::micro>(tc1 - tc0).count();
@@ -171,8 +178,9 @@ int run_graph(const Args& args) {
     throw UsageError{
         "--decomp, --partition, --memory-budget, --solver and --cache-dir apply to compilation; "
         "drop --no-compile"};
-  if (!args.has("train") && (args.has("grad") || args.has("tangents") || args.has("data-parallel")))
-    throw UsageError{"--grad, --tangents and --data-parallel go with --train"};
+  if (!args.has("train") && (args.has("grad") || args.has("tangents") ||
+                             args.has("data-parallel") || args.has("zero-grad")))
+    throw UsageError{"--grad, --tangents, --data-parallel and --zero-grad go with --train"};
   if (args.has("split-batch") && !args.has("data-parallel"))
     throw UsageError{"--split-batch goes with --data-parallel"};
 
