@@ -4,10 +4,12 @@
 // (tests/models/eager_models.h) and by CompiledFunction (interpreter backend) with the default
 // partition, the min-cut partition (also without the interpreter's re-inplacing:
 // min_cut_functional), and the min-cut partition under activation memory budgets 0.8 to 0 (priced
-// by peak) and --memory-budget=auto (max slowdown 0.03; cnn_bn too); torchvision's resnet18,
-// mobilenet_v2 and efficientnet_b0 (BN in training mode, batch 16 at 3x64x64) in the same variants.
-// Time per step; as counters, the peak bytes of tensor storage above the level before a step (the
-// tracking allocator is installed before any tensor is made) and the allocations in a step.
+// by peak) and --memory-budget=auto (max slowdown 0.03 and 0.1 under the FLOPs cost model, 0.03
+// under this machine's measured kernels: min_cut_auto_measured; cnn_bn too); torchvision's
+// resnet18, mobilenet_v2 and efficientnet_b0 (BN in training mode, batch 16 at 3x64x64) in the same
+// variants. Time per step; as counters, the peak bytes of tensor storage above the level before a
+// step (the tracking allocator is installed before any tensor is made) and the allocations in a
+// step.
 //
 // nanogpt: the demo's character GPT (examples/gpt_demo) at context 256 with naive attention, so
 // the [B, H, T, T] scores and softmax are real activations: eager libtorch, eager with every block
@@ -33,6 +35,7 @@
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/compiled_function.h"
+#include "aotgrad/runtime/cost_calibration.h"
 #include "aotgrad/runtime/memory.h"
 #include "char_gpt.h"
 #include "models/eager_models.h"
@@ -97,18 +100,40 @@ struct Variant {
   double budget;
   bool reinplace = true;
   double max_slowdown = -1;
+  bool measured_cost = false;  // the budget prices recomputation from this machine's kernels
 };
 
 // min_cut_functional: the interpreter runs every call as written (no re-inplacing).
 constexpr aotgrad::PartitionKind kDefault = aotgrad::PartitionKind::kDefault;
 constexpr aotgrad::PartitionKind kMinCut = aotgrad::PartitionKind::kMinCut;
-const Variant kVariants[] = {
-    {"default_partition", kDefault, 1.0},         {"min_cut", kMinCut, 1.0},
-    {"min_cut_functional", kMinCut, 1.0, false},  {"min_cut_budget_0.8", kMinCut, 0.8},
-    {"min_cut_budget_0.6", kMinCut, 0.6},         {"min_cut_budget_0.5", kMinCut, 0.5},
-    {"min_cut_budget_0.4", kMinCut, 0.4},         {"min_cut_budget_0.2", kMinCut, 0.2},
-    {"min_cut_budget_0", kMinCut, 0.0},           {"min_cut_auto", kMinCut, 1.0, true, 0.03},
-    {"min_cut_auto_0.1", kMinCut, 1.0, true, 0.1}};
+const Variant kVariants[] = {{"default_partition", kDefault, 1.0},
+                             {"min_cut", kMinCut, 1.0},
+                             {"min_cut_functional", kMinCut, 1.0, false},
+                             {"min_cut_budget_0.8", kMinCut, 0.8},
+                             {"min_cut_budget_0.6", kMinCut, 0.6},
+                             {"min_cut_budget_0.5", kMinCut, 0.5},
+                             {"min_cut_budget_0.4", kMinCut, 0.4},
+                             {"min_cut_budget_0.2", kMinCut, 0.2},
+                             {"min_cut_budget_0", kMinCut, 0.0},
+                             {"min_cut_auto", kMinCut, 1.0, true, 0.03},
+                             {"min_cut_auto_0.1", kMinCut, 1.0, true, 0.1},
+                             {"min_cut_auto_measured", kMinCut, 1.0, true, 0.03, true}};
+
+// This machine's kernels, measured once (aotgrad calibrate's profile) on the benchmark's threads.
+std::shared_ptr<const aotgrad::CostProfile> measured_profile() {
+  static auto profile =
+      std::make_shared<const aotgrad::CostProfile>(aotgrad::calibrate_cost_profile());
+  return profile;
+}
+
+aotgrad::CostModel cost_model(const Variant& v) {
+  aotgrad::CostModel m;
+  if (v.measured_cost) {
+    m.kind = aotgrad::CostModelKind::kMeasured;
+    m.profile = measured_profile();
+  }
+  return m;
+}
 
 std::shared_ptr<const aotgrad::Compiler> functional_compiler() {
   return std::make_shared<aotgrad::InterpreterCompiler>(/*reinplace=*/false);
@@ -155,6 +180,7 @@ void BM_TrainStep_CompiledFunction(benchmark::State& state, const std::string& n
   options.pipeline.min_cut.activation_memory_budget = v.budget;
   options.pipeline.min_cut.max_slowdown = v.max_slowdown;
   options.pipeline.min_cut.gradients_kept = keep_grads;  // the peak the plan and order lower
+  options.pipeline.min_cut.cost_model = cost_model(v);
   if (!v.reinplace) options.fw_compiler = options.bw_compiler = functional_compiler();
   aotgrad::CompiledFunction f(aotgrad::parse_graph(data.graph_text, aotgrad::aten_ops()),
                               requires_grad, options);
@@ -220,6 +246,7 @@ void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, const Variant& v) {
   config.partition = v.partition;
   config.activation_memory_budget = v.budget;
   config.min_cut.max_slowdown = v.max_slowdown;
+  config.min_cut.cost_model = cost_model(v);
   if (!v.reinplace) config.fw_compiler = config.bw_compiler = functional_compiler();
   std::shared_ptr<aotgrad::demo::CharGPTImpl> model = g.model;
   aotgrad::AOTModule compiled = aotgrad::aot_module(

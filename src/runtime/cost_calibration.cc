@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -39,6 +40,83 @@ double time_call(const std::function<void()>& f, const CalibrationOptions& o) {
 void add_point(CostCurve& c, double work, double seconds) {
   if (!c.points.empty()) seconds = std::max(seconds, c.points.back().second);
   c.points.emplace_back(work, seconds);
+}
+
+int64_t tensor_bytes(const at::Tensor& t) {
+  return t.defined() ? static_cast<int64_t>(t.numel() * t.element_size()) : 0;
+}
+
+// One op whose kernel is slower than its bytes say, timed on inputs of a few sizes: `make` gives
+// the arguments for n elements of input, `run` calls the op and returns its results; work is the
+// bytes of the tensor arguments and results, as call_bytes counts them.
+struct OpKernel {
+  std::vector<const char*> names;  // the ops that share the curve
+  std::function<std::vector<at::Tensor>(int64_t)> make;
+  std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> run;
+};
+
+// [16, 64, s, s] images: a CNN's early activations at batch 16.
+at::Tensor image(int64_t n) {
+  const int64_t s = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(n) / 1024)));
+  return at::randn({16, 64, s, s});
+}
+// Rows of 256 features: a transformer's activations.
+at::Tensor rows(int64_t n) { return at::randn({n / 256, 256}); }
+
+std::vector<OpKernel> op_kernels() {
+  using V = std::vector<at::Tensor>;
+  auto unary = [](const char* name, at::Tensor (*make)(int64_t),
+                  at::Tensor (*f)(const at::Tensor&)) {
+    return OpKernel{
+        {name}, [make](int64_t n) { return V{make(n)}; }, [f](const V& a) { return V{f(a[0])}; }};
+  };
+  return {
+      // Training-mode batch norm; aotgrad's _native_batch_norm_legit_functional runs it.
+      OpKernel{{"aten::_native_batch_norm_legit_functional", "aten::native_batch_norm"},
+               [](int64_t n) {
+                 at::Tensor x = image(n);
+                 int64_t c = x.size(1);
+                 return V{x, at::ones({c}), at::zeros({c}), at::zeros({c}), at::ones({c})};
+               },
+               [](const V& a) {
+                 auto [y, mean, invstd] =
+                     at::native_batch_norm(a[0], a[1], a[2], a[3], a[4], true, 0.1, 1e-5);
+                 return V{y, mean, invstd, a[3].clone(), a[4].clone()};
+               }},
+      OpKernel{{"aten::max_pool2d_with_indices"},
+               [](int64_t n) { return V{image(n)}; },
+               [](const V& a) {
+                 auto [y, idx] = at::max_pool2d_with_indices(a[0], {3, 3}, {2, 2}, {1, 1});
+                 return V{y, idx};
+               }},
+      OpKernel{{"aten::avg_pool2d"},
+               [](int64_t n) { return V{image(n)}; },
+               [](const V& a) {
+                 return V{at::avg_pool2d(a[0], {2, 2}, {2, 2})};
+               }},
+      OpKernel{{"aten::native_layer_norm"},
+               [](int64_t n) {
+                 at::Tensor x = rows(n);
+                 return V{x, at::ones({x.size(1)}), at::zeros({x.size(1)})};
+               },
+               [](const V& a) {
+                 auto [y, mean, rstd] =
+                     at::native_layer_norm(a[0], {a[0].size(1)}, a[1], a[2], 1e-5);
+                 return V{y, mean, rstd};
+               }},
+      OpKernel{{"aten::_softmax"},
+               [](int64_t n) { return V{rows(n)}; },
+               [](const V& a) { return V{at::_softmax(a[0], -1, false)}; }},
+      OpKernel{{"aten::_log_softmax"},
+               [](int64_t n) { return V{rows(n)}; },
+               [](const V& a) { return V{at::_log_softmax(a[0], -1, false)}; }},
+      OpKernel{{"aten::gelu"},
+               [](int64_t n) { return V{rows(n)}; },
+               [](const V& a) { return V{at::gelu(a[0])}; }},
+      unary("aten::silu", image, [](const at::Tensor& x) { return at::silu(x); }),
+      unary("aten::sigmoid", image, [](const at::Tensor& x) { return at::sigmoid(x); }),
+      unary("aten::tanh", rows, [](const at::Tensor& x) { return at::tanh(x); }),
+  };
 }
 
 std::string cpu_model() {
@@ -84,6 +162,18 @@ CostProfile calibrate_cost_profile(const CalibrationOptions& o) {
     at::Tensor a = at::randn({n}), b = at::randn({n});
     double s = time_call([&] { at::add(a, b); }, o);
     add_point(p.memory, 3.0 * 4 * n, s);
+  }
+  for (const OpKernel& k : op_kernels()) {
+    CostCurve curve;
+    for (int64_t n : {int64_t{1} << 16, int64_t{1} << 18, int64_t{1} << 20}) {
+      std::vector<at::Tensor> args = k.make(n);
+      int64_t bytes = 0;
+      for (const at::Tensor& t : args) bytes += tensor_bytes(t);
+      for (const at::Tensor& t : k.run(args)) bytes += tensor_bytes(t);
+      double s = time_call([&] { k.run(args); }, o);
+      add_point(curve, static_cast<double>(bytes), s);
+    }
+    for (const char* name : k.names) p.ops[name] = curve;
   }
   return p;
 }

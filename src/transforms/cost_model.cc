@@ -16,7 +16,7 @@ namespace aotgrad {
 namespace {
 
 constexpr const char* kFormat = "aotgrad cost profile";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;  // 2 added "ops"; a version-1 profile is still read
 
 const TensorMeta* tensor_arg(const Node& n, size_t i) {
   if (i >= n.args().size() || !n.args()[i].is_node()) return nullptr;
@@ -80,20 +80,20 @@ bool is_convolution(std::string_view p) {
   throw Error("cost profile '" + where + "': " + cause);
 }
 
-CostCurve parse_curve(const nlohmann::json& j, const char* name, const std::string& where) {
+CostCurve parse_curve(const nlohmann::json& j, const std::string& name, const std::string& where) {
   if (!j.contains(name) || !j[name].is_array() || j[name].empty())
-    bad(where, std::string("'") + name + "' is not a non-empty list of [work, seconds] points");
+    bad(where, "'" + name + "' is not a non-empty list of [work, seconds] points");
   CostCurve c;
   for (const nlohmann::json& p : j[name]) {
     if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
-      bad(where, std::string("a point of '") + name + "' is not [work, seconds]");
+      bad(where, "a point of '" + name + "' is not [work, seconds]");
     double w = p[0].get<double>(), s = p[1].get<double>();
     if (!(w > 0) || !(s >= 0) || !std::isfinite(w) || !std::isfinite(s))
-      bad(where, std::string("a point of '") + name + "' has work <= 0 or seconds < 0");
+      bad(where, "a point of '" + name + "' has work <= 0 or seconds < 0");
     if (!c.points.empty() && !(w > c.points.back().first))
-      bad(where, std::string("the work of '") + name + "' does not increase");
+      bad(where, "the work of '" + name + "' does not increase");
     if (!c.points.empty() && s < c.points.back().second)
-      bad(where, std::string("the seconds of '") + name + "' decrease");
+      bad(where, "the seconds of '" + name + "' decrease");
     c.points.emplace_back(w, s);
   }
   return c;
@@ -141,6 +141,9 @@ std::string cost_profile_json(const CostProfile& p) {
   j["matmul"] = curve_json(p.matmul);
   j["convolution"] = curve_json(p.convolution);
   j["memory"] = curve_json(p.memory);
+  nlohmann::ordered_json ops = nlohmann::ordered_json::object();
+  for (const auto& [op, curve] : p.ops) ops[op] = curve_json(curve);
+  j["ops"] = ops;
   return j.dump(1) + "\n";
 }
 
@@ -154,14 +157,20 @@ CostProfile parse_cost_profile(std::string_view text, const std::string& where) 
   if (!j.is_object() || j.value("format", std::string()) != kFormat)
     bad(where, std::string("not a cost profile (no \"format\": \"") + kFormat + "\")");
   if (!j.contains("version") || !j["version"].is_number_integer() ||
-      j["version"].get<int>() != kVersion)
-    bad(where, "version is not " + std::to_string(kVersion));
+      (j["version"].get<int>() != 1 && j["version"].get<int>() != kVersion))
+    bad(where, "version is not 1 or " + std::to_string(kVersion));
+  const int version = j["version"].get<int>();
   CostProfile p;
   if (j.contains("machine") && j["machine"].is_string()) p.machine = j["machine"];
   if (j.contains("threads") && j["threads"].is_number_integer()) p.threads = j["threads"];
   p.matmul = parse_curve(j, "matmul", where);
   p.convolution = parse_curve(j, "convolution", where);
   p.memory = parse_curve(j, "memory", where);
+  if (version >= 2) {
+    if (!j.contains("ops") || !j["ops"].is_object())
+      bad(where, "'ops' is not an object of op name to [work, seconds] points");
+    for (const auto& [op, points] : j["ops"].items()) p.ops[op] = parse_curve(j["ops"], op, where);
+  }
   return p;
 }
 
@@ -265,6 +274,7 @@ double estimate_runtime(const Node& n, const CostModel& model) {
   if (is_matmul(p)) return prof.matmul.seconds(call_flops(n));
   if (is_convolution(p)) return prof.convolution.seconds(call_flops(n));
   if (OpClasses::defaults().is_view(n)) return prof.memory.seconds(0);
+  if (auto it = prof.ops.find(p); it != prof.ops.end()) return it->second.seconds(call_bytes(n));
   return prof.memory.seconds(call_bytes(n));
 }
 

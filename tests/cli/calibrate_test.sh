@@ -13,7 +13,7 @@ check has "$tmp/out" "GFLOP/s at the largest point"
 check "$PY" -c "
 import json, sys
 p = json.load(open(sys.argv[1]))
-assert p['format'] == 'aotgrad cost profile' and p['version'] == 1, p
+assert p['format'] == 'aotgrad cost profile' and p['version'] == 2, p
 for curve in ('matmul', 'convolution', 'memory'):
     pts = p[curve]
     assert len(pts) >= 5, (curve, pts)
@@ -21,7 +21,23 @@ for curve in ('matmul', 'convolution', 'memory'):
 # A 512^3 matmul takes longer than a 8^3 one, and at a higher rate.
 m = p['matmul']
 assert m[-1][0] / m[-1][1] > m[0][0] / m[0][1], m
+# The kernels their bytes do not price, three sizes each.
+ops = p['ops']
+for op in ('aten::_native_batch_norm_legit_functional', 'aten::native_batch_norm',
+           'aten::max_pool2d_with_indices', 'aten::avg_pool2d', 'aten::native_layer_norm',
+           'aten::_softmax', 'aten::_log_softmax', 'aten::gelu', 'aten::silu', 'aten::sigmoid',
+           'aten::tanh'):
+    pts = ops[op]
+    assert len(pts) == 3 and all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:])), (op, pts)
+# Max pooling with its indices takes several times an add of the same bytes (libtorch 1.13's CPU
+# kernel; 20x on the machine this was written on).
+def at(curve, w):
+    (w0, s0), (w1, s1) = [q for q in curve if q[0] <= w][-1], [q for q in curve if q[0] >= w][0]
+    return s0 if w1 == w0 else s0 + (s1 - s0) * (w - w0) / (w1 - w0)
+w, s = ops['aten::max_pool2d_with_indices'][-1]
+assert s > 3 * at(p['memory'], w), (s, at(p['memory'], w))
 " "$profile"
+check has "$tmp/out" "aten::max_pool2d_with_indices: "
 # No temporary file is left beside it.
 check [ "$(ls -A "$tmp/sub")" = "profile.json" ]
 

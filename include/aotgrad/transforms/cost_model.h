@@ -5,6 +5,8 @@
 // read here.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,14 +40,18 @@ struct CostProfile {
   CostCurve matmul;       // work: FLOPs of mm, bmm, addmm, baddbmm
   CostCurve convolution;  // work: FLOPs of convolution and convolution_backward
   CostCurve memory;       // work: bytes a memory-bound call reads and writes
+  /// Kernels much slower than their bytes say (libtorch 1.13's CPU batch norm, pooling, norms,
+  /// softmax, transcendental pointwise ops: 2-60x an add of the same bytes), by op
+  /// ("aten::max_pool2d_with_indices"); work: the call's bytes. Other ops take `memory`.
+  std::map<std::string, CostCurve, std::less<>> ops;
 };
 
-/// The profile as JSON ({"format": "aotgrad cost profile", "version": 1, ...}).
+/// The profile as JSON ({"format": "aotgrad cost profile", "version": 2, ..., "ops": {...}}).
 std::string cost_profile_json(const CostProfile& profile);
 
-/// The profile in `json`. Throws Error naming `where` and the cause for anything that is not a
-/// version-1 profile: bad JSON, a missing field, a curve without points, work not increasing,
-/// seconds negative or decreasing.
+/// The profile in `json` (version 2, or a version-1 profile, which has no "ops"). Throws Error
+/// naming `where` and the cause for anything else: bad JSON, a missing field, a curve without
+/// points, work not increasing, seconds negative or decreasing.
 CostProfile parse_cost_profile(std::string_view json, const std::string& where);
 
 /// The profile in the file at `path`; a missing file is an Error that says to run `aotgrad
@@ -92,10 +98,10 @@ constexpr double kCommunicatedBytesPerSecond = 2.3e9;
 /// The cost of a call. kFlops: call_flops, or for every other op (pointwise ops, reductions,
 /// copies) its element count -- the most elements among its tensor arguments and results; at
 /// least 1, as PyTorch's max(flops, 1); a node that is not a call costs 1. kMeasured: seconds from
-/// the profile's matmul or convolution curve at call_flops, every other call from its memory curve
-/// at call_bytes (a view at the curve's fixed cost); a node that is not a call costs 0. A
-/// functional collective costs its communication_bytes at the rates above instead. Throws Error
-/// for kMeasured without a profile.
+/// the profile's matmul or convolution curve at call_flops, every other call from its op's curve
+/// (CostProfile::ops) or else the memory curve at call_bytes (a view at the curve's fixed cost); a
+/// node that is not a call costs 0. A functional collective costs its communication_bytes at the
+/// rates above instead. Throws Error for kMeasured without a profile.
 double estimate_runtime(const Node& n, const CostModel& model = {});
 
 }  // namespace aotgrad

@@ -1,6 +1,7 @@
 // aotgrad: `aotgrad calibrate` -- measures the cost profile and writes it.
 #include "calibrate.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -46,6 +47,14 @@ int calibrate_machine(const Args& args) {
             << "matmul: " << rate(p.matmul, 1e9, "GFLOP") << "\n"
             << "convolution: " << rate(p.convolution, 1e9, "GFLOP") << "\n"
             << "memory: " << rate(p.memory, 1e9, "GB") << "\n";
+  // Each op's time at its largest point against an add of the same bytes.
+  for (const auto& [op, curve] : p.ops) {
+    auto [bytes, seconds] = curve.points.back();
+    char line[160];
+    std::snprintf(line, sizeof line, "%s: %s (%.1fx an add of its bytes)\n", op.c_str(),
+                  rate(curve, 1e9, "GB").c_str(), seconds / p.memory.seconds(bytes));
+    std::cout << line;
+  }
   return 0;
 }
 
