@@ -55,8 +55,10 @@ struct OpKernel {
   std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> run;
 };
 
-// [16, 64, s, s] images: a CNN's early activations at batch 16.
+// [16, 64, s, s] images: a CNN's activations at batch 16; below 4096 elements, fewer images of
+// 2x2 (the pooling windows need two pixels).
 at::Tensor image(int64_t n) {
+  if (n < 16 * 64 * 4) return at::randn({std::max<int64_t>(n / 256, 1), 64, 2, 2});
   const int64_t s = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(n) / 1024)));
   return at::randn({16, 64, s, s});
 }
@@ -165,7 +167,8 @@ CostProfile calibrate_cost_profile(const CalibrationOptions& o) {
   }
   for (const OpKernel& k : op_kernels()) {
     CostCurve curve;
-    for (int64_t n : {int64_t{1} << 16, int64_t{1} << 18, int64_t{1} << 20}) {
+    for (int64_t n : {int64_t{1} << 10, int64_t{1} << 12, int64_t{1} << 14, int64_t{1} << 16,
+                      int64_t{1} << 18, int64_t{1} << 20}) {
       std::vector<at::Tensor> args = k.make(n);
       int64_t bytes = 0;
       for (const at::Tensor& t : args) bytes += tensor_bytes(t);

@@ -21,14 +21,14 @@ for curve in ('matmul', 'convolution', 'memory'):
 # A 512^3 matmul takes longer than a 8^3 one, and at a higher rate.
 m = p['matmul']
 assert m[-1][0] / m[-1][1] > m[0][0] / m[0][1], m
-# The kernels their bytes do not price, three sizes each.
+# The kernels their bytes do not price, six sizes each.
 ops = p['ops']
 for op in ('aten::_native_batch_norm_legit_functional', 'aten::native_batch_norm',
            'aten::max_pool2d_with_indices', 'aten::avg_pool2d', 'aten::native_layer_norm',
            'aten::_softmax', 'aten::_log_softmax', 'aten::gelu', 'aten::silu', 'aten::sigmoid',
            'aten::tanh'):
     pts = ops[op]
-    assert len(pts) == 3 and all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:])), (op, pts)
+    assert len(pts) == 6 and all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:])), (op, pts)
 # Max pooling with its indices takes several times an add of the same bytes (libtorch 1.13's CPU
 # kernel; 20x on the machine this was written on).
 def at(curve, w):
