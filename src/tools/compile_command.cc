@@ -213,10 +213,10 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     finish_stats(j, timer, o);
   } else if (explain) {
     if (a.explain) std::cout << explain_text(*a.explain);
-    std::cout << "predicted training-step peak: "
-              << peak_text(training_step_timeline(*a.fw, *a.bw, a.saved, reinplace_option(args),
-                                                  o.min_cut.gradients_kept))
-              << "\n";
+    MemoryTimeline t = training_step_timeline(*a.fw, *a.bw, a.saved, reinplace_option(args),
+                                              o.min_cut.gradients_kept);
+    std::cout << "predicted training-step peak: " << peak_text(t) << "\n"
+              << "live at the peak: " << peak_live_text(t) << "\n";
   } else if (!dump) {
     std::cout << print_graph(*a.joint);
   }

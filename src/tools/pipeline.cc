@@ -345,6 +345,9 @@ nlohmann::ordered_json predicted_peak_json(const MemoryTimeline& t) {
   j["node"] = s.node;
   j["phase"] = s.backward ? "backward" : "forward";
   j["step"] = s.backward ? t.peak_step - t.num_forward_steps : t.peak_step;
+  nlohmann::ordered_json live = nlohmann::ordered_json::array();
+  for (const LiveValue& v : t.peak_live) live.push_back({{"value", v.value}, {"bytes", v.bytes}});
+  j["live"] = live;
   return j;
 }
 

@@ -18,6 +18,7 @@ namespace aotgrad {
 namespace {
 
 struct Storage {
+  const Node* root = nullptr;  // the value that made it; none for the tangents
   int64_t bytes = 0;
   int64_t first = -1, last = -1;
   void touch(int64_t step) {
@@ -97,6 +98,7 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
     auto [it, fresh] = root_storage.emplace(root, static_cast<int>(storages.size()));
     if (fresh) {
       Storage s;
+      s.root = root;
       s.bytes = root->meta().is_tensor() ? value_nbytes(root->meta()) : 0;
       if (whole_step && root->meta().kind == ValueMeta::Kind::Tuple) {
         // The elements no getitem reads; the others are the getitems' own storages.
@@ -212,17 +214,32 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
     live += delta[k];
     t.steps[k].live_bytes += live;
   }
-  if (whole_step) {
-    size_t k = 0;
-    for (const Graph* g : {&fw, &bw})
-      for (const Node* n : g->nodes())
-        if (is_step(n)) t.steps[k++].live_bytes += kernel_scratch_bytes(*n);
-  }
+  std::vector<const Node*> step_nodes;
+  step_nodes.reserve(t.steps.size());
+  for (const Graph* g : {&fw, &bw})
+    for (const Node* n : g->nodes())
+      if (is_step(n)) step_nodes.push_back(n);
+  if (whole_step)
+    for (size_t k = 0; k < t.steps.size(); ++k)
+      t.steps[k].live_bytes += kernel_scratch_bytes(*step_nodes[k]);
   for (size_t k = 0; k < t.steps.size(); ++k)
     if (t.steps[k].live_bytes > t.peak_bytes) {
       t.peak_bytes = t.steps[k].live_bytes;
       t.peak_step = k;
     }
+  // What makes the peak: the storages live at its step, and its kernel's scratch.
+  if (!t.steps.empty()) {
+    const int64_t at = static_cast<int64_t>(t.peak_step);
+    for (const Storage& st : storages)
+      if (st.first >= 0 && st.first <= at && at <= st.last && st.bytes > 0)
+        t.peak_live.push_back({st.root ? st.root->name() : "tangents", st.bytes});
+    if (whole_step)
+      if (int64_t b = kernel_scratch_bytes(*step_nodes[t.peak_step]); b > 0)
+        t.peak_live.push_back({"scratch of " + step_nodes[t.peak_step]->name(), b});
+    std::sort(t.peak_live.begin(), t.peak_live.end(), [](const LiveValue& a, const LiveValue& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.value < b.value;
+    });
+  }
   return t;
 }
 
@@ -238,6 +255,22 @@ MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
                                       const std::vector<std::string>& saved, bool reinplace,
                                       bool gradients_kept) {
   return build_timeline(fw, bw, saved, /*whole_step=*/true, reinplace, gradients_kept);
+}
+
+std::string peak_live_text(const MemoryTimeline& t, size_t most) {
+  std::string out;
+  int64_t rest = 0;
+  for (size_t k = 0; k < t.peak_live.size(); ++k) {
+    if (k >= most) {
+      rest += t.peak_live[k].bytes;
+      continue;
+    }
+    out += (k ? ", " : "") + t.peak_live[k].value + " " + std::to_string(t.peak_live[k].bytes);
+  }
+  if (t.peak_live.size() > most)
+    out += " and " + std::to_string(t.peak_live.size() - most) + " more (" + std::to_string(rest) +
+           ")";
+  return out;
 }
 
 std::string peak_text(const MemoryTimeline& t) {

@@ -59,7 +59,10 @@ assert k['measured_peak_bytes'] < d['measured_peak_bytes'], (k, d)"
 import json
 c = json.load(open('$tmp/$m.compile.json'))['predicted_peak']
 r = json.load(open('$tmp/$m.set-to-none.run.json'))['predicted_peak']
-assert set(c) == {'bytes', 'node', 'phase', 'step'} and c == r, (c, r)"
+assert set(c) == {'bytes', 'node', 'phase', 'step', 'live'} and c == r, (c, r)
+# What is live at the peak, largest first, sums to it.
+assert sum(v['bytes'] for v in c['live']) == c['bytes'], c
+assert [v['bytes'] for v in c['live']] == sorted((v['bytes'] for v in c['live']), reverse=True), c"
   "$bin" compile "$models/$m.fx" --grad="$grad" --memory-budget=0.5 --explain >"$tmp/$m.explain.txt"
   check "$PY" - "$tmp/$m.compile.json" "$tmp/$m.explain.txt" <<'P'
 import json, re, sys
@@ -69,6 +72,10 @@ assert len(lines) == 1, lines
 want = r"predicted training-step peak: %d bytes \(\d+\.\d\d MiB\) at %s \(%s step %d of \d+\)\n" % (
     p["bytes"], re.escape(p["node"]), p["phase"], p["step"] + 1)
 assert re.fullmatch(want, lines[0]), (want, lines[0])
+live = [l for l in open(sys.argv[2]) if l.startswith("live at the peak: ")]
+assert len(live) == 1, live
+first = p["live"][0]
+assert live[0].startswith("live at the peak: %s %d" % (first["value"], first["bytes"])), (live, first)
 P
 done
 

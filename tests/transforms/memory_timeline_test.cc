@@ -143,6 +143,10 @@ TEST(MemoryTimeline, KeptGradientsCountOnlyWhileTheBackwardMakesThem) {
             "bw mul_2 64\n");
   EXPECT_EQ(dropped.peak_bytes, 80);
   EXPECT_EQ(kept.peak_bytes, 64);
+  // What is live at each peak, largest first (ties by name), summing to it.
+  EXPECT_EQ(peak_live_text(dropped), "b 16, mul 16, mul_1 16, mul_2 16, tangents 16");
+  EXPECT_EQ(peak_live_text(kept), "a 16, b 16, mul 16, tangents 16");
+  EXPECT_EQ(peak_live_text(dropped, 2), "b 16, mul 16 and 3 more (48)");
 }
 
 TEST(MemoryTimeline, SavedValueMissingFromTheForwardIsAnError) {

@@ -18,11 +18,19 @@ struct TimelineStep {
   int64_t live_bytes = 0;  // activation bytes live while the node runs, its own result included
 };
 
+/// A storage live at the peak, named by the value that made it (a node of fw or bw), "tangents",
+/// or "scratch of <node>" for the peak kernel's own scratch.
+struct LiveValue {
+  std::string value;
+  int64_t bytes = 0;
+};
+
 struct MemoryTimeline {
   std::vector<TimelineStep> steps;
   int64_t peak_bytes = 0;
   size_t peak_step = 0;  // the first step at peak_bytes
   size_t num_forward_steps = 0;
+  std::vector<LiveValue> peak_live;  // what is live at peak_step, largest first; sums to the peak
 };
 
 /// Live activation bytes at each step of `fw` then `bw` (the partition's graphs; `saved` are the
@@ -59,5 +67,7 @@ MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
 
 /// "<bytes> bytes (<MiB> MiB) at <node> (forward|backward step <k> of <n>)": the peak and where.
 std::string peak_text(const MemoryTimeline& t);
+/// "mm_3 16384, gelu 8192, ... and <k> more (<bytes>)": the `most` largest values live at the peak.
+std::string peak_live_text(const MemoryTimeline& t, size_t most = 8);
 
 }  // namespace aotgrad
