@@ -295,8 +295,9 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
     config.activation_memory_budget = o.memory_budget;
     config.min_cut.max_slowdown = o.max_slowdown;
     // libtorch 1.13's Optimizer::zero_grad() zeroes each .grad in place: the step adds each
-    // gradient into it as soon as the backward makes it, and the plan and order lower that peak.
-    config.min_cut.gradients_kept = true;
+    // gradient into it as soon as the backward makes it, and the plan and order lower that peak
+    // (not with data parallelism, whose backward all-reduces the gradients in buckets first).
+    config.min_cut.gradients_kept = o.world == 1;
     // --vary-seq: the sequence dimension of the windows and targets is a symbol from the start
     // (torch._dynamo.mark_dynamic), so every length runs one compilation.
     if (o.vary_seq) config.dynamic_dims = {{0, {1}}, {1, {1}}};

@@ -84,7 +84,9 @@ struct MinCutOptions {
   /// it: CompiledFunction then adds each gradient into `.grad` as soon as the backward makes it
   /// (Note [Gradients accumulated as they are made]), and the predicted peak the budget prices and
   /// the memory schedule lowers holds a gradient only until then (training_step_timeline). The
-  /// compiled graphs run either way; only the plan and the order chosen differ.
+  /// compiled graphs run either way; only the plan and the order chosen differ. A data-parallel
+  /// backward offers no gradient early (its buckets read them): leave it false there, since the
+  /// budget prices its plans before the data-parallel stage adds the collectives.
   bool gradients_kept = false;
   /// What a recomputed op costs the budget's knapsacks and plans: FLOPs (the default, PyTorch's
   /// estimate) or seconds from a measured cost profile (cost_model.h).
