@@ -266,32 +266,24 @@ void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, const Variant& v) {
 }
 
 void register_benchmarks() {
-  for (std::string model :
-       {"gpt_block", "gpt_block_wide", "cnn_bn", "resnet18", "mobilenet_v2", "efficientnet_b0"}) {
-    benchmark::RegisterBenchmark(
-        ("TrainStep/" + model + "/eager").c_str(),
-        [model](benchmark::State& s) { BM_TrainStep_Eager(s, model, false); })
-        ->Unit(benchmark::kMicrosecond);
-    for (const Variant& v : kVariants)
+  // Every model with gradients dropped between steps, then with them zeroed and kept
+  // (zero_grads_in_place, libtorch 1.13's Optimizer::zero_grad(): the peak above the step's start
+  // then holds no gradient), suffixed _zero_grad.
+  for (bool keep : {false, true})
+    for (std::string model :
+         {"gpt_block", "gpt_block_wide", "cnn_bn", "resnet18", "mobilenet_v2", "efficientnet_b0"}) {
+      const std::string suffix = keep ? "_zero_grad" : "";
       benchmark::RegisterBenchmark(
-          ("TrainStep/" + model + "/aotgrad_" + v.name).c_str(),
-          [model, v](benchmark::State& s) { BM_TrainStep_CompiledFunction(s, model, v, false); })
+          ("TrainStep/" + model + "/eager" + suffix).c_str(),
+          [model, keep](benchmark::State& s) { BM_TrainStep_Eager(s, model, keep); })
           ->Unit(benchmark::kMicrosecond);
-  }
-  // Every model with gradients zeroed and kept between steps (zero_grads_in_place), libtorch
-  // 1.13's Optimizer::zero_grad(): the peak above the step's start then holds no gradient.
-  for (std::string model :
-       {"gpt_block", "gpt_block_wide", "cnn_bn", "resnet18", "mobilenet_v2", "efficientnet_b0"}) {
-    benchmark::RegisterBenchmark(
-        ("TrainStep/" + model + "/eager_zero_grad").c_str(),
-        [model](benchmark::State& s) { BM_TrainStep_Eager(s, model, true); })
-        ->Unit(benchmark::kMicrosecond);
-    for (const Variant& v : kVariants)
-      benchmark::RegisterBenchmark(
-          ("TrainStep/" + model + "/aotgrad_" + v.name + "_zero_grad").c_str(),
-          [model, v](benchmark::State& s) { BM_TrainStep_CompiledFunction(s, model, v, true); })
-          ->Unit(benchmark::kMicrosecond);
-  }
+      for (const Variant& v : kVariants)
+        benchmark::RegisterBenchmark(("TrainStep/" + model + "/aotgrad_" + v.name + suffix).c_str(),
+                                     [model, v, keep](benchmark::State& s) {
+                                       BM_TrainStep_CompiledFunction(s, model, v, keep);
+                                     })
+            ->Unit(benchmark::kMicrosecond);
+    }
   benchmark::RegisterBenchmark("TrainStep/nanogpt/eager", [](benchmark::State& s) {
     BM_TrainStep_NanoGPTEager(s, false);
   })->Unit(benchmark::kMicrosecond);

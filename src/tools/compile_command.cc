@@ -207,14 +207,14 @@ int compile_training(const Args& args, const Graph& graph, const std::vector<boo
     j["saved_bytes"] = summary.bytes;
     j["saved_activation_bytes"] = summary.activation_bytes;
     j["meta"] = meta_json(a.meta, graph);
-    j["predicted_peak"] = predicted_peak_json(training_step_timeline(
+    j["predicted_peak"] = predicted_peak_json(training_step_peak_report(
         *a.fw, *a.bw, a.saved, reinplace_option(args), o.min_cut.gradients_kept));
     if (explain && a.explain) j["explain"] = explain_json(*a.explain);
     finish_stats(j, timer, o);
   } else if (explain) {
     if (a.explain) std::cout << explain_text(*a.explain);
-    MemoryTimeline t = training_step_timeline(*a.fw, *a.bw, a.saved, reinplace_option(args),
-                                              o.min_cut.gradients_kept);
+    MemoryTimeline t = training_step_peak_report(*a.fw, *a.bw, a.saved, reinplace_option(args),
+                                                 o.min_cut.gradients_kept);
     std::cout << "predicted training-step peak: " << peak_text(t) << "\n"
               << "live at the peak: " << peak_live_text(t) << "\n";
   } else if (!dump) {

@@ -134,7 +134,8 @@ Env allocator_env(const Args& args) {
     throw UsageError{
         "give at most one of --enable-tcmalloc, --enable-jemalloc, --use-default-allocator"};
   if (args.has("use-default-allocator")) return {};
-  std::string preload = std::getenv("LD_PRELOAD") ? std::getenv("LD_PRELOAD") : "";
+  const char* preloaded = std::getenv("LD_PRELOAD");
+  std::string preload = preloaded ? preloaded : "";
   if (preload.find("tcmalloc") != std::string::npos ||
       preload.find("jemalloc") != std::string::npos)
     return {};  // the caller chose already

@@ -334,6 +334,9 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
                         bool gradients_kept, std::unique_ptr<Graph>& new_fw,
                         std::unique_ptr<Graph>& new_bw) {
   MemorySchedule r;
+  // Kept gradients leave as they are made only from a backward that offers its outputs early
+  // (splitting its weight gradients keeps that so).
+  gradients_kept = gradients_kept && offers_outputs_early(bw);
   auto timeline = [&](const Graph& f, const Graph& b) {
     return training_step_timeline(f, b, saved, /*reinplace=*/true, gradients_kept);
   };
@@ -373,8 +376,6 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
   }
 
   Body fb = analyze(fw, fw_inputs);
-  // Kept gradients leave as they are made only from a graph that offers its outputs early.
-  gradients_kept = gradients_kept && offers_outputs_early(bw);
   Body bb = analyze(bw, bw_inputs, gradients_kept);
   // `prefix` names the candidates of a rewritten graph ("split_").
   auto best_of = [&](const Graph& g, const Body& b, bool backward, const std::string& prefix,

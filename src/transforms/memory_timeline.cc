@@ -70,14 +70,15 @@ int64_t kernel_scratch_bytes(const Node& n) {
   return bytes;
 }
 
-// One builder for both timelines. `whole_step` adds what the runtime holds besides the
+// One builder for both timelines; `name_peak` fills peak_live (reports only: the passes that
+// price many timelines do not need it). `whole_step` adds what the runtime holds besides the
 // activations: the forward's outputs (until the end of the step), the tangents (from the start of
 // the backward to the end) and the gradients (from the step that makes them to the end; with
 // `gradients_kept`, only those a later call reads); and it keeps each element of a multi-result
 // call live from that call, as the interpreter holds the tuple until its last getitem.
 MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
                               const std::vector<std::string>& saved, bool whole_step,
-                              bool reinplace, bool gradients_kept) {
+                              bool reinplace, bool gradients_kept, bool name_peak) {
   auto roots = [&](const Graph& g) {
     return storage_roots(g, reinplace ? reinplaced_args(reinplace_plan(g)) : std::vector<int>{});
   };
@@ -214,28 +215,33 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
     live += delta[k];
     t.steps[k].live_bytes += live;
   }
-  std::vector<const Node*> step_nodes;
-  step_nodes.reserve(t.steps.size());
-  for (const Graph* g : {&fw, &bw})
-    for (const Node* n : g->nodes())
-      if (is_step(n)) step_nodes.push_back(n);
+  // The step's nodes, fw's then bw's, as the steps were made.
+  auto for_each_step_node = [&](const std::function<void(size_t, const Node&)>& f) {
+    size_t k = 0;
+    for (const Graph* g : {&fw, &bw})
+      for (const Node* n : g->nodes())
+        if (is_step(n)) f(k++, *n);
+  };
   if (whole_step)
-    for (size_t k = 0; k < t.steps.size(); ++k)
-      t.steps[k].live_bytes += kernel_scratch_bytes(*step_nodes[k]);
+    for_each_step_node(
+        [&](size_t k, const Node& n) { t.steps[k].live_bytes += kernel_scratch_bytes(n); });
   for (size_t k = 0; k < t.steps.size(); ++k)
     if (t.steps[k].live_bytes > t.peak_bytes) {
       t.peak_bytes = t.steps[k].live_bytes;
       t.peak_step = k;
     }
   // What makes the peak: the storages live at its step, and its kernel's scratch.
-  if (!t.steps.empty()) {
+  if (name_peak && !t.steps.empty()) {
     const int64_t at = static_cast<int64_t>(t.peak_step);
     for (const Storage& st : storages)
       if (st.first >= 0 && st.first <= at && at <= st.last && st.bytes > 0)
         t.peak_live.push_back({st.root ? st.root->name() : "tangents", st.bytes});
     if (whole_step)
-      if (int64_t b = kernel_scratch_bytes(*step_nodes[t.peak_step]); b > 0)
-        t.peak_live.push_back({"scratch of " + step_nodes[t.peak_step]->name(), b});
+      for_each_step_node([&](size_t k, const Node& n) {
+        if (k != t.peak_step) return;
+        if (int64_t b = kernel_scratch_bytes(n); b > 0)
+          t.peak_live.push_back({"scratch of " + n.name(), b});
+      });
     std::sort(t.peak_live.begin(), t.peak_live.end(), [](const LiveValue& a, const LiveValue& b) {
       return a.bytes != b.bytes ? a.bytes > b.bytes : a.value < b.value;
     });
@@ -248,13 +254,21 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
 MemoryTimeline activation_timeline(const Graph& fw, const Graph& bw,
                                    const std::vector<std::string>& saved) {
   return build_timeline(fw, bw, saved, /*whole_step=*/false, /*reinplace=*/false,
-                        /*gradients_kept=*/false);
+                        /*gradients_kept=*/false, /*name_peak=*/false);
 }
 
 MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
                                       const std::vector<std::string>& saved, bool reinplace,
                                       bool gradients_kept) {
-  return build_timeline(fw, bw, saved, /*whole_step=*/true, reinplace, gradients_kept);
+  return build_timeline(fw, bw, saved, /*whole_step=*/true, reinplace, gradients_kept,
+                        /*name_peak=*/false);
+}
+
+MemoryTimeline training_step_peak_report(const Graph& fw, const Graph& bw,
+                                         const std::vector<std::string>& saved, bool reinplace,
+                                         bool gradients_kept) {
+  return build_timeline(fw, bw, saved, /*whole_step=*/true, reinplace, gradients_kept,
+                        /*name_peak=*/true);
 }
 
 std::string peak_live_text(const MemoryTimeline& t, size_t most) {

@@ -143,10 +143,18 @@ TEST(MemoryTimeline, KeptGradientsCountOnlyWhileTheBackwardMakesThem) {
             "bw mul_2 64\n");
   EXPECT_EQ(dropped.peak_bytes, 80);
   EXPECT_EQ(kept.peak_bytes, 64);
-  // What is live at each peak, largest first (ties by name), summing to it.
-  EXPECT_EQ(peak_live_text(dropped), "b 16, mul 16, mul_1 16, mul_2 16, tangents 16");
-  EXPECT_EQ(peak_live_text(kept), "a 16, b 16, mul 16, tangents 16");
-  EXPECT_EQ(peak_live_text(dropped, 2), "b 16, mul 16 and 3 more (48)");
+  // What is live at each peak, largest first (ties by name), summing to it; only the report
+  // names it.
+  EXPECT_TRUE(dropped.peak_live.empty());
+  MemoryTimeline dropped_report =
+      training_step_peak_report(*p.fw, *p.bw, p.saved, /*reinplace=*/false);
+  MemoryTimeline kept_report =
+      training_step_peak_report(*p.fw, *p.bw, p.saved,
+                                /*reinplace=*/false, /*gradients_kept=*/true);
+  EXPECT_EQ(steps_text(dropped_report), steps_text(dropped));
+  EXPECT_EQ(peak_live_text(dropped_report), "b 16, mul 16, mul_1 16, mul_2 16, tangents 16");
+  EXPECT_EQ(peak_live_text(kept_report), "a 16, b 16, mul 16, tangents 16");
+  EXPECT_EQ(peak_live_text(dropped_report, 2), "b 16, mul 16 and 3 more (48)");
 }
 
 TEST(MemoryTimeline, SavedValueMissingFromTheForwardIsAnError) {

@@ -30,7 +30,9 @@ struct MemoryTimeline {
   int64_t peak_bytes = 0;
   size_t peak_step = 0;  // the first step at peak_bytes
   size_t num_forward_steps = 0;
-  std::vector<LiveValue> peak_live;  // what is live at peak_step, largest first; sums to the peak
+  /// What is live at peak_step, largest first, summing to the peak (training_step_peak_report
+  /// fills it; the other builders leave it empty).
+  std::vector<LiveValue> peak_live;
 };
 
 /// Live activation bytes at each step of `fw` then `bw` (the partition's graphs; `saved` are the
@@ -64,6 +66,13 @@ bool offers_outputs_early(const Graph& g);
 MemoryTimeline training_step_timeline(const Graph& fw, const Graph& bw,
                                       const std::vector<std::string>& saved, bool reinplace = true,
                                       bool gradients_kept = false);
+
+/// training_step_timeline with peak_live filled: for what reports the peak (`compile
+/// --explain`, `--stats=json`, `run --train --stats=json`), not for the passes that price many
+/// timelines.
+MemoryTimeline training_step_peak_report(const Graph& fw, const Graph& bw,
+                                         const std::vector<std::string>& saved,
+                                         bool reinplace = true, bool gradients_kept = false);
 
 /// "<bytes> bytes (<MiB> MiB) at <node> (forward|backward step <k> of <n>)": the peak and where.
 std::string peak_text(const MemoryTimeline& t);

@@ -138,7 +138,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
     // The measured peak of the step (above what was live before it) beside the prediction.
     const TrainingArtifacts& a = f.artifacts();
     j["measured_peak_bytes"] = mem.peak_bytes - base;
-    j["predicted_peak"] = predicted_peak_json(training_step_timeline(
+    j["predicted_peak"] = predicted_peak_json(training_step_peak_report(
         *a.fw, *a.bw, a.saved, reinplace, topts.pipeline.min_cut.gradients_kept));
     j["fw_us"] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     j["bw_us"] = std::chrono::duration<double, std::micro>(t3 - t2).count();
