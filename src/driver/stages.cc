@@ -183,6 +183,7 @@ class PartitionStage : public Stage {
          " budget_prices_scheduled=" + std::to_string(o.budget_prices_scheduled) +
          " cost_model=" + o.cost_model.fingerprint() +
          " max_slowdown=" + exact_double(o.max_slowdown) +
+         " recompute_again=" + std::to_string(o.recompute_again) +
          (o.gradients_kept ? " gradients_kept=1" : "") + " static_lifetime_inputs=";
     for (bool b : o.static_lifetime_inputs) m += b ? "1" : "0";
     return m;

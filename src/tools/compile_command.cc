@@ -106,7 +106,8 @@ nlohmann::ordered_json explain_json(const MinCutExplain& e) {
                      {"peak_ratio", p.peak_ratio},
                      {"memory_ratio", p.memory_ratio},
                      {"recompute_cost", p.recompute_cost},
-                     {"step_cost", p.step_cost}});
+                     {"step_cost", p.step_cost},
+                     {"again_rounds", p.again_rounds}});
   }
   j["memory_budget"] = {{"budget", e.max_slowdown >= 0 ? nlohmann::ordered_json("auto")
                                                        : nlohmann::ordered_json(e.memory_budget)},
@@ -114,6 +115,7 @@ nlohmann::ordered_json explain_json(const MinCutExplain& e) {
                         {"stage", e.budget_stage},
                         {"memory_ratio", e.memory_ratio},
                         {"knapsack_recomputable", knapsack},
+                        {"computed_again", e.computed_again},
                         {"plans", plans}};
   return j;
 }

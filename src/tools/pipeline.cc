@@ -178,13 +178,19 @@ CompileOptions compile_options(const Args& args) {
       throw UsageError{"--recompute-pointwise-from-saved takes on or off, got '" + *r + "'"};
     o.min_cut.recompute_pointwise_from_saved = *r == "on";
   }
+  if (auto r = args.get("recompute-again")) {
+    if (*r != "on" && *r != "off")
+      throw UsageError{"--recompute-again takes on or off, got '" + *r + "'"};
+    o.min_cut.recompute_again = *r == "on";
+  }
   if (o.partition != PartitionKind::kMinCut &&
       (args.has("memory-budget") || args.has("solver") || args.has("budget-pricing") ||
-       args.has("cost-model") || args.has("recompute-pointwise-from-saved")))
+       args.has("cost-model") || args.has("recompute-pointwise-from-saved") ||
+       args.has("recompute-again")))
     throw UsageError{
-        "--memory-budget, --solver, --budget-pricing, --cost-model and "
-        "--recompute-pointwise-from-saved apply to the min_cut partition; drop "
-        "--partition=default"};
+        "--memory-budget, --solver, --budget-pricing, --cost-model, "
+        "--recompute-pointwise-from-saved and --recompute-again apply to the min_cut "
+        "partition; drop --partition=default"};
   if (auto k = args.get("schedule")) {
     try {
       o.schedule = parse_schedule_kind(*k);
@@ -295,6 +301,13 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "most three calls, instead of saving its output for a norm's or convolution's "
                  "backward, as functorch 1.13; off: PyTorch 2.x's materialized-backward ban "
                  "saves it",
+                 "on|off"});
+  own.push_back({"recompute-again", true,
+                 "on (default): below --memory-budget=1, the budget also weighs the lowest-peak "
+                 "plan (and auto's choice) with values of its backward computed a second time "
+                 "just before their uses after the step's peak, so that they are not live there "
+                 "(one more plan per value, priced with the copied calls); off: each forward "
+                 "value is computed at most once, as PyTorch's partitioner",
                  "on|off"});
   own.push_back({"schedule", true,
                  "training: memory (default) reorders the forward and backward graphs, within "

@@ -37,7 +37,8 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 /// The compile driver's options of a command line, filled once: --decomp=none|core|full|LIST
 /// (default core), --partition=default|min_cut (default min_cut), --memory-budget=F,
 /// --solver=greedy|dp|ilp, --recompute-pointwise-from-saved=on|off (MinCutOptions'
-/// recompute_pointwise_from_saved), --schedule=memory|none (CompileOptions::schedule),
+/// recompute_pointwise_from_saved), --recompute-again=on|off (MinCutOptions::recompute_again),
+/// --schedule=memory|none (CompileOptions::schedule),
 /// --keep-inference-input-mutations and --cache-dir=DIR (no cache
 /// without it, so the command line never uses the user's cache unless asked; "off" is also no
 /// cache). Throws UsageError naming what is not understood.
@@ -55,7 +56,8 @@ bool reinplace_option(const Args& args);
 void apply_recompute_option(const Args& args, Graph& g);
 
 /// A command's own options followed by those compile_options() reads (--decomp, --partition,
-/// --memory-budget, --solver, --recompute-pointwise-from-saved, --schedule, --recompute,
+/// --memory-budget, --solver, --recompute-pointwise-from-saved, --recompute-again, --schedule,
+/// --recompute,
 /// --cache-dir), for the
 /// commands that compile.
 std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own);

@@ -13,6 +13,7 @@
 #include "aotgrad/transforms/memory_schedule.h"
 #include "aotgrad/transforms/memory_timeline.h"
 #include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/recompute_again.h"
 
 namespace aotgrad {
 namespace {
@@ -59,6 +60,7 @@ struct Plan {
   MinCutSolution solution;
   std::vector<const Node*> knapsack_recomputable;
   double memory_ratio = 1;
+  int again_rounds = 0;
 };
 
 // The plan's partition priced: its predicted training-step peak (as the default backend runs it,
@@ -88,12 +90,45 @@ BudgetPlan price(const Graph& joint, const JointNodeClasses& c, const Plan& plan
   return r;
 }
 
+// plans[base] with values of its backward computed again (recompute_again), one plan per round,
+// appended to `plans` and, priced, to `priced`.
+void add_again_plans(const Graph& joint, const JointNodeClasses& c, size_t base,
+                     const MinCutOptions& options, std::vector<Plan>& plans,
+                     std::vector<BudgetPlan>& priced) {
+  Partition p = partition_with_saved_values(joint, c, plans[base].solution.saved);
+  if (options.budget_prices_scheduled)
+    schedule_for_memory(p.fw, p.bw, p.saved, options.gradients_kept);
+  RecomputeAgainOptions o;
+  o.scheduled = options.budget_prices_scheduled;
+  o.gradients_kept = options.gradients_kept;
+  o.cost_model = options.cost_model;
+  RecomputeAgain again = recompute_again(*p.fw, p.bw, p.saved, o);
+  for (size_t k = 0; k < again.rounds.size(); ++k) {
+    const RecomputeAgainRound& round = again.rounds[k];
+    Plan plan = plans[base];
+    plan.stage += " + again " + std::to_string(k + 1);
+    plan.again_rounds = static_cast<int>(k + 1);
+    BudgetPlan bp = priced[base];
+    bp.stage = plan.stage;
+    bp.again_rounds = plan.again_rounds;
+    bp.peak_bytes = round.peak_bytes;
+    bp.recompute_cost += round.extra_cost;
+    bp.step_cost += round.extra_cost;
+    plans.push_back(std::move(plan));
+    priced.push_back(std::move(bp));
+  }
+}
+
 // The result for `plan`: its solution, stage ("knapsack" for any capacity) and knapsack picks.
 BudgetChoice take(BudgetChoice& r, Plan plan) {
   r.solution = std::move(plan.solution);
-  r.stage = plan.stage.rfind("knapsack", 0) == 0 ? "knapsack" : plan.stage;
+  const size_t again = plan.stage.find(" + again");
+  const std::string base = plan.stage.substr(0, again);
+  r.stage = (base.rfind("knapsack", 0) == 0 ? "knapsack" : base) +
+            (again == std::string::npos ? "" : plan.stage.substr(again));
   r.memory_ratio = plan.memory_ratio;
   r.knapsack_recomputable = std::move(plan.knapsack_recomputable);
+  r.again_rounds = plan.again_rounds;
   return std::move(r);
 }
 
@@ -230,6 +265,30 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   // than a knapsack's plan does (nanoGPT, whose backward then holds every layer's recomputed
   // attention), anchoring at it would put the knapsacks below 0, every one allowed at every budget.
   for (const Plan& p : plans) r.plans.push_back(price(g, c, p, options));
+  const BudgetPlan fastest = r.plans.front();
+  // Automatic: within the allowance, the lowest peak, then the least recompute cost.
+  auto within_allowance = [&](const BudgetPlan& p) {
+    return p.recompute_cost - fastest.recompute_cost <=
+           options.max_slowdown * fastest.step_cost * (1 + 1e-12);
+  };
+  auto lower_peak = [](const BudgetPlan& p, const BudgetPlan& b) {
+    return p.peak_bytes < b.peak_bytes ||
+           (p.peak_bytes == b.peak_bytes && p.recompute_cost < b.recompute_cost);
+  };
+  if (options.recompute_again) {
+    // The lowest-peak plan, and auto's choice, with values computed again (Note [Computed
+    // again]): one more plan per round, whatever the budget.
+    const size_t n = r.plans.size();
+    size_t lowest = 0, pick = n;
+    for (size_t i = 1; i < n; ++i)
+      if (r.plans[i].peak_bytes < r.plans[lowest].peak_bytes) lowest = i;
+    if (automatic)
+      for (size_t i = 0; i < n; ++i)
+        if (within_allowance(r.plans[i]) && (pick == n || lower_peak(r.plans[i], r.plans[pick])))
+          pick = i;
+    add_again_plans(g, c, lowest, options, plans, r.plans);
+    if (pick != n && pick != lowest) add_again_plans(g, c, pick, options, plans, r.plans);
+  }
   const int64_t top = r.plans.front().peak_bytes;
   int64_t bottom = r.plans.back().peak_bytes;
   for (const BudgetPlan& p : r.plans) bottom = std::min(bottom, p.peak_bytes);
@@ -242,17 +301,12 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   // is always allowed: the lowest peak's ratio is at most 0.
   // Automatic: the lowest peak among the plans that recompute at most max_slowdown of the
   // runtime-optimized step's cost more than it does, then the least recompute cost.
-  const BudgetPlan& fastest = r.plans.front();
   auto allowed = [&](size_t i) {
-    if (automatic)
-      return r.plans[i].recompute_cost - fastest.recompute_cost <=
-             options.max_slowdown * fastest.step_cost * (1 + 1e-12);
+    if (automatic) return within_allowance(r.plans[i]);
     return r.plans[i].peak_ratio <= budget + 1e-12;
   };
   auto first_better = [&](const BudgetPlan& p, const BudgetPlan& b) {
-    if (automatic)
-      return p.peak_bytes < b.peak_bytes ||
-             (p.peak_bytes == b.peak_bytes && p.recompute_cost < b.recompute_cost);
+    if (automatic) return lower_peak(p, b);
     return p.recompute_cost < b.recompute_cost ||
            (p.recompute_cost == b.recompute_cost && p.peak_bytes < b.peak_bytes);
   };

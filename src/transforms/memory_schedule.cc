@@ -330,9 +330,10 @@ ScheduleKind parse_schedule_kind(std::string_view name) {
 namespace {
 
 // The schedule; `new_fw` and `new_bw` get the reordered graphs (nullptr: keep the graph as is).
+// Without `forward`, the forward keeps its order.
 MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std::string>& saved,
                         bool gradients_kept, std::unique_ptr<Graph>& new_fw,
-                        std::unique_ptr<Graph>& new_bw) {
+                        std::unique_ptr<Graph>& new_bw, bool forward = true) {
   MemorySchedule r;
   // Kept gradients leave as they are made only from a backward that offers its outputs early
   // (splitting its weight gradients keeps that so).
@@ -375,7 +376,7 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
     bw_inputs.push_back(st);
   }
 
-  Body fb = analyze(fw, fw_inputs);
+  Body fb = forward ? analyze(fw, fw_inputs) : Body{};
   Body bb = analyze(bw, bw_inputs, gradients_kept);
   // `prefix` names the candidates of a rewritten graph ("split_").
   auto best_of = [&](const Graph& g, const Body& b, bool backward, const std::string& prefix,
@@ -398,7 +399,8 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
   };
   r.forward_peak_after = r.forward_peak_before;
   r.backward_peak_after = r.backward_peak_before;
-  best_of(fw, fb, false, "", true, true, r.forward_peak_after, r.forward_order, new_fw);
+  if (forward)
+    best_of(fw, fb, false, "", true, true, r.forward_peak_after, r.forward_order, new_fw);
   // A backward with weight gradients to split: its greedy order on the graph with them split off
   // (split_weight_gradients), which has every order of the unsplit graph and more, in place of
   // the unsplit greedy order (two candidates, as for the forward: the schedule is the pipeline's
@@ -435,6 +437,15 @@ MemorySchedule schedule_for_memory(std::unique_ptr<Graph>& fw, std::unique_ptr<G
   std::unique_ptr<Graph> new_fw, new_bw;
   MemorySchedule r = schedule(*fw, *bw, saved, gradients_kept, new_fw, new_bw);
   if (new_fw) fw = std::move(new_fw);
+  if (new_bw) bw = std::move(new_bw);
+  return r;
+}
+
+MemorySchedule schedule_backward_for_memory(const Graph& fw, std::unique_ptr<Graph>& bw,
+                                            const std::vector<std::string>& saved,
+                                            bool gradients_kept) {
+  std::unique_ptr<Graph> new_fw, new_bw;
+  MemorySchedule r = schedule(fw, *bw, saved, gradients_kept, new_fw, new_bw, /*forward=*/false);
   if (new_bw) bw = std::move(new_bw);
   return r;
 }

@@ -22,6 +22,8 @@
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/memory_budget.h"
+#include "aotgrad/transforms/memory_schedule.h"
+#include "aotgrad/transforms/recompute_again.h"
 #include "aotgrad/transforms/rng_functionalize.h"
 
 namespace aotgrad {
@@ -902,6 +904,22 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
   BudgetChoice choice = choose_saved_values(c, options);
   const MinCutSolution& sol = choice.solution;
   Partition p = partition_with_saved_values(*g, c, sol.saved);
+  RecomputeAgain again;
+  if (choice.again_rounds > 0) {
+    // As the budget priced the plan (add_again_plans in memory_budget.cc): the same rounds on the
+    // same graphs.
+    if (options.budget_prices_scheduled)
+      schedule_for_memory(p.fw, p.bw, p.saved, options.gradients_kept);
+    RecomputeAgainOptions o;
+    o.scheduled = options.budget_prices_scheduled;
+    o.gradients_kept = options.gradients_kept;
+    o.cost_model = options.cost_model;
+    o.max_rounds = choice.again_rounds;
+    again = recompute_again(*p.fw, p.bw, p.saved, o);
+    AOTGRAD_CHECK(static_cast<int>(again.rounds.size()) == choice.again_rounds,
+                  "min-cut partition: the budget's plan computes ", choice.again_rounds,
+                  " values again, its partition ", again.rounds.size());
+  }
   if (explain) {
     *explain = MinCutExplain{};
     explain->cse_merged = merged;
@@ -915,7 +933,8 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
     for (const Node* n : choice.knapsack_recomputable)
       explain->knapsack_recomputable.push_back(n->name());
     fill_explain(*g, c, sol, p, *explain);
-    if (choice.stage == "inputs")
+    explain->computed_again = recompute_again_text(again);
+    if (choice.stage.rfind("inputs", 0) == 0)
       for (auto& s : explain->saved) s.why = "memory budget: only inputs are saved";
   }
   // Random ops the backward recomputes replay the forward's generator state (§13.25).
@@ -945,6 +964,11 @@ std::string explain_text(const MinCutExplain& e) {
          << " bytes (peak ratio " << p.peak_ratio << "), memory ratio " << p.memory_ratio
          << ", recompute cost " << p.recompute_cost << " of step " << p.step_cost << "\n";
     }
+  }
+  if (!e.computed_again.empty()) {
+    os << "computed again:\n";
+    std::istringstream lines(e.computed_again);
+    for (std::string line; std::getline(lines, line);) os << "  " << line << "\n";
   }
   os << "recomputed: " << e.recomputed.size() << " ops\n";
   for (const auto& r : e.recomputed) os << "  " << r.name << " " << r.op << "\n";

@@ -28,6 +28,8 @@ struct BudgetChoice {
   double memory_ratio = 1;
   /// The banned nodes the knapsack allowed the backward to recompute (stage "knapsack").
   std::vector<const Node*> knapsack_recomputable;
+  /// The rounds of recompute_again the chosen plan runs on its partition (BudgetPlan).
+  int again_rounds = 0;
   /// The chosen plan's predicted peak and its place on the peak scale (BudgetPlan).
   int64_t peak_bytes = 0;
   double peak_ratio = 1;

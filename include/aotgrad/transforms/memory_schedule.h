@@ -60,6 +60,11 @@ MemorySchedule schedule_for_memory(std::unique_ptr<Graph>& fw, std::unique_ptr<G
                                    const std::vector<std::string>& saved,
                                    bool gradients_kept = false);
 
+/// The same for `bw` alone: `fw` keeps its order (the forward's peak is reported as it is).
+MemorySchedule schedule_backward_for_memory(const Graph& fw, std::unique_ptr<Graph>& bw,
+                                            const std::vector<std::string>& saved,
+                                            bool gradients_kept = false);
+
 /// "forward peak A -> B bytes (ORDER), backward peak C -> D bytes (ORDER), step peak E -> F".
 std::string schedule_text(const MemorySchedule& s);
 

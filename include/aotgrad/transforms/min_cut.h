@@ -88,6 +88,11 @@ struct MinCutOptions {
   /// backward offers no gradient early (its buckets read them): leave it false there, since the
   /// budget prices its plans before the data-parallel stage adds the collectives.
   bool gradients_kept = false;
+  /// Below budget 1 (and with max_slowdown): the budget also weighs the lowest-peak plan (and
+  /// auto's choice) with values of its backward computed again after the step's peak
+  /// (recompute_again.h, Note [Computed again]), one more plan per value, priced with the copied
+  /// calls' cost. Off: each forward value is computed at most once, as PyTorch's partitioner.
+  bool recompute_again = true;
   /// What a recomputed op costs the budget's knapsacks and plans: FLOPs (the default, PyTorch's
   /// estimate) or seconds from a measured cost profile (cost_model.h).
   CostModel cost_model;
@@ -177,6 +182,9 @@ struct BudgetPlan {
   double recompute_cost = 0;
   /// estimate_runtime summed over every call of the plan's forward and backward.
   double step_cost = 0;
+  /// Values the plan's backward computes a second time (MinCutOptions::recompute_again): the
+  /// rounds of recompute_again run on the plan `stage` names before its " + again".
+  int again_rounds = 0;
 };
 
 struct MinCutExplain {
@@ -215,6 +223,8 @@ struct MinCutExplain {
   /// Below budget 1: the plans the budget weighed and the chosen one's index (memory_budget.h).
   std::vector<BudgetPlan> budget_plans;
   size_t budget_chosen = 0;
+  /// The values the chosen plan's backward computes again (recompute_again_text), or empty.
+  std::string computed_again;
   /// --memory-budget=auto's allowance (MinCutOptions::max_slowdown), below 0 when not automatic.
   double max_slowdown = -1;
 };
