@@ -87,7 +87,9 @@ std::vector<Candidate> candidates(const Graph& bw, size_t peak) {
     std::vector<const Node*> late;
     for (const Node* m : members) {
       if (!ok) break;
-      if (m != root && (!pure_call(*m) || pos.at(m) >= peak)) ok = false;
+      // The views of the value: calls, or getitems of a view returning several (split).
+      if (m != root && ((m->kind() != NodeKind::GetItem && !pure_call(*m)) || pos.at(m) == peak))
+        ok = false;
       for (const Node* u : m->users()) {
         if (in_group.count(u)) continue;
         if (u->kind() == NodeKind::Output) ok = false;
@@ -151,8 +153,8 @@ std::vector<std::string> copy_for_late_uses(Graph& bw, const Candidate& c) {
     if (auto it = copies.find(n); it != copies.end()) return it->second;
     Node* made = nullptr;
     if (n->kind() == NodeKind::GetItem) {
-      const Node* call = n->getitem_input();
-      Node* cc = copies.count(call) ? copies.at(call) : (copies[call] = copy_call(call));
+      // The call: the value's producer, or a view of the value that returns several (split).
+      Node* cc = copy(n->getitem_input());
       made = bw.add_getitem(cc, n->getitem_index(), bw.unique_name(n->name() + "_again"));
       names.push_back(made->name());
     } else {

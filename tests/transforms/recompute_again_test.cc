@@ -99,6 +99,38 @@ def forward(self, x: "f32[256]", tangents_1: "f32[]"):
   EXPECT_LT(r.peak_after, r.peak_before);
 }
 
+// A view that returns several values (split) is copied with the value, its getitem after it.
+TEST(RecomputeAgain, CopiesASplitOfTheValue) {
+  std::shared_ptr<Graph> fw = parse_text(kForward);
+  const char* text = R"(
+def forward(self, x: "f32[256]", tangents_1: "f32[]"):
+    h = torch.ops.aten.mul.Tensor(x, 2)
+    split = torch.ops.aten.split.Tensor(h, 128)
+    getitem = split[0]
+    getitem_1 = split[1]
+    g = torch.ops.aten.sin.default(getitem)
+    big = torch.ops.aten.cat.default([g, g, g, g, g, g, g, g])
+    sum_2 = torch.ops.aten.sum.default(big)
+    s = torch.ops.aten.mul.Tensor(sum_2, tangents_1)
+    c = torch.ops.aten.cos.default(getitem_1)
+    gb = torch.ops.aten.mul.Tensor(c, s)
+    return (gb,)
+)";
+  std::unique_ptr<Graph> bw = parse_text(text)->clone();
+  RecomputeAgain r = recompute_again(*fw, bw, {"x"}, unscheduled());
+  verify(*bw);
+  ASSERT_EQ(r.rounds.size(), 1u);
+  EXPECT_EQ(r.rounds[0].copies,
+            (std::vector<std::string>{"h_again", "split_again", "getitem_1_again"}));
+  EXPECT_NE(graph_text(*bw).find("h_again = torch.ops.aten.mul.Tensor(x, 2)\n"
+                                 "split_again = torch.ops.aten.split.Tensor(h_again, 128)\n"
+                                 "getitem_1_again = split_again[1]\n"
+                                 "c = torch.ops.aten.cos.default(getitem_1_again)\n"),
+            std::string::npos)
+      << graph_text(*bw);
+  EXPECT_LT(r.peak_after, r.peak_before);
+}
+
 // A random value is never copied (a copy would draw other numbers), nor one the peak's own call
 // reads.
 TEST(RecomputeAgain, LeavesRandomValuesAndValuesThePeakReads) {
