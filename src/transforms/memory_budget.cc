@@ -13,7 +13,6 @@
 #include "aotgrad/transforms/memory_schedule.h"
 #include "aotgrad/transforms/memory_timeline.h"
 #include "aotgrad/transforms/partition.h"
-#include "aotgrad/transforms/recompute_again.h"
 
 namespace aotgrad {
 namespace {
@@ -96,13 +95,7 @@ void add_again_plans(const Graph& joint, const JointNodeClasses& c, size_t base,
                      const MinCutOptions& options, std::vector<Plan>& plans,
                      std::vector<BudgetPlan>& priced) {
   Partition p = partition_with_saved_values(joint, c, plans[base].solution.saved);
-  if (options.budget_prices_scheduled)
-    schedule_for_memory(p.fw, p.bw, p.saved, options.gradients_kept);
-  RecomputeAgainOptions o;
-  o.scheduled = options.budget_prices_scheduled;
-  o.gradients_kept = options.gradients_kept;
-  o.cost_model = options.cost_model;
-  RecomputeAgain again = recompute_again(*p.fw, p.bw, p.saved, o);
+  RecomputeAgain again = recompute_plan_again(p, options, RecomputeAgainOptions{}.max_rounds);
   for (size_t k = 0; k < again.rounds.size(); ++k) {
     const RecomputeAgainRound& round = again.rounds[k];
     Plan plan = plans[base];
@@ -139,6 +132,17 @@ std::string capacity_stage(int k) {
 }
 
 }  // namespace
+
+RecomputeAgain recompute_plan_again(Partition& p, const MinCutOptions& options, int max_rounds) {
+  if (options.budget_prices_scheduled)
+    schedule_for_memory(p.fw, p.bw, p.saved, options.gradients_kept);
+  RecomputeAgainOptions o;
+  o.scheduled = options.budget_prices_scheduled;
+  o.gradients_kept = options.gradients_kept;
+  o.cost_model = options.cost_model;
+  o.max_rounds = max_rounds;
+  return recompute_again(*p.fw, p.bw, p.saved, o);
+}
 
 BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions& options,
                                  const OpClasses& ops) {

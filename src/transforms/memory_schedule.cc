@@ -301,15 +301,6 @@ bool is_identity(const std::vector<size_t>& order) {
   return true;
 }
 
-// The highest live bytes over the steps of one phase of a timeline.
-int64_t phase_peak(const MemoryTimeline& t, bool backward) {
-  int64_t peak = 0;
-  size_t lo = backward ? t.num_forward_steps : 0;
-  size_t hi = backward ? t.steps.size() : t.num_forward_steps;
-  for (size_t k = lo; k < hi; ++k) peak = std::max(peak, t.steps[k].live_bytes);
-  return peak;
-}
-
 struct Candidate {
   const char* name;
   std::vector<size_t> order;

@@ -319,6 +319,20 @@ MemoryTimeline training_step_peak_report(const Graph& fw, const Graph& bw,
                         /*name_peak=*/true);
 }
 
+int64_t phase_peak(const MemoryTimeline& t, bool backward, size_t* at) {
+  int64_t peak = 0;
+  const size_t lo = backward ? t.num_forward_steps : 0;
+  const size_t hi = backward ? t.steps.size() : t.num_forward_steps;
+  size_t first = 0;
+  for (size_t k = lo; k < hi; ++k)
+    if (t.steps[k].live_bytes > peak) {
+      peak = t.steps[k].live_bytes;
+      first = k - lo;
+    }
+  if (at) *at = first;
+  return peak;
+}
+
 std::string peak_live_text(const MemoryTimeline& t, size_t most) {
   std::string out;
   int64_t rest = 0;

@@ -22,8 +22,6 @@
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/memory_budget.h"
-#include "aotgrad/transforms/memory_schedule.h"
-#include "aotgrad/transforms/recompute_again.h"
 #include "aotgrad/transforms/rng_functionalize.h"
 
 namespace aotgrad {
@@ -906,16 +904,8 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
   Partition p = partition_with_saved_values(*g, c, sol.saved);
   RecomputeAgain again;
   if (choice.again_rounds > 0) {
-    // As the budget priced the plan (add_again_plans in memory_budget.cc): the same rounds on the
-    // same graphs.
-    if (options.budget_prices_scheduled)
-      schedule_for_memory(p.fw, p.bw, p.saved, options.gradients_kept);
-    RecomputeAgainOptions o;
-    o.scheduled = options.budget_prices_scheduled;
-    o.gradients_kept = options.gradients_kept;
-    o.cost_model = options.cost_model;
-    o.max_rounds = choice.again_rounds;
-    again = recompute_again(*p.fw, p.bw, p.saved, o);
+    // As the budget priced the plan: the same rounds on the same graphs.
+    again = recompute_plan_again(p, options, choice.again_rounds);
     AOTGRAD_CHECK(static_cast<int>(again.rounds.size()) == choice.again_rounds,
                   "min-cut partition: the budget's plan computes ", choice.again_rounds,
                   " values again, its partition ", again.rounds.size());

@@ -41,27 +41,6 @@ struct Candidate {
   std::vector<const Node*> late;  // the calls after the peak that read it (or a view of it)
 };
 
-bool pure_call(const Node& n) {
-  return n.kind() == NodeKind::Call && !has_mutations(n) && !is_random(*n.op()) &&
-         !is_collective(*n.op()) && !is_effectful(*n.op());
-}
-
-int64_t bw_peak(const MemoryTimeline& t, size_t* at) {
-  int64_t peak = -1;
-  for (size_t k = t.num_forward_steps; k < t.steps.size(); ++k)
-    if (t.steps[k].live_bytes > peak) {
-      peak = t.steps[k].live_bytes;
-      *at = k - t.num_forward_steps;
-    }
-  return peak;
-}
-
-int64_t fw_peak(const MemoryTimeline& t) {
-  int64_t peak = 0;
-  for (size_t k = 0; k < t.num_forward_steps; ++k) peak = std::max(peak, t.steps[k].live_bytes);
-  return peak;
-}
-
 // The values live across step `peak` of `bw` that a copy could free there, largest first.
 std::vector<Candidate> candidates(const Graph& bw, size_t peak) {
   std::unordered_map<const Node*, size_t> pos;
@@ -81,15 +60,14 @@ std::vector<Candidate> candidates(const Graph& bw, size_t peak) {
   for (const auto& [root, members] : group) {
     if (root->kind() == NodeKind::Placeholder || root->kind() == NodeKind::Output) continue;
     const Node* call = root->kind() == NodeKind::GetItem ? root->getitem_input() : root;
-    if (!pure_call(*call) || !root->meta().is_tensor()) continue;
+    if (is_impure(*call) || !root->meta().is_tensor()) continue;
     std::unordered_set<const Node*> in_group(members.begin(), members.end());
     bool ok = pos.at(root) < peak && pos.at(call) < peak;
     std::vector<const Node*> late;
     for (const Node* m : members) {
       if (!ok) break;
       // The views of the value: calls, or getitems of a view returning several (split).
-      if (m != root && ((m->kind() != NodeKind::GetItem && !pure_call(*m)) || pos.at(m) == peak))
-        ok = false;
+      if (m != root && (is_impure(*m) || pos.at(m) == peak)) ok = false;
       for (const Node* u : m->users()) {
         if (in_group.count(u)) continue;
         if (u->kind() == NodeKind::Output) ok = false;
@@ -202,11 +180,11 @@ RecomputeAgain recompute_again(const Graph& fw, std::unique_ptr<Graph>& bw,
   MemoryTimeline t = timeline(*bw);
   RecomputeAgain r;
   r.peak_before = r.peak_after = t.peak_bytes;
-  const int64_t forward = fw_peak(t);
+  const int64_t forward = phase_peak(t, /*backward=*/false);
   const double base_cost = calls_cost(*bw, options.cost_model);
   for (int round = 0; round < options.max_rounds; ++round) {
     size_t at = 0;
-    int64_t peak = bw_peak(t, &at);
+    const int64_t peak = phase_peak(t, /*backward=*/true, &at);
     if (peak <= forward) break;
     std::vector<Candidate> cands = candidates(*bw, at);
     if (cands.size() > static_cast<size_t>(options.max_candidates))

@@ -18,23 +18,32 @@ def forward(self, x: "f32[256]"):
     return (sum_1, x)
 )";
 
-// The backward recomputes h = 2x, reads it for g = sin(h) before the peak (the 4096-byte cat of
-// g, which does not read h) and for cos(h) after it: h is live at the peak beside g and the cat.
-std::string backward(const std::string& make_h, const std::string& cat_args = "[g, g, g, g]") {
-  return R"(
+// The backward recomputes h = 2x (or `make_h`), reads it -- directly or through `views` of it --
+// for g = sin(...) before the peak (the 4096-byte cat of g, which does not read h) and for
+// cos(...) after it: h is live at the peak beside g and the cat.
+struct Backward {
+  std::string make_h = "torch.ops.aten.mul.Tensor(x, 2)";
+  std::string views;  // lines defining views of h
+  std::string sin_reads = "h", cos_reads = "h";
+  std::string cat_args = "[g, g, g, g]";
+
+  std::unique_ptr<Graph> parse() const {
+    return parse_text(R"(
 def forward(self, x: "f32[256]", tangents_1: "f32[]"):
-    h = )" +
-         make_h + R"(
-    g = torch.ops.aten.sin.default(h)
+    h = )" + make_h + "\n" +
+                      views + "    g = torch.ops.aten.sin.default(" + sin_reads + R"()
     big = torch.ops.aten.cat.default()" +
-         cat_args + R"()
+                      cat_args + R"()
     sum_2 = torch.ops.aten.sum.default(big)
     s = torch.ops.aten.mul.Tensor(sum_2, tangents_1)
-    c = torch.ops.aten.cos.default(h)
+    c = torch.ops.aten.cos.default()" +
+                      cos_reads + R"()
     gb = torch.ops.aten.mul.Tensor(c, s)
     return (gb,)
-)";
-}
+)")
+        ->clone();
+  }
+};
 
 RecomputeAgainOptions unscheduled() {
   RecomputeAgainOptions o;
@@ -44,7 +53,7 @@ RecomputeAgainOptions unscheduled() {
 
 TEST(RecomputeAgain, CopiesTheValueForItsUseAfterThePeak) {
   std::shared_ptr<Graph> fw = parse_text(kForward);
-  std::unique_ptr<Graph> bw = parse_text(backward("torch.ops.aten.mul.Tensor(x, 2)"))->clone();
+  std::unique_ptr<Graph> bw = Backward{}.parse();
   RecomputeAgain r = recompute_again(*fw, bw, {"x"}, unscheduled());
   verify(*bw);
   EXPECT_EQ(graph_text(*bw),
@@ -75,19 +84,11 @@ TEST(RecomputeAgain, CopiesTheValueForItsUseAfterThePeak) {
 // Views of the value that later uses read are copied with it.
 TEST(RecomputeAgain, CopiesTheViewsTheLaterUsesRead) {
   std::shared_ptr<Graph> fw = parse_text(kForward);
-  const char* text = R"(
-def forward(self, x: "f32[256]", tangents_1: "f32[]"):
-    h = torch.ops.aten.mul.Tensor(x, 2)
-    v = torch.ops.aten.view.default(h, [16, 16])
-    g = torch.ops.aten.sin.default(v)
-    big = torch.ops.aten.cat.default([g, g, g, g])
-    sum_2 = torch.ops.aten.sum.default(big)
-    s = torch.ops.aten.mul.Tensor(sum_2, tangents_1)
-    c = torch.ops.aten.cos.default(v)
-    gb = torch.ops.aten.mul.Tensor(c, s)
-    return (gb,)
-)";
-  std::unique_ptr<Graph> bw = parse_text(text)->clone();
+  std::unique_ptr<Graph> bw =
+      Backward{.views = "    v = torch.ops.aten.view.default(h, [16, 16])\n",
+               .sin_reads = "v",
+               .cos_reads = "v"}
+          .parse();
   RecomputeAgain r = recompute_again(*fw, bw, {"x"}, unscheduled());
   verify(*bw);
   ASSERT_EQ(r.rounds.size(), 1u);
@@ -102,21 +103,14 @@ def forward(self, x: "f32[256]", tangents_1: "f32[]"):
 // A view that returns several values (split) is copied with the value, its getitem after it.
 TEST(RecomputeAgain, CopiesASplitOfTheValue) {
   std::shared_ptr<Graph> fw = parse_text(kForward);
-  const char* text = R"(
-def forward(self, x: "f32[256]", tangents_1: "f32[]"):
-    h = torch.ops.aten.mul.Tensor(x, 2)
-    split = torch.ops.aten.split.Tensor(h, 128)
-    getitem = split[0]
-    getitem_1 = split[1]
-    g = torch.ops.aten.sin.default(getitem)
-    big = torch.ops.aten.cat.default([g, g, g, g, g, g, g, g])
-    sum_2 = torch.ops.aten.sum.default(big)
-    s = torch.ops.aten.mul.Tensor(sum_2, tangents_1)
-    c = torch.ops.aten.cos.default(getitem_1)
-    gb = torch.ops.aten.mul.Tensor(c, s)
-    return (gb,)
-)";
-  std::unique_ptr<Graph> bw = parse_text(text)->clone();
+  std::unique_ptr<Graph> bw = Backward{.views =
+                                           "    split = torch.ops.aten.split.Tensor(h, 128)\n"
+                                           "    getitem = split[0]\n"
+                                           "    getitem_1 = split[1]\n",
+                                       .sin_reads = "getitem",
+                                       .cos_reads = "getitem_1",
+                                       .cat_args = "[g, g, g, g, g, g, g, g]"}
+                                  .parse();
   RecomputeAgain r = recompute_again(*fw, bw, {"x"}, unscheduled());
   verify(*bw);
   ASSERT_EQ(r.rounds.size(), 1u);
@@ -139,7 +133,7 @@ TEST(RecomputeAgain, LeavesRandomValuesAndValuesThePeakReads) {
        {std::pair<std::string, std::string>{"torch.ops.aten.rand_like.default(x)", "[g, g, g, g]"},
         {"torch.ops.aten.mul.Tensor(x, 2)", "[g, g, g, h]"}}) {
     SCOPED_TRACE(make_h + " " + cat_args);
-    std::unique_ptr<Graph> bw = parse_text(backward(make_h, cat_args))->clone();
+    std::unique_ptr<Graph> bw = Backward{.make_h = make_h, .cat_args = cat_args}.parse();
     std::string before = graph_text(*bw);
     RecomputeAgain r = recompute_again(*fw, bw, {"x"}, unscheduled());
     EXPECT_TRUE(r.rounds.empty());
@@ -157,7 +151,7 @@ def forward(self, x: "f32[256]"):
     return (sum_1, x)
 )";
   std::shared_ptr<Graph> fw = parse_text(forward);
-  std::unique_ptr<Graph> bw = parse_text(backward("torch.ops.aten.mul.Tensor(x, 2)"))->clone();
+  std::unique_ptr<Graph> bw = Backward{}.parse();
   RecomputeAgain r = recompute_again(*fw, bw, {"x"}, unscheduled());
   EXPECT_TRUE(r.rounds.empty());
   EXPECT_EQ(r.peak_before, 16384 + 4);  // the cat and the loss
@@ -167,7 +161,7 @@ def forward(self, x: "f32[256]"):
 // peak, and the graph the schedule then makes of it keeps that peak.
 TEST(RecomputeAgain, PricesEachCopyAfterTheSchedule) {
   std::shared_ptr<Graph> fw = parse_text(kForward);
-  std::unique_ptr<Graph> bw = parse_text(backward("torch.ops.aten.mul.Tensor(x, 2)"))->clone();
+  std::unique_ptr<Graph> bw = Backward{}.parse();
   RecomputeAgain r = recompute_again(*fw, bw, {"x"}, RecomputeAgainOptions{});
   verify(*bw);
   ASSERT_EQ(r.rounds.size(), 1u);

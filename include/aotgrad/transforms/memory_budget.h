@@ -13,6 +13,8 @@
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/transforms/cost_model.h"
 #include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/recompute_again.h"
 
 namespace aotgrad {
 
@@ -66,5 +68,12 @@ struct BudgetChoice {
 /// below the budget, else the knapsack at capacity the budget.
 BudgetChoice choose_saved_values(const JointNodeClasses& classes, const MinCutOptions& options,
                                  const OpClasses& ops = OpClasses::defaults());
+
+/// At most `max_rounds` rounds of recompute_again on a plan's partition `p` (its backward
+/// replaced), as the budget prices them: `p` ordered by schedule_for_memory first when
+/// options.budget_prices_scheduled, the peak with options.gradients_kept, the copies' cost by
+/// options.cost_model. The budget runs it to weigh the plans that compute values again; the
+/// min-cut partition runs it again with the chosen plan's BudgetChoice::again_rounds.
+RecomputeAgain recompute_plan_again(Partition& p, const MinCutOptions& options, int max_rounds);
 
 }  // namespace aotgrad

@@ -74,6 +74,10 @@ MemoryTimeline training_step_peak_report(const Graph& fw, const Graph& bw,
                                          const std::vector<std::string>& saved,
                                          bool reinplace = true, bool gradients_kept = false);
 
+/// The highest live bytes over the steps of one phase of `t` (the backward's, or the forward's);
+/// `at`, when given, gets the phase's first step at that peak, counted within the phase.
+int64_t phase_peak(const MemoryTimeline& t, bool backward, size_t* at = nullptr);
+
 /// "<bytes> bytes (<MiB> MiB) at <node> (forward|backward step <k> of <n>)": the peak and where.
 std::string peak_text(const MemoryTimeline& t);
 /// "mm_3 16384, gelu 8192, ... and <k> more (<bytes>)": the `most` largest values live at the peak.
