@@ -8,6 +8,7 @@
 // there the reference is eager autograd, which has its own overhead around the same kernels.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+#include <c10/core/GradMode.h>
 
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/parser.h"
@@ -82,7 +83,7 @@ void BM_Inference_CompiledGraph(benchmark::State& state) {
 }
 
 void BM_Inference_AotFunction(benchmark::State& state) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   aotgrad::AOTFunction f = aotgrad::aot_function(inference_fn);
   std::vector<at::Tensor> in = tiny_inputs(false);
   f(in);  // compiles

@@ -25,6 +25,7 @@
 // and compiled steps spend up to a fifth of their time in page faults (page_faults_per_step).
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+#include <c10/core/GradMode.h>
 #include <sys/resource.h>
 #include <torch/torch.h>
 
@@ -142,7 +143,7 @@ std::shared_ptr<const aotgrad::Compiler> functional_compiler() {
 // Gradients zeroed and kept (libtorch 1.13's Optimizer::zero_grad) instead of dropped (PyTorch
 // 2.x's set_to_none): the backward's gradients are then added into them.
 void zero_grads_in_place(const std::vector<at::Tensor>& params) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (const at::Tensor& p : params)
     if (p.grad().defined()) p.grad().zero_();
 }

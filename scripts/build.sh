@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds aotgrad into build/ (or $AOTGRAD_BUILD_DIR) with Ninja, two jobs.
+# Configures and builds aotgrad with Ninja, two jobs, against the libtorch AOTGRAD_TORCH names
+# (debian: Debian's 1.13, the default; wheel: 2.11 from the project's venv), into the directory
+# scripts/build_dir.sh picks.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="${AOTGRAD_BUILD_DIR:-$root/build}"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${AOTGRAD_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+. "$root/scripts/build_dir.sh"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${AOTGRAD_BUILD_TYPE:-RelWithDebInfo}" \
+  -DAOTGRAD_TORCH="$torch" >/dev/null
 ninja -C "$build" -j"${AOTGRAD_JOBS:-2}" "$@"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs aotgrad's build and test dependencies from Debian's packages. Idempotent: installs
-# only what is missing, and runs apt-get update only when something is.
+# Installs aotgrad's build and test dependencies: Debian's packages with apt-get, and PyTorch 2.11's
+# wheel with the Python packages beside it with pip into the project's own venv (.venv, or
+# $AOTGRAD_VENV). Idempotent: installs only what is missing, runs apt-get update only when a package
+# is, and leaves a venv whose packages are already at the pinned versions alone.
 set -euo pipefail
 
 packages=(
@@ -18,6 +20,7 @@ packages=(
   python3-torchaudio                  # torchaudio's models for the model sweep (tools/model_sweep.py)
   graphviz                            # dot, which renders `aotgrad compile --dot` in a test
   python3-networkx                    # functorch's min-cut partitioner, the reference in tests/cli/partition_test.sh
+  python3-venv                        # the project's venv, which holds PyTorch 2.11's wheel (below)
   hyperfine                           # bench/cli_startup.sh: process wall time of the command line
   libtcmalloc-minimal4 libjemalloc2   # the allocators `aotgrad launch` preloads, as PyTorch's run_cpu
 )
@@ -35,4 +38,28 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# PyTorch 2.11 from PyPI, into the project's venv: libtorch 2.11 for C++ (its headers, libraries and
+# share/cmake; cmake -DAOTGRAD_TORCH=wheel builds against it, cmake/torch_wheel.cmake) and PyTorch
+# for Python. torchaudio's 2.11.1 on PyPI needs a newer libtorch than 2.11.0: all three are pinned.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="${AOTGRAD_VENV:-$root/.venv}"
+python_packages=(torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0 expecttest networkx pytest pyyaml)
+if ! "$venv/bin/python" - "${python_packages[@]}" 2>/dev/null <<'PY'
+import sys
+from importlib.metadata import version, PackageNotFoundError
+for spec in sys.argv[1:]:
+    name, _, pinned = spec.partition("==")
+    try:
+        have = version(name)
+    except PackageNotFoundError:
+        sys.exit(1)
+    if pinned and have.split("+")[0] != pinned:
+        sys.exit(1)
+PY
+then
+  echo "setup: installing ${python_packages[*]} into $venv"
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${python_packages[@]}"
 fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every aotgrad test.
+# Sets up, builds and runs every aotgrad test (AOTGRAD_TORCH=wheel: against libtorch 2.11;
+# scripts/build.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
-build="${AOTGRAD_BUILD_DIR:-$root/build}"
+. "$root/scripts/build_dir.sh"
 cd "$build"
 ctest --output-on-failure -j2 --timeout 600

@@ -1,5 +1,6 @@
 // aotgrad: aot_module -- a libtorch module compiled with its parameters and buffers lifted to
 // graph inputs (functional_call), on top of aot_function's per-signature cache.
+#include <c10/core/GradMode.h>
 #include <torch/nn/module.h>
 
 #include <algorithm>
@@ -70,7 +71,7 @@ void AOTModule::State::shard_parameters() {
   place = process_group_place(group);
   ModuleState s = module_state(*module);
   broadcast_from_rank0(group, s.tensors, s.names);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (size_t i = 0; i < s.num_parameters; ++i) {
     at::Tensor& p = s.tensors[i];
     full_sizes[s.names[i]] = p.sizes().vec();
@@ -158,7 +159,7 @@ std::vector<at::Tensor> AOTModule::operator()(const std::vector<at::Tensor>& inp
 std::vector<std::pair<std::string, at::Tensor>> AOTModule::full_parameters() const {
   const State& st = *state_;
   ModuleState s = module_state(*st.module);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (size_t i = 0; i < s.num_parameters; ++i) {
     at::Tensor p = s.tensors[i].detach();

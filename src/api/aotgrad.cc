@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <algorithm>
@@ -28,7 +29,7 @@ namespace aotgrad {
 namespace {
 
 bool is_training_call(const std::vector<at::Tensor>& args) {
-  if (!at::GradMode::is_enabled()) return false;
+  if (!c10::GradMode::is_enabled()) return false;
   for (const at::Tensor& t : args)
     if (t.defined() && t.requires_grad()) return true;
   return false;
@@ -531,7 +532,7 @@ std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& a
   }
   const std::vector<at::Tensor> distinct = c->graph_inputs(args);
   if (c->train) return (*c->train)(distinct);
-  std::optional<at::NoGradGuard> no_grad;
+  std::optional<c10::NoGradGuard> no_grad;
   if (c->downgraded) no_grad.emplace();
   std::vector<c10::IValue> outs =
       (*c->infer)(std::vector<c10::IValue>(distinct.begin(), distinct.end()));

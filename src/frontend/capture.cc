@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/variable.h>
 
@@ -22,7 +23,7 @@ std::string libtorch_message(const std::exception& e) {
 
 // A copy of a constant's value with its layout, detached from whatever made it.
 at::Tensor keep_value(const at::Tensor& t) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   return at::empty_strided(t.sizes(), t.strides(), t.options().requires_grad(false)).copy_(t);
 }
 
@@ -169,7 +170,7 @@ TensorFunction functional_call(std::vector<at::Tensor> state, TensorFunction fn)
 }
 
 std::vector<at::Tensor> copy_example_inputs(const std::vector<at::Tensor>& inputs) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   std::vector<at::Tensor> out(inputs.size());
   std::vector<bool> done(inputs.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -3,6 +3,7 @@
 #include "aotgrad/frontend/cond.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <unordered_set>
@@ -86,7 +87,7 @@ std::vector<at::Tensor> cond(const at::Tensor& pred, const TensorFunction& true_
     // Eager, or a constant predicate under capture: the selected branch runs (is traced) inline.
     bool take_true = false;
     {
-      at::NoGradGuard no_grad;
+      c10::NoGradGuard no_grad;
       take_true = pred.item<bool>();
     }
     return take_true ? true_fn(operands) : false_fn(operands);
@@ -133,7 +134,7 @@ std::vector<at::Tensor> cond(const at::Tensor& pred, const TensorFunction& true_
       aten_ops().get(kCond),
       {Arg(pred_node), Arg::of_graph(tn, tg), Arg::of_graph(fn, fg), Arg::of_list(std::move(ops))});
   bool requires_grad = false;
-  if (at::GradMode::is_enabled())
+  if (c10::GradMode::is_enabled())
     for (const at::Tensor& o : operands) requires_grad = requires_grad || o.requires_grad();
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < call->meta().elems.size(); ++i)

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
 
 #include "aotgrad/frontend/checkpoint.h"
 #include "aotgrad/ir/error.h"
@@ -42,7 +43,7 @@ int64_t shard_rows(const std::vector<int64_t>& full_sizes, int64_t group_size) {
 
 at::Tensor shard_of(const at::Tensor& full, int64_t rank, int64_t group_size) {
   AOTGRAD_CHECK(rank >= 0 && rank < group_size, "sharding: rank ", rank, " of ", group_size);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   std::vector<int64_t> sizes = as_rows(full.sizes().vec());
   at::Tensor rows = full.reshape(sizes);
   const int64_t per = shard_rows(full.sizes().vec(), group_size);

@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <mutex>
@@ -556,7 +557,7 @@ std::vector<c10::IValue> eager_backward(const c10::IValue& grads, const std::vec
   c10::impl::LocalDispatchKeySet keys = c10::impl::tls_local_dispatch_key_set();
   keys.excluded_ = keys.excluded_ - c10::autograd_dispatch_keyset_with_ADInplaceOrView;
   c10::impl::ForceDispatchKeyGuard with_autograd(keys);
-  at::AutoGradMode grad_mode(true);
+  c10::AutoGradMode grad_mode(true);
   std::vector<at::Tensor> leaves;
   for (int64_t i : needs) {
     const c10::IValue& v = stack.at(static_cast<size_t>(i));

@@ -3,11 +3,13 @@
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/saved_variable_hooks.h>
+#include <torch/version.h>
 
 #include <mutex>
 #include <optional>
@@ -131,7 +133,7 @@ struct LeafGrad {
 std::vector<LeafGrad> leaves_to_accumulate_into() {
   const torch::autograd::Node* node = t_backward_node;
   const auto* exec = torch::autograd::get_current_graph_task_exec_info();
-  if (!node || !exec || !exec->empty() || at::GradMode::is_enabled()) return {};
+  if (!node || !exec || !exec->empty() || c10::GradMode::is_enabled()) return {};
   std::vector<LeafGrad> leaves(node->num_outputs());
   for (size_t k = 0; k < leaves.size(); ++k) {
     const torch::autograd::Edge& e = node->next_edge(k);
@@ -361,7 +363,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     torch::autograd::variable_list result{at::Tensor(), at::Tensor()};  // for id and state
     for (auto& g : grads) result.push_back(g.isTensor() ? g.toTensor() : at::Tensor());
     // create_graph: the grads get a node whose own backward raises (double backward).
-    if (at::GradMode::is_enabled()) result = guard_double_backward(std::move(result));
+    if (c10::GradMode::is_enabled()) result = guard_double_backward(std::move(result));
     return result;
   }
 
@@ -428,8 +430,17 @@ torch::autograd::variable_list apply_compiled(int64_t id,
   _jvp_fn_t jvp_fn = [](variable_list, variable_list) -> variable_list {
     throw Error("forward-mode AD (jvp) through an aotgrad compiled function is not supported");
   };
-  std::vector<c10::optional<Variable>> wrapped = _wrap_outputs(
-      input_vars, non_diff, {}, to_optional(outputs), is_executable ? node : nullptr, jvp_fn);
+#if TORCH_VERSION_MAJOR < 2  // libtorch 1.13's _wrap_outputs; goes with 1.13 (issue 41, step d)
+  auto wrapped = _wrap_outputs(input_vars, non_diff, {}, to_optional(outputs),
+                               is_executable ? node : nullptr, jvp_fn);
+#else
+  // What Function<T>::apply passes: no tensor saved in setup_context, a view of an input returned
+  // as is is made a view of itself, not a pure view.
+  _view_as_self_fn_t view_as_self = [](const at::Tensor& x) { return x.view_as(x); };
+  auto wrapped = _wrap_outputs(input_vars, non_diff, {}, to_optional(outputs),
+                               is_executable ? node : nullptr, jvp_fn, {}, view_as_self,
+                               /*pure_view=*/false);
+#endif
   variable_list result;
   result.reserve(wrapped.size());
   for (auto& out : wrapped) {
@@ -515,7 +526,7 @@ bool CompiledFunction::cache_hit() const { return state_->cache_hit; }
 std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tensor>& args) {
   const auto& rg = state_->requires_grad;
   AOTGRAD_CHECK(args.size() == rg.size(), "expected ", rg.size(), " arguments, got ", args.size());
-  const bool grad_mode = at::GradMode::is_enabled();
+  const bool grad_mode = c10::GradMode::is_enabled();
   for (size_t i = 0; i < args.size(); ++i) {
     AOTGRAD_CHECK(args[i].defined(), "argument ", i, " is an undefined tensor");
     // DebugAssertWrapper; without it, only the case that would lose a gradient.
@@ -540,7 +551,7 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
   std::vector<c10::IValue> views;
   std::vector<int64_t> offsets;
   {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     if (state_->input_views)
       views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
     for (const at::Tensor& t : args) offsets.push_back(t.storage_offset());
@@ -548,7 +559,7 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
   // Passed as a TensorList so that autograd sees every tensor as an input with an edge.
   torch::autograd::variable_list outs = apply_compiled(state_->id, state_, at::TensorList(args));
   {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (size_t k = 0; k < n_mut; ++k) {
       int p = meta.mutated_inputs_returned[k];
       at::Tensor target = args[p];
@@ -565,7 +576,7 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       // A non-leaf that requires grad (a view of an activation the function writes) is written
       // under autograd, as PyTorch's runtime wrapper copies: the caller's graph then sees the
       // write and its gradient flows through the compiled function's new value.
-      at::AutoGradMode grad(target.requires_grad());
+      c10::AutoGradMode grad(target.requires_grad());
       target.copy_(value);
     }
   }

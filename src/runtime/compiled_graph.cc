@@ -2,6 +2,7 @@
 #include "aotgrad/runtime/compiled_graph.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <algorithm>
@@ -131,7 +132,7 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
   AOTGRAD_CHECK(outs.size() == n_mut + meta.outputs.size(), "compiled graph returned ", outs.size(),
                 " values, expected ", n_mut + meta.outputs.size());
   {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (size_t k = 0; k < n_mut; ++k) {
       int p = meta.mutated_inputs_returned[k];
       at::Tensor target = targets[p].toTensor();

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <chrono>
@@ -130,7 +131,7 @@ std::string cpu_model() {
 }  // namespace
 
 CostProfile calibrate_cost_profile(const CalibrationOptions& o) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   CostProfile p;
   p.threads = at::get_num_threads();
   p.machine = cpu_model() + ", " + std::to_string(p.threads) + " threads";

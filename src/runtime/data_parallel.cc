@@ -3,6 +3,7 @@
 #include "aotgrad/runtime/data_parallel.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <cstring>
@@ -187,7 +188,7 @@ void broadcast_from_rank0(const std::string& group, const std::vector<at::Tensor
   }
   check_same_on_every_rank(group, {{"list of tensors broadcast from rank 0", layout}},
                            "data parallel: the broadcast of the parameters");
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   std::map<int, std::vector<size_t>> by_dtype;
   for (size_t i = 0; i < tensors.size(); ++i)
     by_dtype[static_cast<int>(tensors[i].scalar_type())].push_back(i);

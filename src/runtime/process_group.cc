@@ -3,6 +3,7 @@
 
 #include <c10/util/Exception.h>
 #include <signal.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,9 @@
 #include <sstream>
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/GroupRegistry.hpp>
+#endif
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -76,6 +80,22 @@ std::string seconds(std::chrono::milliseconds t) {
 
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+// A process group that runs its collectives on Gloo. libtorch 2's ProcessGroup holds a Backend per
+// device type and dispatches to it; 1.13's ProcessGroupGloo is itself the ProcessGroup.
+c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> opts) {
+#if TORCH_VERSION_MAJOR < 2  // goes with 1.13 (issue 41, step d)
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, std::move(opts));
+#else
+  auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, std::move(opts));
+  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
+  pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  pg->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);
+  return pg;
+#endif
 }
 
 std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master) {
@@ -201,7 +221,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_world(const DistEnvironment& e,
     opts->devices.push_back(gloo_device(e.master_addr));
     opts->threads = 2;
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>("aotgrad/0", store);
-    auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, e.rank, e.world_size, opts);
+    auto pg = gloo_process_group(prefixed, e.rank, e.world_size, opts);
     *peers = exchange_peers(*store, e.rank, e.world_size);
     return pg;
   } catch (const std::exception& ex) {
@@ -213,6 +233,16 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_world(const DistEnvironment& e,
   }
 }
 
+// libtorch 2's own _c10d_functional kernels find a group by name in c10d's registry: each group
+// aotgrad registers goes there too. (1.13 has neither; aotgrad's collectives.cc kernels use ours.)
+void register_with_c10d(const std::string& name,
+                        const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+#if TORCH_VERSION_MAJOR >= 2
+  group->setGroupName(name);
+  c10d::register_process_group(name, group);
+#endif
+}
+
 }  // namespace
 
 void init_world_process_group(const DistEnvironment& env, std::chrono::milliseconds timeout) {
@@ -220,6 +250,7 @@ void init_world_process_group(const DistEnvironment& env, std::chrono::milliseco
   std::lock_guard<std::mutex> lock(r.mu);
   if (r.groups.count(kWorldGroupName)) throw Error("the world process group '0' exists already");
   r.groups[kWorldGroupName] = make_world(env, timeout, &r.peers[kWorldGroupName]);
+  register_with_c10d(kWorldGroupName, r.groups[kWorldGroupName]);
 }
 
 void register_process_group(const std::string& name,
@@ -230,6 +261,7 @@ void register_process_group(const std::string& name,
   std::lock_guard<std::mutex> lock(r.mu);
   if (!r.groups.emplace(name, group).second)
     throw Error("a process group named '" + name + "' is registered already");
+  register_with_c10d(name, group);
 }
 
 c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& name) {

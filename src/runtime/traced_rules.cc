@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/variable.h>
 
@@ -290,7 +291,7 @@ Backward trace_backward(GradBuilder& b, const std::vector<bool>& grad_defined) {
   std::vector<Node*> placeholders = tmpl->placeholders();
   Node* before_forward = placeholders.empty() ? nullptr : placeholders.back();
   {
-    at::AutoGradMode grad(true);
+    c10::AutoGradMode grad(true);
     try {
       handle.callBoxed(s.stack);
     } catch (const Error&) {
@@ -344,7 +345,7 @@ Backward trace_backward(GradBuilder& b, const std::vector<bool>& grad_defined) {
     }
     torch::autograd::variable_list gin;
     {
-      at::NoGradGuard no_grad;
+      c10::NoGradGuard no_grad;
       try {
         gin = (*grad_fn)(torch::autograd::variable_list(grads));
       } catch (const Error&) {
@@ -542,7 +543,7 @@ std::shared_ptr<const Graph> trace_decomposition(const Node& call) {
   TraceSetup s = setup_trace(trace, *tmpl, call, [](const Node&, const Slot&) { return true; });
   c10::OperatorHandle handle = handle_of(op);
   {
-    at::AutoGradMode grad(true);
+    c10::AutoGradMode grad(true);
     try {
       handle.callBoxed(s.stack);
     } catch (const Error&) {

@@ -4,6 +4,7 @@
 // clear errors where no base can serve; the export path raises on overlapping views that the graph
 // writes, as PyTorch's.
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -169,7 +170,7 @@ TEST(AliasedInputs, WrittenViewsOfALeafThatRequiresGradAreAnError) {
   // Under no_grad the inference path gives them a synthetic base, as eager computes.
   at::Tensor base = p.detach().clone(), want_base = base.clone();
   at::Tensor want = write_first({want_base.slice(0, 0, 6), want_base.slice(0, 4, 10)})[0];
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   at::Tensor got = f({base.slice(0, 0, 6), base.slice(0, 4, 10)})[0];
   EXPECT_TRUE(at::equal(got, want));
   EXPECT_TRUE(at::equal(base, want_base));

@@ -3,6 +3,7 @@
 #include "aotgrad/aotgrad.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -76,7 +77,7 @@ TEST(AotFunction, TrainingMatchesEagerAndCachesBySignature) {
   EXPECT_EQ(fw.load(), 2);
   EXPECT_EQ(bw.load(), 2);
   {
-    at::NoGradGuard no_grad;  // inference: a new compilation
+    c10::NoGradGuard no_grad;  // inference: a new compilation
     std::vector<at::Tensor> args = {at::randn({4, 8})};
     args.insert(args.end(), params.begin(), params.end());
     expect_close(f(args)[0], mlp(args)[0], "inference loss");
@@ -340,7 +341,7 @@ TEST(AotFunction, CompileCacheDirectoryIsUsed) {
     want.backward();
     for (size_t i = 0; i < own.size(); ++i)
       expect_close(own[i].grad(), eager[i].grad(), "grad " + std::to_string(i));
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     expect_close(f(args)[0], mlp(eager_args)[0], "inference");
     CompileCacheStats s = compile_cache_stats();
     EXPECT_EQ(s.misses, 2) << round;  // training and inference, in the first round

@@ -2,6 +2,7 @@
 // sizes trains and runs at every batch size and sequence length to eager's numbers; guards
 // recompile when a size breaks an assumption; AOTConfig::dynamic's modes.
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -80,7 +81,7 @@ struct CompiledModel {
     eager->zero_grad();
   }
   at::Tensor infer(const std::vector<at::Tensor>& inputs, const std::string& what) {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     std::vector<at::Tensor> args = tensors;
     args.insert(args.end(), inputs.begin(), inputs.end());
     at::Tensor loss = (*fn)(args)[0];
@@ -161,7 +162,7 @@ TEST(Dynamic, AotModuleDynamicOn) {
   auto net = std::make_shared<NetImpl>();
   auto eager = std::make_shared<NetImpl>();
   {
-    at::NoGradGuard g;
+    c10::NoGradGuard g;
     for (size_t i = 0; i < net->parameters().size(); ++i)
       eager->parameters()[i].copy_(net->parameters()[i]);
   }

@@ -3,6 +3,7 @@
 // C++ through aot_function, functionalizes to the functional foreach ops and writes every element
 // back, as eagerly.
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include "../graph_text.h"
@@ -34,7 +35,7 @@ std::vector<at::Tensor> clones(const std::vector<at::Tensor>& v) {
 }
 
 TEST(Foreach, OptimizerStepWritesEveryElementBack) {
-  at::NoGradGuard no_grad;  // an optimizer step
+  c10::NoGradGuard no_grad;  // an optimizer step
   AOTFunction f = aot_function(sgd_momentum_step);
   for (int step = 0; step < 3; ++step) {
     std::vector<at::Tensor> got = step_inputs(), want = clones(got);

@@ -5,6 +5,7 @@
 #include "aotgrad/frontend/capture.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,7 +41,7 @@ void check_against_eager(const TensorFunction& fn, const std::vector<at::Tensor>
   std::vector<at::Tensor> eager_in = copy_example_inputs(inputs);
   std::vector<at::Tensor> want;
   {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     want = fn(eager_in);
   }
   std::vector<at::Tensor> interp_in = copy_example_inputs(inputs);

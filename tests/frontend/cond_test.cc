@@ -4,6 +4,7 @@
 #include "aotgrad/frontend/cond.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
@@ -106,7 +107,7 @@ TEST(Cond, FreeVariablesBecomeOperands) {
   EXPECT_EQ(c->arg(2).graph->placeholders().size(), 2u);
   for (bool p : {true, false}) {
     Tensors in = inputs(p);
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     Tensors got = aot_function(f)(in);
     at::Tensor want = p ? in[1] * in[2] : in[1].neg();
     EXPECT_TRUE(at::allclose(got[0], want));
@@ -117,7 +118,7 @@ TEST(Cond, CompiledValuesOfBothBranches) {
   AOTFunction compiled = aot_function(fn);
   for (bool p : {true, false}) {
     Tensors in = inputs(p);
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     Tensors got = compiled(in);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_TRUE(at::allclose(got[0], eager(in)[0])) << "pred " << p;
@@ -152,7 +153,7 @@ TEST(Cond, TrainingGradsOfBothBranches) {
       for (size_t k = 0; k < 2; ++k) {
         EXPECT_TRUE(at::allclose(grads[k], ref[k])) << "pred " << p << " grad " << k;
         // Finite differences of sum(f * w) along each coordinate.
-        at::NoGradGuard no_grad;
+        c10::NoGradGuard no_grad;
         at::Tensor fd = at::zeros({4}, at::kDouble);
         for (int64_t i = 0; i < 4; ++i) {
           Tensors plus = {in[0], in[1].detach().clone(), in[2].detach().clone()};

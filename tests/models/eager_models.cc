@@ -5,6 +5,7 @@
 #include "models/eager_models.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -552,7 +553,7 @@ ModelData model_data_from_eager(const std::string& dir, const EagerModel& model,
   ModelData d;
   d.graph_text = read_text(dir + "/" + model.name() + ".fx");
   d.names = model.placeholder_names();
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (const auto& part : {model.parameters(), model.buffers()})
     for (const auto& [name, t] : part) d.values.emplace(name, t.detach().clone());
   std::shared_ptr<Graph> graph = parse_graph(d.graph_text, aten_ops());

@@ -2,6 +2,7 @@
 #include "aotgrad/runtime/compiled_function.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
@@ -439,7 +440,7 @@ TEST(CompiledFunction, RequiresGradOfInputsIsChecked) {
         << e.message();
   }
   {
-    at::NoGradGuard no_grad;  // no gradient can go missing
+    c10::NoGradGuard no_grad;  // no gradient can go missing
     EXPECT_NO_THROW(f({x.clone().requires_grad_(), w, b}));
   }
   EXPECT_NO_THROW(f({x, w.detach(), b}));  // compiled with a grad it does not need

@@ -4,6 +4,7 @@
 #include "aotgrad/runtime/effects.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/library.h>
@@ -28,7 +29,7 @@ std::atomic<int> g_logged{0};
 // A user's effectful op: counts its calls (its effect) and returns 2 * x.
 at::Tensor log_double_cpu(const at::Tensor& x) {
   ++g_logged;
-  at::NoGradGuard no_grad;  // no Autograd kernel: not differentiable, in eager as in aotgrad
+  c10::NoGradGuard no_grad;  // no Autograd kernel: not differentiable, in eager as in aotgrad
   return x * 2;
 }
 at::Tensor log_double_meta(const at::Tensor& x) { return at::empty_like(x); }

@@ -16,6 +16,7 @@
 // registered op without a sample. The sample format is described in tests/data/README.md.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -254,7 +255,7 @@ std::set<std::string> all_skipped_ops() {
 // ------------------------------------------------------------------------------------
 
 void check_family_file(const fs::path& path) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   SampleFile f = read_sample_file(path);
   std::string file = path.string();
   std::string name = path.filename().string();

@@ -182,7 +182,7 @@ TEST_P(ModelTest, CompiledGraphMatchesEagerOverSeveralCalls) {
     }
     at::Tensor expected;
     {
-      at::NoGradGuard no_grad;
+      c10::NoGradGuard no_grad;
       expected = ex.model->loss(inputs);
     }
     ASSERT_EQ(out.size(), 1u);
@@ -258,7 +258,7 @@ void ExpectSgdStepsMatchEager(const std::string& name, PartitionKind partition,
 
     // The SGD step on both sides.
     {
-      at::NoGradGuard no_grad;
+      c10::NoGradGuard no_grad;
       for (size_t i = 0; i < state.size(); ++i) {
         if (!requires_grad[i]) continue;
         at::Tensor& p = state[i];
@@ -468,7 +468,7 @@ TEST_P(DynamicModelTest, OneCompiledGraphRunsAtEverySize) {
     }
     at::Tensor expected;
     {
-      at::NoGradGuard no_grad;
+      c10::NoGradGuard no_grad;
       expected = ex.model->loss(inputs);
     }
     EXPECT_TRUE(Close("loss", out.at(0).toTensor(), expected));

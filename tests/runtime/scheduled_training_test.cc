@@ -2,6 +2,7 @@
 // trains as libtorch eager does, and bit for bit as the same compilation without the schedule (a
 // reorder of independent calls runs the same kernels on the same values).
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include "../graph_text.h"
@@ -66,7 +67,7 @@ TrainRun train(CompiledFunction* f, const std::vector<at::Tensor>& init) {
     loss.backward();
     r.losses.push_back(loss.item<double>());
     r.grads.clear();
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (size_t i = 1; i < p.size(); ++i) {
       r.grads.push_back(p[i].grad().clone());
       p[i].sub_(p[i].grad(), 0.1);

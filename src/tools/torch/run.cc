@@ -3,6 +3,7 @@
 #include "run.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <chrono>
@@ -86,7 +87,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
   // --zero-grad=in-place: the gradients start as kept, zeroed .grad (libtorch 1.13's zero_grad),
   // which the step adds into; the measured peak is then the kept-gradient step's.
   if (topts.pipeline.min_cut.gradients_kept) {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (size_t i = 0; i < tensors.size(); ++i)
       if (rg[i]) tensors[i].mutable_grad() = at::zeros_like(tensors[i]);
   }
