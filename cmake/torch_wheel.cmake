@@ -36,7 +36,7 @@ endif()
 string(REPLACE "\n" ";" torch_probe "${torch_probe}")
 list(GET torch_probe 0 torch_cmake_prefix)
 list(GET torch_probe 1 AOTGRAD_TORCH_VERSION)
-list(GET torch_probe 2 torch_cxx11_abi)
+list(GET torch_probe 2 AOTGRAD_TORCH_CXX11_ABI)
 get_filename_component(AOTGRAD_TORCH_ROOT "${torch_cmake_prefix}/../.." ABSOLUTE)
 
 if(AOTGRAD_TORCH_VERSION VERSION_LESS AOTGRAD_TORCH_MIN_VERSION)
@@ -46,30 +46,7 @@ if(AOTGRAD_TORCH_VERSION VERSION_LESS AOTGRAD_TORCH_MIN_VERSION)
 endif()
 message(STATUS "libtorch ${AOTGRAD_TORCH_VERSION} from PyPI's wheel: ${AOTGRAD_TORCH_ROOT}")
 
-foreach(lib c10 torch_cpu)
-  if(NOT EXISTS "${AOTGRAD_TORCH_ROOT}/lib/lib${lib}.so")
-    message(FATAL_ERROR "AOTGRAD_TORCH=wheel: ${AOTGRAD_TORCH_ROOT}/lib/lib${lib}.so is missing")
-  endif()
-endforeach()
-
-add_library(c10 SHARED IMPORTED)
-set_target_properties(c10 PROPERTIES
-  IMPORTED_LOCATION "${AOTGRAD_TORCH_ROOT}/lib/libc10.so"
-  INTERFACE_INCLUDE_DIRECTORIES "${AOTGRAD_TORCH_ROOT}/include"
-  INTERFACE_COMPILE_DEFINITIONS "_GLIBCXX_USE_CXX11_ABI=${torch_cxx11_abi}")
-
-# USE_DISTRIBUTED and USE_C10D_GLOO as the wheel was built: c10d's headers declare the Gloo
-# backend only under them.
-add_library(torch_cpu SHARED IMPORTED)
-set_target_properties(torch_cpu PROPERTIES
-  IMPORTED_LOCATION "${AOTGRAD_TORCH_ROOT}/lib/libtorch_cpu.so"
-  INTERFACE_INCLUDE_DIRECTORIES
-    "${AOTGRAD_TORCH_ROOT}/include;${AOTGRAD_TORCH_ROOT}/include/torch/csrc/api/include"
-  INTERFACE_COMPILE_DEFINITIONS "USE_DISTRIBUTED;USE_C10D_GLOO"
-  INTERFACE_LINK_LIBRARIES c10)
-
-add_library(torch INTERFACE IMPORTED)
-set_target_properties(torch PROPERTIES INTERFACE_LINK_LIBRARIES torch_cpu)
+include(${CMAKE_CURRENT_LIST_DIR}/torch_wheel_targets.cmake)
 
 # The tag table's generator reads the wheel's own native_functions.yaml (torchgen ships it).
 set(AOTGRAD_NATIVE_FUNCTIONS_YAML_DEFAULT

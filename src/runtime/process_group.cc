@@ -277,6 +277,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& 
           "run it under `aotgrad launch --nproc N -- ...`, torchrun or mpirun");
     auto pg = make_world(*e, distributed_timeout(), &r.peers[name]);
     r.groups[name] = pg;
+    register_with_c10d(name, pg);
     return pg;
   }
   std::string known;
