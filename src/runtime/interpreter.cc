@@ -3,10 +3,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
-#include <torch/version.h>
-#if TORCH_VERSION_MAJOR >= 2
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#endif
 
 #include <optional>
 #include <unordered_map>
@@ -351,15 +347,10 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
             throw Error("the interpreter has no implementation of higher-order op " + op.name);
         }
         in.op = &aten_op(target);
-#if TORCH_VERSION_MAJOR >= 2
-        // libtorch 2's own collective kernels find their group in c10d's registry, which holds
-        // only the groups made so far: the world group, which aotgrad makes when first asked for
-        // from the launcher's environment, is made here. (aotgrad's kernels on 1.13 ask for it.)
-        if (target.has_tag(kCollective))
+        if (target.has_tag(kCollective))  // its group is made before libtorch's kernel asks
           for (size_t i = 0; i < target.schema.args.size() && i < n->args().size(); ++i)
             if (target.schema.args[i].name == "group_name" && n->args()[i].kind == Arg::Kind::Str)
-              resolve_process_group(n->args()[i].str);
-#endif
+              prepare_process_group(n->args()[i].str);
       } catch (const Error& e) {
         throw Error(n->describe() + ": " + e.message(), n->info().loc);
       }

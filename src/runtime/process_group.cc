@@ -233,10 +233,12 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_world(const DistEnvironment& e,
   }
 }
 
-// libtorch 2's own _c10d_functional kernels find a group by name in c10d's registry: each group
-// aotgrad registers goes there too. (1.13 has neither; aotgrad's collectives.cc kernels use ours.)
-void register_with_c10d(const std::string& name,
-                        const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+// Adds `group` under `name` to aotgrad's registry and, on libtorch 2, to c10d's, where libtorch's
+// own _c10d_functional kernels find a group by name. (1.13 has no such registry; aotgrad's
+// collectives.cc kernels use ours.) The caller holds r.mu and has checked that `name` is free.
+void add_group(Registry& r, const std::string& name,
+               const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+  r.groups[name] = group;
 #if TORCH_VERSION_MAJOR >= 2
   group->setGroupName(name);
   c10d::register_process_group(name, group);
@@ -249,8 +251,7 @@ void init_world_process_group(const DistEnvironment& env, std::chrono::milliseco
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   if (r.groups.count(kWorldGroupName)) throw Error("the world process group '0' exists already");
-  r.groups[kWorldGroupName] = make_world(env, timeout, &r.peers[kWorldGroupName]);
-  register_with_c10d(kWorldGroupName, r.groups[kWorldGroupName]);
+  add_group(r, kWorldGroupName, make_world(env, timeout, &r.peers[kWorldGroupName]));
 }
 
 void register_process_group(const std::string& name,
@@ -259,9 +260,15 @@ void register_process_group(const std::string& name,
   if (name.empty()) throw Error("register_process_group: the name is empty");
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (!r.groups.emplace(name, group).second)
+  if (r.groups.count(name))
     throw Error("a process group named '" + name + "' is registered already");
-  register_with_c10d(name, group);
+  add_group(r, name, group);
+}
+
+void prepare_process_group(const std::string& name) {
+#if TORCH_VERSION_MAJOR >= 2
+  resolve_process_group(name);
+#endif
 }
 
 c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& name) {
@@ -276,8 +283,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& 
           "(neither torchrun's RANK/WORLD_SIZE nor OpenMPI's OMPI_COMM_WORLD_RANK/SIZE are set); "
           "run it under `aotgrad launch --nproc N -- ...`, torchrun or mpirun");
     auto pg = make_world(*e, distributed_timeout(), &r.peers[name]);
-    r.groups[name] = pg;
-    register_with_c10d(name, pg);
+    add_group(r, name, pg);
     return pg;
   }
   std::string known;

@@ -58,6 +58,11 @@ void register_process_group(const std::string& name,
 /// are set.
 c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& name);
 
+/// Before a graph whose collectives name `name` runs: on libtorch 2, whose own _c10d_functional
+/// kernels find groups in c10d's registry only, resolves it (the world group is made there from
+/// the environment); on 1.13, where aotgrad's kernels resolve their group as they run, nothing.
+/// Throws as resolve_process_group does.
+void prepare_process_group(const std::string& name);
 /// After a collective of `group` failed: which of its ranks have exited, as "rank 1 (pid 4242)"
 /// joined by ", ", or "" when none is known to have. The world group made from the environment
 /// records every rank's host and process id when it is made; a rank on this host whose process is
