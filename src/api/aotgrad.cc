@@ -237,8 +237,8 @@ namespace {
 std::string signature_of(const std::vector<at::Tensor>& args, bool with_sizes) {
   std::string key = is_training_call(args) ? "train" : "inference";
   // A capture under autocast records its casts (capture.h): the autocast state is part of the key.
-  if (at::autocast::is_cpu_enabled())
-    key += std::string("\nautocast: cpu ") + c10::toString(at::autocast::get_autocast_cpu_dtype());
+  if (std::optional<c10::ScalarType> autocast = cpu_autocast_dtype())
+    key += std::string("\nautocast: cpu ") + c10::toString(*autocast);
   for (size_t i = 0; i < args.size(); ++i) {
     const at::Tensor& t = args[i];
     key += "\n" + std::to_string(i) + ": ";

@@ -7,6 +7,7 @@
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/variable.h>
+#include <torch/version.h>
 
 #include <unordered_map>
 
@@ -41,6 +42,15 @@ at::Tensor as_non_leaf(at::Tensor fake) {
 
 }  // namespace
 
+std::optional<c10::ScalarType> cpu_autocast_dtype() {
+  if (c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU)) return std::nullopt;
+#if TORCH_VERSION_MAJOR >= 2  // goes with 1.13 (issue 41, step d)
+  return at::autocast::get_autocast_dtype(at::kCPU);
+#else
+  return at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+
 std::unique_ptr<Graph> capture(const TensorFunction& fn,
                                const std::vector<at::Tensor>& example_inputs,
                                const CaptureOptions& options) {
@@ -60,7 +70,7 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
   trace_options.device = example_inputs.empty() ? Device{} : from_c10(example_inputs[0].device());
   // Under at::autocast (CPU), libtorch's autocast casts the fakes: they report the CPU device.
   trace_options.real_device =
-      at::autocast::is_cpu_enabled() && to_c10(trace_options.device).is_cpu();
+      cpu_autocast_dtype().has_value() && to_c10(trace_options.device).is_cpu();
   std::unordered_map<const c10::TensorImpl*, Node*> constants;
   std::vector<at::Tensor> constant_tensors;  // keeps the TensorImpls of `constants` alive
   trace_options.on_real_tensor = [&](const at::Tensor& t, const std::string& where) -> Arg {

@@ -18,6 +18,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -28,6 +29,7 @@
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/process_group.h"
 #include "aotgrad/support/logging.h"
 
@@ -395,12 +397,17 @@ at::Tensor wait_tensor(const at::Tensor& tensor) {
   return tensor;
 }
 
+// Whether the _c10d_functional kernels are aotgrad's (libtorch 1.13 has none), which check, log
+// and name their errors themselves; call_collective does it around libtorch 2's.
+std::atomic<bool> g_own_kernels{false};
+
 }  // namespace
 
 void register_collective_kernels() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (c10::Dispatcher::singleton().findSchema({"_c10d_functional::all_reduce", ""})) return;
+    g_own_kernels = true;
     static torch::Library lib(torch::Library::DEF, "_c10d_functional", c10::nullopt, __FILE__,
                               __LINE__);
     auto k = c10::DispatchKey::CompositeExplicitAutograd;
@@ -424,6 +431,57 @@ size_t pending_collectives() {
   Works& w = works();
   std::lock_guard<std::mutex> lock(w.mu);
   return w.by_storage.size();
+}
+
+std::vector<c10::IValue> call_collective(const AtenOp& op, std::vector<c10::IValue> stack) {
+  if (g_own_kernels) return op.call_boxed(std::move(stack));
+  const std::vector<SchemaArg>& args = op.def().schema.args;
+  const std::string name = op.def().base_name;
+  if (name == "wait_tensor") {
+    std::optional<Pending> p;
+    if (!stack.empty() && stack[0].isTensor()) p = take_pending(stack[0].toTensor());
+    Clock::time_point start = Clock::now();
+    std::vector<c10::IValue> results;
+    try {
+      results = op.call_boxed(std::move(stack));
+    } catch (const std::exception& e) {
+      if (!p) throw;
+      throw Error(p->what + " failed: " + what_of(e) + failure_cause(p->group));
+    }
+    if (p && log_settings().collectives) {
+      Clock::time_point end = Clock::now();
+      char buf[128];
+      std::snprintf(buf, sizeof buf, ": %.3f ms after it was issued, %.3f ms of them waited",
+                    ms_between(p->issued, end), ms_between(start, end));
+      log_text("collectives: waited " + p->what + buf);
+    }
+    return results;
+  }
+  std::string group_name;
+  std::optional<int64_t> group_size;
+  for (size_t i = 0; i < args.size() && i < stack.size(); ++i) {
+    if (args[i].name == "group_name" && stack[i].isString()) group_name = stack[i].toStringRef();
+    if (args[i].name == "group_size" && stack[i].isInt()) group_size = stack[i].toInt();
+  }
+  if (group_name.empty()) return op.call_boxed(std::move(stack));
+  Group g = group(group_name);
+  if (group_size) check_group_size(g, *group_size, name.c_str(), group_name);
+  Pending p;
+  p.what = g.describe(name.c_str(), group_name);
+  p.group = group_name;
+  std::vector<c10::IValue> results;
+  try {
+    results = op.call_boxed(std::move(stack));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(p.what + " could not start: " + what_of(e) + failure_cause(group_name));
+  }
+  if (!results.empty() && results[0].isTensor()) {
+    p.result = results[0].toTensor();
+    add_pending(std::move(p));
+  }
+  return results;
 }
 
 }  // namespace aotgrad

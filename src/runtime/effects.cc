@@ -17,20 +17,37 @@ namespace {
 std::mutex g_print_mu;
 std::ostream* g_print_stream = nullptr;  // nullptr: std::cout
 
-// aten::_print(str s) -> (): PyTorch's kernel prints `s` (Python's print); inside a capture the
-// call is recorded, as make_fx records it (it has no tensor argument for the fake tensors' kernel
-// to see).
-void print_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+// aten::_print(str s) -> (), libtorch 2's kernel: `s` and a newline to std::cout.
+void print_kernel(const c10::OperatorHandle&, torch::jit::Stack* stack) {
+  std::string s = stack->back().toStringRef();
+  stack->pop_back();
+  std::cout << s << "\n";
+}
+
+// aotgrad's kernel for aten::_print at BackendSelect, a key libtorch leaves empty for it (the op
+// has no tensor argument, so BackendSelect, in every thread's dispatch keys, is where a call
+// arrives first). Inside a capture the call is recorded, as make_fx records it; otherwise
+// libtorch's kernel runs, with std::cout writing to the print stream for its duration.
+void print_select_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
+                         torch::jit::Stack* stack) {
   if (FakeTrace* trace = FakeTrace::active()) {
     trace->record(op, stack);
     return;
   }
-  std::string s = stack->back().toStringRef();
-  stack->pop_back();
   std::lock_guard<std::mutex> lock(g_print_mu);
-  std::ostream& out = g_print_stream ? *g_print_stream : std::cout;
-  out << s << '\n';
-  out.flush();
+  struct Redirect {
+    std::streambuf* saved = nullptr;
+    explicit Redirect(std::ostream* to) {
+      if (to) saved = std::cout.rdbuf(to->rdbuf());
+    }
+    ~Redirect() {
+      std::cout.flush();
+      if (saved) std::cout.rdbuf(saved);
+    }
+  } redirect(g_print_stream);
+  op.redispatchBoxed(
+      ks & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect),
+      stack);
 }
 
 const c10::OperatorHandle& print_op() {
@@ -45,12 +62,20 @@ const c10::OperatorHandle& print_op() {
 void register_effect_ops() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (c10::Dispatcher::singleton().findSchema({"aten::_print", ""})) return;  // a later libtorch
-    static torch::Library lib(torch::Library::FRAGMENT, "aten", c10::nullopt, __FILE__, __LINE__);
-    lib.def("_print(str s) -> ()");
-    // No tensor argument: the dispatcher's Undefined entry, which CompositeExplicitAutograd fills.
-    lib.impl("_print", torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd,
-                                       torch::CppFunction::makeFromBoxedFunction<&print_kernel>()));
+    if (!c10::Dispatcher::singleton().findSchema({"aten::_print", ""})) {
+      // libtorch 1.13 has no aten::_print: the op and libtorch 2's kernel. Goes with 1.13 (issue
+      // 41, step d).
+      static torch::Library def(torch::Library::FRAGMENT, "aten", c10::nullopt, __FILE__, __LINE__);
+      def.def("_print(str s) -> ()");
+      // No tensor argument: the dispatcher's Undefined entry, which CompositeExplicitAutograd
+      // fills.
+      def.impl("_print",
+               torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd,
+                               torch::CppFunction::makeFromBoxedFunction<&print_kernel>()));
+    }
+    static torch::Library impl(torch::Library::IMPL, "aten", c10::DispatchKey::BackendSelect,
+                               __FILE__, __LINE__);
+    impl.impl("_print", torch::CppFunction::makeFromBoxedFunction<&print_select_kernel>());
   });
 }
 

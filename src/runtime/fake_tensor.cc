@@ -1,4 +1,4 @@
-// aotgrad: fake tensors on libtorch's PrivateUse1 device, and the trace that records their ops.
+// aotgrad: fake tensors on libtorch's VE device, and the trace that records their ops.
 #include "aotgrad/runtime/fake_tensor.h"
 
 #include <ATen/ATen.h>
@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -21,20 +22,32 @@ namespace aotgrad {
 
 // Note [Fake tensors below autograd]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// A fake tensor's dispatch keys are {PrivateUse1, AutogradPrivateUse1, ADInplaceOrView}. Every op
-// without a CompositeImplicitAutograd kernel gets aotgrad's recording kernel at PrivateUse1 (a
+// A fake tensor's dispatch keys are {VE, AutogradVE, ADInplaceOrView}. Every op without a
+// CompositeImplicitAutograd kernel gets aotgrad's recording kernel at VE (a
 // kernel per op, not a fallback: a backend fallback ranks below CompositeExplicitAutograd kernels,
 // which would then run their decompositions on fakes). Ops with a CompositeImplicitAutograd kernel
 // keep it, so they decompose above the recording kernel as in eager libtorch and in make_fx -- a
 // backend kernel on them would also remove their autograd slot. Autograd runs above the fakes as
 // for real tensors, which gives intermediate values their requires_grad (composite kernels branch
 // on it) and lets a backward be traced by applying a fake result's grad_fn. Fakes live on the
-// PrivateUse1 device rather than the real one, so that factories inside kernels (`at::empty(...,
+// fake device rather than the real one, so that factories inside kernels (`at::empty(...,
 // self.options())`) make fakes too instead of real tensors that would escape the trace.
+//
+// The fake device is libtorch's VE device type (NEC's vector engine), for which libtorch registers
+// no kernel: a device type of its own, with its own dispatch keys, that libtorch's autograd engine
+// treats as a CPU-like device. libtorch 1.13's fakes lived on PrivateUse1, but libtorch 2 counts
+// PrivateUse1 as an accelerator: its autograd engine asks the accelerator for the current stream
+// of every PrivateUse1 gradient and fails ("Cannot access accelerator device when none is
+// available"), and composite kernels take their fused accelerator paths for it (gru_cell, lstm_cell
+// call `_thnn_fused_*`). Registering PrivateUse1 as the accelerator would fix the first only by
+// making it the process's accelerator ahead of CUDA, which would give CUDA tensors' gradients
+// PrivateUse1 streams.
 
 namespace {
 
-const c10::DeviceType kFakeDevice = c10::DeviceType::PrivateUse1;
+const c10::DeviceType kFakeDevice = c10::DeviceType::VE;
+const c10::DispatchKey kRecordKey = c10::DispatchKey::VE;
+const c10::DispatchKey kAutogradKey = c10::DispatchKey::AutogradVE;
 
 // The fake device's guard: one device, one stream, nothing to switch (autograd asks it for the
 // stream of every differentiable result).
@@ -54,8 +67,7 @@ struct FakeGuardImpl final : public c10::impl::DeviceGuardImplInterface {
 };
 
 c10::DispatchKeySet fake_keys() {
-  return c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) |
-         c10::DispatchKeySet(c10::DispatchKey::AutogradPrivateUse1) |
+  return c10::DispatchKeySet(kRecordKey) | c10::DispatchKeySet(kAutogradKey) |
          c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView);
 }
 
@@ -85,16 +97,18 @@ void register_kernels() {
   if (!guard_registered) {
     if (c10::impl::device_guard_impl_registry[static_cast<size_t>(kFakeDevice)].load())
       throw Error(
-          "aotgrad's fake tensors use libtorch's PrivateUse1 device, which another backend in "
+          "aotgrad's fake tensors use libtorch's VE device, which another backend in "
           "this process has claimed");
     static FakeGuardImpl guard;
     c10::impl::device_guard_impl_registry[static_cast<size_t>(kFakeDevice)].store(&guard);
     // An op without an Autograd kernel (a user's TORCH_LIBRARY op with only a CPU kernel) falls
     // through autograd on fakes as it does on CPU tensors: libtorch 1.13 registers that fallthrough
-    // for AutogradCPU and the other backends, not for AutogradPrivateUse1.
-    static c10::RegistrationHandleRAII fallthrough = c10::Dispatcher::singleton().registerFallback(
-        c10::DispatchKey::AutogradPrivateUse1, c10::KernelFunction::makeFallthrough(),
-        "aotgrad fake tensors: as AutogradCPU's");
+    // for AutogradCPU and some other backends, not for AutogradVE.
+    static std::optional<c10::RegistrationHandleRAII> fallthrough;
+    if (!c10::Dispatcher::singleton().hasBackendFallbackForDispatchKey(kAutogradKey))
+      fallthrough.emplace(c10::Dispatcher::singleton().registerFallback(
+          kAutogradKey, c10::KernelFunction::makeFallthrough(),
+          "aotgrad fake tensors: as AutogradCPU's"));
     guard_registered = true;
   }
   // The functional collectives, so that a captured function may call them (a sharded
@@ -106,8 +120,8 @@ void register_kernels() {
     if (handles.count(key)) continue;
     auto h = d.findSchema(name);
     if (!h || h->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) continue;
-    if (h->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
-    handles.emplace(key, d.registerImpl(name, c10::DispatchKey::PrivateUse1,
+    if (h->hasKernelForDispatchKey(kRecordKey)) continue;
+    handles.emplace(key, d.registerImpl(name, kRecordKey,
                                         c10::KernelFunction::makeFromBoxedFunction<&fake_kernel>(),
                                         c10::nullopt, nullptr, "aotgrad fake tensors"));
   }
@@ -232,8 +246,10 @@ FakeTrace::~FakeTrace() {
   g_trace_cv.notify_one();
 }
 
+c10::Device FakeTrace::fake_device() { return c10::Device(kFakeDevice, 0); }
+
 bool FakeTrace::is_fake(const at::Tensor& t) {
-  return t.defined() && t.key_set().has_backend(c10::BackendComponent::PrivateUse1Bit);
+  return t.defined() && t.key_set().has_backend(c10::BackendComponent::VEBit);
 }
 
 at::Tensor FakeTrace::fake(Node* node, bool requires_grad) {

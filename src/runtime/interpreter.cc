@@ -11,6 +11,7 @@
 #include "aotgrad/ir/symbol_binding.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/runtime/collectives.h"
 #include "aotgrad/runtime/compiler.h"
 #include "aotgrad/runtime/effects.h"
 #include "aotgrad/runtime/process_group.h"
@@ -96,6 +97,7 @@ struct Instr {
   int64_t getitem_index = 0;
   int out_slot = -1;
   bool multi_return = false;
+  bool collective = false;   // a _c10d_functional op: call_collective
   std::vector<int> release;  // slots whose last use is this instruction
 };
 
@@ -347,6 +349,7 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
             throw Error("the interpreter has no implementation of higher-order op " + op.name);
         }
         in.op = &aten_op(target);
+        in.collective = target.has_tag(kCollective) && !op.wrapped;
         if (target.has_tag(kCollective))  // its group is made before libtorch's kernel asks
           for (size_t i = 0; i < target.schema.args.size() && i < n->args().size(); ++i)
             if (target.schema.args[i].name == "group_name" && n->args()[i].kind == Arg::Kind::Str)
@@ -593,7 +596,9 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
       try {
         switch (in.rng) {
           case Instr::Rng::None:
-            if (!write)
+            if (in.collective)
+              results = call_collective(*in.op, std::move(stack));
+            else if (!write)
               results = in.op->call_boxed(std::move(stack));
             else if (in.inplace_op)
               results = in.inplace_op->call_boxed(std::move(stack));

@@ -208,7 +208,7 @@ TraceSetup setup_trace(FakeTrace& trace, Graph& tmpl, const Node& call,
     const Arg& a = call.args()[i];
     if (sargs[i].type.base == BaseType::Device && !sargs[i].type.list &&
         a.kind == Arg::Kind::Device)
-      s.stack.emplace_back(c10::Device(c10::DeviceType::PrivateUse1, 0));  // factories make fakes
+      s.stack.emplace_back(FakeTrace::fake_device());  // factories make fakes
     else
       s.stack.push_back(to_ivalue(sargs[i].type, a, lookup));
   }
@@ -328,8 +328,9 @@ Backward trace_backward(GradBuilder& b, const std::vector<bool>& grad_defined) {
                 needs_text(b, needed) + " need a gradient");
   if (grad_fn) {
     std::string fn_name = grad_fn->name();
-    if (fn_name == "NotImplemented" ||
-        fn_name.find("torch::autograd::NotImplemented") != std::string::npos)
+    // NotImplemented; libtorch 2's autograd fallback for an op without an autograd kernel gives
+    // a WarnNotImplemented, whose backward only warns.
+    if (fn_name.find("NotImplemented") != std::string::npos)
       throw Error(op.name + " (" + op.schema.text +
                   "): libtorch has no derivative for it; the "
                   "inputs " +

@@ -2,7 +2,8 @@
 # Every test is run by ctest as `bash TEST AOTGRAD_BINARY TEST_DATA_DIR`. It sets
 #   bin   the aotgrad binary          data  tests/data          root  the source tree
 #   tmp   a scratch directory, removed when the test exits
-#   PY    the system Python 3 (Debian's python3-torch is installed for it)
+#   PY    $AOTGRAD_PYTHON, the Python whose torch matches the build's libtorch (ctest sets it),
+#         else the system Python 3 (Debian's python3-torch)
 # and the checks, which count passes and failures; `finish` prints the counts (prefixed by the
 # test's name) and exits non-zero when a check failed.
 set -u
@@ -13,7 +14,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 passes=0
-PY=/usr/bin/python3
+PY="${AOTGRAD_PYTHON:-/usr/bin/python3}"
 [ -x "$PY" ] || PY=python3
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }

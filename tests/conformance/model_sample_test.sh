@@ -14,7 +14,7 @@ src="$2"
 work="$3"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-PY=/usr/bin/python3
+PY="${AOTGRAD_PYTHON:-/usr/bin/python3}"
 [ -x "$PY" ] || PY=python3
 sweep=("$PY" "$src/tools/model_sweep.py")
 expected="$src/tests/conformance/model_sample.txt"

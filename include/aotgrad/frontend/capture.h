@@ -3,9 +3,11 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,10 @@ struct CaptureOptions {
   /// Error naming the op.
   std::vector<at::Tensor>* lifted_constants = nullptr;
 };
+
+/// The dtype libtorch's CPU autocast casts to on this thread, or nullopt when it is off. A capture
+/// under autocast records its casts, so the state belongs to a compilation's key.
+std::optional<c10::ScalarType> cpu_autocast_dtype();
 
 /// Runs `fn` once on fake tensors (runtime/fake_tensor.h) standing for `example_inputs` and records
 /// the ops libtorch runs on them, below autograd, as make_fx does: one placeholder per input (its

@@ -2,7 +2,10 @@
 // the named process groups of runtime/process_group.h.
 #pragma once
 
+#include <ATen/core/ivalue.h>
+
 #include <cstddef>
+#include <vector>
 
 namespace aotgrad {
 
@@ -16,6 +19,16 @@ namespace aotgrad {
 /// all_gather_into_tensor an allgather into views of the output, avg a sum divided by the group
 /// size. Idempotent and thread-safe; the interpreter calls it.
 void register_collective_kernels();
+
+class AtenOp;
+
+/// Calls a _c10d_functional op (`stack`: one value per argument of its IR schema) the way
+/// register_collective_kernels' kernels behave, around libtorch 2's own kernels: a group_size that
+/// is not the group's size is an Error, AOTGRAD_LOGS=collectives logs each issue and wait, and a
+/// collective that cannot start or fails is an Error naming it, the group, the rank and the cause.
+/// Where the kernels are aotgrad's (libtorch 1.13) it only calls the op. The interpreter calls it
+/// for every collective.
+std::vector<c10::IValue> call_collective(const AtenOp& op, std::vector<c10::IValue> stack);
 
 /// Collectives issued and not yet waited for (in this process).
 size_t pending_collectives();

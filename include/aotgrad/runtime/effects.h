@@ -29,8 +29,9 @@ at::Tensor new_effect_token();
 /// `num_tokens` is 0.
 CompiledFn with_effect_tokens(CompiledFn fn, int num_tokens);
 
-/// Defines aten::_print(str s) -> () in libtorch's dispatcher (libtorch 1.13 has none), with the
-/// kernel above; once per process (register_compat_ops calls it).
+/// Adds aotgrad's kernel for aten::_print at BackendSelect, which records the call inside a
+/// capture and makes libtorch's kernel write to the print stream; defines the op with libtorch 2's
+/// kernel where libtorch has none (1.13). Once per process (register_compat_ops calls it).
 void register_effect_ops();
 
 }  // namespace aotgrad

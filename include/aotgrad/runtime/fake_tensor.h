@@ -18,8 +18,9 @@ class OperatorHandle;
 namespace aotgrad {
 
 /// A trace in progress. Fake tensors -- tensors with dtype, sizes, strides and a storage of the
-/// right size but no data, on libtorch's PrivateUse1 device -- stand for nodes of `graph`. Every op
-/// libtorch's dispatcher runs on one is appended to the graph as a call (at the PrivateUse1 kernel,
+/// right size but no data, on libtorch's VE device (see Note [Fake tensors below autograd]) --
+/// stand for nodes of `graph`. Every op libtorch's dispatcher runs on one is appended to the graph
+/// as a call (at the VE kernel,
 /// below autograd: CompositeImplicitAutograd ops have decomposed on the way, as make_fx records
 /// them) and returns fake results with the metadata the call infers; nothing is computed. Autograd
 /// works on fake tensors, so a backward run on them is recorded too (traced derivatives).
@@ -75,7 +76,10 @@ class FakeTrace {
   /// parameters are C++ members that only their TensorImpl reaches.
   static void point_at(const at::Tensor& t, const c10::intrusive_ptr<c10::TensorImpl>& from);
 
-  /// Records one op call (the PrivateUse1 kernel's body).
+  /// The device fakes are on (a factory given it makes a fake).
+  static c10::Device fake_device();
+
+  /// Records one op call (the VE kernel's body).
   void record(const c10::OperatorHandle& op, std::vector<c10::IValue>* stack);
 
   /// The checkpoint policy of the calls recorded from now on, by OpDef name ("aten::mm"; empty
