@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""aotgrad against PyTorch's own AOTAutograd (functorch 1.13): compile time per phase and saved
-activation bytes, on the same model definitions.
+"""aotgrad against PyTorch's own AOTAutograd (PyTorch 2.x's torch._functorch.aot_autograd; functorch
+1.13 on torch 1.13): compile time per phase and saved activation bytes, on the same model definitions.
 
 Models: GPT-2-small-width language models (tools/export.py's nanoGPT-style GPT at d 768, 12
 heads) of 1, 2, 4, 12, 24 and 48 layers, at a small vocabulary, sequence and batch so that the
@@ -14,23 +14,29 @@ For each model this driver
     every phase and of the total, wall clock and process CPU time (the CLI's own timers: process
     start-up is not included);
   - in a fresh Python process per model, after an untimed warm-up compilation of a small model,
-    compiles the model R times with functorch.compile.aot_module, min_cut_rematerialization_partition
-    and no-op compilers, timing (median over the repetitions; wall clock and the CPU time of the
-    Python thread, which leaves out OpenBLAS's worker threads: a lower bound of functorch's work) the
-    eager forward aot_function runs first, the joint trace (make_fx of forward + backward), the second trace that functionalizes and
-    decomposes, the partition, and the total up to the forward compiler; a model whose first
-    compilation takes longer than --slow-seconds is measured once;
+    compiles the model R times with the reference AOTAutograd, min_cut_rematerialization_partition
+    and no-op compilers, no Dynamo (the module is called through aot_module / aot_function: no
+    capture), timing (median over the repetitions; wall clock and the CPU time of the Python
+    thread, which leaves out OpenBLAS's worker threads: a lower bound of the reference's work) the
+    phases FunctorchTimer describes -- on 1.13 the eager forward aot_function runs first, the joint
+    trace (make_fx of forward + backward), the second trace that functionalizes and decomposes;
+    on 2.x (Inductor's decomposition table, fake tensors) the metadata pass over the forward, the
+    one joint trace that functionalizes and decomposes, the joint graph's clean-up passes -- then
+    the partition and the total up to the forward compiler; a model whose first compilation takes
+    longer than --slow-seconds is measured once. The results stay under the key "functorch"
+    (and the --functorch-* options keep their names); "reference" says which one ran;
   - measures saved activation bytes (unique storage bytes of saved values that are not parameters,
     buffers or inputs) for aotgrad default and min-cut (the CLI's saved_activation_bytes) and for
-    functorch default and min-cut (tools/functorch_min_cut.py's saved_summary on the tensors the
-    compiled forward returns; default_partition runs on the same joint graph).
+    the reference's default and min-cut (tools/functorch_min_cut.py's saved_summary on the tensors
+    the compiled forward returns; default_partition runs on a copy of the same joint graph).
 
 Writes one JSON document (--out). usage:
-  /usr/bin/python3 bench/compile_compare.py --aotgrad=BUILD/aotgrad --dir=OUT [--models=...]
+  PYTHON bench/compile_compare.py --aotgrad=BUILD/aotgrad --dir=OUT [--models=...]
       [--aotgrad-reps=9] [--functorch-reps=3] [--slow-seconds=40] --out=OUT/compile.json
 """
 
 import argparse
+import copy
 import gc
 import json
 import os
@@ -129,44 +135,112 @@ def measure_aotgrad(binary, fx, grad, reps):
 # --- functorch ----------------------------------------------------------------------------------
 
 
+TORCH_1_13 = torch.__version__.startswith("1.13")  # goes with 1.13 (issue 41, step d)
+if TORCH_1_13:  # goes with 1.13 (issue 41, step d)
+    REFERENCE = "functorch 1.13"
+    REFERENCE_PHASES = ("forward", "joint_trace", "functionalize_decompose", "partition", "total")
+else:
+    REFERENCE = "PyTorch %s AOTAutograd" % torch.__version__.split("+")[0].rsplit(".", 1)[0]
+    REFERENCE_PHASES = ("forward", "joint_trace", "post_trace", "partition", "total")
+
+
 class FunctorchTimer:
-    """Times functorch 1.13's aot_dispatch_autograd from the outside: its two make_fx traces (the
-    module's make_fx is wrapped), the partition function and the forward compiler's start."""
+    """Times PyTorch's own AOTAutograd from the outside, on the same model and with the same
+    partitioner, no-op compilers and no Dynamo (the model is called through aot_module /
+    aot_function directly: no capture).
+
+    functorch 1.13 (aot_dispatch_autograd): its two make_fx traces (the module's make_fx is
+    wrapped), the partition function and the forward compiler's start. Phases: `forward` -- the
+    eager forward aot_function runs first; `joint_trace` -- make_fx of forward + backward;
+    `functionalize_decompose` -- the second make_fx that functionalizes and decomposes;
+    `partition`; `total` -- up to the forward compiler.
+
+    PyTorch 2.x (torch._functorch.aot_autograd.aot_function with Inductor's decomposition table,
+    fake tensors): `forward` -- the inputs made fake and the forward run under functionalization
+    to collect the metadata of its outputs and mutations; `joint_trace` -- the one make_fx of
+    forward + backward, which functionalizes and decomposes as it traces (graph_capture's
+    _create_graph, wrapped); `post_trace` -- the joint graph's clean-up passes up to the partition
+    function; `partition`; `total` -- up to the forward compiler."""
 
     def __init__(self):
-        import functorch._src.aot_autograd as aot_autograd
         self.traces = []
-        real = aot_autograd.make_fx
+        if TORCH_1_13:  # goes with 1.13 (issue 41, step d)
+            import functorch._src.aot_autograd as aot_autograd
+            real = aot_autograd.make_fx
 
-        def timed_make_fx(fn, *args, **kwargs):
-            traced = real(fn, *args, **kwargs)
+            def timed_make_fx(fn, *args, **kwargs):
+                traced = real(fn, *args, **kwargs)
 
-            def run(*a, **k):
+                def run(*a, **k):
+                    start, start_cpu = time.perf_counter(), time.thread_time()
+                    try:
+                        return traced(*a, **k)
+                    finally:
+                        self.traces.append((start, time.perf_counter(), start_cpu, time.thread_time()))
+                return run
+
+            aot_autograd.make_fx = timed_make_fx
+            self.expected_traces = 2
+        else:
+            import torch._functorch._aot_autograd.graph_capture as graph_capture
+            real = graph_capture._create_graph
+
+            def timed_create_graph(*args, **kwargs):
                 start, start_cpu = time.perf_counter(), time.thread_time()
                 try:
-                    return traced(*a, **k)
+                    return real(*args, **kwargs)
                 finally:
                     self.traces.append((start, time.perf_counter(), start_cpu, time.thread_time()))
-            return run
 
-        aot_autograd.make_fx = timed_make_fx
+            graph_capture._create_graph = timed_create_graph
+            self.expected_traces = 1
+
+    @staticmethod
+    def _compile(model, fw_compiler, bw_compiler, partition_fn):
+        """aot_module(model, ...) of the reference."""
+        if TORCH_1_13:  # goes with 1.13 (issue 41, step d)
+            from functorch.compile import aot_module
+            return aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler, partition_fn=partition_fn)
+        # PyTorch 2.x's aot_module with the decompositions Inductor uses. Its functional_call
+        # refuses the GPT's tied parameter (LM head and token embedding) under both names unless
+        # told tie_weights=False; 1.13 traced it under each name, and so does this (aot_function
+        # dedups the repeated argument).
+        from torch._functorch.aot_autograd import aot_function
+        from torch._inductor.decomposition import select_decomp_table
+        from torch.func import functional_call
+        params = dict(model.named_parameters(remove_duplicate=False))
+        buffers = dict(model.named_buffers(remove_duplicate=False))
+
+        def call(params, buffers, *args, **kwargs):
+            return functional_call(model, {**params, **buffers}, args, kwargs, tie_weights=False)
+
+        compiled = aot_function(call, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
+                                partition_fn=partition_fn, decompositions=select_decomp_table(),
+                                num_params_buffers=len(params) + len(buffers))
+        return lambda *args, **kwargs: compiled(params, buffers, *args, **kwargs)
 
     def compile_once(self, name, record_saved):
-        from functorch.compile import (aot_module, default_partition, make_boxed_func,
-                                       min_cut_rematerialization_partition)
+        from functorch.compile import default_partition, make_boxed_func, min_cut_rematerialization_partition
         model, inputs = MODELS[name][1]()
         model.train()
         rec = {}
 
-        def partition(joint, joint_inputs):
+        def partition(joint, joint_inputs, **kwargs):
             rec["partition_start"], rec["partition_start_cpu"] = time.perf_counter(), time.thread_time()
-            fw, bw = min_cut_rematerialization_partition(joint, joint_inputs)
-            rec["partition_end"], rec["partition_end_cpu"] = time.perf_counter(), time.thread_time()
             rec["joint_nodes"] = len(joint.graph.nodes)
+            rec["copy_s"] = rec["copy_cpu_s"] = 0.0
+            if record_saved:
+                # The min-cut partitioner edits the joint graph it is given (2.x's does: the
+                # default partition of the edited graph saves other values), so the default
+                # partition gets a copy taken here; the copy's time is taken out of the total.
+                rec["joint"], rec["joint_inputs"], rec["partition_kwargs"] = copy.deepcopy(joint), joint_inputs, kwargs
+                copied, copied_cpu = time.perf_counter(), time.thread_time()
+                rec["copy_s"], rec["copy_cpu_s"] = copied - rec["partition_start"], copied_cpu - rec["partition_start_cpu"]
+                rec["partition_start"], rec["partition_start_cpu"] = copied, copied_cpu
+            fw, bw = min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+            rec["partition_end"], rec["partition_end_cpu"] = time.perf_counter(), time.thread_time()
             rec["saved_names"] = [n.name for n in bw.graph.nodes
                                   if n.op == "placeholder" and "tangents" not in n.name]
-            if record_saved:
-                rec["joint"], rec["joint_inputs"] = joint, joint_inputs
             return fw, bw
 
         def fw_compiler(gm, example_inputs):
@@ -180,24 +254,24 @@ class FunctorchTimer:
                 return outs
             return make_boxed_func(run)
 
-        compiled = aot_module(model, fw_compiler=fw_compiler,
-                              bw_compiler=lambda gm, _: make_boxed_func(gm), partition_fn=partition)
+        compiled = self._compile(model, fw_compiler, lambda gm, _: make_boxed_func(gm), partition)
         self.traces.clear()
         start, start_cpu = time.perf_counter(), time.thread_time()
         loss = compiled(**inputs)
         end = time.perf_counter()
-        if len(self.traces) != 2:
-            raise RuntimeError("expected functorch to trace twice (config.use_functionalize), saw %d"
-                               % len(self.traces))
-        (t1s, t1e, c1s, c1e), _ = self.traces
+        if len(self.traces) != self.expected_traces:
+            raise RuntimeError("expected %s to trace %d time(s), saw %d"
+                               % (REFERENCE, self.expected_traces, len(self.traces)))
+        t1s, t1e, c1s, c1e = self.traces[0]
+        between = "functionalize_decompose" if TORCH_1_13 else "post_trace"  # goes with 1.13 (issue 41, step d)
         phases = {"forward": t1s - start, "joint_trace": t1e - t1s,
-                  "functionalize_decompose": rec["partition_start"] - t1e,
+                  between: rec["partition_start"] - rec["copy_s"] - t1e,
                   "partition": rec["partition_end"] - rec["partition_start"],
-                  "total": rec["compiled"] - start}
+                  "total": rec["compiled"] - start - rec["copy_s"]}
         cpu = {"forward": c1s - start_cpu, "joint_trace": c1e - c1s,
-               "functionalize_decompose": rec["partition_start_cpu"] - c1e,
+               between: rec["partition_start_cpu"] - rec["copy_cpu_s"] - c1e,
                "partition": rec["partition_end_cpu"] - rec["partition_start_cpu"],
-               "total": rec["compiled_cpu"] - start_cpu}
+               "total": rec["compiled_cpu"] - start_cpu - rec["copy_cpu_s"]}
         result = {"phases": phases, "cpu_phases": cpu, "first_call_s": end - start,
                   "joint_nodes": rec["joint_nodes"],
                   "loss": loss.item()}
@@ -205,9 +279,18 @@ class FunctorchTimer:
             names = rec["saved_names"]
             outs = rec["fw_outs"]
             _, mc = functorch_min_cut.saved_summary(names, outs[len(outs) - len(names):], rec["fw_args"])
-            fw_d, bw_d = default_partition(rec["joint"], rec["joint_inputs"])
+            fw_d, bw_d = default_partition(rec["joint"], rec["joint_inputs"], **rec["partition_kwargs"])
             names_d = [n.name for n in bw_d.graph.nodes if n.op == "placeholder" and "tangents" not in n.name]
-            primals = list(rec["joint_inputs"][0])
+            if TORCH_1_13:  # goes with 1.13 (issue 41, step d)
+                primals = list(rec["joint_inputs"][0])
+            else:
+                # 2.x traces with fake tensors: the default partition's forward runs on the real
+                # arguments the min-cut forward ran on (both take the joint's primals).
+                primals = rec["fw_args"]
+                n_in = sum(1 for n in fw_d.graph.nodes if n.op == "placeholder")
+                if n_in != len(primals):
+                    raise RuntimeError("default_partition's forward takes %d inputs, the min-cut forward ran on %d"
+                                       % (n_in, len(primals)))
             with torch.no_grad():
                 outs_d = list(fw_d(*primals))
             _, df = functorch_min_cut.saved_summary(names_d, outs_d[len(outs_d) - len(names_d):], primals)
@@ -232,8 +315,8 @@ def measure_functorch(name, reps, slow_seconds):
         gc.collect()
         if i == 0 and r["phases"]["total"] > slow_seconds:
             break
-    return {"reps": len(runs), "phases_s": median_phases(runs), "cpu_phases_s": median_phases(cpu_runs),
-            "totals_s": [r["total"] for r in runs],
+    return {"reference": REFERENCE, "reps": len(runs), "phases_s": median_phases(runs),
+            "cpu_phases_s": median_phases(cpu_runs), "totals_s": [r["total"] for r in runs],
             "joint_nodes": first["joint_nodes"], "saved_activation_bytes": first["saved_activation_bytes"],
             "saved_values": first["saved_values"], "first_call_s": first["first_call_s"]}
 
@@ -243,8 +326,8 @@ def functorch_subprocess(name, reps, slow_seconds):
            "--functorch-reps=%d" % reps, "--slow-seconds=%g" % slow_seconds]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
-        raise RuntimeError("functorch measurement of %s failed (exit %d): %s"
-                           % (name, p.returncode, p.stderr.strip()[-2000:]))
+        raise RuntimeError("%s measurement of %s failed (exit %d): %s"
+                           % (REFERENCE, name, p.returncode, p.stderr.strip()[-2000:]))
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -275,7 +358,7 @@ def main(argv=None):
     p.add_argument("--aotgrad-reps", type=int, default=9)
     p.add_argument("--functorch-reps", type=int, default=3)
     p.add_argument("--slow-seconds", type=float, default=40.0,
-                   help="a model whose first functorch compilation takes longer is measured once")
+                   help="a model whose first compilation by the reference takes longer is measured once")
     p.add_argument("--functorch-only", metavar="MODEL", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.functorch_only:
@@ -292,7 +375,7 @@ def main(argv=None):
     if unknown:
         p.error("unknown model %s (known: %s)" % (", ".join(unknown), ", ".join(MODELS)))
     os.makedirs(args.dir, exist_ok=True)
-    results = {"torch": torch.__version__, "python": platform.python_version(),
+    results = {"torch": torch.__version__, "python": platform.python_version(), "reference": REFERENCE,
                "torch_threads": torch.get_num_threads(), "gpt_width": dict(GPT_WIDTH, batch=GPT_BATCH),
                "aotgrad_reps": args.aotgrad_reps, "functorch_reps": args.functorch_reps,
                "slow_seconds": args.slow_seconds, "load_start": os.getloadavg(), "models": []}
@@ -305,8 +388,8 @@ def main(argv=None):
         row["functorch"] = functorch_subprocess(name, args.functorch_reps, args.slow_seconds)
         row["ratio"] = row["functorch"]["phases_s"]["total"] / row["aotgrad"]["phases_s"]["total"]
         row["cpu_ratio"] = row["functorch"]["cpu_phases_s"]["total"] / row["aotgrad"]["cpu_phases_s"]["total"]
-        print("compile_compare: %s: wall aotgrad %.3f s, functorch %.2f s (%.0fx); CPU %.0fx"
-              % (name, row["aotgrad"]["phases_s"]["total"], row["functorch"]["phases_s"]["total"],
+        print("compile_compare: %s: wall aotgrad %.3f s, %s %.2f s (%.0fx); CPU %.0fx"
+              % (name, row["aotgrad"]["phases_s"]["total"], REFERENCE, row["functorch"]["phases_s"]["total"],
                  row["ratio"], row["cpu_ratio"]), file=sys.stderr, flush=True)
         results["models"].append(row)
     results["load_end"] = os.getloadavg()

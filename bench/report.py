@@ -283,6 +283,10 @@ def write_report(results_dir, md_path, svg_dir, command):
     gpts = [m for m in models if m["model"].startswith("gpt_")]
     load_end = os.getloadavg()
     w = comp["gpt_width"]
+    # The reference AOTAutograd compile.json measured (its results are under the key "functorch"
+    # whichever it was); a compile.json without the field comes from the functorch 1.13 driver.
+    reference = comp.get("reference", "functorch 1.13")
+    ref_1_13 = reference == "functorch 1.13"  # goes with 1.13 (issue 41, step d)
 
     L = []
     L.append("# aotgrad benchmarks")
@@ -311,7 +315,7 @@ def write_report(results_dir, md_path, svg_dir, command):
     L.append("")
     L.append("The machine is shared: other engineers were building on it during the run (see the load "
              "average). Absolute times move with the load; the ratios are measured in the same run, "
-             "model by model, aotgrad and functorch one right after the other.")
+             "model by model, aotgrad and %s one right after the other." % reference)
     L.append("")
 
     # --- targets summary (filled below) ---
@@ -333,34 +337,48 @@ def write_report(results_dir, md_path, svg_dir, command):
              "run %d time(s) in fresh processes, "
              "median of each phase; the CLI's own timers, from reading the file to the partitioned graphs "
              "(process start-up, the op registry's construction included -- `startup_us`, about 0.8 ms "
-             "-- not included, as functorch is timed after `import torch` and a warm-up). There is no "
+             "-- not included, as %s is timed after `import torch` and a warm-up). There is no "
              "separate simplify stage in the training "
              "pipeline: the min-cut partitioner's CSE is inside `partition`."
-             % comp["aotgrad_reps"])
-    L.append("- **functorch**: `functorch.compile.aot_module(model, fw_compiler=bw_compiler=no-op "
-             "(make_boxed_func), partition_fn=min_cut_rematerialization_partition)`, first call, in a "
-             "fresh Python process per model after an untimed warm-up compilation of a small MLP; "
-             "median of up to %d compilation(s) (a model whose first compilation takes more than %g s "
-             "is measured once: the `reps` column). Phases: `forward` -- the eager forward "
-             "aot_function runs first; `joint` -- make_fx of forward + backward; `func+decomp` -- the "
-             "second make_fx that functionalizes and decomposes; `partition`; `total` -- up to the "
-             "forward compiler. functorch 1.13 traces with real tensors (`config.use_fake_tensor` is "
-             "off by default), so its traces include running the kernels."
-             % (comp["functorch_reps"], comp["slow_seconds"]))
+             % (comp["aotgrad_reps"], reference))
+    runs = ("first call, in a fresh Python process per model after an untimed warm-up compilation of a "
+            "small MLP; median of up to %d compilation(s) (a model whose first compilation takes more "
+            "than %g s is measured once: the `reps` column)." % (comp["functorch_reps"], comp["slow_seconds"]))
+    if ref_1_13:  # goes with 1.13 (issue 41, step d)
+        L.append("- **functorch 1.13**: `functorch.compile.aot_module(model, fw_compiler=bw_compiler=no-op "
+                 "(make_boxed_func), partition_fn=min_cut_rematerialization_partition)`, " + runs +
+                 " Phases: `forward` -- the eager forward "
+                 "aot_function runs first; `joint` -- make_fx of forward + backward; `func+decomp` -- the "
+                 "second make_fx that functionalizes and decomposes; `partition`; `total` -- up to the "
+                 "forward compiler. functorch 1.13 traces with real tensors (`config.use_fake_tensor` is "
+                 "off by default), so its traces include running the kernels.")
+    else:
+        L.append("- **%s**: `torch._functorch.aot_autograd.aot_function` on the module's functional "
+                 "call (PyTorch's `aot_module`, the tied LM head traced under both its names as 1.13 did), "
+                 "`partition_fn=min_cut_rematerialization_partition`, Inductor's decomposition table "
+                 "(`torch._inductor.decomposition.select_decomp_table()`), no-op compilers (make_boxed_func) "
+                 "and no Dynamo (no capture), " % reference + runs +
+                 " Phases: `forward` -- the inputs made fake and the forward run under functionalization "
+                 "to collect its output and mutation metadata; `joint` -- the one make_fx of forward + "
+                 "backward, which functionalizes and decomposes as it traces; `post-trace` -- the joint "
+                 "graph's clean-up passes up to the partitioner; `partition`; `total` -- up to the forward "
+                 "compiler. It traces with fake tensors: no kernels run.")
     L.append("- aotgrad starts from the exported text: the export (`tools/export.py`, make_fx, timed once) "
-             "is PyTorch's capture, shown separately and not in aotgrad's total; `ratio` is functorch "
-             "total / aotgrad total, `ratio incl. export` is functorch total / (export + aotgrad total).")
+             "is PyTorch's capture, shown separately and not in aotgrad's total; `ratio` is %s "
+             "total / aotgrad total, `ratio incl. export` is %s total / (export + aotgrad total)." % (reference, reference))
     L.append("")
     L.append("Totals in ms (medians), process CPU time and wall time; the phases follow. On this shared "
              "machine a process waits for a core for part of its wall time, the longer the run the more "
              "surely, so the ratios and the growth are judged on CPU time and shown on wall time too. aotgrad: "
-             "the process CPU time (std::clock; its compilation is single-threaded). functorch: the CPU "
+             "the process CPU time (std::clock; its compilation is single-threaded). %s: the CPU "
              "time of its Python thread (time.thread_time), which leaves out OpenBLAS's worker threads -- "
-             "their matmul work in the real-tensor traces and their busy-waiting -- so it is a lower bound "
-             "of functorch's CPU time and the CPU ratio errs in functorch's favour.")
+             "%s -- so it is a lower bound "
+             "of its CPU time and the CPU ratio errs in its favour."
+             % (reference, "their matmul work in the real-tensor traces and their busy-waiting" if ref_1_13
+                else "which its fake-tensor traces hardly use: they run no kernels"))
     L.append("")
-    L.append("| model | fw ops | joint nodes (aotgrad / functorch) | **aotgrad CPU** | **functorch CPU** | **ratio, CPU** | "
-             "aotgrad wall | functorch wall | ratio, wall | functorch reps | export (wall) | ratio incl. export, wall |")
+    L.append("| model | fw ops | joint nodes (aotgrad / {0}) | **aotgrad CPU** | **{0} CPU** | **ratio, CPU** | "
+             "aotgrad wall | {0} wall | ratio, wall | {0} reps | export (wall) | ratio incl. export, wall |".format(reference))
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for m in models:
         a, f = m["aotgrad"]["phases_s"], m["functorch"]["phases_s"]
@@ -374,9 +392,10 @@ def write_report(results_dir, md_path, svg_dir, command):
                                                    ("functionalize", "functionalize"), ("joint", "joint"),
                                                    ("decompose", "decompose"), ("partition", "partition"),
                                                    ("total", "total")]),
-                           ("functorch", "functorch", [("forward", "forward"), ("joint trace", "joint_trace"),
-                                                       ("functionalize + decompose", "functionalize_decompose"),
-                                                       ("partition", "partition"), ("total", "total")])):
+                           (reference, "functorch", [("forward", "forward"), ("joint trace", "joint_trace")]
+                            + ([("functionalize + decompose", "functionalize_decompose")] if ref_1_13  # goes with 1.13 (issue 41, step d)
+                               else [("post-trace", "post_trace")])
+                            + [("partition", "partition"), ("total", "total")])):
         L.append("%s phases, ms, CPU time / wall time (the median of each phase, so they need not add up to "
                  "the median total):" % who)
         L.append("")
@@ -390,14 +409,14 @@ def write_report(results_dir, md_path, svg_dir, command):
     series = [
         {"name": "aotgrad (GPT)", "line": True,
          "points": [(m["forward_ops"], m["aotgrad"]["cpu_phases_s"]["total"], m["model"]) for m in gpts]},
-        {"name": "functorch (GPT)", "line": True,
+        {"name": reference + " (GPT)", "line": True,
          "points": [(m["forward_ops"], m["functorch"]["cpu_phases_s"]["total"], m["model"]) for m in gpts]},
     ]
     others = [m for m in models if not m["model"].startswith("gpt_")]
     if others:
         series.append({"name": "aotgrad (resnet18)", "color": "#17becf",
                        "points": [(m["forward_ops"], m["aotgrad"]["cpu_phases_s"]["total"], m["model"]) for m in others]})
-        series.append({"name": "functorch (resnet18)", "color": "#ff7f0e",
+        series.append({"name": reference + " (resnet18)", "color": "#ff7f0e",
                        "points": [(m["forward_ops"], m["functorch"]["cpu_phases_s"]["total"], m["model"]) for m in others]})
     with open(os.path.join(svg_dir, "compile_time.svg"), "w") as fsvg:
         fsvg.write(svg_plot(series, "Compile CPU time against graph size (log-log)", "forward graph ATen ops",
@@ -413,9 +432,9 @@ def write_report(results_dir, md_path, svg_dir, command):
     exp_a, exp_f = slope("aotgrad", "cpu_phases_s"), slope("functorch", "cpu_phases_s")
     exp_aw, exp_fw = slope("aotgrad", "phases_s"), slope("functorch", "phases_s")
     L.append("Growth: the slope of log(time) against log(forward ops) over %s is %.2f for aotgrad and "
-             "%.2f for functorch on CPU time (%.2f and %.2f on wall time; 1 is linear, nan: fewer than "
+             "%.2f for %s on CPU time (%.2f and %.2f on wall time; 1 is linear, nan: fewer than "
              "two GPT models). aotgrad's CPU time per joint node: %s."
-             % (", ".join(m["model"] for m in fit_set), exp_a, exp_f, exp_aw, exp_fw,
+             % (", ".join(m["model"] for m in fit_set), exp_a, exp_f, reference, exp_aw, exp_fw,
                 ", ".join("%s %.1f µs" % (m["model"], 1e6 * m["aotgrad"]["cpu_phases_s"]["total"] / m["aotgrad"]["joint_nodes"])
                           for m in gpts)))
     L.append("")
@@ -425,13 +444,14 @@ def write_report(results_dir, md_path, svg_dir, command):
     L.append("")
     L.append("Unique storage bytes of the values the forward saves for the backward that are not "
              "parameters, buffers or inputs (views of them count as them): aotgrad's "
-             "`saved_activation_bytes` from `aotgrad compile --stats=json`, functorch's from the tensors "
-             "its compiled forward returns (`tools/functorch_min_cut.py`'s `saved_summary`); functorch's "
-             "default_partition runs on the same joint graph as its min-cut. Saved values counted in "
-             "parentheses.")
+             "`saved_activation_bytes` from `aotgrad compile --stats=json`, %s's from the tensors "
+             "its compiled forward returns (`tools/functorch_min_cut.py`'s `saved_summary`); its "
+             "default_partition runs on the same joint graph as its min-cut (a copy taken before the "
+             "min-cut partitioner, which edits the graph it is given). Saved values counted in "
+             "parentheses." % reference)
     L.append("")
-    L.append("| model | aotgrad default | aotgrad min-cut | functorch default | functorch min-cut | "
-             "aotgrad min-cut / functorch min-cut |")
+    L.append("| model | aotgrad default | aotgrad min-cut | {0} default | {0} min-cut | "
+             "aotgrad min-cut / {0} min-cut |".format(reference))
     L.append("|---|---|---|---|---|---|")
     saved_ok = True
     for m in models:
@@ -553,10 +573,10 @@ def write_report(results_dir, md_path, svg_dir, command):
     worst = min(models, key=lambda m: m["cpu_ratio"])
     wall = [m["ratio"] for m in models]
     incl = [m["functorch"]["phases_s"]["total"] / (m["aotgrad"]["phases_s"]["total"] + m["export_s"]) for m in models]
-    T.append("- Compile at least 100× faster than functorch on the same model: %s -- %.0f× to %.0f× on CPU "
+    T.append("- Compile at least 100× faster than %s on the same model: %s -- %.0f× to %.0f× on CPU "
              "time (lowest: %s), %.0f× to %.0f× on wall time. Counting the make_fx export aotgrad's input "
              "comes from (wall time), %.1f× to %.1f×."
-             % (verdict(min(ratios) >= 100), min(ratios), max(ratios), worst["model"], min(wall), max(wall),
+             % (reference, verdict(min(ratios) >= 100), min(ratios), max(ratios), worst["model"], min(wall), max(wall),
                 min(incl), max(incl)))
     if math.isnan(exp_a):
         T.append("- Linear in graph size: not measured (fewer than two GPT models in this run).")
@@ -564,7 +584,7 @@ def write_report(results_dir, md_path, svg_dir, command):
         T.append("- Linear in graph size: %s -- slope %.2f of log(CPU time) against log(forward ops) over %s "
                  "(criterion: at most 1.10; on wall time %.2f)."
                  % (verdict(exp_a <= 1.10), exp_a, ", ".join(m["model"] for m in fit_set), exp_aw))
-    T.append("- Saved activation bytes no larger than functorch's min-cut on every model: %s." % verdict(saved_ok))
+    T.append("- Saved activation bytes no larger than %s's min-cut on every model: %s." % (reference, verdict(saved_ok)))
     for tm in train_models:
         rows = train_ok.get(tm, [])
         good = [v for v, ok, _, _ in rows if ok]
@@ -589,7 +609,7 @@ def write_report(results_dir, md_path, svg_dir, command):
     T.append("")
     T.append("Where a target is missed, the reason is in the section's figures: see the notes below.")
     T.append("")
-    notes = notes_for(models, train_ok, overheads, exp_a)
+    notes = notes_for(models, train_ok, overheads, exp_a, reference)
     T.extend(notes)
     L[targets_at:targets_at] = T
     text = "\n".join(L) + "\n" + _kept_sections(md_path)
@@ -616,7 +636,7 @@ def _kept_sections(md_path):
     return kept
 
 
-def notes_for(models, train_ok, overheads, exp_a):
+def notes_for(models, train_ok, overheads, exp_a, reference="functorch 1.13"):
     """Facts behind missed targets, computed from the figures (not opinions)."""
     out = []
     for m in models:
@@ -630,7 +650,7 @@ def notes_for(models, train_ok, overheads, exp_a):
     for m in models:
         am, fm = m["aotgrad"]["saved_activation_bytes"]["min_cut"], m["functorch"]["saved_activation_bytes"]["min_cut"]
         if am > fm:
-            out.append("- %s: aotgrad's min-cut saves %s, functorch's %s." % (m["model"], mib(am), mib(fm)))
+            out.append("- %s: aotgrad's min-cut saves %s, %s's %s." % (m["model"], mib(am), reference, mib(fm)))
     for tm, rows in train_ok.items():
         for v, ok, rt, rm in rows:
             if v == "aotgrad_min_cut" and ok and rm > 0.99:

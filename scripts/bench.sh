@@ -9,13 +9,13 @@
 #             written to $AOTGRAD_BENCH_OUT instead of the repo root)
 # environment: AOTGRAD_BUILD_DIR (default build/), AOTGRAD_BENCH_OUT (default: a temporary directory
 #              for the raw results), AOTGRAD_BENCH_REPS (Google Benchmark repetitions, default 5).
-# Needs Debian's python3-torch, python3-torchvision, python3-networkx, libopenblas0-pthread and
+# Needs the venv's torch, torchvision and networkx, libopenblas0-pthread and
 # hyperfine (scripts/setup.sh installs them); no other dependency.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${AOTGRAD_BUILD_DIR:-$root/build}"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+# The venv's Python (scripts/setup.sh), whose torch is the libtorch build/ links.
+PY="${AOTGRAD_PYTHON:-${AOTGRAD_VENV:-$root/.venv}/bin/python}"
 quick=0
 case "${1:-}" in
   --quick) quick=1 ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds aotgrad with Ninja, two jobs, against the libtorch AOTGRAD_TORCH names
-# (debian: Debian's 1.13, the default; wheel: 2.11 from the project's venv), into the directory
+# (wheel: 2.11 from the project's venv, the default; debian: Debian's 1.13), into the directory
 # scripts/build_dir.sh picks.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

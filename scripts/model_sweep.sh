@@ -15,8 +15,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${AOTGRAD_BUILD_DIR:-$root/build}"
 out="${AOTGRAD_MODELS_OUT:-$build/model-sweep}"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+# The venv's Python (scripts/setup.sh), whose torch is the libtorch build/ links.
+PY="${AOTGRAD_PYTHON:-${AOTGRAD_VENV:-$root/.venv}/bin/python}"
 
 full=1
 for a in "$@"; do

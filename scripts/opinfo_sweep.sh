@@ -15,8 +15,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${AOTGRAD_BUILD_DIR:-$root/build}"
 out="${AOTGRAD_OPINFO_OUT:-$build/opinfo}"
 cache="${AOTGRAD_OPINFO_CACHE:-$build/opinfo-cache}"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+# The venv's Python (scripts/setup.sh), whose torch is the libtorch build/ links.
+PY="${AOTGRAD_PYTHON:-${AOTGRAD_VENV:-$root/.venv}/bin/python}"
 
 full=1
 for a in "$@"; do

@@ -485,12 +485,13 @@ def _symbolize(gms, values, points, dims, placeholder_names):
     return annotations
 
 
-# make_fx(tracing_mode="symbolic") (PyTorch 1.13) makes every dimension of every input a symbol and
-# writes sizes over them as "t0.size(0)", "3*t0.size(0)", "t0.size(0)*t1.size(0)" (tensor t0's
-# dimension 0). A symbolic export writes them over aotgrad's symbols s0, s1, ... (numbered in
-# order of first appearance over the placeholders, the example sizes their hints), as PyTorch 2.x
-# prints a dynamic graph, and 1.13's sym_size nodes as sym_size.int.
-_ATOM = re.compile(r"t(\d+)\.size\((\d+)\)")
+# make_fx(tracing_mode="symbolic") makes every dimension of every input a symbol and writes sizes
+# over them: PyTorch 1.13 as "t0.size(0)", "3*t0.size(0)", "t0.size(0)*t1.size(0)" (tensor t0's
+# dimension 0), PyTorch 2.x over its ShapeEnv's symbols, numbered by a hash of where they come from
+# ("s75", "3*s75", "s61*s75"). A symbolic export writes them over aotgrad's symbols s0, s1, ...
+# (numbered in order of first appearance over the placeholders, the example sizes their hints), as
+# PyTorch 2.x prints a dynamic graph, and 1.13's sym_size nodes as sym_size.int.
+_ATOM = re.compile(r"t(\d+)\.size\((\d+)\)|\bs\d+\b")
 
 
 def _symbolic_annotations(gm, values):

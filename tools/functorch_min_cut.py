@@ -21,7 +21,25 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export  # noqa: E402  the example models
 
-from functorch.compile import aot_module, default_partition, min_cut_rematerialization_partition  # noqa: E402
+from functorch.compile import (aot_function, aot_module, default_partition,  # noqa: E402
+                                min_cut_rematerialization_partition)
+
+
+def _aot_module(mod, **kwargs):
+    """functorch's aot_module(mod, **kwargs), with a tied parameter (the GPT's LM head and token
+    embedding) traced under each of its names, as PyTorch 1.13's aot_module does. PyTorch 2.x's
+    passes both names to functional_call, which refuses two values for tied names unless told
+    tie_weights=False, so on 2.x this is aot_module's own code with that argument."""
+    if torch.__version__.startswith("1.13"):  # goes with 1.13 (issue 41, step d)
+        return aot_module(mod, **kwargs)
+    params = dict(mod.named_parameters(remove_duplicate=False))
+    buffers = dict(mod.named_buffers(remove_duplicate=False))
+
+    def call(params, buffers, *args, **kw):
+        return export.functional_call(mod, {**params, **buffers}, args, kw, tie_weights=False)
+
+    compiled = aot_function(call, num_params_buffers=len(params) + len(buffers), **kwargs)
+    return lambda *args, **kw: compiled(params, buffers, *args, **kw)
 
 
 def measure(name, partition_fn):
@@ -44,7 +62,7 @@ def measure(name, partition_fn):
         record["saved_names"] = [n.name for n in placeholders if "tangents" not in n.name]
         return gm
 
-    compiled = aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler, partition_fn=partition_fn)
+    compiled = _aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler, partition_fn=partition_fn)
     loss = compiled(**inputs)
     loss.backward()
 

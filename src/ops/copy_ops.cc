@@ -16,12 +16,30 @@ using meta::one;
 // --- helpers
 // ---------------------------------------------------------------------------------------
 
-// The scatter ops clone self (preserve format) and check that src fits the view of the clone.
+// ATen's has_internal_overlap(t) == MemOverlap::Yes: a stride 0 over more than one element.
+bool has_internal_overlap(const TensorMeta& t) {
+  if (meta::is_non_overlapping_and_dense(t)) return false;
+  for (size_t d = 0; d < t.sizes.size(); ++d)
+    if (t.strides[d].hint_or(1) == 0 && t.sizes[d].hint_or(2) > 1) return true;
+  return false;
+}
+
+// ATen's clone_preserve_strides: self's sizes, strides and storage offset on a copy of its
+// storage; a self with internal overlap (an expanded tensor) is cloned (preserve format) instead.
+TensorMeta clone_preserve_strides(const TensorMeta& self) {
+  if (has_internal_overlap(self)) return meta::empty_like_op(self, std::nullopt, std::nullopt);
+  TensorMeta r = self;
+  r.requires_grad = false;
+  r.wrapped_number = false;
+  return r;
+}
+
+// The scatter ops write src into the view of clone_preserve_strides(self); src must fit the view.
 TensorMeta scatter_output(const TensorMeta& self, const TensorMeta& view, const TensorMeta& src) {
   if (view.sizes != src.sizes)
     throw Error("expected src to have a size equal to the slice of self. src size = " +
                 to_string(src.sizes) + ", slice size = " + to_string(view.sizes));
-  return meta::empty_like_op(self, std::nullopt, std::nullopt);
+  return clone_preserve_strides(self);
 }
 
 // ATen's cat meta function (TORCH_META_FUNC(cat)): 1-d empty tensors are skipped, dtype is the
@@ -92,18 +110,15 @@ ValueMeta lift_fresh_copy(const MetaArgs& a) {
   return one(meta::empty_like_op(a.tensor(0), std::nullopt, std::nullopt));
 }
 
-// copy(self, src) in 1.13 is `src.to(self's device and dtype)` expanded to self's shape by
-// expand_copy: it returns src itself (an alias) when no conversion and no expansion is needed.
+// copy(self, src), the functional copy_: src written into clone_preserve_strides(self), so the
+// result has self's layout, dtype and device; src must broadcast to self's shape.
 ValueMeta copy(const MetaArgs& a) {
   const TensorMeta &self = a.tensor(0), &src = a.tensor(1);
-  TensorMeta r = src;
-  r.requires_grad = false;
-  r.wrapped_number = false;
-  if (src.dtype != self.dtype || !(src.device == self.device))
-    r = meta::empty_like_op(src, self.dtype, std::nullopt, self.device);
-  if (r.sizes != self.sizes)
-    r = meta::empty_like_op(meta::expand(r, self.sizes), std::nullopt, std::nullopt);
-  return one(r);
+  SymIntVector b = meta::broadcast_shapes(self.sizes, src.sizes);
+  if (b != self.sizes)
+    throw Error("output with shape " + to_string(self.sizes) +
+                " doesn't match the broadcast shape " + to_string(b));
+  return one(clone_preserve_strides(self));
 }
 
 // copy_(self, src): src must broadcast to self's shape; any dtype converts.
@@ -142,10 +157,11 @@ ValueMeta diagonal_scatter(const MetaArgs& a) {
   return one(scatter_output(self, view, src));
 }
 
-// as_strided_scatter: the view is taken on the clone, whose storage holds exactly numel elements.
+// as_strided_scatter: the view is taken on clone_preserve_strides(self), whose storage holds self's
+// extent.
 ValueMeta as_strided_scatter(const MetaArgs& a) {
   const TensorMeta &self = a.tensor(0), &src = a.tensor(1);
-  TensorMeta clone = meta::empty_like_op(self, std::nullopt, std::nullopt);
+  TensorMeta clone = clone_preserve_strides(self);
   SymIntVector size = a.int_list(2), stride = a.int_list(3);
   std::optional<SymInt> offset = a.optional_sym_int(4);
   TensorMeta view = meta::as_strided(clone, size, stride, offset);
@@ -225,7 +241,10 @@ ValueMeta repeat_interleave_tensor(const MetaArgs& a) {
 ValueMeta gather(const MetaArgs& a) {
   const TensorMeta &self = a.tensor(0), &index = a.tensor(2);
   int64_t dim = meta::wrap_dim(a.int_value(1), self.dim());
-  if (index.dtype != ScalarType::Int64) throw Error("gather(): Expected dtype int64 for index");
+  // scatter_gather_dtype_check: an empty index is not checked.
+  if (index.numel().hint_or(1) != 0 && index.dtype != ScalarType::Int64 &&
+      index.dtype != ScalarType::Int32)
+    throw Error("gather(): Expected dtype int32/int64 for index");
   // gather_shape_check, skipped for an empty index.
   if (index.numel().hint_or(1) != 0) {
     int64_t self_dims = std::max<int64_t>(self.dim(), 1);
@@ -307,13 +326,15 @@ ValueMeta index_add(const MetaArgs& a) {
   if (index.numel().hint_or(0) != size_or_1(source, dim))
     throw Error("index_add_(): Number of indices (" + index.numel().to_string() +
                 ") should be equal to source.size(dim)");
-  // index_add_cpu_: self and source agree in every dim but `dim` (0-dim counts as [1]).
-  if (std::max<int64_t>(self.dim(), 1) != std::max<int64_t>(source.dim(), 1))
-    throw Error("index_add_(): self and source must have the same number of dimensions");
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (d != dim && size_or_1(self, d) != size_or_1(source, d))
-      throw Error("index_add_(): self and source must have the same size at dimension " +
-                  std::to_string(d));
+  // index_func_meta_impl: self and source have the same rank and agree in every dim but `dim`.
+  bool same = self.dim() == source.dim();
+  for (int64_t d = 0; same && d < self.dim(); ++d)
+    same = d == dim || self.sizes[d] == source.sizes[d];
+  if (!same)
+    throw Error(
+        "source tensor shape must match self tensor shape, excluding the specified dimension. "
+        "Got self.shape = " +
+        to_string(self.sizes) + " source.shape = " + to_string(source.sizes));
   return one(meta::empty(self.sizes, self.dtype, self.device));
 }
 
@@ -321,7 +342,10 @@ ValueMeta index_add(const MetaArgs& a) {
 ValueMeta scatter_add(const MetaArgs& a) {
   const TensorMeta &self = a.tensor(0), &index = a.tensor(2), &src = a.tensor(3);
   int64_t dim = meta::wrap_dim(a.int_value(1), self.dim());
-  if (index.dtype != ScalarType::Int64) throw Error("scatter(): Expected dtype int64 for index");
+  // scatter_gather_dtype_check: an empty index is not checked.
+  if (index.numel().hint_or(1) != 0 && index.dtype != ScalarType::Int64 &&
+      index.dtype != ScalarType::Int32)
+    throw Error("scatter(): Expected dtype int32/int64 for index");
   if (self.dtype != src.dtype)
     throw Error("scatter(): Expected self.dtype to be equal to src.dtype");
   if (index.numel().hint_or(1) != 0) {
@@ -380,13 +404,20 @@ V to_copy_backward(GradBuilder& b, Vs& a) {
 // storage_offset). PyTorch's as_strided_scatter_backward instead returns a zero (1.13:
 // uninitialized) buffer holding grad's slice -- the region that is *not* self's (see albanD's
 // review of pytorch#77128, "Autograd formula looks wrong"); finite differences agree with this
-// rule. The region is defined on the result's layout: PyTorch assumes a contiguous one (Note
-// [as_strided_scatter backward support]); for another layout the gradient is first copied into
-// that layout (as_strided_scatter of grad into new_empty_strided). The result is only read for
-// its layout, so it is not saved.
+// rule. The region is defined on the result's layout, which is self's (clone_preserve_strides):
+// PyTorch assumes a contiguous one (Note [as_strided_scatter backward support]; libtorch's kernel
+// refuses a non-contiguous self that requires grad); for another layout the gradient is first
+// copied into that layout (as_strided_scatter of grad into new_empty_strided). An explicit
+// storage_offset counts from the start of self's storage, which the gradient's buffer does not
+// have when self has an offset of its own: that case is an Error. The result is only read for its
+// layout, so it is not saved.
 V as_strided_scatter_backward(GradBuilder& b, Vs& a) {
   Node* grad = a[0].node();
   const TensorMeta& out = a[1].meta();
+  if (a[5].arg.kind != Arg::Kind::None && out.storage_offset.hint_or(0) != 0)
+    throw Error("as_strided_scatter: the derivative for a self with storage offset " +
+                out.storage_offset.to_string() +
+                " and an explicit storage_offset is not supported (its region would be misplaced)");
   Node* g;
   if (out.is_contiguous()) {
     g = contiguous(b, grad);

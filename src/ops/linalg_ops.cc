@@ -105,7 +105,13 @@ ValueMeta bmm_meta(const MetaArgs& a) { return one(bmm_out(a.tensor(0), a.tensor
 // baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1): self is
 // expanded and copied into a result of batch1's dtype.
 ValueMeta baddbmm_meta(const MetaArgs& a) {
-  TensorMeta out = bmm_out(a.tensor(1), a.tensor(2));
+  const TensorMeta &self = a.tensor(0), &b1 = a.tensor(1), &b2 = a.tensor(2);
+  if (self.dtype != b1.dtype || self.dtype != b2.dtype)
+    throw Error("Input dtypes must be the same, got: input " +
+                std::string(meta::c10_type_name(self.dtype)) +
+                ", batch1: " + std::string(meta::c10_type_name(b1.dtype)) +
+                ", batch2: " + std::string(meta::c10_type_name(b2.dtype)));
+  TensorMeta out = bmm_out(b1, b2);
   check_expandable(a.tensor(0), out.sizes);
   return one(out);
 }
@@ -202,8 +208,19 @@ TensorMeta matmul_out(const TensorMeta& t1, const TensorMeta& t2) {
 // matmul(Tensor self, Tensor other)
 ValueMeta matmul_meta(const MetaArgs& a) { return one(matmul_out(a.tensor(0), a.tensor(1))); }
 
-// linear(Tensor input, Tensor weight, Tensor? bias=None): addmm for 2-d input (and contiguous 3-d
-// input, folded) with a bias, else matmul(input, weight.t()) followed by an in-place bias add.
+// Whether libtorch 2.11's linear takes its fused path for an input of rank `d` >= 3
+// (_flatten_nd_linear): a contiguous input and a bias that is 1-d or squeezes to 1-d.
+bool flattens_nd(const TensorMeta& x, const TensorMeta& bias) {
+  if (x.dim() < 3 || !x.is_contiguous()) return false;
+  int64_t squeezed = 0;
+  for (const SymInt& s : bias.sizes)
+    if (!(s.is_concrete() && s.value() == 1)) ++squeezed;
+  return bias.dim() == 1 || squeezed == 1;
+}
+
+// linear(Tensor input, Tensor weight, Tensor? bias=None): addmm for 2-d input (and contiguous
+// input of rank >= 3, flattened, when the bias squeezes to 1-d: flattens_nd) with a bias, else
+// matmul(input, weight.t()) followed by an in-place bias add.
 ValueMeta linear_meta(const MetaArgs& a) {
   const TensorMeta& x = a.tensor(0);
   const TensorMeta& w = a.tensor(1);
@@ -213,10 +230,14 @@ ValueMeta linear_meta(const MetaArgs& a) {
                 std::to_string(w.dim()) + "D");
   TensorMeta wt = w.dim() == 2 ? meta::empty({w.sizes[1], w.sizes[0]}, w.dtype, w.device) : w;
   if (bias && x.dim() == 2) return one(addmm_out(*bias, x, wt));
-  if (bias && x.dim() == 3 && x.is_contiguous()) {
-    TensorMeta folded = meta::empty({x.sizes[0] * x.sizes[1], x.sizes[2]}, x.dtype, x.device);
+  if (bias && flattens_nd(x, *bias)) {
+    SymInt rows = 1;
+    for (int64_t i = 0; i + 1 < x.dim(); ++i) rows = rows * x.sizes[i];
+    TensorMeta folded = meta::empty({rows, x.sizes[x.dim() - 1]}, x.dtype, x.device);
     TensorMeta out = addmm_out(*bias, folded, wt);
-    return one(meta::empty({x.sizes[0], x.sizes[1], out.sizes[1]}, out.dtype, out.device));
+    SymIntVector sizes(x.sizes.begin(), x.sizes.end() - 1);
+    sizes.push_back(out.sizes[1]);
+    return one(meta::empty(sizes, out.dtype, out.device));
   }
   TensorMeta out = matmul_out(x, wt);
   if (bias) {
@@ -352,21 +373,28 @@ TensorMeta view4d(const TensorMeta& t) {
   return out;
 }
 
-// The memory format 1.13's CPU convolution backends (mkldnn, thnn) compute in: channels-last for
-// a non-transposed 2-d convolution whose input or weight suggests it, contiguous otherwise (3-d
-// and transposed convolutions, empty inputs). A 1-d convolution runs as 2-d on a contiguous input.
+// The memory format libtorch 2.11's CPU convolution backends compute in
+// (_determine_backend_memory_format): a 2-d convolution, transposed or not, runs channels-last when
+// its input or weight suggests it (mkldnn, and thnn for the slow kernels); a 3-d one runs
+// channels-last-3d when either suggests it and mkldnn takes it (floating types other than double:
+// the slow 3-d kernels are contiguous). A 1-d convolution runs as 2-d on a contiguous input; an
+// empty input gives a contiguous result.
 MemoryFormat conv_memory_format(const TensorMeta& input, const TensorMeta& weight,
                                 bool transposed) {
-  if (transposed) return MemoryFormat::Contiguous;
   if (input.numel().is_concrete() && input.numel().value() == 0) return MemoryFormat::Contiguous;
   if (input.dim() == 3) {
     TensorMeta in4 = view4d(meta::empty(input.sizes, input.dtype));
     return conv_memory_format(in4, view4d(weight), transposed);
   }
-  if (input.dim() != 4) return MemoryFormat::Contiguous;
-  if (meta::suggest_memory_format(input) == MemoryFormat::ChannelsLast ||
-      meta::suggest_memory_format(weight) == MemoryFormat::ChannelsLast)
-    return MemoryFormat::ChannelsLast;
+  MemoryFormat in = meta::suggest_memory_format(input), w = meta::suggest_memory_format(weight);
+  if (input.dim() == 4)
+    return in == MemoryFormat::ChannelsLast || w == MemoryFormat::ChannelsLast
+               ? MemoryFormat::ChannelsLast
+               : MemoryFormat::Contiguous;
+  bool mkldnn = is_floating(input.dtype) && input.dtype != ScalarType::Float64;
+  if (input.dim() == 5 && mkldnn &&
+      (in == MemoryFormat::ChannelsLast3d || w == MemoryFormat::ChannelsLast3d))
+    return MemoryFormat::ChannelsLast3d;
   return MemoryFormat::Contiguous;
 }
 
@@ -375,6 +403,10 @@ MemoryFormat conv_memory_format(const TensorMeta& input, const TensorMeta& weigh
 TensorMeta conv_result(const SymIntVector& sizes, ScalarType dtype, Device device,
                        MemoryFormat fmt) {
   TensorMeta out = meta::empty(sizes, dtype, device);
+  if (fmt == MemoryFormat::ChannelsLast3d) {
+    out.strides = meta::memory_format_strides(sizes, fmt);
+    return out;
+  }
   if (fmt != MemoryFormat::ChannelsLast) return out;
   if (sizes.size() == 3) {
     SymIntVector s4 = sizes;
@@ -747,24 +779,31 @@ Node* matmul(DecompBuilder& b, Node* x, Node* y) {
 
 Arg matmul_decomp(DecompBuilder& b) { return Arg(matmul(b, b.input(0), b.input(1))); }
 
-// at::native::linear (1.13): addmm for a 2-d input with bias; a contiguous 3-d input with bias is
-// flattened to 2-d for addmm (_flatten_3d_linear); otherwise matmul, then the bias added.
+// at::native::linear: addmm for a 2-d input with bias; a contiguous input of rank >= 3 with a bias
+// that squeezes to 1-d is flattened to 2-d for addmm (_flatten_nd_linear: view, t, addmm, view);
+// otherwise matmul, then the bias added.
 Arg linear_decomp(DecompBuilder& b) {
   Node* x = b.input(0);
   Node* w = b.input(1);
   bool has_bias = !b.is_none(2);
   int64_t d = dim_of(x);
+  if (has_bias && flattens_nd(x->tensor_meta(), b.input(2)->tensor_meta())) {
+    SymIntVector s = sizes_of(x);
+    SymInt rows = 1;
+    for (int64_t i = 0; i + 1 < d; ++i) rows = rows * s[i];
+    Node* flat = b.call("view.default", {Arg(x), Arg::of_symints({rows, s[d - 1]})});
+    Node* wt = b.call("t.default", {Arg(w)});
+    Node* mm = b.call("addmm.default", {Arg(b.input(2)), Arg(flat), Arg(wt)});
+    SymIntVector out(s.begin(), s.end() - 1);
+    out.push_back(sizes_of(w)[0]);
+    return Arg(b.call("view.default", {Arg(mm), Arg::of_symints(out)}));
+  }
   Node* wt = b.call("t.default", {Arg(w)});
   if (d == 2 && has_bias) return Arg(b.call("addmm.default", {Arg(b.input(2)), Arg(x), Arg(wt)}));
-  if (has_bias && d == 3 && x->tensor_meta().is_contiguous()) {
-    SymIntVector s = sizes_of(x);
-    Node* flat = b.call("view.default", {Arg(x), Arg::of_symints({s[0] * s[1], s[2]})});
-    Node* mm = b.call("addmm.default", {Arg(b.input(2)), Arg(flat), Arg(wt)});
-    return Arg(b.call("view.default", {Arg(mm), Arg::of_symints({s[0], s[1], sizes_of(w)[0]})}));
-  }
   Node* out = matmul(b, x, wt);
   if (has_bias)
-    out = b.call("add.Tensor", {Arg(out), Arg(b.input(2))});  // 1.13 uses add_ on a fresh result
+    out =
+        b.call("add.Tensor", {Arg(out), Arg(b.input(2))});  // libtorch uses add_ on a fresh result
   return Arg(out);
 }
 

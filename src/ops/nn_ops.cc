@@ -376,7 +376,9 @@ Pooled max_pool2d_geometry(const MetaArgs& a, const TensorMeta& input, size_t ke
   r.oh = pooling_output_shape(input.sizes[input.dim() - 2], p.kh, p.padh, p.dh, p.dilh, ceil_mode);
   r.ow = pooling_output_shape(input.sizes[input.dim() - 1], p.kw, p.padw, p.dw, p.dilw, ceil_mode);
   pool2d_shape_check(input, p, r.oh, r.ow, r.fmt);
-  check_floating(input.dtype, "max_pool2d");
+  if (input.dtype == ScalarType::Bool || is_complex(input.dtype))  // every other type has a kernel
+    throw Error("\"max_pool2d\" not implemented for '" +
+                std::string(meta::c10_type_name(input.dtype)) + "'");
   return r;
 }
 
@@ -905,17 +907,42 @@ Arg cross_entropy_loss_decomp(DecompBuilder& b) {
   return Arg(unflatten(b.call("add.Tensor", {Arg(a), Arg(c)})));
 }
 
-// at::native::dropout on CPU (1.13 _dropout_impl): the input itself when not training or p == 0;
-// else input * (bernoulli(1 - p) / (1 - p)), drawing from the generator as eager does. 1.13 writes
-// the noise with empty_like().bernoulli_() and div_; this is their functional form.
+// at::native::dropout on CPU (_dropout_impl): the input itself when not training or p == 0;
+// else input * (bernoulli(1 - p) / (1 - p)), drawing from the generator as eager does, in the
+// input's layout. libtorch writes the noise with empty_like(input).bernoulli_() and div_; this is
+// their functional form.
 Arg dropout_decomp(DecompBuilder& b) {
   double p = b.float_arg(1);
   bool train = b.bool_arg(2);
   Node* x = b.input(0);
   if (!train || p == 0 || x->tensor_meta().numel() == SymInt(0)) return Arg(x);
   if (p == 1) return Arg(b.call("mul.Tensor", {Arg(x), Arg::of_float(0.0)}));
-  Node* e = b.call("empty_like.default", {Arg(x)},
-                   {{"memory_format", Arg::of_memory_format(MemoryFormat::Contiguous)}});
+  Node* e = b.call("empty_like.default", {Arg(x)});
+  // bernoulli_ fills empty_like(x) in its storage order; bernoulli.p draws into a contiguous
+  // result. So the noise is drawn on the view of `e` whose logical order is e's storage order (a
+  // permute of a dense tensor), then permuted back.
+  const TensorMeta& em = e->tensor_meta();
+  std::vector<int64_t> perm(static_cast<size_t>(em.dim()));
+  for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t i, int64_t j) {
+    return em.strides[i].hint_or(0) > em.strides[j].hint_or(0);
+  });
+  bool identity = true;
+  for (size_t d = 0; d < perm.size(); ++d)
+    identity = identity && perm[d] == static_cast<int64_t>(d);
+  if (!identity) {
+    std::vector<Arg> dims, back(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) {
+      dims.push_back(Arg::of_int(perm[d]));
+      back[static_cast<size_t>(perm[d])] = Arg::of_int(static_cast<int64_t>(d));
+    }
+    Node* drawn = b.call(
+        "bernoulli.p",
+        {Arg(b.call("permute.default", {Arg(e), Arg::of_list(dims)})), Arg::of_float(1 - p)});
+    Node* noise = b.call("permute.default", {Arg(drawn), Arg::of_list(back)});
+    Node* scaled = b.call("div.Scalar", {Arg(noise), Arg::of_float(1 - p)});
+    return Arg(b.call("mul.Tensor", {Arg(x), Arg(scaled)}));
+  }
   Node* noise = b.call("bernoulli.p", {Arg(e), Arg::of_float(1 - p)});
   Node* scaled = b.call("div.Scalar", {Arg(noise), Arg::of_float(1 - p)});
   return Arg(b.call("mul.Tensor", {Arg(x), Arg(scaled)}));

@@ -361,24 +361,22 @@ ValueMeta backward_binary(const MetaArgs& a) {
   return one(tensor_iterator_output({&g, &x}, result_type({&g, &x})));
 }
 
-// hardswish, hardsigmoid and their backwards: CPU kernels for float, double and bfloat16 only.
-ValueMeta float_double_bf16(ValueMeta m, const char* kernel) {
-  ScalarType d = m.tensor.dtype;
-  if (d != ScalarType::Float32 && d != ScalarType::Float64 && d != ScalarType::BFloat16)
-    not_implemented(kernel, d);
+// hardswish, hardsigmoid and their backwards: CPU kernels for the floating types only.
+ValueMeta floating_kernel(ValueMeta m, const char* kernel) {
+  if (!is_floating(m.tensor.dtype)) not_implemented(kernel, m.tensor.dtype);
   return m;
 }
 ValueMeta hardswish_meta(const MetaArgs& a) {
-  return float_double_bf16(unary_same(a), "hardswish_cpu");
+  return floating_kernel(unary_same(a), "hardswish_cpu");
 }
 ValueMeta hardsigmoid_meta(const MetaArgs& a) {
-  return float_double_bf16(unary_same(a), "hardsigmoid_cpu");
+  return floating_kernel(unary_same(a), "hardsigmoid_cpu");
 }
 ValueMeta hardswish_backward_meta(const MetaArgs& a) {
-  return float_double_bf16(backward_binary(a), "hardswish_backward_cpu");
+  return floating_kernel(backward_binary(a), "hardswish_backward_cpu");
 }
 ValueMeta hardsigmoid_backward_meta(const MetaArgs& a) {
-  return float_double_bf16(backward_binary(a), "hardsigmoid_backward");
+  return floating_kernel(backward_binary(a), "hardsigmoid_backward");
 }
 
 // hardtanh(self, min_val, max_val): at::native::hardtanh -- clamp_out into empty_like(self), the
@@ -398,12 +396,11 @@ ValueMeta hardtanh(const MetaArgs& a) {
 }
 
 // hardtanh_backward(grad_output, self, min_val, max_val): a binary TensorIterator whose CPU kernel
-// (shared with hardshrink_backward) has float and double only.
+// (shared with hardshrink_backward) has the floating types only.
 ValueMeta hardtanh_backward(const MetaArgs& a) {
   const TensorMeta &g = a.tensor(0), &x = a.tensor(1);
   ScalarType dt = result_type({&g, &x});
-  if (dt != ScalarType::Float32 && dt != ScalarType::Float64)
-    not_implemented("hardshrink_backward_cpu", dt);
+  if (!is_floating(dt)) not_implemented("hardshrink_backward_cpu", dt);
   return one(tensor_iterator_output({&g, &x}, dt));
 }
 

@@ -119,8 +119,8 @@ ValueMeta arg_max_min_meta(const MetaArgs& a) {
   return one(reduced(x, {dim}, keepdim, ScalarType::Int64));
 }
 
-// var/std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False); var_mean
-// and std_mean also return the mean. Complex inputs give a real variance.
+// var/std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool
+// keepdim=False); var_mean and std_mean also return the mean. Complex inputs give a real variance.
 template <bool kWithMean>
 ValueMeta var_std_meta(const MetaArgs& a) {
   const TensorMeta& x = a.tensor(0);
@@ -142,7 +142,8 @@ ValueMeta value_selecting_reduction_backward_meta(const MetaArgs& a) {
   SymIntVector sizes = a.int_list(3);
   int64_t ndim = static_cast<int64_t>(sizes.size());
   meta::wrap_dim(a.int_value(1), ndim);  // refuses a dim out of range
-  if (indices.dtype != ScalarType::Int64) throw Error("scatter(): Expected dtype int64 for index");
+  if (indices.dtype != ScalarType::Int64 && indices.dtype != ScalarType::Int32)
+    throw Error("scatter(): Expected dtype int32/int64 for index");
   bool unsqueezed = !a.bool_value(4) && ndim > 0;
   int64_t index_dim = indices.dim() + (unsqueezed ? 1 : 0);
   int64_t grad_dim = grad.dim() + (unsqueezed ? 1 : 0);
@@ -253,7 +254,7 @@ Node* var_backward(GradBuilder& b, Node* grad, Node* self,
                    const std::optional<std::vector<int64_t>>& dims, const V& correction_arg,
                    bool keepdim) {
   const TensorMeta& m = self->tensor_meta();
-  double correction = correction_arg.is_none() ? 1.0 : static_cast<double>(correction_arg.to_int());
+  double correction = correction_arg.is_none() ? 1.0 : correction_arg.to_double();
   if (m.dim() == 0 || !dims || dims->empty()) {
     if (!m.numel().is_concrete()) throw Error("var backward needs a concrete numel");
     double dof = static_cast<double>(m.numel().value()) - correction;
@@ -430,19 +431,24 @@ void register_reduction_ops(OpTable& t) {
       .meta(arg_max_min_meta)
       .non_differentiable();
   t.def(
-       "var.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor")
+       "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+       "keepdim=False) -> "
+       "Tensor")
       .tags(kReduction | kCore)
       .meta(var_std_meta<false>)
       .derivative(formula("self: var_backward(grad, self, dim, correction, keepdim)"));
   t.def(
-       "var_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
+       "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+       "keepdim=False) -> "
        "(Tensor, Tensor)")
       .tags(kReduction)
       .meta(var_std_meta<true>)
       .derivative(
           formula("self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)"));
   t.def(
-       "std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor")
+       "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+       "keepdim=False) -> "
+       "Tensor")
       .tags(kReduction)
       .meta(var_std_meta<false>)
       .derivative(formula("self: std_backward(result, grad, self, dim, correction, keepdim)"));

@@ -29,13 +29,8 @@ for op in ('aten::_native_batch_norm_legit_functional', 'aten::native_batch_norm
            'aten::tanh'):
     pts = ops[op]
     assert len(pts) == 6 and all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:])), (op, pts)
-# Max pooling with its indices takes several times an add of the same bytes (libtorch 1.13's CPU
-# kernel; 20x on the machine this was written on).
-def at(curve, w):
-    (w0, s0), (w1, s1) = [q for q in curve if q[0] <= w][-1], [q for q in curve if q[0] >= w][0]
-    return s0 if w1 == w0 else s0 + (s1 - s0) * (w - w0) / (w1 - w0)
-w, s = ops['aten::max_pool2d_with_indices'][-1]
-assert s > 3 * at(p['memory'], w), (s, at(p['memory'], w))
+# (How much slower than an add of the same bytes max pooling is, is a benchmark's question: with
+# libtorch 2.11's kernel it measured 1x to 11x an add here, run to run.)
 " "$profile"
 check has "$tmp/out" "aten::max_pool2d_with_indices: "
 # No temporary file is left beside it.

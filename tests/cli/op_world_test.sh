@@ -13,6 +13,9 @@ failures=0
 passes=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
+# The Python whose torch matches the build's libtorch (ctest sets AOTGRAD_PYTHON), as in lib.sh.
+PY="${AOTGRAD_PYTHON:-/usr/bin/python3}"
+[ -x "$PY" ] || PY=python3
 
 cat >"$tmp/g.fx" <<'G'
 def forward(self, x: "f32[2, 6, 5]", w: "f32[6]", b: "f32[6]"):
@@ -41,7 +44,7 @@ check grep -q 'unknown op class' "$tmp/explain.txt"
 check grep -q 'torch.ops.aten.native_group_norm.default' "$tmp/dump/fw.fx"
 check grep -q 'torch.ops.aten.native_group_norm_backward.default' "$tmp/dump/bw.fx"
 "$bin" compile "$tmp/g.fx" --grad=all --stats=json >"$tmp/stats.json" 2>"$tmp/err"
-check python3 - "$tmp/stats.json" <<'P'
+check "$PY" - "$tmp/stats.json" <<'P'
 import json, sys
 j = json.load(open(sys.argv[1]))["op_world"]
 assert j["nodes_provided"] > 0 and j["nodes_declared"] > 0, j
@@ -56,7 +59,7 @@ check [ $? -eq 1 ]
 check grep -q "unknown.fx:4:.*unknown op 'aten::nosuchop.default' (libtorch's dispatcher has none either)" "$tmp/err"
 
 # run --train: loss and grads equal PyTorch eager autograd on the same inputs.
-check /usr/bin/python3 - "$root/tools" "$tmp/in.safetensors" <<'P'
+check "$PY" - "$root/tools" "$tmp/in.safetensors" <<'P'
 import sys
 sys.path.insert(0, sys.argv[1])
 import torch
@@ -68,7 +71,7 @@ P
   --outputs="$tmp/out.safetensors" 2>"$tmp/err"
 check [ $? -eq 0 ]
 [ -s "$tmp/err" ] && cat "$tmp/err"
-check /usr/bin/python3 - "$root/tools" "$tmp/in.safetensors" "$tmp/out.safetensors" <<'P'
+check "$PY" - "$root/tools" "$tmp/in.safetensors" "$tmp/out.safetensors" <<'P'
 import sys
 sys.path.insert(0, sys.argv[1])
 import torch

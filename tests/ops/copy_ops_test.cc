@@ -13,21 +13,28 @@ namespace {
 using testing::HasSubstr;
 using testing_util::infer;
 
-TEST(CopyOps, CopyReturnsSrcWhenNothingConverts) {
-  // 1.13's copy() is src.to(self's dtype) expanded to self's shape: with neither, it is src.
+TEST(CopyOps, CopyHasSelfsLayout) {
+  // copy() writes src into clone_preserve_strides(self): a fresh tensor of self's layout, never
+  // src itself.
   EXPECT_EQ(
       infer("x: \"f32[4, 8]\", z: \"f32[3, 8]\"",
             "a = torch.ops.aten.slice.Tensor(x, 0, 1); y = torch.ops.aten.copy.default(z, a)"),
-      "f32[3, 8][8, 1]cpu @8");
+      "f32[3, 8][8, 1]cpu");
   EXPECT_EQ(
       infer("x: \"f32[4, 8]\", z: \"f64[3, 8]\"",
             "a = torch.ops.aten.slice.Tensor(x, 0, 1); y = torch.ops.aten.copy.default(z, a)"),
       "f64[3, 8][8, 1]cpu");
   EXPECT_EQ(
       infer("z: \"f32[2, 3, 4]\", s: \"f32[3, 4][1, 3]\"", "y = torch.ops.aten.copy.default(z, s)"),
-      "f32[2, 3, 4][12, 1, 3]cpu");
+      "f32[2, 3, 4][12, 4, 1]cpu");
+  EXPECT_EQ(infer("z: \"f32[4, 3][1, 4]\", s: \"f32[3]\"", "y = torch.ops.aten.copy.default(z, s)"),
+            "f32[4, 3][1, 4]cpu");
+  // An expanded self (internal overlap) is cloned instead.
+  EXPECT_EQ(
+      infer("z: \"f32[4, 3][0, 1]\", s: \"f32[4, 3]\"", "y = torch.ops.aten.copy.default(z, s)"),
+      "f32[4, 3][3, 1]cpu");
   EXPECT_THAT(infer("z: \"f32[4, 3]\", s: \"f32[4, 4]\"", "y = torch.ops.aten.copy.default(z, s)"),
-              HasSubstr("The expanded size of the tensor (3) must match the existing size (4)"));
+              HasSubstr("the size of tensor a (3) must match the size of tensor b (4)"));
   EXPECT_THAT(
       infer("z: \"f32[4, 3]\", s: \"f32[2, 4, 3]\"", "y = torch.ops.aten.copy_.default(z, s)"),
       HasSubstr("output with shape [4, 3] doesn't match the broadcast shape [2, 4, 3]"));
@@ -119,9 +126,16 @@ TEST(CopyOps, IndexCopies) {
       infer("x: \"f32[4, 5]\", i: \"i64[6, 2]\"", "y = torch.ops.aten.gather.default(x, 1, i)"),
       HasSubstr("Size does not match at dimension 0 expected index [6, 2] to be smaller than "
                 "self [4, 5] apart from dimension 1"));
-  EXPECT_THAT(
+  EXPECT_EQ(
       infer("x: \"f32[4, 5]\", i: \"i32[4, 2]\"", "y = torch.ops.aten.gather.default(x, 1, i)"),
-      HasSubstr("gather(): Expected dtype int64 for index"));
+      "f32[4, 2][2, 1]cpu");
+  EXPECT_THAT(
+      infer("x: \"f32[4, 5]\", i: \"i16[4, 2]\"", "y = torch.ops.aten.gather.default(x, 1, i)"),
+      HasSubstr("gather(): Expected dtype int32/int64 for index"));
+  // An empty index is not checked (ATen's gather_meta).
+  EXPECT_EQ(
+      infer("x: \"f32[4, 5]\", i: \"u8[4, 0]\"", "y = torch.ops.aten.gather.default(x, 1, i)"),
+      "f32[4, 0][1, 1]cpu");
   EXPECT_THAT(infer("x: \"f32[4, 5]\", i: \"i64[2, 2]\"",
                     "y = torch.ops.aten.index_select.default(x, 0, i)"),
               HasSubstr("index_select(): Index is supposed to be a vector"));

@@ -33,8 +33,8 @@ TEST(LinalgOps, ProductsAreContiguous) {
             "f32[4, 16][16, 1]cpu");
   EXPECT_EQ(ann("bmm(t0, t1)", {"f32[2, 4, 8][32, 1, 4]", "f32[2, 8, 3]"}),
             "f32[2, 4, 3][12, 3, 1]cpu");
-  // baddbmm keeps batch1's dtype; self is only expanded and copied.
-  EXPECT_EQ(ann("baddbmm(t0, t1, t2)", {"f64[3]", "f32[2, 4, 8]", "f32[2, 8, 3]"}),
+  // baddbmm: self is only expanded and copied (its dtype must be the batches').
+  EXPECT_EQ(ann("baddbmm(t0, t1, t2)", {"f32[3]", "f32[2, 4, 8]", "f32[2, 8, 3]"}),
             "f32[2, 4, 3][12, 3, 1]cpu");
   EXPECT_EQ(ann("addmv(t0, t1, t2)", {"f64[]", "f32[4, 8]", "f32[8]"}), "f32[4][1]cpu");
   EXPECT_EQ(ann("dot(t0, t1)", {"i64[8]", "i64[8][2]"}), "i64[][]cpu");
@@ -59,10 +59,17 @@ TEST(LinalgOps, ConvolutionLayouts) {
             "f32[2, 6, 6, 6][216, 1, 36, 6]cpu");
   EXPECT_EQ(ann(c, {"f32[2, 4, 8, 8]", "f32[6, 4, 3, 3][36, 1, 12, 4]"}),
             "f32[2, 6, 6, 6][216, 1, 36, 6]cpu");
-  // ... but not for a transposed convolution.
+  // ... for a transposed convolution too.
   EXPECT_EQ(ann("convolution(t0, t1, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1)",
                 {"f32[2, 4, 8, 8][256, 1, 32, 4]", "f32[4, 6, 3, 3]"}),
-            "f32[2, 6, 16, 16][1536, 256, 16, 1]cpu");
+            "f32[2, 6, 16, 16][1536, 1, 96, 6]cpu");
+  // A 3-d convolution is channels-last-3d when mkldnn runs it (not for double).
+  EXPECT_EQ(ann("convolution(t0, t1, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], False, [0, 0, 0], 1)",
+                {"f32[2, 4, 5, 6, 7][840, 1, 168, 28, 4]", "f32[6, 4, 3, 3, 3]"}),
+            "f32[2, 6, 3, 4, 5][360, 1, 120, 30, 6]cpu");
+  EXPECT_EQ(ann("convolution(t0, t1, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], False, [0, 0, 0], 1)",
+                {"f64[2, 4, 5, 6, 7][840, 1, 168, 28, 4]", "f64[6, 4, 3, 3, 3]"}),
+            "f64[2, 6, 3, 4, 5][360, 60, 20, 5, 1]cpu");
   // A 1-d convolution runs as 2-d: a weight with channels-last-like strides carries over.
   EXPECT_EQ(ann("convolution(t0, t1, None, [1], [0], [1], False, [0], 1)",
                 {"f32[2, 4, 10]", "f32[6, 4, 1][4, 1, 4]"}),

@@ -181,7 +181,7 @@ std::vector<std::string> run_sample(const Sample& s, const std::set<std::string>
             e.what()};
   }
 
-  if (skipped.count(op->name)) {
+  if (skipped.count(op->name) || s.libtorch_crashes) {
     if (s.must_fail && meta)
       return {"aotgrad inferred " + describe_meta(*meta) + " but the sample must fail"};
     if (!s.must_fail && !meta) return {"aotgrad raised: " + meta_error};

@@ -206,11 +206,13 @@ SampleFile read_sample_file(const fs::path& path) {
       continue;
     }
     bool must_fail = line[0] == '!';
-    if (must_fail) line = trim(line.substr(1));
+    bool crashes = line.rfind("!!", 0) == 0;
+    if (must_fail) line = trim(line.substr(crashes ? 2 : 1));
     try {
       Sample s = parse_sample(line);
       s.line = line_no;
       s.must_fail = must_fail;
+      s.libtorch_crashes = crashes;
       f.samples.push_back(std::move(s));
     } catch (const Error& e) {
       f.errors.push_back({line_no, e.message()});

@@ -25,6 +25,8 @@ struct Sample {
   int line = 0;
   std::string text;  // the line as written (without the `!`)
   bool must_fail = false;
+  /// `!!`: must fail, and libtorch is not run on it -- its kernel crashes the process.
+  bool libtorch_crashes = false;
   std::string op_name;  // as written: "add.Tensor", "relu"
   std::string args;     // the arguments with tensors replaced by placeholder names t0, t1, ...
   std::vector<TensorSpec> tensors;

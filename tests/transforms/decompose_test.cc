@@ -56,8 +56,8 @@ def forward(self, x: "f32[5, 2, 3]", w: "f32[4, 3]", b: "f32[4]"):
     linear = torch.ops.aten.linear.default(x, w, b)
     return (linear,)
 )"),
-            "t = torch.ops.aten.t.default(w);  w = None\n"
             "view = torch.ops.aten.view.default(x, [10, 3]);  x = None\n"
+            "t = torch.ops.aten.t.default(w);  w = None\n"
             "addmm = torch.ops.aten.addmm.default(b, view, t);  b = view = t = None\n"
             "view_1 = torch.ops.aten.view.default(addmm, [5, 2, 4]);  addmm = None\n"
             "return (view_1,)\n");
@@ -118,17 +118,29 @@ def forward(self, x: "f32[4, 5]"):
     return (dropout,)
 )"),
             "return (x,)\n");
-  EXPECT_EQ(
-      decomposed(R"(
+  EXPECT_EQ(decomposed(R"(
 def forward(self, x: "f32[4, 5]"):
     dropout = torch.ops.aten.dropout.default(x, 0.5, True)
     return (dropout,)
 )"),
-      "empty_like = torch.ops.aten.empty_like.default(x, memory_format = torch.contiguous_format)\n"
-      "bernoulli = torch.ops.aten.bernoulli.p(empty_like, 0.5);  empty_like = None\n"
-      "div = torch.ops.aten.div.Scalar(bernoulli, 0.5);  bernoulli = None\n"
-      "mul = torch.ops.aten.mul.Tensor(x, div);  x = div = None\n"
-      "return (mul,)\n");
+            "empty_like = torch.ops.aten.empty_like.default(x)\n"
+            "bernoulli = torch.ops.aten.bernoulli.p(empty_like, 0.5);  empty_like = None\n"
+            "div = torch.ops.aten.div.Scalar(bernoulli, 0.5);  bernoulli = None\n"
+            "mul = torch.ops.aten.mul.Tensor(x, div);  x = div = None\n"
+            "return (mul,)\n");
+  // bernoulli_ fills empty_like(x) in storage order: a transposed x draws on the permuted view.
+  EXPECT_EQ(decomposed(R"(
+def forward(self, x: "f32[4, 5][1, 4]"):
+    dropout = torch.ops.aten.dropout.default(x, 0.5, True)
+    return (dropout,)
+)"),
+            "empty_like = torch.ops.aten.empty_like.default(x)\n"
+            "permute = torch.ops.aten.permute.default(empty_like, [1, 0]);  empty_like = None\n"
+            "bernoulli = torch.ops.aten.bernoulli.p(permute, 0.5);  permute = None\n"
+            "permute_1 = torch.ops.aten.permute.default(bernoulli, [1, 0]);  bernoulli = None\n"
+            "div = torch.ops.aten.div.Scalar(permute_1, 0.5);  permute_1 = None\n"
+            "mul = torch.ops.aten.mul.Tensor(x, div);  x = div = None\n"
+            "return (mul,)\n");
 }
 
 TEST(Decompose, NoTableLeavesTheGraphAlone) {
