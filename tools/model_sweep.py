@@ -16,8 +16,9 @@ output against a fixed random target) and put in training mode. In a worker proc
 
 Then `aotgrad run <model>.fx --train --grad=<parameters> --seed=0` computes the same step, and
 `aotgrad compile --grad=... --stats=json` gives the compile time (total wall and CPU time of the
-pipeline) and how many nodes took the op world's paths; functorch 1.13's aot_module (min-cut
-partition, no-op compilers) compiles the same model in another worker, timed as
+pipeline) and how many nodes took the op world's paths; the reference AOTAutograd (PyTorch's own
+on torch 2.x, functorch 1.13's aot_module on 1.13; min-cut partition, no-op compilers) compiles the
+same model in another worker, timed as
 bench/compile_compare.py times it, the anchor for compile time and saved activation bytes. The loss, every grad and every buffer
 (one aotgrad does not write back is its value before the step) are compared with eager's by
 tools/opinfo_sweep.py's fp32 rule (rtol 1e-4, atol 1e-5 x the tensor's scale); the report gives
@@ -480,7 +481,8 @@ def finite_differences(name, out_dir, grads):
 
 
 def functorch_anchor(name, out_dir):
-    """`_functorch`: functorch 1.13's aot_module (min-cut partition, no-op compilers) on the exported
+    """`_functorch`: the reference AOTAutograd (PyTorch's own on torch 2.x, functorch's aot_module on
+    1.13; bench/compile_compare.py's REFERENCE), min-cut partition, no-op compilers, on the exported
     model, timed by bench/compile_compare.py's FunctorchTimer after its untimed warm-up: the
     compilation's wall and CPU time up to the forward compiler, its joint graph's size and saved
     activation bytes. Prints one JSON line."""
@@ -492,7 +494,8 @@ def functorch_anchor(name, out_dir):
     model, inputs = _model_from_files(name, os.path.join(out_dir, name))
     compile_compare.MODELS[name] = ("", lambda: (copy.deepcopy(model), inputs))
     r = compile_compare.measure_functorch(name, 1, 1e9)
-    print(json.dumps({"total_ms": round(r["phases_s"]["total"] * 1e3, 1),
+    print(json.dumps({"reference": r.get("reference", "functorch 1.13"),
+                      "total_ms": round(r["phases_s"]["total"] * 1e3, 1),
                       "cpu_total_ms": round(r["cpu_phases_s"]["total"] * 1e3, 1),
                       "joint_nodes": r["joint_nodes"],
                       "saved_activation_bytes": r["saved_activation_bytes"]["min_cut"]}))
@@ -705,18 +708,20 @@ def markdown(report, command=None):
                 SEED, command or "scripts/model_sweep.sh", m["date"], m["cores"], m["load"],
                 m.get("load_end", "?"), report["total_s"]))
     L.append("")
+    reference = next((r["functorch"]["reference"] for r in rows
+                      if "reference" in (r.get("functorch") or {})), "functorch 1.13")
     L.append("**%d of %d models pass.** *worst* is the largest error over the compared tensors as "
              "a fraction of its tolerance (1 would fail; *exact*: every value equal), and which "
              "tensor; *compile* is `aotgrad compile --grad --stats=json`'s pipeline wall time (CPU "
              "time in brackets; for a graph with ops the registry does not declare it includes "
              "loading libtorch, some 0.4 s), *in run* the same compilation's wall time inside "
-             "`aotgrad run`, libtorch loaded; *functorch* is functorch 1.13's aot_module (min-cut, "
+             "`aotgrad run`, libtorch loaded; *functorch* is %s (min-cut, "
              "no-op compilers) on the same model and inputs, wall time from the call to the "
              "forward compiler, after a warm-up (bench/compile_compare.py's timer), and *x* its "
              "ratio to *in run*; *saved* the activation bytes the min-cut forward keeps for the "
              "backward, aotgrad / functorch; *op world* the graph's nodes of ops the registry does "
              "not declare, and the derivatives and decompositions traced through libtorch."
-             % (n_pass, len(rows)))
+             % (n_pass, len(rows), reference))
     ratios = [r["functorch"]["total_ms"] / r["run_compile_ms"] for r in rows
               if "total_ms" in r.get("functorch", {}) and r.get("run_compile_ms")]
     if ratios:
