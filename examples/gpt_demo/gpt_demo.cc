@@ -54,6 +54,7 @@ struct Options {
   int threads = 0;                 // libtorch intra-op threads; 0: libtorch's default
   bool vary_seq = false;           // each step's windows have a random length in [seq/4, seq]
   bool checkpoint_blocks = false;  // the eager run checkpoints each block by hand
+  bool grads_kept = false;         // --zero-grad=in-place: each .grad kept and zeroed in place
   std::string text = AOTGRAD_DEMO_TEXT;
   int rank = 0;  // data parallel under a launcher: this rank of `world`
   int world = 1;
@@ -85,6 +86,9 @@ constexpr const char* kUsage =
     "  --text=FILE     the training text (the corpus shipped with the demo)\n"
     "  --vary-seq      each step's windows have a random length in [seq/4, seq]: aot_module\n"
     "                  compiles once with the sequence length a size symbol (dynamic shapes)\n"
+    "  --zero-grad=none|in-place  before each step, drop every .grad (none: libtorch 2's\n"
+    "                  Optimizer::zero_grad(), the default) or keep and zero it (in-place:\n"
+    "                  zero_grad(false)); aot_module plans its memory for the same convention\n"
     "  --checkpoint-blocks  the eager run checkpoints every block by hand "
     "(torch.utils.checkpoint's\n"
     "                  scheme: the forward keeps each block's input only, the backward runs the\n"
@@ -125,6 +129,24 @@ double parse_float(const std::string& flag, const std::string& value, bool allow
     throw UsageError{flag + " expects a " + (allow_zero ? "non-negative" : "positive") +
                      " number, got '" + value + "'"};
   return v;
+}
+
+// Optimizer::zero_grad's two conventions, the same on every libtorch: drop each .grad (libtorch 2's
+// default, set_to_none) or zero it in place (set_to_none=false; libtorch 1.13's only one).
+void zero_grad(const std::vector<torch::Tensor>& params, bool in_place) {
+  for (const torch::Tensor& p : params) {
+    torch::Tensor& g = const_cast<torch::Tensor&>(p).mutable_grad();
+    if (!g.defined()) continue;
+    if (!in_place) {
+      g.reset();
+      continue;
+    }
+    if (g.grad_fn())
+      g.detach_();
+    else
+      g.requires_grad_(false);
+    g.zero_();
+  }
 }
 
 Options parse_options(int argc, char** argv) {
@@ -176,6 +198,10 @@ Options parse_options(int argc, char** argv) {
       o.threads = static_cast<int>(parse_int(flag, value, 1));
     else if (flag == "--text")
       o.text = value;
+    else if (flag == "--zero-grad" && (value == "none" || value == "in-place"))
+      o.grads_kept = value == "in-place";
+    else if (flag == "--zero-grad")
+      throw UsageError{"--zero-grad takes none or in-place, not '" + value + "'"};
     else
       throw UsageError{"unknown flag '" + flag + "'"};
   }
@@ -294,10 +320,11 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
     config.partition = aotgrad::PartitionKind::kMinCut;
     config.activation_memory_budget = o.memory_budget;
     config.min_cut.max_slowdown = o.max_slowdown;
-    // libtorch 1.13's Optimizer::zero_grad() zeroes each .grad in place: the step adds each
-    // gradient into it as soon as the backward makes it, and the plan and order lower that peak
-    // (not with data parallelism, whose backward all-reduces the gradients in buckets first).
-    config.min_cut.gradients_kept = o.world == 1;
+    // --zero-grad=in-place keeps each .grad and zeroes it: the step adds each gradient into it as
+    // soon as the backward makes it, and the plan and order lower that peak (not with data
+    // parallelism, whose backward all-reduces the gradients in buckets first). Dropped gradients
+    // (libtorch 2's zero_grad()) are the compiler's default convention.
+    config.min_cut.gradients_kept = o.grads_kept && o.world == 1;
     // --vary-seq: the sequence dimension of the windows and targets is a symbol from the start
     // (torch._dynamo.mark_dynamic), so every length runs one compilation.
     if (o.vary_seq) config.dynamic_dims = {{0, {1}}, {1, {1}}};
@@ -326,7 +353,7 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
     const int64_t before = aotgrad::memory_stats().current_bytes;
     aotgrad::reset_peak_memory();
     auto start = std::chrono::steady_clock::now();
-    adam.zero_grad();
+    zero_grad(r.model->parameters(), o.grads_kept);
     torch::Tensor loss = compiled ? (*compiled_model)({x, y})[0] : r.model->forward(x, y);
     loss.backward();
     adam.step();
@@ -380,7 +407,10 @@ int run(Options o) {
               << "aot_module: min-cut partition, activation memory budget "
               << (o.max_slowdown >= 0 ? "auto (max slowdown " + format("%g", o.max_slowdown) + ")"
                                       : format("%g", o.memory_budget))
-              << "\n";
+              << "\n"
+              << "zero_grad: "
+              << (o.grads_kept ? "each .grad kept and zeroed in place" : "each .grad dropped")
+              << " before every step\n";
     if (o.checkpoint_blocks)
       std::cout << "eager: every block checkpointed by hand (its input kept, the block run again "
                    "in the backward)\n";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPT demo (examples/gpt_demo) for a few steps: its progress lines and table, eager and
 # aot_module losses that agree, one compilation, a text sample, --vary-seq, --memory-budget=auto,
-# --checkpoint-blocks; bad flags and a missing text file.
+# --zero-grad, --checkpoint-blocks; bad flags and a missing text file.
 # Usage: gpt_demo_test.sh GPT_DEMO
 set -uo pipefail
 demo="$1"
@@ -49,6 +49,21 @@ grep -q 'activation memory budget auto (max slowdown 0.03)' "$tmp/out" || fail "
 grep -Eq '^losses agree: ' "$tmp/out" || fail "auto losses do not agree"
 ratio="$(sed -nE 's/.*peak step memory ([0-9.]+)x;.*/\1/p' "$tmp/out")"
 awk -v r="$ratio" 'BEGIN { exit !(r != "" && r < 0.8) }' || fail "auto's peak ratio '$ratio' is not below 0.8"
+grep -q '^zero_grad: each .grad dropped before every step$' "$tmp/out" ||
+  fail "the default zero_grad convention is not libtorch 2's (dropped) in the header"
+# --zero-grad=in-place: each .grad kept and zeroed (zero_grad(false)); aot_module plans for it and
+# its peak is below eager's too.
+"$demo" --steps=3 --sample=0 --memory-budget=auto --zero-grad=in-place >"$tmp/out" 2>"$tmp/err" ||
+  fail "--zero-grad=in-place exited $?"
+grep -q '^zero_grad: each .grad kept and zeroed in place before every step$' "$tmp/out" ||
+  fail "--zero-grad=in-place not in the header"
+grep -Eq '^losses agree: ' "$tmp/out" || fail "--zero-grad=in-place losses do not agree"
+ratio="$(sed -nE 's/.*peak step memory ([0-9.]+)x;.*/\1/p' "$tmp/out")"
+awk -v r="$ratio" 'BEGIN { exit !(r != "" && r < 0.8) }' ||
+  fail "--zero-grad=in-place's peak ratio '$ratio' is not below 0.8"
+"$demo" --zero-grad=zero >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 2 ]] || fail "--zero-grad=zero did not exit 2"
+grep -q -- "--zero-grad takes none or in-place, not 'zero'" "$tmp/err" || fail "--zero-grad message"
 "$demo" --max-slowdown=0.1 >"$tmp/out" 2>"$tmp/err"
 [[ $? -eq 2 ]] || fail "--max-slowdown without auto did not exit 2"
 grep -q -- "--max-slowdown applies to --memory-budget=auto" "$tmp/err" || fail "--max-slowdown message"
