@@ -1,4 +1,4 @@
-# libtorch from PyTorch's wheel (AOTGRAD_TORCH=wheel): the `torch` package installed into the
+# libtorch from PyTorch's wheel: the `torch` package installed into the
 # project's own venv by scripts/setup.sh (torch==2.11.*), found through the venv's Python by
 # torch.utils.cmake_prefix_path, as PyTorch documents for C++ extensions.
 #
@@ -18,9 +18,9 @@ set(AOTGRAD_TORCH_MIN_VERSION 2.11)
 set(AOTGRAD_TORCH_TESTED_VERSION 2.11.0)
 
 set(AOTGRAD_PYTHON "${CMAKE_CURRENT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
-  "The Python whose torch package provides libtorch (AOTGRAD_TORCH=wheel)")
+  "The Python whose torch package provides libtorch")
 if(NOT EXISTS "${AOTGRAD_PYTHON}")
-  message(FATAL_ERROR "AOTGRAD_TORCH=wheel: no Python at ${AOTGRAD_PYTHON} -- run "
+  message(FATAL_ERROR "no Python at ${AOTGRAD_PYTHON} -- run "
     "scripts/setup.sh, which installs torch==2.11.* into the project's venv (.venv), or set "
     "AOTGRAD_PYTHON to a Python that has torch")
 endif()
@@ -30,7 +30,7 @@ execute_process(
   OUTPUT_VARIABLE torch_probe ERROR_VARIABLE torch_probe_error RESULT_VARIABLE torch_probe_rc
   OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT torch_probe_rc EQUAL 0)
-  message(FATAL_ERROR "AOTGRAD_TORCH=wheel: ${AOTGRAD_PYTHON} cannot import torch "
+  message(FATAL_ERROR "${AOTGRAD_PYTHON} cannot import torch "
     "(run scripts/setup.sh):\n${torch_probe_error}")
 endif()
 string(REPLACE "\n" ";" torch_probe "${torch_probe}")

@@ -7,7 +7,7 @@ if(TARGET torch)
 endif()
 foreach(lib c10 torch_cpu)
   if(NOT EXISTS "${AOTGRAD_TORCH_ROOT}/lib/lib${lib}.so")
-    message(FATAL_ERROR "AOTGRAD_TORCH=wheel: ${AOTGRAD_TORCH_ROOT}/lib/lib${lib}.so is missing")
+    message(FATAL_ERROR "${AOTGRAD_TORCH_ROOT}/lib/lib${lib}.so is missing")
   endif()
 endforeach()
 

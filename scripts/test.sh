@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every aotgrad test, against libtorch 2.11 from the project's venv
-# (AOTGRAD_TORCH=debian: Debian's 1.13; scripts/build.sh).
+# (scripts/build.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"

@@ -7,7 +7,6 @@
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/version.h>
 
 #include <unordered_map>
 
@@ -44,11 +43,7 @@ at::Tensor as_non_leaf(at::Tensor fake) {
 
 std::optional<c10::ScalarType> cpu_autocast_dtype() {
   if (c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU)) return std::nullopt;
-#if TORCH_VERSION_MAJOR >= 2  // goes with 1.13 (issue 41, step d)
   return at::autocast::get_autocast_dtype(at::kCPU);
-#else
-  return at::autocast::get_autocast_cpu_dtype();
-#endif
 }
 
 std::unique_ptr<Graph> capture(const TensorFunction& fn,

@@ -7,7 +7,6 @@
 
 #include "aotgrad/frontend/checkpoint.h"
 #include "aotgrad/ir/error.h"
-#include "aotgrad/runtime/collectives.h"
 
 namespace aotgrad {
 namespace {
@@ -20,7 +19,6 @@ std::vector<int64_t> as_rows(std::vector<int64_t> sizes) {
 
 at::Tensor gather(const at::Tensor& shard, const std::vector<int64_t>& full_sizes,
                   int64_t group_size, const std::string& group) {
-  register_collective_kernels();
   static auto all_gather = c10::Dispatcher::singleton()
                                .findSchemaOrThrow("_c10d_functional::all_gather_into_tensor", "")
                                .typed<at::Tensor(const at::Tensor&, int64_t, std::string)>();

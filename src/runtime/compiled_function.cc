@@ -9,7 +9,6 @@
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/saved_variable_hooks.h>
-#include <torch/version.h>
 
 #include <mutex>
 #include <optional>
@@ -110,9 +109,9 @@ thread_local const torch::autograd::Node* t_backward_node = nullptr;
 
 // Note [Gradients accumulated as they are made]
 // Eager's engine runs each AccumulateGrad as soon as its gradient is made; a compiled backward
-// returns all of its gradients at its end, so with gradients kept between steps (libtorch 1.13's
-// zero_grad zeroes them) every fresh gradient lives until then. In a plain .backward() (the graph
-// task's exec_info empty: every reachable leaf accumulates), without create_graph, gradient k
+// returns all of its gradients at its end, so with gradients kept between steps
+// (zero_grad(false) zeroes them) every fresh gradient lives until then. In a plain .backward() (the
+// graph task's exec_info empty: every reachable leaf accumulates), without create_graph, gradient k
 // whose edge is an AccumulateGrad without hooks, on a leaf whose .grad is defined, dense and of
 // the gradient's sizes and dtype, is added into that .grad as soon as the backward graph computes
 // it -- what AccumulateGrad's in-place `variable_grad += new_grad` does, under the same lock -- and
@@ -430,17 +429,12 @@ torch::autograd::variable_list apply_compiled(int64_t id,
   _jvp_fn_t jvp_fn = [](variable_list, variable_list) -> variable_list {
     throw Error("forward-mode AD (jvp) through an aotgrad compiled function is not supported");
   };
-#if TORCH_VERSION_MAJOR < 2  // libtorch 1.13's _wrap_outputs; goes with 1.13 (issue 41, step d)
-  auto wrapped = _wrap_outputs(input_vars, non_diff, {}, to_optional(outputs),
-                               is_executable ? node : nullptr, jvp_fn);
-#else
   // What Function<T>::apply passes: no tensor saved in setup_context, a view of an input returned
   // as is is made a view of itself, not a pure view.
   _view_as_self_fn_t view_as_self = [](const at::Tensor& x) { return x.view_as(x); };
   auto wrapped = _wrap_outputs(input_vars, non_diff, {}, to_optional(outputs),
                                is_executable ? node : nullptr, jvp_fn, {}, view_as_self,
                                /*pure_view=*/false);
-#endif
   variable_list result;
   result.reserve(wrapped.size());
   for (auto& out : wrapped) {

@@ -17,13 +17,6 @@ namespace {
 std::mutex g_print_mu;
 std::ostream* g_print_stream = nullptr;  // nullptr: std::cout
 
-// aten::_print(str s) -> (), libtorch 2's kernel: `s` and a newline to std::cout.
-void print_kernel(const c10::OperatorHandle&, torch::jit::Stack* stack) {
-  std::string s = stack->back().toStringRef();
-  stack->pop_back();
-  std::cout << s << "\n";
-}
-
 // aotgrad's kernel for aten::_print at BackendSelect, a key libtorch leaves empty for it (the op
 // has no tensor argument, so BackendSelect, in every thread's dispatch keys, is where a call
 // arrives first). Inside a capture the call is recorded, as make_fx records it; otherwise
@@ -62,17 +55,8 @@ const c10::OperatorHandle& print_op() {
 void register_effect_ops() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (!c10::Dispatcher::singleton().findSchema({"aten::_print", ""})) {
-      // libtorch 1.13 has no aten::_print: the op and libtorch 2's kernel. Goes with 1.13 (issue
-      // 41, step d).
-      static torch::Library def(torch::Library::FRAGMENT, "aten", c10::nullopt, __FILE__, __LINE__);
-      def.def("_print(str s) -> ()");
-      // No tensor argument: the dispatcher's Undefined entry, which CompositeExplicitAutograd
-      // fills.
-      def.impl("_print",
-               torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd,
-                               torch::CppFunction::makeFromBoxedFunction<&print_kernel>()));
-    }
+    if (!c10::Dispatcher::singleton().findSchema({"aten::_print", ""}))
+      throw Error("libtorch has no aten::_print (libtorch 2.11 or newer defines it)");
     static torch::Library impl(torch::Library::IMPL, "aten", c10::DispatchKey::BackendSelect,
                                __FILE__, __LINE__);
     impl.impl("_print", torch::CppFunction::makeFromBoxedFunction<&print_select_kernel>());

@@ -15,7 +15,6 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
-#include "aotgrad/runtime/collectives.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
 
 namespace aotgrad {
@@ -111,9 +110,6 @@ void register_kernels() {
           "aotgrad fake tensors: as AutogradCPU's"));
     guard_registered = true;
   }
-  // The functional collectives, so that a captured function may call them (a sharded
-  // parameter's gather, Note [Sharded parameters]).
-  register_collective_kernels();
   auto& d = c10::Dispatcher::singleton();
   for (const c10::OperatorName& name : d.getAllOpNames()) {
     std::string key = c10::toString(name);

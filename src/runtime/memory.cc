@@ -3,7 +3,6 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
-#include <torch/version.h>
 
 #include <atomic>
 #include <mutex>
@@ -46,11 +45,7 @@ class TrackingAllocator final : public c10::Allocator {
  public:
   explicit TrackingAllocator(c10::Allocator* inner) : inner_(inner) {}
 
-#if TORCH_VERSION_MAJOR < 2  // libtorch 1.13's allocate is const; goes with 1.13 (issue 41, d)
-  c10::DataPtr allocate(size_t n) const override {
-#else
   c10::DataPtr allocate(size_t n) override {
-#endif
     c10::DataPtr inner = inner_->allocate(n);
     void* data = inner.get();
     c10::Device device = inner.device();
@@ -70,12 +65,10 @@ class TrackingAllocator final : public c10::Allocator {
 
   c10::DeleterFnPtr raw_deleter() const override { return &free_allocation; }
 
-#if TORCH_VERSION_MAJOR >= 2
   // Our allocations are the wrapped allocator's, so it copies them.
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     inner_->copy_data(dest, src, count);
   }
-#endif
 
  private:
   c10::Allocator* inner_;

@@ -3,7 +3,6 @@
 
 #include <c10/util/Exception.h>
 #include <signal.h>
-#include <torch/version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,10 +13,8 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
-#if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/GroupRegistry.hpp>
-#endif
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -82,20 +79,16 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
-// A process group that runs its collectives on Gloo. libtorch 2's ProcessGroup holds a Backend per
-// device type and dispatches to it; 1.13's ProcessGroupGloo is itself the ProcessGroup.
+// A process group that runs its collectives on Gloo: libtorch's ProcessGroup holds a Backend per
+// device type and dispatches to it, here ProcessGroupGloo for the CPU.
 c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(
     const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
     c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> opts) {
-#if TORCH_VERSION_MAJOR < 2  // goes with 1.13 (issue 41, step d)
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, std::move(opts));
-#else
   auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, std::move(opts));
   auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
   pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
   pg->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);
   return pg;
-#endif
 }
 
 std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master) {
@@ -233,16 +226,14 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_world(const DistEnvironment& e,
   }
 }
 
-// Adds `group` under `name` to aotgrad's registry and, on libtorch 2, to c10d's, where libtorch's
-// own _c10d_functional kernels find a group by name. (1.13 has no such registry; aotgrad's
-// collectives.cc kernels use ours.) The caller holds r.mu and has checked that `name` is free.
+// Adds `group` under `name` to aotgrad's registry and to c10d's, where libtorch's own
+// _c10d_functional kernels find a group by name. The caller holds r.mu and has checked that
+// `name` is free.
 void add_group(Registry& r, const std::string& name,
                const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
   r.groups[name] = group;
-#if TORCH_VERSION_MAJOR >= 2
   group->setGroupName(name);
   c10d::register_process_group(name, group);
-#endif
 }
 
 }  // namespace
@@ -265,11 +256,7 @@ void register_process_group(const std::string& name,
   add_group(r, name, group);
 }
 
-void prepare_process_group(const std::string& name) {
-#if TORCH_VERSION_MAJOR >= 2
-  resolve_process_group(name);
-#endif
-}
+void prepare_process_group(const std::string& name) { resolve_process_group(name); }
 
 c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& name) {
   Registry& r = registry();

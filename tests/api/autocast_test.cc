@@ -17,16 +17,16 @@ namespace {
 // with torch.autocast("cpu", dtype=torch.bfloat16): ...
 struct CpuAutocast {
   explicit CpuAutocast(at::ScalarType dtype = at::kBFloat16)
-      : was_enabled(at::autocast::is_cpu_enabled()),
-        was_dtype(at::autocast::get_autocast_cpu_dtype()) {
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(dtype);
+      : was_enabled(at::autocast::is_autocast_enabled(at::kCPU)),
+        was_dtype(at::autocast::get_autocast_dtype(at::kCPU)) {
+    at::autocast::set_autocast_enabled(at::kCPU, true);
+    at::autocast::set_autocast_dtype(at::kCPU, dtype);
     at::autocast::increment_nesting();
   }
   ~CpuAutocast() {
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(was_enabled);
-    at::autocast::set_autocast_cpu_dtype(was_dtype);
+    at::autocast::set_autocast_enabled(at::kCPU, was_enabled);
+    at::autocast::set_autocast_dtype(at::kCPU, was_dtype);
   }
   bool was_enabled;
   at::ScalarType was_dtype;
@@ -98,8 +98,8 @@ TEST(Autocast, AotFunctionTrainsAsEagerAutocastAndKeysOnTheAutocastState) {
     b.mutable_grad() = at::Tensor();
     compiled = f({a, b})[0];
     // The caller's autocast state is as it was, and the cast cache holds no fake.
-    EXPECT_TRUE(at::autocast::is_cpu_enabled());
-    EXPECT_EQ(at::autocast::get_autocast_cpu_dtype(), at::kBFloat16);
+    EXPECT_TRUE(at::autocast::is_autocast_enabled(at::kCPU));
+    EXPECT_EQ(at::autocast::get_autocast_dtype(at::kCPU), at::kBFloat16);
     compiled.backward();
     compiled_grads = grads_of({a, b});
   }

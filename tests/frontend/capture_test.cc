@@ -7,7 +7,6 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
-#include <torch/version.h>
 
 #include <cmath>
 #include <sstream>
@@ -112,9 +111,8 @@ TEST(Capture, AttentionWithMatmulSoftmaxTransposeView) {
   auto g = capture(attn, in);
   verify(*g);
   // matmul and softmax decompose as make_fx shows them (C++'s tensor / double is div.Scalar).
-  // libtorch 2's reshape views a contiguous tensor with view and keeps _reshape_alias for the
-  // others; 1.13's always takes _reshape_alias.
-#if TORCH_VERSION_MAJOR >= 2  // goes with 1.13 (issue 41, step d)
+  // libtorch's reshape views a contiguous tensor with view and keeps _reshape_alias for the
+  // others.
   EXPECT_EQ(body(*g),
             "def forward(self, arg0_1, arg1_1, arg2_1):\n"
             "transpose = torch.ops.aten.transpose.int(arg1_1, -2, -1)\n"
@@ -135,31 +133,6 @@ TEST(Capture, AttentionWithMatmulSoftmaxTransposeView) {
             "_unsafe_view_1 = torch.ops.aten._unsafe_view.default(bmm_1, [2, 4, 8])\n"
             "view_3 = torch.ops.aten.view.default(_unsafe_view_1, [2, 32])\n"
             "return (view_3,)\n");
-#else
-  EXPECT_EQ(
-      body(*g),
-      "def forward(self, arg0_1, arg1_1, arg2_1):\n"
-      "transpose = torch.ops.aten.transpose.int(arg1_1, -2, -1)\n"
-      "expand = torch.ops.aten.expand.default(arg0_1, [2, 4, 8])\n"
-      "_reshape_alias = torch.ops.aten._reshape_alias.default(expand, [2, 4, 8], [32, 8, 1])\n"
-      "expand_1 = torch.ops.aten.expand.default(transpose, [2, 8, 4])\n"
-      "_reshape_alias_1 = torch.ops.aten._reshape_alias.default(expand_1, [2, 8, 4], "
-      "[32, 1, 8])\n"
-      "bmm = torch.ops.aten.bmm.default(_reshape_alias, _reshape_alias_1)\n"
-      "_unsafe_view = torch.ops.aten._unsafe_view.default(bmm, [2, 4, 4])\n"
-      "div = torch.ops.aten.div.Scalar(_unsafe_view, 2.8284271247461903)\n"
-      "_softmax = torch.ops.aten._softmax.default(div, -1, False)\n"
-      "expand_2 = torch.ops.aten.expand.default(_softmax, [2, 4, 4])\n"
-      "_reshape_alias_2 = torch.ops.aten._reshape_alias.default(expand_2, [2, 4, 4], "
-      "[16, 4, 1])\n"
-      "expand_3 = torch.ops.aten.expand.default(arg2_1, [2, 4, 8])\n"
-      "_reshape_alias_3 = torch.ops.aten._reshape_alias.default(expand_3, [2, 4, 8], "
-      "[32, 8, 1])\n"
-      "bmm_1 = torch.ops.aten.bmm.default(_reshape_alias_2, _reshape_alias_3)\n"
-      "_unsafe_view_1 = torch.ops.aten._unsafe_view.default(bmm_1, [2, 4, 8])\n"
-      "view = torch.ops.aten.view.default(_unsafe_view_1, [2, 32])\n"
-      "return (view,)\n");
-#endif
   check_against_eager(attn, in, *g);
 }
 

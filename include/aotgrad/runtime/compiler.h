@@ -41,9 +41,8 @@ class InterpreterCompiler final : public Compiler {
 /// The process-wide default compiler.
 std::shared_ptr<const Compiler> default_compiler();
 
-/// Registers, once, the ops aotgrad's functional graphs use that libtorch 1.13 lacks (PyTorch
-/// 2.x's `_native_batch_norm_legit_functional`), as composites of existing ATen ops, and the
-/// functional collectives (runtime/collectives.h).
+/// Registers, once, aotgrad's kernels beside libtorch's own: aten::_print's at BackendSelect
+/// (runtime/effects.h).
 void register_compat_ops();
 
 }  // namespace aotgrad

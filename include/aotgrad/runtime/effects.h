@@ -30,8 +30,8 @@ at::Tensor new_effect_token();
 CompiledFn with_effect_tokens(CompiledFn fn, int num_tokens);
 
 /// Adds aotgrad's kernel for aten::_print at BackendSelect, which records the call inside a
-/// capture and makes libtorch's kernel write to the print stream; defines the op with libtorch 2's
-/// kernel where libtorch has none (1.13). Once per process (register_compat_ops calls it).
+/// capture and makes libtorch's kernel write to the print stream. Once per process
+/// (register_compat_ops calls it).
 void register_effect_ops();
 
 }  // namespace aotgrad

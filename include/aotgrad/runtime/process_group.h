@@ -58,10 +58,9 @@ void register_process_group(const std::string& name,
 /// are set.
 c10::intrusive_ptr<c10d::ProcessGroup> resolve_process_group(const std::string& name);
 
-/// Before a graph whose collectives name `name` runs: on libtorch 2, whose own _c10d_functional
-/// kernels find groups in c10d's registry only, resolves it (the world group is made there from
-/// the environment); on 1.13, where aotgrad's kernels resolve their group as they run, nothing.
-/// Throws as resolve_process_group does.
+/// Before a graph whose collectives name `name` runs: resolves it, since libtorch's own
+/// _c10d_functional kernels find groups in c10d's registry only (the world group is made there
+/// from the environment). Throws as resolve_process_group does.
 void prepare_process_group(const std::string& name);
 /// After a collective of `group` failed: which of its ranks have exited, as "rank 1 (pid 4242)"
 /// joined by ", ", or "" when none is known to have. The world group made from the environment
