@@ -41,7 +41,7 @@ if ((${#missing[@]})); then
 fi
 
 # PyTorch 2.11 from PyPI, into the project's venv: libtorch 2.11 for C++ (its headers, libraries and
-# share/cmake; cmake -DAOTGRAD_TORCH=wheel builds against it, cmake/torch_wheel.cmake) and PyTorch
+# share/cmake; CMake builds against it, cmake/torch_wheel.cmake) and PyTorch
 # for Python. torchaudio's 2.11.1 on PyPI needs a newer libtorch than 2.11.0: all three are pinned.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${AOTGRAD_VENV:-$root/.venv}"
