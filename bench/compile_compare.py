@@ -170,14 +170,7 @@ class FunctorchTimer:
 
             def timed_make_fx(fn, *args, **kwargs):
                 traced = real(fn, *args, **kwargs)
-
-                def run(*a, **k):
-                    start, start_cpu = time.perf_counter(), time.thread_time()
-                    try:
-                        return traced(*a, **k)
-                    finally:
-                        self.traces.append((start, time.perf_counter(), start_cpu, time.thread_time()))
-                return run
+                return lambda *a, **k: self._timed(traced, *a, **k)
 
             aot_autograd.make_fx = timed_make_fx
             self.expected_traces = 2
@@ -185,15 +178,16 @@ class FunctorchTimer:
             import torch._functorch._aot_autograd.graph_capture as graph_capture
             real = graph_capture._create_graph
 
-            def timed_create_graph(*args, **kwargs):
-                start, start_cpu = time.perf_counter(), time.thread_time()
-                try:
-                    return real(*args, **kwargs)
-                finally:
-                    self.traces.append((start, time.perf_counter(), start_cpu, time.thread_time()))
-
-            graph_capture._create_graph = timed_create_graph
+            graph_capture._create_graph = lambda *a, **k: self._timed(real, *a, **k)
             self.expected_traces = 1
+
+    def _timed(self, fn, *args, **kwargs):
+        """fn(*args, **kwargs), its wall and CPU interval appended to self.traces."""
+        start, start_cpu = time.perf_counter(), time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.traces.append((start, time.perf_counter(), start_cpu, time.thread_time()))
 
     @staticmethod
     def _compile(model, fw_compiler, bw_compiler, partition_fn):

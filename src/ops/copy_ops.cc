@@ -238,13 +238,17 @@ ValueMeta repeat_interleave_tensor(const MetaArgs& a) {
   return one(meta::empty({*n}, repeats.dtype, repeats.device));
 }
 
+// ATen's scatter_gather_dtype_check: a non-empty index is int32 or int64.
+void scatter_gather_dtype_check(const TensorMeta& index, const std::string& op) {
+  if (index.numel().hint_or(1) != 0 && index.dtype != ScalarType::Int64 &&
+      index.dtype != ScalarType::Int32)
+    throw Error(op + "(): Expected dtype int32/int64 for index");
+}
+
 ValueMeta gather(const MetaArgs& a) {
   const TensorMeta &self = a.tensor(0), &index = a.tensor(2);
   int64_t dim = meta::wrap_dim(a.int_value(1), self.dim());
-  // scatter_gather_dtype_check: an empty index is not checked.
-  if (index.numel().hint_or(1) != 0 && index.dtype != ScalarType::Int64 &&
-      index.dtype != ScalarType::Int32)
-    throw Error("gather(): Expected dtype int32/int64 for index");
+  scatter_gather_dtype_check(index, "gather");
   // gather_shape_check, skipped for an empty index.
   if (index.numel().hint_or(1) != 0) {
     int64_t self_dims = std::max<int64_t>(self.dim(), 1);
@@ -342,10 +346,7 @@ ValueMeta index_add(const MetaArgs& a) {
 ValueMeta scatter_add(const MetaArgs& a) {
   const TensorMeta &self = a.tensor(0), &index = a.tensor(2), &src = a.tensor(3);
   int64_t dim = meta::wrap_dim(a.int_value(1), self.dim());
-  // scatter_gather_dtype_check: an empty index is not checked.
-  if (index.numel().hint_or(1) != 0 && index.dtype != ScalarType::Int64 &&
-      index.dtype != ScalarType::Int32)
-    throw Error("scatter(): Expected dtype int32/int64 for index");
+  scatter_gather_dtype_check(index, "scatter");
   if (self.dtype != src.dtype)
     throw Error("scatter(): Expected self.dtype to be equal to src.dtype");
   if (index.numel().hint_or(1) != 0) {

@@ -379,12 +379,11 @@ TensorMeta view4d(const TensorMeta& t) {
 // channels-last-3d when either suggests it and mkldnn takes it (floating types other than double:
 // the slow 3-d kernels are contiguous). A 1-d convolution runs as 2-d on a contiguous input; an
 // empty input gives a contiguous result.
-MemoryFormat conv_memory_format(const TensorMeta& input, const TensorMeta& weight,
-                                bool transposed) {
+MemoryFormat conv_memory_format(const TensorMeta& input, const TensorMeta& weight) {
   if (input.numel().is_concrete() && input.numel().value() == 0) return MemoryFormat::Contiguous;
   if (input.dim() == 3) {
     TensorMeta in4 = view4d(meta::empty(input.sizes, input.dtype));
-    return conv_memory_format(in4, view4d(weight), transposed);
+    return conv_memory_format(in4, view4d(weight));
   }
   MemoryFormat in = meta::suggest_memory_format(input), w = meta::suggest_memory_format(weight);
   if (input.dim() == 4)
@@ -439,7 +438,7 @@ TensorMeta convolution_out(const TensorMeta& input, const TensorMeta& weight,
   check_conv_shapes(input, weight, bias, p);
   check_conv_dtypes(input, weight, bias);
   return conv_result(conv_output_shape(input, weight, p), input.dtype, input.device,
-                     conv_memory_format(input, weight, p.transposed));
+                     conv_memory_format(input, weight));
 }
 
 // convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
@@ -503,7 +502,7 @@ ValueMeta convolution_backward_meta(const MetaArgs& a) {
   if (!shape_ok)
     throw Error("Expected grad_output of size " + sizes_str(expected) + " but got " +
                 sizes_str(go.sizes));
-  MemoryFormat fmt = conv_memory_format(input, weight, p.transposed);
+  MemoryFormat fmt = conv_memory_format(input, weight);
   std::vector<ValueMeta> results(3);
   if (mask[0]) results[0] = one(conv_result(input.sizes, input.dtype, input.device, fmt));
   if (mask[1]) results[1] = one(conv_result(weight.sizes, weight.dtype, weight.device, fmt));

@@ -930,7 +930,10 @@ Arg dropout_decomp(DecompBuilder& b) {
   bool identity = true;
   for (size_t d = 0; d < perm.size(); ++d)
     identity = identity && perm[d] == static_cast<int64_t>(d);
-  if (!identity) {
+  Node* noise;
+  if (identity) {
+    noise = b.call("bernoulli.p", {Arg(e), Arg::of_float(1 - p)});
+  } else {
     std::vector<Arg> dims, back(perm.size());
     for (size_t d = 0; d < perm.size(); ++d) {
       dims.push_back(Arg::of_int(perm[d]));
@@ -939,11 +942,8 @@ Arg dropout_decomp(DecompBuilder& b) {
     Node* drawn = b.call(
         "bernoulli.p",
         {Arg(b.call("permute.default", {Arg(e), Arg::of_list(dims)})), Arg::of_float(1 - p)});
-    Node* noise = b.call("permute.default", {Arg(drawn), Arg::of_list(back)});
-    Node* scaled = b.call("div.Scalar", {Arg(noise), Arg::of_float(1 - p)});
-    return Arg(b.call("mul.Tensor", {Arg(x), Arg(scaled)}));
+    noise = b.call("permute.default", {Arg(drawn), Arg::of_list(back)});
   }
-  Node* noise = b.call("bernoulli.p", {Arg(e), Arg::of_float(1 - p)});
   Node* scaled = b.call("div.Scalar", {Arg(noise), Arg::of_float(1 - p)});
   return Arg(b.call("mul.Tensor", {Arg(x), Arg(scaled)}));
 }
