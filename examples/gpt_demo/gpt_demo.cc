@@ -78,7 +78,7 @@ constexpr const char* kUsage =
     "  --memory-budget=F  aot_module's activation_memory_budget in [0, 1]: 1 saves what is\n"
     "                  fastest, lower budgets the fastest plan whose predicted peak is that\n"
     "                  low (1); auto: the lowest predicted peak within --max-slowdown\n"
-    "  --max-slowdown=F  with --memory-budget=auto: estimated extra step time allowed (0.03)\n"
+    "  --max-slowdown=F  with --memory-budget=auto: estimated extra step time allowed (0.1)\n"
     "  --seed=N        seeds the initial weights, the batches and the sample (1)\n"
     "  --sample=N      characters of text to generate at the end, 0 for none (200)\n"
     "  --tolerance=F   exit 1 when the final losses differ by more than F, relatively (1e-3)\n"
@@ -131,8 +131,8 @@ double parse_float(const std::string& flag, const std::string& value, bool allow
   return v;
 }
 
-// Optimizer::zero_grad's two conventions, the same on every libtorch: drop each .grad (libtorch 2's
-// default, set_to_none) or zero it in place (set_to_none=false; libtorch 1.13's only one).
+// Optimizer::zero_grad's two conventions: drop each .grad (the default, set_to_none) or zero it in
+// place (zero_grad(set_to_none=false)).
 void zero_grad(const std::vector<torch::Tensor>& params, bool in_place) {
   for (const torch::Tensor& p : params) {
     torch::Tensor& g = const_cast<torch::Tensor&>(p).mutable_grad();
@@ -207,7 +207,7 @@ Options parse_options(int argc, char** argv) {
   }
   if (saw_max_slowdown && !saw_auto)
     throw UsageError{"--max-slowdown applies to --memory-budget=auto"};
-  if (saw_auto && !saw_max_slowdown) o.max_slowdown = 0.03;
+  if (saw_auto && !saw_max_slowdown) o.max_slowdown = aotgrad::kDefaultMaxSlowdown;
   if (o.d % o.heads != 0)
     throw UsageError{"--d (" + std::to_string(o.d) + ") must be a multiple of --heads (" +
                      std::to_string(o.heads) + ")"};

@@ -62,7 +62,7 @@ ValueMeta no_result(const MetaArgs&) { return ValueMeta::none(); }
 }  // namespace
 
 void register_misc_ops(OpTable& t) {
-  // torch.ops.aten._print (PyTorch 2.x; libtorch 1.13 has none: the runtime defines it).
+  // torch.ops.aten._print: libtorch's op (the runtime adds its BackendSelect kernel).
   t.def("_print(str s) -> ()").tags(kEffectful).meta(no_result).non_differentiable();
   t.def("sym_size.int(Tensor self, int dim) -> SymInt").meta(sym_size).non_differentiable();
   t.def("sym_stride.int(Tensor self, int dim) -> SymInt").meta(sym_stride).non_differentiable();

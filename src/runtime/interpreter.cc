@@ -32,27 +32,16 @@ struct ArgPlan {
   const Arg* arg = nullptr;       // Dynamic
 };
 
-// A SymInt op the interpreter evaluates itself (libtorch 1.13 has no sym_size & co.).
-enum class SymOp : uint8_t {
-  Size,
-  Stride,
-  Numel,
-  StorageOffset,
-  Add,
-  Sub,
-  Mul,
-  FloorDiv,
-  Mod,
-  Neg
-};
+// SymInt arithmetic, which the interpreter evaluates itself: FX records Python's operators on
+// SymInts (`mul = sym_size_int * 2`), which are no ATen ops. The reads of a tensor's metadata
+// (sym_size.int, sym_stride.int, sym_numel, sym_storage_offset) are ATen's ops and run as any call.
+enum class SymOp : uint8_t { Add, Sub, Mul, FloorDiv, Mod, Neg };
 
 std::optional<SymOp> sym_op_of(const OpDef& op) {
   static const std::pair<const char*, SymOp> kOps[] = {
-      {"aten::sym_size.int", SymOp::Size}, {"aten::sym_stride.int", SymOp::Stride},
-      {"aten::sym_numel", SymOp::Numel},   {"aten::sym_storage_offset", SymOp::StorageOffset},
-      {"operator::add", SymOp::Add},       {"operator::sub", SymOp::Sub},
-      {"operator::mul", SymOp::Mul},       {"operator::floordiv", SymOp::FloorDiv},
-      {"operator::mod", SymOp::Mod},       {"operator::neg", SymOp::Neg}};
+      {"operator::add", SymOp::Add}, {"operator::sub", SymOp::Sub},
+      {"operator::mul", SymOp::Mul}, {"operator::floordiv", SymOp::FloorDiv},
+      {"operator::mod", SymOp::Mod}, {"operator::neg", SymOp::Neg}};
   for (auto& [name, k] : kOps)
     if (op.name == name) return k;
   return std::nullopt;
@@ -77,7 +66,7 @@ struct Instr {
   enum class Kind : uint8_t { Call, GetItem, Sym, Cond } kind = Kind::Call;
   // Cond: the branches' interpreters (true, false); args are pred and the operands.
   std::shared_ptr<const Interpreter> branches[2];
-  SymOp sym = SymOp::Size;
+  SymOp sym = SymOp::Add;
   // A higher-order op's call: `op` is the wrapped op, the state is the first argument slot.
   enum class Rng : uint8_t {
     None,
@@ -175,37 +164,11 @@ int64_t int_operand(const ArgPlan& a, const std::vector<c10::IValue>& slots) {
   return v.toInt();
 }
 
-// A size, stride or numel read from a tensor, or SymInt arithmetic on ints (Python semantics).
+// SymInt arithmetic on ints, with Python's semantics.
 int64_t run_sym(const Instr& in, const std::vector<c10::IValue>& slots) {
-  auto tensor = [&]() -> const at::Tensor& {
-    const c10::IValue& v = operand(in.args.at(0), slots);
-    if (!v.isTensor() || !v.toTensor().defined())
-      throw Error("expected a tensor, got " + describe_ivalue(v));
-    return v.toTensor();
-  };
-  auto dim = [&](const at::Tensor& t) {
-    int64_t d = int_operand(in.args.at(1), slots);
-    if (t.dim() == 0)
-      throw Error("dimension specified as " + std::to_string(d) + " but tensor has no dimensions");
-    if (d < -t.dim() || d >= t.dim())
-      throw Error("dimension out of range (expected to be in range of [" +
-                  std::to_string(-t.dim()) + ", " + std::to_string(t.dim() - 1) + "], but got " +
-                  std::to_string(d) + ")");
-    return d < 0 ? d + t.dim() : d;
-  };
   auto lhs = [&] { return int_operand(in.args.at(0), slots); };
   auto rhs = [&] { return int_operand(in.args.at(1), slots); };
   switch (in.sym) {
-    case SymOp::Size: {
-      const at::Tensor& t = tensor();
-      return t.size(dim(t));
-    }
-    case SymOp::Stride: {
-      const at::Tensor& t = tensor();
-      return t.stride(dim(t));
-    }
-    case SymOp::Numel: return tensor().numel();
-    case SymOp::StorageOffset: return tensor().storage_offset();
     case SymOp::Add: return lhs() + rhs();
     case SymOp::Sub: return lhs() - rhs();
     case SymOp::Mul: return lhs() * rhs();

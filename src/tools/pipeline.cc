@@ -117,7 +117,7 @@ CompileOptions compile_options(const Args& args) {
                      "' (known: default, min_cut)"};
   }
   if (auto b = args.get("memory-budget"); b && *b == "auto") {
-    o.min_cut.max_slowdown = 0.03;
+    o.min_cut.max_slowdown = kDefaultMaxSlowdown;
     if (auto m = args.get("max-slowdown")) {
       size_t used = 0;
       double v = -1;
@@ -278,7 +278,7 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "F|auto"});
   own.push_back({"max-slowdown", true,
                  "with --memory-budget=auto: the estimated extra step time allowed, as a fraction "
-                 "of the fastest plan's (default 0.03)",
+                 "of the fastest plan's (default 0.1)",
                  "F"});
   own.push_back({"cost-model", true,
                  "what the memory budget thinks a recomputed op costs: flops (default, PyTorch's "

@@ -45,7 +45,7 @@ grep -Eq '^losses agree: ' "$tmp/out" || fail "--vary-seq losses do not agree"
 # --memory-budget=auto: the lowest predicted peak within 3% estimated extra step time; the losses
 # still agree, and its peak is below eager's (12.5 MiB against 23.1 MiB at the default sizes).
 "$demo" --steps=3 --sample=0 --memory-budget=auto >"$tmp/out" 2>"$tmp/err" || fail "auto exited $?"
-grep -q 'activation memory budget auto (max slowdown 0.03)' "$tmp/out" || fail "auto not in the header"
+grep -q 'activation memory budget auto (max slowdown 0.1)' "$tmp/out" || fail "auto not in the header"
 grep -Eq '^losses agree: ' "$tmp/out" || fail "auto losses do not agree"
 ratio="$(sed -nE 's/.*peak step memory ([0-9.]+)x;.*/\1/p' "$tmp/out")"
 awk -v r="$ratio" 'BEGIN { exit !(r != "" && r < 0.8) }' || fail "auto's peak ratio '$ratio' is not below 0.8"
