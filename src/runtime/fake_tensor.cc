@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/AutogradState.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <condition_variable>
@@ -207,6 +208,8 @@ struct FakeTrace::State {
     std::vector<int> missing;         // libtorch arguments the OpDef lacks
   };
   std::unordered_map<std::string, OpMap> ops;
+  // The thread's autograd multithreading setting before the trace (restored after it).
+  bool multithreading = true;
 
   Node* materialize(const std::shared_ptr<Entry>& e, Graph& g) {
     if (!e->node) e->node = g.add_getitem(materialize(e->parent, g), e->index);
@@ -232,9 +235,18 @@ FakeTrace::FakeTrace(Graph& graph, Options options)
   g_trace_cv.wait(lock, [] { return g_active == nullptr; });
   g_active = this;
   g_active_thread = std::this_thread::get_id();
+  // Backwards of fakes run on this thread, in the engine's CPU ready queue. libtorch's autograd
+  // engine sizes its per-device queues once, at the process's first backward, from the device
+  // guards registered then: after a real CPU backward that ran before the fake device's guard was
+  // registered, a VE gradient would find no queue (an internal assert in Engine::ready_queue).
+  // Without multithreading the engine takes the CPU queue for every device.
+  c10::AutogradState& autograd = c10::AutogradState::get_tls_state();
+  state_->multithreading = autograd.get_multithreading_enabled();
+  autograd.set_multithreading_enabled(false);
 }
 
 FakeTrace::~FakeTrace() {
+  c10::AutogradState::get_tls_state().set_multithreading_enabled(state_->multithreading);
   {
     std::lock_guard<std::mutex> lock(g_trace_mu);
     g_active = nullptr;

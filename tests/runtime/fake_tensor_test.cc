@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -57,6 +58,26 @@ TEST(FakeTrace, RecordsOpsBelowAutogradWithoutComputing) {
   EXPECT_EQ(ops, "ones_like expand _to_copy threshold_backward t mm t sum view t ") << ops;
   EXPECT_NE(trace.node_of(grads[0]), nullptr);
   EXPECT_NE(trace.node_of(grads[1]), nullptr);
+}
+
+// A capture after training: the process's first backward is a real CPU one, before any trace has
+// registered the fake device, and a backward of fakes still runs (libtorch's autograd engine
+// sizes its device queues at its first backward; Note in FakeTrace's constructor). The death
+// test's child is a fresh process running only this test, so its first backward is the real one.
+TEST(FakeTraceDeathTest, CapturesAfterARealBackward) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        at::Tensor a = at::randn({3, 4}).requires_grad_(true);
+        torch::autograd::grad({(a * a).sum()}, {a});
+        Graph g;
+        Node* w = input(g, "w", {3, 4});
+        FakeTrace trace(g, {});
+        at::Tensor fw = trace.fake(w, true);
+        auto grads = torch::autograd::grad({(fw * fw).sum()}, {fw});
+        std::exit(trace.node_of(grads[0]) ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(FakeTrace, InPlaceOpsRebindAndViewsAreRecorded) {
