@@ -124,7 +124,8 @@ struct AOTConfig {
 
 /// The input signature a compilation is keyed by: per input its dtype, device, sizes, strides and
 /// requires_grad, which inputs are the same tensor or share a storage (with their storage offsets),
-/// and whether the call trains (grad mode on and an input requires grad). Text, for messages.
+/// and whether the call trains (grad mode on and an input requires grad); "None" for an undefined
+/// argument. Text, for messages.
 std::string input_signature(const std::vector<at::Tensor>& args);
 
 /// A compiled C++ function. On a call with a signature it has not seen, it captures `fn` on copies
@@ -139,7 +140,10 @@ class AOTFunction {
 
   /// Runs the compiled function; mutated arguments hold their new values afterwards, as eagerly.
   /// Arguments that are overlapping views written by the function get a synthetic base (§13.23).
-  /// Throws Error for undefined arguments and for what capture or compilation cannot handle.
+  /// An undefined argument is None, as in PyTorch: the function is called with it undefined, the
+  /// compilation is a specialization without it (a later call with a tensor there compiles
+  /// another), and it gets no gradient. Throws Error for what capture or compilation cannot
+  /// handle.
   std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& args) const;
 
   /// How many signatures have been compiled. With AOTGRAD_LOGS=recompiles each compilation after

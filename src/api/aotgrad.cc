@@ -157,7 +157,15 @@ struct AOTFunction::State {
   /// Families (input_family) whose dynamic capture failed without marked dimensions: later new
   /// sizes compile static sizes at once rather than tracing at other sizes again.
   mutable std::set<std::string> static_only;
+  /// None arguments: per pattern of undefined arguments (true: absent), the function of the
+  /// defined ones it compiles as (without_absent).
+  std::map<std::vector<bool>, AOTFunction> absent;
 
+  /// An undefined tensor argument is None, as in PyTorch: calls with undefined arguments go to a
+  /// function of the defined ones only, one per pattern of absent arguments, which compiles its
+  /// own specializations (a later defined tensor there is another signature: it recompiles); the
+  /// absent arguments get no gradient. nullptr when every argument is defined.
+  const AOTFunction* without_absent(const std::vector<at::Tensor>& args);
   std::shared_ptr<Compilation> compile(const std::vector<at::Tensor>& args, bool training,
                                        const std::string& family, std::string* note) const;
   /// The compilation that serves `args` (under `mu`): the static one of its signature, else the
@@ -242,7 +250,10 @@ std::string signature_of(const std::vector<at::Tensor>& args, bool with_sizes) {
   for (size_t i = 0; i < args.size(); ++i) {
     const at::Tensor& t = args[i];
     key += "\n" + std::to_string(i) + ": ";
-    AOTGRAD_CHECK(t.defined(), "aot_function: argument ", i, " is an undefined tensor");
+    if (!t.defined()) {  // None (AOTFunction::State::without_absent)
+      key += "None";
+      continue;
+    }
     TensorMeta m = tensor_meta_of(t);
     if (!with_sizes) {
       m.sizes.assign(m.sizes.size(), -1);
@@ -496,6 +507,63 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   return c;
 }
 
+namespace {
+std::vector<at::Tensor> defined_only(const std::vector<at::Tensor>& args) {
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& t : args)
+    if (t.defined()) out.push_back(t);
+  return out;
+}
+}  // namespace
+
+const AOTFunction* AOTFunction::State::without_absent(const std::vector<at::Tensor>& args) {
+  std::vector<bool> pattern(args.size());
+  bool any = false;
+  for (size_t i = 0; i < args.size(); ++i) any |= pattern[i] = !args[i].defined();
+  if (!any) return nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = absent.find(pattern); it != absent.end()) return &it->second;
+  // The defined arguments' config: their names, parameter count, marks and dynamic dimensions.
+  std::vector<int64_t> index(args.size(), -1);  // argument -> its position among the defined
+  int64_t next = 0;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!pattern[i]) index[i] = next++;
+  AOTConfig sub = config;
+  auto keep = [&](auto& per_argument, const char* what) {
+    if (per_argument.empty()) return;
+    AOTGRAD_CHECK(per_argument.size() == args.size(), "aot_function: ", per_argument.size(), " ",
+                  what, " for ", args.size(), " arguments");
+    std::decay_t<decltype(per_argument)> kept;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (!pattern[i]) kept.push_back(per_argument[i]);
+    per_argument = std::move(kept);
+  };
+  keep(sub.input_names, "input names");
+  keep(sub.data_parallel_params, "data_parallel_params flags");
+  sub.num_params_buffers = 0;
+  for (size_t i = 0; i < std::min(config.num_params_buffers, args.size()); ++i)
+    sub.num_params_buffers += pattern[i] ? 0 : 1;
+  sub.dynamic_dims.clear();
+  for (const auto& [i, dims] : config.dynamic_dims)
+    if (i < args.size() && !pattern[i]) sub.dynamic_dims[static_cast<size_t>(index[i])] = dims;
+  TensorFunction full = fn;
+  TensorFunction of_defined = [full, pattern](const std::vector<at::Tensor>& defined) {
+    std::vector<at::Tensor> all(pattern.size());
+    size_t k = 0;
+    for (size_t i = 0; i < pattern.size(); ++i)
+      if (!pattern[i]) all[i] = defined.at(k++);
+    return full(all);
+  };
+  if (log_settings().recompiles && (!cache.empty() || !dynamic.empty() || !absent.empty())) {
+    std::string which;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (pattern[i]) which += (which.empty() ? "" : ", ") + std::to_string(i);
+    log_text("Recompiling function: argument(s) " + which +
+             " None (undefined): a specialization without them");
+  }
+  return &absent.emplace(pattern, AOTFunction(std::move(of_defined), std::move(sub))).first->second;
+}
+
 AOTFunction::AOTFunction(TensorFunction fn, AOTConfig config) : state_(std::make_shared<State>()) {
   AOTGRAD_CHECK(fn, "aot_function: the function is empty");
   check_config(config, "aot_function");
@@ -504,6 +572,7 @@ AOTFunction::AOTFunction(TensorFunction fn, AOTConfig config) : state_(std::make
 }
 
 std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& args) const {
+  if (const AOTFunction* f = state_->without_absent(args)) return (*f)(defined_only(args));
   const std::string key = input_signature(args);
   const std::string family = signature_of(args, false);
   const bool training = is_training_call(args);
@@ -543,6 +612,7 @@ std::vector<at::Tensor> AOTFunction::operator()(const std::vector<at::Tensor>& a
 }
 
 std::optional<bool> AOTFunction::trains(const std::vector<at::Tensor>& args) const {
+  if (const AOTFunction* f = state_->without_absent(args)) return f->trains(defined_only(args));
   std::lock_guard<std::mutex> lock(state_->mu);
   auto c = state_->find(args, input_signature(args), signature_of(args, false));
   if (!c) return std::nullopt;
@@ -551,11 +621,15 @@ std::optional<bool> AOTFunction::trains(const std::vector<at::Tensor>& args) con
 
 size_t AOTFunction::num_compilations() const {
   std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->cache.size() + state_->dynamic.size();
+  size_t n = state_->cache.size() + state_->dynamic.size();
+  for (const auto& [pattern, f] : state_->absent) n += f.num_compilations();
+  return n;
 }
 
 std::shared_ptr<const Graph> AOTFunction::captured_graph(
     const std::vector<at::Tensor>& args) const {
+  if (const AOTFunction* f = state_->without_absent(args))
+    return f->captured_graph(defined_only(args));
   std::lock_guard<std::mutex> lock(state_->mu);
   auto c = state_->find(args, input_signature(args), signature_of(args, false));
   return c ? c->graph : nullptr;
@@ -563,6 +637,7 @@ std::shared_ptr<const Graph> AOTFunction::captured_graph(
 
 std::optional<std::vector<std::string>> AOTFunction::guards(
     const std::vector<at::Tensor>& args) const {
+  if (const AOTFunction* f = state_->without_absent(args)) return f->guards(defined_only(args));
   std::lock_guard<std::mutex> lock(state_->mu);
   auto c = state_->find(args, input_signature(args), signature_of(args, false));
   if (!c) return std::nullopt;

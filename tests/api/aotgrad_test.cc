@@ -313,6 +313,52 @@ TEST(AotFunction, Errors) {
   EXPECT_EQ(f.num_compilations(), 1u);
 }
 
+// An undefined argument is None, as in PyTorch's f(x, w, None) (issue 44, item 6): the call
+// compiles a specialization without it, whose results and gradients are eager's; the None gets no
+// gradient, and a defined tensor in its place is another signature (it recompiles).
+TEST(AotFunction, NoneArgumentsCompileASpecializationWithoutThem) {
+  TensorFunction fn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    // linear's bias is optional: an undefined one is none.
+    return {at::relu(at::linear(a[0], a[1], a[2])).pow(2).sum()};
+  };
+  auto f = aot_function(fn, AOTConfig{});
+  at::Tensor x = at::randn({4, 8}), w = at::randn({5, 8}).requires_grad_(),
+             b = at::randn({5}).requires_grad_();
+  auto check = [&](const std::vector<at::Tensor>& args, const std::string& what) {
+    at::Tensor loss = f(args)[0];
+    auto grads = torch::autograd::grad({loss}, {w});
+    std::vector<at::Tensor> eager_args;
+    for (const at::Tensor& t : args)
+      eager_args.push_back(t.defined() ? t.detach().requires_grad_(t.requires_grad()) : t);
+    at::Tensor want = fn(eager_args)[0];
+    expect_close(loss, want, what + ": loss");
+    expect_close(grads[0], torch::autograd::grad({want}, {eager_args[1]})[0], what + ": grad w");
+  };
+  check({x, w, at::Tensor()}, "bias None");
+  EXPECT_EQ(f.num_compilations(), 1u);
+  EXPECT_NE(input_signature({x, w, at::Tensor()}).find("\n2: None"), std::string::npos);
+  ASSERT_TRUE(f.trains({x, w, at::Tensor()}).has_value());
+  std::shared_ptr<const Graph> g = f.captured_graph({x, w, at::Tensor()});
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->placeholders().size(), 2u);  // x and w only
+  check({x, w, b}, "bias given");
+  EXPECT_EQ(f.num_compilations(), 2u);
+  check({x, w, at::Tensor()}, "bias None again");
+  EXPECT_EQ(f.num_compilations(), 2u);
+  // The None gets no gradient; the defined arguments' .grad accumulate as eagerly.
+  at::Tensor w2 = w.detach().clone().requires_grad_();
+  f({x, w2, at::Tensor()})[0].backward();
+  ASSERT_TRUE(w2.grad().defined());
+  // A function that cannot take None fails as a clear Error, and compiles nothing.
+  auto g2 = aot_function(
+      [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+        return {(a[0] + a[1]).sum()};
+      },
+      AOTConfig{});
+  EXPECT_THROW(g2({at::randn({2}), at::Tensor()}), Error);
+  EXPECT_EQ(g2.num_compilations(), 0u);
+}
+
 // AOTConfig::cache_dir reaches the compilations: a second aot_function of the same function (a new
 // process, as far as the cache knows) loads the entries of the first for training and inference,
 // and trains to eager's loss and grads.
