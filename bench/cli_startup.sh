@@ -20,8 +20,9 @@ done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench/cli_startup.sh: --runs takes a positive integer" >&2; exit 2; }
 [ -x "$bin" ] || { echo "bench/cli_startup.sh: $bin is not an executable" >&2; exit 2; }
 command -v hyperfine >/dev/null || { echo "bench/cli_startup.sh: needs hyperfine (scripts/setup.sh)" >&2; exit 2; }
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+# The venv's Python (scripts/setup.sh), as scripts/bench.sh uses; only for the JSON.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+PY="${AOTGRAD_PYTHON:-${AOTGRAD_VENV:-$root/.venv}/bin/python}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,6 +1,6 @@
-#!/usr/bin/python3
-"""aotgrad against PyTorch's own AOTAutograd (PyTorch 2.x's torch._functorch.aot_autograd; functorch
-1.13 on torch 1.13): compile time per phase and saved activation bytes, on the same model definitions.
+#!/usr/bin/env python3
+"""aotgrad against PyTorch's own AOTAutograd (torch._functorch.aot_autograd of the venv's PyTorch,
+2.11): compile time per phase and saved activation bytes, on the same model definitions.
 
 Models: GPT-2-small-width language models (tools/export.py's nanoGPT-style GPT at d 768, 12
 heads) of 1, 2, 4, 12, 24 and 48 layers, at a small vocabulary, sequence and batch so that the
@@ -17,14 +17,13 @@ For each model this driver
     compiles the model R times with the reference AOTAutograd, min_cut_rematerialization_partition
     and no-op compilers, no Dynamo (the module is called through aot_module / aot_function: no
     capture), timing (median over the repetitions; wall clock and the CPU time of the Python
-    thread, which leaves out OpenBLAS's worker threads: a lower bound of the reference's work) the
-    phases FunctorchTimer describes -- on 1.13 the eager forward aot_function runs first, the joint
-    trace (make_fx of forward + backward), the second trace that functionalizes and decomposes;
-    on 2.x (Inductor's decomposition table, fake tensors) the metadata pass over the forward, the
-    one joint trace that functionalizes and decomposes, the joint graph's clean-up passes -- then
-    the partition and the total up to the forward compiler; a model whose first compilation takes
-    longer than --slow-seconds is measured once. The results stay under the key "functorch"
-    (and the --functorch-* options keep their names); "reference" says which one ran;
+    thread, which leaves out the BLAS worker threads: a lower bound of the reference's work) the
+    phases FunctorchTimer describes (Inductor's decomposition table, fake tensors): the metadata
+    pass over the forward, the one joint trace that functionalizes and decomposes, the joint
+    graph's clean-up passes, then the partition and the total up to the forward compiler; a model
+    whose first compilation takes longer than --slow-seconds is measured once. The results stay
+    under the key "functorch" (and the --functorch-* options keep their names); "reference" names
+    the one that ran ("PyTorch 2.11's AOTAutograd", from torch.__version__);
   - measures saved activation bytes (unique storage bytes of saved values that are not parameters,
     buffers or inputs) for aotgrad default and min-cut (the CLI's saved_activation_bytes) and for
     the reference's default and min-cut (tools/functorch_min_cut.py's saved_summary on the tensors
@@ -52,7 +51,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import torch  # noqa: E402
 
 import export  # noqa: E402  the model definitions
-import functorch_min_cut  # noqa: E402  saved_summary
+import functorch_min_cut  # noqa: E402  the reference's aot_module, REFERENCE, saved_summary
 
 GPT_LAYERS = (1, 2, 4, 12, 24, 48)
 GPT_WIDTH = {"vocab": 512, "d": 768, "heads": 12, "seq": 32}
@@ -132,16 +131,11 @@ def measure_aotgrad(binary, fx, grad, reps):
             "default_total_s": default["total_us"] / 1e6}
 
 
-# --- functorch ----------------------------------------------------------------------------------
+# --- PyTorch's AOTAutograd (results under the key "functorch") -----------------------------------
 
 
-TORCH_1_13 = torch.__version__.startswith("1.13")  # goes with 1.13 (issue 41, step d)
-if TORCH_1_13:  # goes with 1.13 (issue 41, step d)
-    REFERENCE = "functorch 1.13"
-    REFERENCE_PHASES = ("forward", "joint_trace", "functionalize_decompose", "partition", "total")
-else:
-    REFERENCE = "PyTorch %s AOTAutograd" % torch.__version__.split("+")[0].rsplit(".", 1)[0]
-    REFERENCE_PHASES = ("forward", "joint_trace", "post_trace", "partition", "total")
+REFERENCE = functorch_min_cut.REFERENCE  # "PyTorch 2.11's AOTAutograd"
+REFERENCE_PHASES = ("forward", "joint_trace", "post_trace", "partition", "total")
 
 
 class FunctorchTimer:
@@ -149,14 +143,8 @@ class FunctorchTimer:
     partitioner, no-op compilers and no Dynamo (the model is called through aot_module /
     aot_function directly: no capture).
 
-    functorch 1.13 (aot_dispatch_autograd): its two make_fx traces (the module's make_fx is
-    wrapped), the partition function and the forward compiler's start. Phases: `forward` -- the
-    eager forward aot_function runs first; `joint_trace` -- make_fx of forward + backward;
-    `functionalize_decompose` -- the second make_fx that functionalizes and decomposes;
-    `partition`; `total` -- up to the forward compiler.
-
-    PyTorch 2.x (torch._functorch.aot_autograd.aot_function with Inductor's decomposition table,
-    fake tensors): `forward` -- the inputs made fake and the forward run under functionalization
+    torch._functorch.aot_autograd.aot_function with Inductor's decomposition table, fake tensors.
+    Phases: `forward` -- the inputs made fake and the forward run under functionalization
     to collect the metadata of its outputs and mutations; `joint_trace` -- the one make_fx of
     forward + backward, which functionalizes and decomposes as it traces (graph_capture's
     _create_graph, wrapped); `post_trace` -- the joint graph's clean-up passes up to the partition
@@ -164,22 +152,11 @@ class FunctorchTimer:
 
     def __init__(self):
         self.traces = []
-        if TORCH_1_13:  # goes with 1.13 (issue 41, step d)
-            import functorch._src.aot_autograd as aot_autograd
-            real = aot_autograd.make_fx
+        import torch._functorch._aot_autograd.graph_capture as graph_capture
+        real = graph_capture._create_graph
 
-            def timed_make_fx(fn, *args, **kwargs):
-                traced = real(fn, *args, **kwargs)
-                return lambda *a, **k: self._timed(traced, *a, **k)
-
-            aot_autograd.make_fx = timed_make_fx
-            self.expected_traces = 2
-        else:
-            import torch._functorch._aot_autograd.graph_capture as graph_capture
-            real = graph_capture._create_graph
-
-            graph_capture._create_graph = lambda *a, **k: self._timed(real, *a, **k)
-            self.expected_traces = 1
+        graph_capture._create_graph = lambda *a, **k: self._timed(real, *a, **k)
+        self.expected_traces = 1
 
     def _timed(self, fn, *args, **kwargs):
         """fn(*args, **kwargs), its wall and CPU interval appended to self.traces."""
@@ -191,30 +168,15 @@ class FunctorchTimer:
 
     @staticmethod
     def _compile(model, fw_compiler, bw_compiler, partition_fn):
-        """aot_module(model, ...) of the reference."""
-        if TORCH_1_13:  # goes with 1.13 (issue 41, step d)
-            from functorch.compile import aot_module
-            return aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler, partition_fn=partition_fn)
-        # PyTorch 2.x's aot_module with the decompositions Inductor uses. Its functional_call
-        # refuses the GPT's tied parameter (LM head and token embedding) under both names unless
-        # told tie_weights=False; 1.13 traced it under each name, and so does this (aot_function
-        # dedups the repeated argument).
-        from torch._functorch.aot_autograd import aot_function
-        from torch._inductor.decomposition import select_decomp_table
-        from torch.func import functional_call
-        params = dict(model.named_parameters(remove_duplicate=False))
-        buffers = dict(model.named_buffers(remove_duplicate=False))
-
-        def call(params, buffers, *args, **kwargs):
-            return functional_call(model, {**params, **buffers}, args, kwargs, tie_weights=False)
-
-        compiled = aot_function(call, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
-                                partition_fn=partition_fn, decompositions=select_decomp_table(),
-                                num_params_buffers=len(params) + len(buffers))
-        return lambda *args, **kwargs: compiled(params, buffers, *args, **kwargs)
+        """The reference's aot_module(model, ...) with the decompositions Inductor uses (the GPT's
+        tied parameter traced under both its names: tools/functorch_min_cut.py's aot_module)."""
+        return functorch_min_cut.aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
+                                            partition_fn=partition_fn,
+                                            decompositions=functorch_min_cut.inductor_decompositions())
 
     def compile_once(self, name, record_saved):
-        from functorch.compile import default_partition, make_boxed_func, min_cut_rematerialization_partition
+        from torch._functorch.aot_autograd import make_boxed_func
+        from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
         model, inputs = MODELS[name][1]()
         model.train()
         rec = {}
@@ -224,8 +186,8 @@ class FunctorchTimer:
             rec["joint_nodes"] = len(joint.graph.nodes)
             rec["copy_s"] = rec["copy_cpu_s"] = 0.0
             if record_saved:
-                # The min-cut partitioner edits the joint graph it is given (2.x's does: the
-                # default partition of the edited graph saves other values), so the default
+                # The min-cut partitioner edits the joint graph it is given (the default
+                # partition of the edited graph saves other values), so the default
                 # partition gets a copy taken here; the copy's time is taken out of the total.
                 rec["joint"], rec["joint_inputs"], rec["partition_kwargs"] = copy.deepcopy(joint), joint_inputs, kwargs
                 copied, copied_cpu = time.perf_counter(), time.thread_time()
@@ -257,13 +219,12 @@ class FunctorchTimer:
             raise RuntimeError("expected %s to trace %d time(s), saw %d"
                                % (REFERENCE, self.expected_traces, len(self.traces)))
         t1s, t1e, c1s, c1e = self.traces[0]
-        between = "functionalize_decompose" if TORCH_1_13 else "post_trace"  # goes with 1.13 (issue 41, step d)
         phases = {"forward": t1s - start, "joint_trace": t1e - t1s,
-                  between: rec["partition_start"] - rec["copy_s"] - t1e,
+                  "post_trace": rec["partition_start"] - rec["copy_s"] - t1e,
                   "partition": rec["partition_end"] - rec["partition_start"],
                   "total": rec["compiled"] - start - rec["copy_s"]}
         cpu = {"forward": c1s - start_cpu, "joint_trace": c1e - c1s,
-               between: rec["partition_start_cpu"] - rec["copy_cpu_s"] - c1e,
+               "post_trace": rec["partition_start_cpu"] - rec["copy_cpu_s"] - c1e,
                "partition": rec["partition_end_cpu"] - rec["partition_start_cpu"],
                "total": rec["compiled_cpu"] - start_cpu - rec["copy_cpu_s"]}
         result = {"phases": phases, "cpu_phases": cpu, "first_call_s": end - start,
@@ -275,16 +236,13 @@ class FunctorchTimer:
             _, mc = functorch_min_cut.saved_summary(names, outs[len(outs) - len(names):], rec["fw_args"])
             fw_d, bw_d = default_partition(rec["joint"], rec["joint_inputs"], **rec["partition_kwargs"])
             names_d = [n.name for n in bw_d.graph.nodes if n.op == "placeholder" and "tangents" not in n.name]
-            if TORCH_1_13:  # goes with 1.13 (issue 41, step d)
-                primals = list(rec["joint_inputs"][0])
-            else:
-                # 2.x traces with fake tensors: the default partition's forward runs on the real
-                # arguments the min-cut forward ran on (both take the joint's primals).
-                primals = rec["fw_args"]
-                n_in = sum(1 for n in fw_d.graph.nodes if n.op == "placeholder")
-                if n_in != len(primals):
-                    raise RuntimeError("default_partition's forward takes %d inputs, the min-cut forward ran on %d"
-                                       % (n_in, len(primals)))
+            # The joint is traced with fake tensors: the default partition's forward runs on the
+            # real arguments the min-cut forward ran on (both take the joint's primals).
+            primals = rec["fw_args"]
+            n_in = sum(1 for n in fw_d.graph.nodes if n.op == "placeholder")
+            if n_in != len(primals):
+                raise RuntimeError("default_partition's forward takes %d inputs, the min-cut forward ran on %d"
+                                   % (n_in, len(primals)))
             with torch.no_grad():
                 outs_d = list(fw_d(*primals))
             _, df = functorch_min_cut.saved_summary(names_d, outs_d[len(outs_d) - len(names_d):], primals)

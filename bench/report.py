@@ -1,7 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes BENCHMARKS.md and its SVG plots from the benchmark results of scripts/bench.sh.
 
-  report.py machine                      print the machine and dependency versions as JSON
+  report.py machine                      print the machine and dependency versions as JSON (run it
+                                         with the venv's Python: its torch, torchvision, torchaudio
+                                         and networkx are the ones reported)
   report.py write --results=DIR --md=BENCHMARKS.md --svg-dir=docs/bench [--command=TEXT]
 
 DIR holds machine.json (`report.py machine` at the start of the run), compile.json
@@ -21,8 +23,10 @@ import platform
 import subprocess
 import sys
 
-PACKAGES = ["libtorch-dev", "python3-torch", "python3-torchvision", "python3-networkx",
-            "libopenblas0-pthread", "libbenchmark-dev", "g++", "cmake", "ninja-build"]
+# The Python packages of the venv (scripts/setup.sh) the benchmarks use: libtorch is the wheel's.
+PYTHON_PACKAGES = ["torch", "torchvision", "torchaudio", "networkx"]
+# The Debian packages that build the benchmarks.
+DEBIAN_PACKAGES = ["libbenchmark-dev", "g++", "cmake", "ninja-build"]
 
 
 def _run(cmd):
@@ -42,14 +46,28 @@ def machine(build_dir=None):
                     break
     except OSError:
         pass
+    from importlib.metadata import PackageNotFoundError, version
     versions = {}
-    for p in PACKAGES:
+    for p in PYTHON_PACKAGES:
+        try:
+            versions["%s (venv)" % p] = version(p)
+        except PackageNotFoundError:
+            versions["%s (venv)" % p] = "not installed"
+    # torch's build: its CUDA version (None: a CPU-only build) and BLAS, from the torch running this.
+    try:
+        import torch
+        versions["torch's CUDA build"] = ("CUDA %s (torch.version.cuda; GPU available: %s)"
+                                          % (torch.version.cuda, "yes" if torch.cuda.is_available() else "no")
+                                          if torch.version.cuda else "no (CPU-only build)")
+        config = torch.__config__.show()
+        blas = next((part.split("=", 1)[1] for part in config.replace(",", " ").split()
+                     if part.startswith("BLAS_INFO=")), "")
+    except ImportError:
+        versions["torch's CUDA build"] = "not installed"
+        blas = ""
+    for p in DEBIAN_PACKAGES:
         versions[p] = _run(["dpkg-query", "-W", "-f=${Version}", p]) or "not installed"
     mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    blas = ""
-    for path in ("/usr/lib/x86_64-linux-gnu/libblas.so.3", "/usr/lib/aarch64-linux-gnu/libblas.so.3"):
-        if os.path.exists(path):
-            blas = os.path.realpath(path)
     build_type = ""
     if build_dir:
         try:
@@ -283,10 +301,9 @@ def write_report(results_dir, md_path, svg_dir, command):
     gpts = [m for m in models if m["model"].startswith("gpt_")]
     load_end = os.getloadavg()
     w = comp["gpt_width"]
-    # The reference AOTAutograd compile.json measured (its results are under the key "functorch"
-    # whichever it was); a compile.json without the field comes from the functorch 1.13 driver.
-    reference = comp.get("reference", "functorch 1.13")
-    ref_1_13 = reference == "functorch 1.13"  # goes with 1.13 (issue 41, step d)
+    # The reference AOTAutograd compile.json measured ("PyTorch 2.11's AOTAutograd"; its results
+    # are under the key "functorch").
+    reference = comp["reference"]
 
     L = []
     L.append("# aotgrad benchmarks")
@@ -307,7 +324,7 @@ def write_report(results_dir, md_path, svg_dir, command):
     L.append("| OS | %s, Linux %s |" % (mach["os"], mach["kernel"]))
     L.append("| load average (1, 5, 15 min) | at the start %s; at the end %s |"
              % (" ".join("%.2f" % x for x in mach["load_start"]), " ".join("%.2f" % x for x in load_end)))
-    L.append("| BLAS | `libblas.so.3` -> `%s` |" % mach["blas"])
+    L.append("| BLAS | libtorch's: %s (torch.__config__) |" % (mach["blas"] or "?"))
     L.append("| aotgrad build | CMAKE_BUILD_TYPE=%s (scripts/build.sh) |" % (mach.get("build_type") or "?"))
     for p, v in mach["versions"].items():
         L.append("| %s | %s |" % (p, v))
@@ -344,25 +361,16 @@ def write_report(results_dir, md_path, svg_dir, command):
     runs = ("first call, in a fresh Python process per model after an untimed warm-up compilation of a "
             "small MLP; median of up to %d compilation(s) (a model whose first compilation takes more "
             "than %g s is measured once: the `reps` column)." % (comp["functorch_reps"], comp["slow_seconds"]))
-    if ref_1_13:  # goes with 1.13 (issue 41, step d)
-        L.append("- **functorch 1.13**: `functorch.compile.aot_module(model, fw_compiler=bw_compiler=no-op "
-                 "(make_boxed_func), partition_fn=min_cut_rematerialization_partition)`, " + runs +
-                 " Phases: `forward` -- the eager forward "
-                 "aot_function runs first; `joint` -- make_fx of forward + backward; `func+decomp` -- the "
-                 "second make_fx that functionalizes and decomposes; `partition`; `total` -- up to the "
-                 "forward compiler. functorch 1.13 traces with real tensors (`config.use_fake_tensor` is "
-                 "off by default), so its traces include running the kernels.")
-    else:
-        L.append("- **%s**: `torch._functorch.aot_autograd.aot_function` on the module's functional "
-                 "call (PyTorch's `aot_module`, the tied LM head traced under both its names as 1.13 did), "
-                 "`partition_fn=min_cut_rematerialization_partition`, Inductor's decomposition table "
-                 "(`torch._inductor.decomposition.select_decomp_table()`), no-op compilers (make_boxed_func) "
-                 "and no Dynamo (no capture), " % reference + runs +
-                 " Phases: `forward` -- the inputs made fake and the forward run under functionalization "
-                 "to collect its output and mutation metadata; `joint` -- the one make_fx of forward + "
-                 "backward, which functionalizes and decomposes as it traces; `post-trace` -- the joint "
-                 "graph's clean-up passes up to the partitioner; `partition`; `total` -- up to the forward "
-                 "compiler. It traces with fake tensors: no kernels run.")
+    L.append("- **%s**: `torch._functorch.aot_autograd.aot_function` on the module's functional "
+             "call (PyTorch's `aot_module`, the tied LM head traced under both its names), "
+             "`partition_fn=min_cut_rematerialization_partition`, Inductor's decomposition table "
+             "(`torch._inductor.decomposition.select_decomp_table()`), no-op compilers (make_boxed_func) "
+             "and no Dynamo (no capture), " % reference + runs +
+             " Phases: `forward` -- the inputs made fake and the forward run under functionalization "
+             "to collect its output and mutation metadata; `joint` -- the one make_fx of forward + "
+             "backward, which functionalizes and decomposes as it traces; `post-trace` -- the joint "
+             "graph's clean-up passes up to the partitioner; `partition`; `total` -- up to the forward "
+             "compiler. It traces with fake tensors: no kernels run.")
     L.append("- aotgrad starts from the exported text: the export (`tools/export.py`, make_fx, timed once) "
              "is PyTorch's capture, shown separately and not in aotgrad's total; `ratio` is %s "
              "total / aotgrad total, `ratio incl. export` is %s total / (export + aotgrad total)." % (reference, reference))
@@ -371,11 +379,9 @@ def write_report(results_dir, md_path, svg_dir, command):
              "machine a process waits for a core for part of its wall time, the longer the run the more "
              "surely, so the ratios and the growth are judged on CPU time and shown on wall time too. aotgrad: "
              "the process CPU time (std::clock; its compilation is single-threaded). %s: the CPU "
-             "time of its Python thread (time.thread_time), which leaves out OpenBLAS's worker threads -- "
-             "%s -- so it is a lower bound "
-             "of its CPU time and the CPU ratio errs in its favour."
-             % (reference, "their matmul work in the real-tensor traces and their busy-waiting" if ref_1_13
-                else "which its fake-tensor traces hardly use: they run no kernels"))
+             "time of its Python thread (time.thread_time), which leaves out libtorch's worker threads -- "
+             "which its fake-tensor traces hardly use: they run no kernels -- so it is a lower bound "
+             "of its CPU time and the CPU ratio errs in its favour." % reference)
     L.append("")
     L.append("| model | fw ops | joint nodes (aotgrad / {0}) | **aotgrad CPU** | **{0} CPU** | **ratio, CPU** | "
              "aotgrad wall | {0} wall | ratio, wall | {0} reps | export (wall) | ratio incl. export, wall |".format(reference))
@@ -392,10 +398,9 @@ def write_report(results_dir, md_path, svg_dir, command):
                                                    ("functionalize", "functionalize"), ("joint", "joint"),
                                                    ("decompose", "decompose"), ("partition", "partition"),
                                                    ("total", "total")]),
-                           (reference, "functorch", [("forward", "forward"), ("joint trace", "joint_trace")]
-                            + ([("functionalize + decompose", "functionalize_decompose")] if ref_1_13  # goes with 1.13 (issue 41, step d)
-                               else [("post-trace", "post_trace")])
-                            + [("partition", "partition"), ("total", "total")])):
+                           (reference, "functorch", [("forward", "forward"), ("joint trace", "joint_trace"),
+                                                     ("post-trace", "post_trace"), ("partition", "partition"),
+                                                     ("total", "total")])):
         L.append("%s phases, ms, CPU time / wall time (the median of each phase, so they need not add up to "
                  "the median total):" % who)
         L.append("")
@@ -477,7 +482,7 @@ def write_report(results_dir, md_path, svg_dir, command):
              "twin for; the GPT-2-width models above are not in it.")
     L.append("")
     L.append("Step time is wall time (CPU time, shown beside it, counts every thread of the process, "
-             "OpenBLAS's too).")
+             "libtorch's BLAS and OpenMP threads too).")
     L.append("")
     L.append("| model | variant | step time (µs) | cv | vs eager | CPU time (µs) | peak memory | vs eager | allocations |")
     L.append("|---|---|---|---|---|---|---|---|---|")
@@ -622,7 +627,7 @@ def write_report(results_dir, md_path, svg_dir, command):
 def _kept_sections(md_path):
     """The sections the sweeps write into BENCHMARKS.md between their markers, kept as they are:
     OpInfo conformance (scripts/opinfo_sweep.sh), Real models (scripts/model_sweep.sh) and saved
-    bytes against functorch 1.13 (tools/saved_compare.py)."""
+    bytes against PyTorch's AOTAutograd (tools/saved_compare.py)."""
     try:
         with open(md_path) as f:
             old = f.read()
@@ -636,7 +641,7 @@ def _kept_sections(md_path):
     return kept
 
 
-def notes_for(models, train_ok, overheads, exp_a, reference="functorch 1.13"):
+def notes_for(models, train_ok, overheads, exp_a, reference):
     """Facts behind missed targets, computed from the figures (not opinions)."""
     out = []
     for m in models:

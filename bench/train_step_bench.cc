@@ -16,8 +16,8 @@
 // checkpointed by hand (eager_checkpoint, torch.utils.checkpoint's scheme), and aot_module in the
 // same variants as the other models (auto at 3% and 10% estimated extra step time).
 //
-// eager_zero_grad, aotgrad_*_zero_grad: the gradients zeroed in place between steps, as libtorch
-// 1.13's Optimizer::zero_grad() does, instead of dropped (compiled with
+// eager_zero_grad, aotgrad_*_zero_grad: the gradients zeroed in place between steps, as
+// Optimizer::zero_grad(set_to_none=false) does, instead of dropped (compiled with
 // MinCutOptions::gradients_kept).
 //
 // Run it as PyTorch's CPU launcher would, with tcmalloc preloaded: `aotgrad launch --nproc=1 --
@@ -140,8 +140,8 @@ std::shared_ptr<const aotgrad::Compiler> functional_compiler() {
   return std::make_shared<aotgrad::InterpreterCompiler>(/*reinplace=*/false);
 }
 
-// Gradients zeroed and kept (libtorch 1.13's Optimizer::zero_grad) instead of dropped (PyTorch
-// 2.x's set_to_none): the backward's gradients are then added into them.
+// Gradients zeroed and kept (Optimizer::zero_grad(set_to_none=false)) instead of dropped (the
+// default, set_to_none): the backward's gradients are then added into them.
 void zero_grads_in_place(const std::vector<at::Tensor>& params) {
   c10::NoGradGuard no_grad;
   for (const at::Tensor& p : params)
@@ -268,7 +268,7 @@ void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, const Variant& v) {
 
 void register_benchmarks() {
   // Every model with gradients dropped between steps, then with them zeroed and kept
-  // (zero_grads_in_place, libtorch 1.13's Optimizer::zero_grad(): the peak above the step's start
+  // (zero_grads_in_place, Optimizer::zero_grad(set_to_none=false): the peak above the step's start
   // then holds no gradient), suffixed _zero_grad.
   for (bool keep : {false, true})
     for (std::string model :

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Builds aotgrad's benchmarks and runs all of them -- compile time and saved activation bytes
-# against PyTorch's own AOTAutograd (functorch 1.13), training-step memory and time against eager,
-# call overhead, the command line's start-up -- then rewrites BENCHMARKS.md and its plots
-# (docs/bench/*.svg) at the repo root.
+# against PyTorch's own AOTAutograd (the venv's PyTorch 2.11), training-step memory and time
+# against eager, call overhead, the command line's start-up -- then rewrites BENCHMARKS.md and its
+# plots (docs/bench/*.svg) at the repo root.
 #
 # usage: scripts/bench.sh [--quick]
 #   --quick   gpt_1l and resnet18 only, one repetition each (a smoke run; BENCHMARKS.md is then
 #             written to $AOTGRAD_BENCH_OUT instead of the repo root)
 # environment: AOTGRAD_BUILD_DIR (default build/), AOTGRAD_BENCH_OUT (default: a temporary directory
 #              for the raw results), AOTGRAD_BENCH_REPS (Google Benchmark repetitions, default 5).
-# Needs the venv's torch, torchvision and networkx, libopenblas0-pthread and
-# hyperfine (scripts/setup.sh installs them); no other dependency.
+# Needs the venv's torch, torchvision and networkx, and hyperfine (scripts/setup.sh installs
+# them); no other dependency.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="${AOTGRAD_BUILD_DIR:-$root/build}"
-# The venv's Python (scripts/setup.sh), whose torch is the libtorch build/ links.
+# The build directory scripts/build.sh builds into: $AOTGRAD_BUILD_DIR, else build/.
+. "$root/scripts/build_dir.sh"
+# The venv's Python (scripts/setup.sh), whose torch is the libtorch the build links.
 PY="${AOTGRAD_PYTHON:-${AOTGRAD_VENV:-$root/.venv}/bin/python}"
 quick=0
 case "${1:-}" in

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The real-model sweep (issue 20): every model of tools/model_sweep.py (torchvision 0.14's
-# classification families, torchaudio 0.13's models, nn.TransformerEncoder; Debian's python3-torch,
-# python3-torchvision and python3-torchaudio) trained one step through tools/export.py and
+# The real-model sweep (issue 20): every model of tools/model_sweep.py (torchvision's
+# classification families, torchaudio's models, nn.TransformerEncoder; the venv's PyTorch 2.11,
+# torchvision and torchaudio, scripts/setup.sh) trained one step through tools/export.py and
 # `aotgrad run --train`, against eager's loss, grads and buffers (tools/model_sweep.py says how).
 # Builds the aotgrad command line, writes report.json and report.md into $AOTGRAD_MODELS_OUT and,
 # for a full run, rewrites the "Real models" section of BENCHMARKS.md (between its model_sweep

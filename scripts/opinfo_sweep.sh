@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The full OpInfo conformance sweep (issue 20): every OpInfo of PyTorch's op_db (python3-torch 1.13)
-# with float32 CPU support, up to 3 samples each, through `aotgrad run` and through functorch 1.13's
-# aot_function as the anchor (tools/opinfo_sweep.py says how). Builds the aotgrad command line,
+# The full OpInfo conformance sweep (issue 20): every OpInfo of PyTorch's op_db (the venv's PyTorch
+# 2.11) with float32 CPU support, up to 3 samples each, through `aotgrad run` and through PyTorch's
+# own AOTAutograd's aot_function as the anchor (tools/opinfo_sweep.py says how; --no-functorch
+# skips the anchor). Builds the aotgrad command line,
 # writes report.json and report.md into $AOTGRAD_OPINFO_OUT and, for a full run, rewrites the
 # "OpInfo conformance" section of BENCHMARKS.md (between its opinfo_sweep markers).
 #

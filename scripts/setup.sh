@@ -9,18 +9,13 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   clang-format                        # tests/style/format_test.sh keeps the tree formatted
   llvm-14-tools                       # FileCheck, which checks the pass tests (tests/passes/*.fx)
-  libtorch-dev libopenblas0-pthread   # libtorch 1.13; OpenBLAS so ATen does not use the reference BLAS
   libgloo-dev                         # Gloo's headers, which c10d's ProcessGroupGloo.hpp includes (collectives)
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev
   libboost-graph-dev                  # Boost.Graph max-flow (header-only) for the min-cut partitioner
   coinor-libcbc-dev                   # CBC, the ILP solver of the activation memory budget (--solver=ilp)
-  python3-torch                       # PyTorch 1.13 for the exporter and conformance checks
-  python3-torchvision                 # torchvision's models: the exporter's tests, the model sweep
-  python3-torchaudio                  # torchaudio's models for the model sweep (tools/model_sweep.py)
   graphviz                            # dot, which renders `aotgrad compile --dot` in a test
-  python3-networkx                    # functorch's min-cut partitioner, the reference in tests/cli/partition_test.sh
-  python3-venv                        # the project's venv, which holds PyTorch 2.11's wheel (below)
+  python3-venv                        # the project's venv: PyTorch 2.11's wheels, networkx, ... (below)
   hyperfine                           # bench/cli_startup.sh: process wall time of the command line
   libtcmalloc-minimal4 libjemalloc2   # the allocators `aotgrad launch` preloads, as PyTorch's run_cpu
 )
@@ -45,6 +40,9 @@ fi
 # for Python. torchaudio's 2.11.1 on PyPI needs a newer libtorch than 2.11.0: all three are pinned.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${AOTGRAD_VENV:-$root/.venv}"
+# Beside them: networkx for PyTorch's min-cut partitioner (the reference of the benchmarks and of
+# tests/cli/partition_test.sh), expecttest for op_db's imports (tools/opinfo_sweep.py), pyyaml for
+# tools/gen_op_tags.py, pytest.
 python_packages=(torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0 expecttest networkx pytest pyyaml)
 if ! "$venv/bin/python" - "${python_packages[@]}" 2>/dev/null <<'PY'
 import sys

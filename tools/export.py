@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """aotgrad: exports a PyTorch model's forward as an ATen-level graph in aotgrad's text form.
 
 The forward is traced with torch.fx.experimental.proxy_tensor.make_fx (parameters and buffers are
@@ -11,11 +11,11 @@ Placeholders are the parameters, then the buffers, named `p_` + the dotted name 
 underscores (`p_fc1_weight`, `p_bn_running_mean`), then the inputs by their dict keys. Tensor
 metadata (dtype, sizes, strides, device) comes from running the traced graph on copies of the real
 inputs. A tied parameter (nanoGPT's LM head and token embedding) is one placeholder. Both files go
-to temporary files renamed into place: a failed export leaves no half-written file. Written for
-PyTorch 1.13 (Debian's python3-torch); run it with /usr/bin/python3.
+to temporary files renamed into place: a failed export leaves no half-written file. Run it with
+the project's venv's Python (scripts/setup.sh), whose PyTorch 2.11 matches the build's libtorch.
 
 As a library:   from export import export; export(model, {"x": x, "target": t}, "out/model")
-As a command:   /usr/bin/python3 tools/export.py resnet18 out/resnet18   (--help lists the models)
+As a command:   .venv/bin/python tools/export.py resnet18 out/resnet18   (--help lists the models)
 """
 
 import argparse
@@ -34,11 +34,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
-
-try:  # PyTorch 2.x
-    from torch.func import functional_call
-except ImportError:  # PyTorch 1.13
-    from torch.nn.utils.stateless import functional_call
+from torch.func import functional_call
 
 __all__ = ["export", "graph_text", "placeholder_name", "read_safetensors", "safetensors_bytes",
            "write_safetensors", "MODELS"]
@@ -486,17 +482,16 @@ def _symbolize(gms, values, points, dims, placeholder_names):
 
 
 # make_fx(tracing_mode="symbolic") makes every dimension of every input a symbol and writes sizes
-# over them: PyTorch 1.13 as "t0.size(0)", "3*t0.size(0)", "t0.size(0)*t1.size(0)" (tensor t0's
-# dimension 0), PyTorch 2.x over its ShapeEnv's symbols, numbered by a hash of where they come from
-# ("s75", "3*s75", "s61*s75"). A symbolic export writes them over aotgrad's symbols s0, s1, ...
-# (numbered in order of first appearance over the placeholders, the example sizes their hints), as
-# PyTorch 2.x prints a dynamic graph, and 1.13's sym_size nodes as sym_size.int.
-_ATOM = re.compile(r"t(\d+)\.size\((\d+)\)|\bs\d+\b")
+# over its ShapeEnv's symbols, numbered by a hash of where they come from ("s75", "3*s75",
+# "s61*s75"). A symbolic export writes them over aotgrad's symbols s0, s1, ... (numbered in order
+# of first appearance over the placeholders, the example sizes their hints), as PyTorch prints a
+# dynamic graph.
+_ATOM = re.compile(r"\bs\d+\b")
 
 
 def _symbolic_annotations(gm, values):
     """{node: annotation} and {symbol: hint} of a make_fx symbolic trace `gm` whose nodes ran on
-    the example inputs to `values`; rewrites its sym_size nodes to sym_size.int."""
+    the example inputs to `values`."""
     symbols, hints = {}, {}
     for n in gm.graph.nodes:
         if n.op != "placeholder":
@@ -526,8 +521,6 @@ def _symbolic_annotations(gm, values):
                 ", ".join(convert(x) for x in v.stride()), _device_text(v.device))
         elif v is not None and "SymInt" in type(v).__name__:
             annotations[n] = "Sym(%s)" % convert(v)
-        if n.op == "call_function" and getattr(n.target, "__name__", "") == "sym_size":
-            n.target = sym_size_int
     return annotations, hints
 
 
@@ -704,9 +697,10 @@ def placeholder_name(dotted):
 
 
 class _FreshFlatWeights:
-    """PyTorch 1.13's functional_call swaps a module's parameters by attribute, but nn.RNN, LSTM and
-    GRU read theirs from the list `_flat_weights`, filled when they were set: without this their
-    weights are traced as constants (`_param_constant0`) instead of the placeholders. While
+    """nn.RNN, LSTM and GRU read their weights from the list `_flat_weights`, filled when they were
+    set, not from their attributes, which functional_call swaps: PyTorch 2.11's functional_call
+    leaves the list holding the swapped-in tensors after the call, so that the model's next eager
+    forward would use them (1.13's never refilled it, and traced the weights as constants). While
     active, each RNN module refills the list from its (swapped) attributes before its forward and
     gets its own list back after."""
 
@@ -738,10 +732,9 @@ class _FreshFlatWeights:
 
 
 def _give_output_sizes(gm, values):
-    """repeat_interleave(x, n, dim) reaches make_fx as repeat_interleave.Tensor(repeats) without
-    output_size in PyTorch 1.13, a result whose length depends on the repeats' values; PyTorch
-    2.x records output_size (the length the run gave), which makes the shape static, and so does
-    this for every repeat_interleave.Tensor node that lacks it."""
+    """A repeat_interleave.Tensor(repeats) node without output_size has a result whose length
+    depends on the repeats' values; this records output_size (the length the run gave), which
+    makes the shape static, as PyTorch does where it knows the length."""
     op = torch.ops.aten.repeat_interleave.Tensor
     for n in gm.graph.nodes:
         if (n.op == "call_function" and n.target is op and n.kwargs.get("output_size") is None
@@ -1058,7 +1051,8 @@ def _torchvision():
     try:
         import torchvision
     except ImportError as e:
-        raise RuntimeError("this model needs torchvision (Debian: python3-torchvision): %s" % e) from None
+        raise RuntimeError("this model needs torchvision (scripts/setup.sh installs it into the venv): %s"
+                           % e) from None
     return torchvision
 
 
@@ -1185,9 +1179,9 @@ MODELS = {
     "gpt": ("GPT-2-style LM (nanoGPT layout, tied LM head, tanh GELU), cross-entropy; vocab 96, "
             "d 32, 4 heads, 2 layers, seq 16, batch 2", _gpt),
     "resnet18": ("torchvision resnet18 (random init, BN in training mode, 10 classes), "
-                 "cross-entropy; batch 4, 3x32x32; needs python3-torchvision", _resnet18),
+                 "cross-entropy; batch 4, 3x32x32; needs torchvision", _resnet18),
     "mobilenet_v2": ("torchvision mobilenet_v2 (random init, BN in training mode, ReLU6, no "
-                     "dropout, 10 classes), cross-entropy; batch 2, 3x32x32; needs python3-torchvision",
+                     "dropout, 10 classes), cross-entropy; batch 2, 3x32x32; needs torchvision",
                      _mobilenet_v2),
     "resnet18_b16": ("resnet18 at the training-step benchmark's size: batch 16, 3x64x64",
                      _train_step_size(resnet18_with_loss)),
@@ -1196,7 +1190,7 @@ MODELS = {
     "efficientnet_b0_b16": ("torchvision efficientnet_b0 (random init, BN in training mode, SiLU, "
                             "squeeze-excitation, no dropout or stochastic depth, 10 classes), "
                             "cross-entropy, at the training-step benchmark's size: batch 16, "
-                            "3x64x64; needs python3-torchvision",
+                            "3x64x64; needs torchvision",
                             _train_step_size(efficientnet_b0_with_loss)),
 }
 
@@ -1215,7 +1209,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0, help="torch.manual_seed before building (default 0)")
     p.add_argument("--tracing-mode", choices=["real", "fake", "symbolic"], default="real",
                    help="make_fx tracing mode (default real); symbolic: every input dimension is "
-                        "a size symbol s0, s1, ... (PyTorch 1.13's symbolic tracing)")
+                        "a size symbol s0, s1, ... (make_fx's symbolic tracing)")
     p.add_argument("--print-grad", action="store_true",
                    help="print only the trainable parameters' placeholder names, comma-separated "
                         "(the --grad= of `aotgrad run --train`)")

@@ -1,9 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """aotgrad: the real-model sweep (issue 20) -- torchvision, torchaudio and nn.TransformerEncoder
 models trained one step through tools/export.py + `aotgrad run --train`, against eager autograd.
 
-Every model of MODELS (torchvision 0.14's classification families, torchaudio 0.13's models,
-torch.nn.TransformerEncoder; Debian's python3-torchvision and python3-torchaudio) is built with a
+Every model of MODELS (torchvision's classification families, torchaudio's models,
+torch.nn.TransformerEncoder; the venv's torchvision and torchaudio, beside its PyTorch 2.11) is built with a
 fixed seed at a small size (batch 2, small images and waveforms, dropout and stochastic depth 0 so
 that the step is deterministic), wrapped with its loss (cross-entropy of the logits, or MSE of the
 output against a fixed random target) and put in training mode. In a worker process:
@@ -16,8 +16,8 @@ output against a fixed random target) and put in training mode. In a worker proc
 
 Then `aotgrad run <model>.fx --train --grad=<parameters> --seed=0` computes the same step, and
 `aotgrad compile --grad=... --stats=json` gives the compile time (total wall and CPU time of the
-pipeline) and how many nodes took the op world's paths; the reference AOTAutograd (PyTorch's own
-on torch 2.x, functorch 1.13's aot_module on 1.13; min-cut partition, no-op compilers) compiles the
+pipeline) and how many nodes took the op world's paths; the reference AOTAutograd (PyTorch 2.11's
+own, bench/compile_compare.py's; min-cut partition, no-op compilers) compiles the
 same model in another worker, timed as
 bench/compile_compare.py times it, the anchor for compile time and saved activation bytes. The loss, every grad and every buffer
 (one aotgrad does not write back is its value before the step) are compared with eager's by
@@ -112,7 +112,8 @@ def _audio():
     try:
         import torchaudio
     except ImportError as e:
-        raise RuntimeError("this model needs torchaudio (Debian: python3-torchaudio): %s" % e) from None
+        raise RuntimeError("this model needs torchaudio (scripts/setup.sh installs it into the venv): %s"
+                           % e) from None
     return torchaudio
 
 
@@ -480,9 +481,21 @@ def finite_differences(name, out_dir, grads):
     export.write_safetensors(prefix + ".fd.safetensors", out)
 
 
+def _tensor_attributes_as_buffers(model):
+    """A tensor a module holds as a plain attribute (the conformer's fixed lengths) becomes a
+    non-persistent buffer: the reference traces the module's functional call with fake parameters
+    and buffers, and refuses a real tensor it closes over (Dynamo, in front of it in
+    torch.compile, lifts such constants into graph inputs the same way)."""
+    for mod in model.modules():
+        for k, v in list(vars(mod).items()):
+            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+                delattr(mod, k)
+                mod.register_buffer(k, v, persistent=False)
+
+
 def functorch_anchor(name, out_dir):
-    """`_functorch`: the reference AOTAutograd (PyTorch's own on torch 2.x, functorch's aot_module on
-    1.13; bench/compile_compare.py's REFERENCE), min-cut partition, no-op compilers, on the exported
+    """`_functorch`: the reference AOTAutograd (PyTorch 2.11's own; bench/compile_compare.py's
+    REFERENCE), min-cut partition, no-op compilers, on the exported
     model, timed by bench/compile_compare.py's FunctorchTimer after its untimed warm-up: the
     compilation's wall and CPU time up to the forward compiler, its joint graph's size and saved
     activation bytes. Prints one JSON line."""
@@ -492,9 +505,10 @@ def functorch_anchor(name, out_dir):
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
     import compile_compare
     model, inputs = _model_from_files(name, os.path.join(out_dir, name))
+    _tensor_attributes_as_buffers(model)
     compile_compare.MODELS[name] = ("", lambda: (copy.deepcopy(model), inputs))
     r = compile_compare.measure_functorch(name, 1, 1e9)
-    print(json.dumps({"reference": r.get("reference", "functorch 1.13"),
+    print(json.dumps({"reference": r["reference"],
                       "total_ms": round(r["phases_s"]["total"] * 1e3, 1),
                       "cpu_total_ms": round(r["cpu_phases_s"]["total"] * 1e3, 1),
                       "joint_nodes": r["joint_nodes"],
@@ -709,17 +723,18 @@ def markdown(report, command=None):
                 m.get("load_end", "?"), report["total_s"]))
     L.append("")
     reference = next((r["functorch"]["reference"] for r in rows
-                      if "reference" in (r.get("functorch") or {})), "functorch 1.13")
+                      if "reference" in (r.get("functorch") or {})),
+                     "PyTorch %s's AOTAutograd" % ".".join(report["torch"].split("+")[0].split(".")[:2]))
     L.append("**%d of %d models pass.** *worst* is the largest error over the compared tensors as "
              "a fraction of its tolerance (1 would fail; *exact*: every value equal), and which "
              "tensor; *compile* is `aotgrad compile --grad --stats=json`'s pipeline wall time (CPU "
              "time in brackets; for a graph with ops the registry does not declare it includes "
              "loading libtorch, some 0.4 s), *in run* the same compilation's wall time inside "
-             "`aotgrad run`, libtorch loaded; *functorch* is %s (min-cut, "
+             "`aotgrad run`, libtorch loaded; *PyTorch* is %s (min-cut, "
              "no-op compilers) on the same model and inputs, wall time from the call to the "
              "forward compiler, after a warm-up (bench/compile_compare.py's timer), and *x* its "
              "ratio to *in run*; *saved* the activation bytes the min-cut forward keeps for the "
-             "backward, aotgrad / functorch; *op world* the graph's nodes of ops the registry does "
+             "backward, aotgrad / PyTorch; *op world* the graph's nodes of ops the registry does "
              "not declare, and the derivatives and decompositions traced through libtorch."
              % (n_pass, len(rows), reference))
     ratios = [r["functorch"]["total_ms"] / r["run_compile_ms"] for r in rows
@@ -727,13 +742,13 @@ def markdown(report, command=None):
     if ratios:
         ratios.sort()
         L.append("")
-        L.append("Compile time against functorch over the %d models both compile: median %.0fx, "
+        L.append("Compile time against %s over the %d models both compile: median %.0fx, "
                  "smallest %.0fx; %d of them at least 100x." % (
-                     len(ratios), ratios[len(ratios) // 2], ratios[0],
+                     reference, len(ratios), ratios[len(ratios) // 2], ratios[0],
                      sum(x >= 100 for x in ratios)))
     L.append("")
     L.append("| model | source | parameters | graph ops | result | worst | compile ms | in run ms "
-             "| functorch ms | x | saved KiB | op world |")
+             "| PyTorch ms | x | saved KiB | op world |")
     L.append("|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         if r["result"] == "pass":
@@ -763,7 +778,7 @@ def markdown(report, command=None):
     ft_errors = [r for r in rows if "error" in (r.get("functorch") or {})]
     if ft_errors:
         L.append("")
-        L.append("functorch failed on: " + "; ".join(
+        L.append("%s failed on: " % reference + "; ".join(
             "%s (`%s`)" % (r["model"], _md(r["functorch"]["error"][:200])) for r in ft_errors) + ".")
     fails = [r for r in rows if r["result"] != "pass"]
     if fails:
@@ -922,8 +937,8 @@ def main(argv=None):
     w.add_argument("model")
     w.add_argument("out_dir")
     r.add_argument("--no-functorch", dest="functorch", action="store_false",
-                   help="skip functorch's aot_module (the compile-time anchor)")
-    ft = sub.add_parser("_functorch", help="(internal) functorch's aot_module on a model")
+                   help="skip PyTorch's own AOTAutograd (the compile-time anchor)")
+    ft = sub.add_parser("_functorch", help="(internal) PyTorch's AOTAutograd on a model")
     ft.add_argument("model")
     ft.add_argument("out_dir")
     fd = sub.add_parser("_fd", help="(internal) float64 finite differences of some grads")

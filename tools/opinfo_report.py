@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """aotgrad: the OpInfo conformance sweep's report (tools/opinfo_sweep.py runs the sweep): verdicts
 per op, counts, the per-cause tables, the markdown section of BENCHMARKS.md and the expected
 results of the CI sample (ctest conformance.opinfo_sample). Reads and writes plain JSON and text;
@@ -8,10 +8,29 @@ import collections
 import json
 import os
 
-# The anchors: functorch's aot_function with each partition (report key, partition name).
+# The anchors: PyTorch's own AOTAutograd's aot_function with each partition (report key, kept from
+# when the anchor was functorch; partition name).
 ANCHORS = (("functorch", "min_cut"), ("functorch_default", "default"))
-WHO_TITLES = {"aotgrad": "**aotgrad**", "functorch": "functorch 1.13 aot_function, min-cut",
-              "functorch_default": "functorch 1.13 aot_function, default partition"}
+
+
+def reference(report):
+    """The anchor's name for the report's torch: "PyTorch 2.11's AOTAutograd"."""
+    return "PyTorch %s's AOTAutograd" % ".".join(report["torch"].split("+")[0].split(".")[:2])
+
+
+def who_title(report, who):
+    """The row title of aotgrad or an anchor in the tables."""
+    if who == "aotgrad":
+        return "**aotgrad**"
+    partition = dict(ANCHORS)[who]
+    return "%s `aot_function`, %s" % (reference(report),
+                                      "min-cut" if partition == "min_cut" else "default partition")
+
+
+def who_short(who):
+    """A column heading's name for aotgrad or an anchor."""
+    return {"aotgrad": "aotgrad", "functorch": "PyTorch min-cut",
+            "functorch_default": "PyTorch default"}[who]
 BEGIN_MARK = "<!-- opinfo_sweep: begin -->"
 END_MARK = "<!-- opinfo_sweep: end -->"
 
@@ -114,7 +133,7 @@ def summary_text(report):
     for who in _who(report["functorch"]):
         c = counts(report, who)
         lines.append("%-17s (a) %s   (b) %s   both %s" % (
-            who, _pct(c["a_pass"], c["a_pop"]), _pct(c["b_pass"], c["b_pop"]),
+            who_short(who), _pct(c["a_pass"], c["a_pop"]), _pct(c["b_pass"], c["b_pop"]),
             _pct(c["both_pass"], c["both_pop"])))
     t = report["timing"]
     lines.append("time: %.0f s (export %.0f s, %d aotgrad runs %.0f s)" % (
@@ -139,7 +158,7 @@ def markdown(report, command=None):
     L = ["## OpInfo conformance", ""]
     L.append(
         "PyTorch's own op database (`op_db` of "
-        "`torch.testing._internal.common_methods_invocations`, python3-torch %s) through aotgrad: "
+        "`torch.testing._internal.common_methods_invocations`, torch %s) through aotgrad: "
         "every OpInfo with float32 CPU support, up to %d samples each (a fixed, seeded "
         "selection). (a) The op's loss sum_i (out_i * w_i).sum() over its floating outputs "
         "(fixed random w_i) is traced with make_fx, written by `tools/export.py`'s writer and "
@@ -151,10 +170,10 @@ def markdown(report, command=None):
         "floats within rtol %g and atol %g x max(1, max|expected|), NaN equal to NaN; a grad that "
         "differs from eager's passes when float64 finite differences agree with it and not with "
         "eager's (noted below); random ops are compared with their traced graph run eagerly under "
-        "the same seed. The anchor is functorch %s's own `aot_function` (no-op compilers; min-cut "
-        "and default partition) on the same cases with the same comparison. "
+        "the same seed. The anchor is %s (`torch._functorch.aot_autograd.aot_function`, no-op "
+        "compilers; min-cut and default partition) on the same cases with the same comparison. "
         "`tools/opinfo_sweep.py` (harness version %s) describes the method in full." % (
-            report["torch"], report["samples"], report["rtol"], report["atol"], report["torch"],
+            report["torch"], report["samples"], report["rtol"], report["atol"], reference(report),
             report["harness"]))
     L.append("")
     if command:
@@ -162,7 +181,7 @@ def markdown(report, command=None):
     L += ["| | ops passing (a) | ops passing (b) | ops passing both |", "|---|---|---|---|"]
     for who in who_list:
         c = counts(report, who)
-        L.append("| %s | %s | %s | %s |" % (WHO_TITLES[who], _pct(c["a_pass"], c["a_pop"]),
+        L.append("| %s | %s | %s | %s |" % (who_title(report, who), _pct(c["a_pass"], c["a_pop"]),
                                             _pct(c["b_pass"], c["b_pop"]),
                                             _pct(c["both_pass"], c["both_pop"])))
     L.append("")
@@ -201,7 +220,8 @@ def markdown(report, command=None):
                  "all, %.0f s building and exporting the cases (%s), %.0f s for %d `aotgrad run` "
                  "processes at -j%d (each starts libtorch, about 0.85 s on a quiet machine)." % (
                      m["date"], m["cores"], m["load"], m["load_end"], t["total_s"], t["export_s"],
-                     "with the functorch anchors" if report["functorch"] else "no functorch",
+                     "%s as the anchor too" % reference(report) if report["functorch"]
+                     else "no anchor",
                      t["aotgrad_s"], t["aotgrad_runs"], report["jobs"]))
         L.append("")
     tables = {who: cause_table(report, who) for who in who_list}
@@ -211,7 +231,7 @@ def markdown(report, command=None):
     L.append("Failures by cause: ops (counted under the cause of their first failing case) and "
              "cases (every failing case).")
     L.append("")
-    L.append("| cause |" + "".join(" %s ops | cases |" % w.replace("_", " ") for w in who_list))
+    L.append("| cause |" + "".join(" %s ops | cases |" % who_short(w) for w in who_list))
     L.append("|---|" + "---|---|" * len(who_list))
     for k in causes:
         L.append("| %s |" % _md_escape(k) + "".join(" %d | %d |" % tables[w].get(k, (0, 0))
@@ -242,14 +262,14 @@ def markdown(report, command=None):
         L.append("Passing cases with a note (%d):" % len(noted))
         L.append("")
         L += ["| op | case | who | note |", "|---|---|---|---|"]
-        L += ["| `%s` | %s | %s | %s |" % (k, cid, w, _md_escape(d)[:300])
+        L += ["| `%s` | %s | %s | %s |" % (k, cid, who_short(w), _md_escape(d)[:300])
               for k, cid, w, d in noted]
         L.append("")
     failing = [r for r in rows if any(r[w]["first_failure"] for w in who_list)]
     L.append("<details><summary>Every op with a failing case (%d), with its first failure</summary>"
              % len(failing))
     L.append("")
-    L.append("| op | aotgrad (a) | aotgrad (b) |" + "".join(" %s |" % w.replace("_", " ")
+    L.append("| op | aotgrad (a) | aotgrad (b) |" + "".join(" %s |" % who_short(w)
                                                            for w in who_list))
     L.append("|---|---|---|" + "---|" * len(who_list))
     for r in failing:
@@ -312,7 +332,7 @@ def check_expected(report, path, report_path=None):
     for line in regressions:
         print("REGRESSION: %s" % line)
     if improvements:
-        print("opinfo_sweep: %d improvement(s): rewrite %s with `/usr/bin/python3 "
+        print("opinfo_sweep: %d improvement(s): rewrite %s with `.venv/bin/python "
               "tools/opinfo_sweep.py expected %s >%s`" % (
                   len(improvements), path, report_path or "REPORT.json", path))
     if regressions:

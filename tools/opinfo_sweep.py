@@ -1,8 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """aotgrad: the OpInfo conformance sweep (issue 20) -- PyTorch's own op database through aotgrad.
 
-For every OpInfo of `torch.testing._internal.common_methods_invocations.op_db` (Debian's
-python3-torch 1.13; run with /usr/bin/python3) that supports float32 on the CPU, up to --samples
+For every OpInfo of `torch.testing._internal.common_methods_invocations.op_db` (the venv's PyTorch
+2.11, which matches the build's libtorch; run with .venv/bin/python) that supports float32 on the
+CPU, up to --samples
 (default 3) of its float32 samples, chosen by a fixed seed per op, become cases:
 
   (a) `a<k>`: the op as a function of the sample's tensors, computing the loss
@@ -18,26 +19,28 @@ python3-torch 1.13; run with /usr/bin/python3) that supports float32 on the CPU,
       value) compared with eager.
 
 An op passes (a) when all its (a) cases pass, (b) likewise, and passes both when it passes (a) and,
-if it has an in-place variant, (b). The same cases go through functorch 1.13's own aot_function
-(no-op compilers; min-cut and default partition) with the same comparison: the anchor.
+if it has an in-place variant, (b). The same cases go through PyTorch's own AOTAutograd
+(torch._functorch.aot_autograd's aot_function, no-op compilers; min-cut and default partition)
+with the same comparison: the anchor (its results stay under the keys "functorch" and
+"functorch_default").
 
-Comparison rule (fp32; aotgrad, functorch and eager all compute in float32): shapes and dtypes
+Comparison rule (fp32; aotgrad, PyTorch and eager all compute in float32): shapes and dtypes
 equal; integral and bool values equal; floating values |got - want| <= atol + rtol*|want| with
 rtol 1e-4 and atol 1e-5 * max(1, max|want|) (the tensor's own scale, for values that cancel),
 NaN equal to NaN and infinities equal to themselves. A grad that differs from eager's still passes
 when float64 central differences of the loss along a random direction agree with it and not with
-eager's (eager autograd can be wrong: as_strided_scatter's grad in 1.13); the report notes it.
+eager's (eager autograd can be wrong: as_strided_scatter's grad was in 1.13); the report notes it.
 Random ops (dropout, bernoulli, randn_like, ...: a case whose traced graph gives another result
 with another seed) are compared with their traced graph run eagerly, since OpInfo's random ops
 seed the generator themselves (with 42, which the graph does not record) and an op's eager kernel
-may draw in another order than its ATen decomposition; eager, functorch and `aotgrad run --seed=0`
-all seed the CPU generator with 0 right before the run. Ops with uninitialized outputs
-(empty_like, new_empty, ...) compare shapes and dtypes only; a sample whose eager results differ
-between two runs is skipped. functorch compiles on a first call with copies of the inputs and is
-measured on a second call (functorch 1.13 traces with the real inputs, so its first call applies
-an in-place op twice). A sample make_fx cannot trace because of data-dependent control flow on a
-tensor argument (narrow's start) is traced again with the tensors that do not require grad as
-constants, lifted into graph inputs c<k>.
+may draw in another order than its ATen decomposition; eager, PyTorch's AOTAutograd and
+`aotgrad run --seed=0` all seed the CPU generator with 0 right before the run. Ops with
+uninitialized outputs (empty_like, new_empty, ...) compare shapes and dtypes only; a sample whose
+eager results differ between two runs is skipped. PyTorch's AOTAutograd compiles on a first call
+with copies of the inputs and is measured on a second call, on inputs it has not compiled with. A
+sample make_fx cannot trace because of data-dependent control flow on a tensor argument (narrow's
+start) is traced again with the tensors that do not require grad as constants, lifted into graph
+inputs c<k>.
 
 Failures are classified by cause (export failed in make_fx or in the text form, unknown op <name>,
 no derivative <name>, meta mismatch, run error, wrong value, wrong grad, wrong write-back, timeout,
@@ -61,7 +64,6 @@ usage:
 
 import argparse
 import hashlib
-import importlib.util
 import itertools
 import json
 import math
@@ -76,7 +78,6 @@ import sys
 import tempfile
 import threading
 import time
-import types
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -112,33 +113,7 @@ def harness_version():
 # --- the op database ------------------------------------------------------------------------------
 
 
-def _expecttest_standin():
-    """common_utils imports expecttest (absent from Debian) for TestCase.assertExpectedInline; the
-    sweep uses neither, so a module with the two names it reads suffices. It goes into
-    sys.modules only when the real one is missing, and only in this process."""
-    m = types.ModuleType("expecttest")
-    m.ACCEPT = False
-
-    import unittest
-
-    class TestCase(unittest.TestCase):
-        def assertExpectedInline(self, actual, expect, skip=0):  # noqa: N802
-            self.assertEqual(expect, actual)
-
-    m.TestCase = TestCase
-    return m
-
-
 _OP_DB = None
-_random_sample = random.sample
-
-
-def _sample_from_sets(population, k, **kwargs):
-    """random.sample as before Python 3.11, which took sets (nn.functional.cross_entropy's and
-    nll_loss's samples pass one): a set is sorted first, so the draw is repeatable."""
-    if isinstance(population, (set, frozenset)):
-        population = sorted(population)
-    return _random_sample(population, k, **kwargs)
 
 
 def op_database():
@@ -146,9 +121,6 @@ def op_database():
     and, for a variant, '.' + its variant_test_name (nn.functional.pad.reflect)."""
     global _OP_DB
     if _OP_DB is None:
-        if importlib.util.find_spec("expecttest") is None:
-            sys.modules["expecttest"] = _expecttest_standin()
-        random.sample = _sample_from_sets  # noqa: F811
         argv = sys.argv  # common_utils parses sys.argv (--seed, --repeat, ...) when imported
         sys.argv = argv[:1]
         try:
@@ -286,7 +258,7 @@ def _same(x, y):
 
 def _check_deterministic(op, first, second):
     """A sample whose eager results differ between two runs with the same seed has no reference
-    (as_strided_scatter's eager backward in 1.13 leaves memory uninitialized): it is skipped."""
+    (as_strided_scatter's eager backward in 1.13 left memory uninitialized): it is skipped."""
     if op.name in UNINITIALIZED_OPS:
         return
     if isinstance(second, str) or not _same(first, second):
@@ -675,7 +647,7 @@ def _fd_agrees(grad, fd):
     return abs(dot - d) <= 1e-3 * max(1.0, scale)
 
 
-# --- functorch (the anchor) -----------------------------------------------------------------------
+# --- PyTorch's AOTAutograd (the anchor; the report's key "functorch") ----------------------------
 
 
 def _error(detail):
@@ -685,10 +657,11 @@ def _error(detail):
 
 
 def functorch_result(case, partition):
-    """(cause, detail) of the case through functorch's aot_function with no-op compilers and the
-    partition 'min_cut' or 'default'."""
-    from functorch.compile import (aot_function, default_partition,
-                                   min_cut_rematerialization_partition, nop)
+    """(cause, detail) of the case through PyTorch's AOTAutograd (aot_function) with no-op
+    compilers and the partition 'min_cut' or 'default'."""
+    from torch._functorch.aot_autograd import aot_function
+    from torch._functorch.compilers import nop
+    from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
     partition_fn = (min_cut_rematerialization_partition if partition == "min_cut"
                     else default_partition)
 
@@ -1112,7 +1085,7 @@ def main(argv=None):
                    help="seconds per export step before it is interrupted (default 60)")
     r.add_argument("--samples", type=int, default=3, help="samples per op (default 3)")
     r.add_argument("--no-functorch", dest="functorch", action="store_false",
-                   help="skip the functorch anchor")
+                   help="skip the anchor, PyTorch's own AOTAutograd")
     r.add_argument("--expected", default=None,
                    help="expected results; exit 1 on a regression (see `expected`)")
     r.add_argument("-v", "--verbose", action="store_true", help="print every aotgrad case")

@@ -1,5 +1,5 @@
-#!/usr/bin/python3
-"""aotgrad: saved activation bytes of aotgrad's min-cut against functorch 1.13's, per model.
+#!/usr/bin/env python3
+"""aotgrad: saved activation bytes of aotgrad's min-cut against PyTorch's own AOTAutograd's, per model.
 
 For each model (by default every model tools/model_sweep.py and tools/export.py can export:
 torchvision, torchaudio and torch.nn models at batch 2, the GPTs, the MLPs, cnn_bn, and a
@@ -8,7 +8,9 @@ in a worker process:
 
   - the model is built with a fixed seed, put in training mode and exported with tools/export.py
     (graph only);
-  - functorch 1.13's aot_module with min_cut_rematerialization_partition (no-op compilers) runs one
+  - PyTorch's own AOTAutograd (the venv's PyTorch 2.11: torch._functorch's aot_module,
+    tools/functorch_min_cut.py's, with min_cut_rematerialization_partition, no-op compilers and
+    its own decompositions, the graph at the level of aotgrad's core decompositions) runs one
     training step of the same model and weights; its saved activation bytes are the unique storage
     bytes of the saved tensors that are not parameters, buffers or inputs
     (tools/functorch_min_cut.py's saved_summary).
@@ -18,13 +20,14 @@ saved_activation_bytes (the same count) twice: with --recompute-pointwise-from-s
 2.x's materialized-backward, used-far-apart and long-fusible-chain bans: an activation whose output
 a norm's or convolution's backward reads is saved beside its input) and with the default (on: a
 cheap op the backward can compute in at most three calls from values it has anyway is recomputed,
-as functorch 1.13 does). The ratios are aotgrad / functorch; at most 1 means aotgrad keeps no more
-for the backward than functorch does.
+as functorch 1.13's min-cut did). The ratios are aotgrad / PyTorch (the JSON keeps PyTorch's
+figures under the key "functorch"); at most 1 means aotgrad keeps no more for the backward than
+PyTorch's AOTAutograd does.
 
-usage:
-  /usr/bin/python3 tools/saved_compare.py --aotgrad=BIN --dir=DIR [--models=a,b,...]
+usage: (PYTHON: the venv's, .venv/bin/python)
+  PYTHON tools/saved_compare.py --aotgrad=BIN --dir=DIR [--models=a,b,...]
       [--json=OUT.json] [--benchmarks=BENCHMARKS.md [--command=TEXT]]
-  /usr/bin/python3 tools/saved_compare.py list
+  PYTHON tools/saved_compare.py list
 The exported graphs stay in DIR. --benchmarks writes the table into BENCHMARKS.md between its
 saved_compare markers.
 """
@@ -99,14 +102,15 @@ def _all_names():
     return names + [n for n in export.MODELS if n not in names]
 
 
-# --- the worker: export and functorch ----------------------------------------------------------
+# --- the worker: export and PyTorch's AOTAutograd ---------------------------------------------
 
 
 def functorch_saved(model, inputs):
-    """functorch 1.13's min-cut on one training step of `model(**inputs)`: (saved activation bytes,
-    number of saved values)."""
+    """PyTorch's AOTAutograd's min-cut on one training step of `model(**inputs)`: (saved activation
+    bytes, number of saved values)."""
     import torch
-    from functorch.compile import aot_module, make_boxed_func, min_cut_rematerialization_partition
+    from torch._functorch.aot_autograd import make_boxed_func
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
     import functorch_min_cut
     rec = {}
 
@@ -122,8 +126,8 @@ def functorch_saved(model, inputs):
                         if n.op == "placeholder" and "tangents" not in n.name]
         return make_boxed_func(gm)
 
-    compiled = aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
-                          partition_fn=min_cut_rematerialization_partition)
+    compiled = functorch_min_cut.aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
+                                            partition_fn=min_cut_rematerialization_partition)
     torch.manual_seed(0)
     compiled(**inputs).backward()
     names = rec["names"]
@@ -133,8 +137,14 @@ def functorch_saved(model, inputs):
     return activation_bytes, len(names)
 
 
+def _reference():
+    import functorch_min_cut
+    return functorch_min_cut.REFERENCE
+
+
 def worker(name, out_dir):
-    """Exports `name` to <out_dir>/<name>.fx and measures functorch; prints one JSON line."""
+    """Exports `name` to <out_dir>/<name>.fx and measures PyTorch's AOTAutograd; prints one JSON
+    line."""
     import warnings
     warnings.filterwarnings("ignore")
     import torch
@@ -146,7 +156,7 @@ def worker(name, out_dir):
     record = {"model": name, "parameters": sum(p.numel() for p in model.parameters()),
               "grad": ",".join(export.placeholder_name(n) for n, p in model.named_parameters()
                                if p.requires_grad)}
-    # functorch's copy is taken before the export runs the model: a weight-normalized model
+    # PyTorch's copy is taken before the export runs the model: a weight-normalized model
     # (wav2vec2's positional convolution) then holds a computed weight, which deepcopy refuses.
     functorch_model = copy.deepcopy(model)
     try:
@@ -160,7 +170,7 @@ def worker(name, out_dir):
     try:
         record["functorch"], record["functorch_values"] = functorch_saved(functorch_model, inputs)
     except Exception as e:  # noqa: BLE001
-        record["error"] = "functorch: %s: %s" % (type(e).__name__, str(e).splitlines()[0][:200])
+        record["error"] = "%s: %s: %s" % (_reference(), type(e).__name__, str(e).splitlines()[0][:200])
     print(json.dumps(record))
 
 
@@ -209,17 +219,25 @@ def _kib(b):
     return "%.1f" % (b / 1024.0)
 
 
+def _reference_of(report):
+    """The reference's name in a report: "PyTorch 2.11's AOTAutograd"."""
+    return report.get("reference") or "PyTorch %s's AOTAutograd" % ".".join(
+        report["torch"].split("+")[0].split(".")[:2])
+
+
 def markdown(report, command=None):
-    L = ["## Saved activation bytes against functorch 1.13 (recompute_pointwise_from_saved)", ""]
+    ref = _reference_of(report)
+    L = ["## Saved activation bytes against %s (recompute_pointwise_from_saved)" % ref, ""]
     m = report["machine"]
     rows = [r for r in report["models"] if "error" not in r]
     above = [r for r in rows if r["aotgrad_on"] > r["functorch"]]
     L.append("Saved activation bytes (unique storage bytes of the values the forward keeps for the "
              "backward that are not parameters, buffers or inputs) of aotgrad's min-cut against "
-             "functorch %s's `min_cut_rematerialization_partition` on the same model and weights, "
+             "%s's `min_cut_rematerialization_partition` (torch %s; `aot_module` with its own "
+             "decompositions, no-op compilers) on the same model and weights, "
              "one training step, on every model `tools/model_sweep.py` and `tools/export.py` can "
              "export (`aotgrad compile --grad=<parameters> --stats=json`'s "
-             "saved_activation_bytes; functorch's from the tensors its compiled forward returns). "
+             "saved_activation_bytes; PyTorch's from the tensors its compiled forward returns). "
              "*off* is `--recompute-pointwise-from-saved=off`: PyTorch 2.x's materialized-backward, "
              "used-far-apart and long-fusible-chain bans, which save an activation (SiLU, GELU, a "
              "squeeze-excitation's mean, a residual sum) that a norm's or convolution's backward "
@@ -227,21 +245,21 @@ def markdown(report, command=None):
              "(`MinCutOptions::recompute_pointwise_from_saved`): a cheap op (the recomputable "
              "allowlist's) that the backward can compute in at most three calls from values it has "
              "anyway is not banned, so the cut may recompute it, as functorch 1.13's min-cut (which "
-             "has none of those bans) does. Ratios are aotgrad / functorch, all in one run: `%s` "
+             "had none of those bans) did. Ratios are aotgrad / PyTorch, all in one run: `%s` "
              "(%s, %s cores, load %s; %.0f s)."
-             % (report["torch"], command or "tools/saved_compare.py", m["date"], m["cores"],
+             % (ref, report["torch"], command or "tools/saved_compare.py", m["date"], m["cores"],
                 m["load"], report["total_s"]))
     L.append("")
     if above:
-        L.append("aotgrad (on) saves more than functorch on %d of %d models: %s." % (
+        L.append("aotgrad (on) saves more than PyTorch on %d of %d models: %s." % (
             len(above), len(rows), ", ".join("%s %.3f\u00d7" % (r["model"],
                                                                r["aotgrad_on"] / r["functorch"])
                                             for r in above)))
     else:
-        L.append("aotgrad (on) saves at most functorch's bytes on all %d models." % len(rows))
+        L.append("aotgrad (on) saves at most PyTorch's bytes on all %d models." % len(rows))
     L.append("")
-    L.append("| model | parameters | functorch KiB (values) | aotgrad off KiB (values) | off / "
-             "functorch | aotgrad on KiB (values) | on / functorch |")
+    L.append("| model | parameters | PyTorch KiB (values) | aotgrad off KiB (values) | off / "
+             "PyTorch | aotgrad on KiB (values) | on / PyTorch |")
     L.append("|---|---:|---:|---:|---:|---:|---:|")
     for r in report["models"]:
         if "error" in r:
@@ -305,6 +323,7 @@ def main(argv=None):
     if unknown:
         p.error("unknown model(s): %s (`saved_compare.py list` lists them)" % ", ".join(unknown))
     os.makedirs(args.dir, exist_ok=True)
+    import functorch_min_cut
     import torch
     t0 = time.monotonic()
     machine = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": os.cpu_count(),
@@ -316,10 +335,10 @@ def main(argv=None):
         if "error" in r:
             print("  %-20s %s" % (n, r["error"]), flush=True)
         else:
-            print("  %-20s functorch %s KiB, aotgrad off %s KiB (%.2f), on %s KiB (%.2f)" % (
+            print("  %-20s PyTorch %s KiB, aotgrad off %s KiB (%.2f), on %s KiB (%.2f)" % (
                 n, _kib(r["functorch"]), _kib(r["aotgrad_off"]), r["aotgrad_off"] / r["functorch"],
                 _kib(r["aotgrad_on"]), r["aotgrad_on"] / r["functorch"]), flush=True)
-    report = {"torch": torch.__version__, "machine": machine,
+    report = {"torch": torch.__version__, "reference": functorch_min_cut.REFERENCE, "machine": machine,
               "total_s": round(time.monotonic() - t0, 1), "models": rows}
     if args.json:
         with open(args.json, "w") as f:

@@ -209,8 +209,7 @@ AOTGRAD_DIST_TIMEOUT=4 expect_exit 3 "a rank exits before joining" "$bin" launch
 check [ $(($(date +%s) - start)) -lt 40 ]
 check has "$tmp/err" "aotgrad launch: rank 1 (pid"
 check has "$tmp/err" "exited with code 3"
-# libtorch 1.13's TCPStore lets rank 0 through and Gloo's connect fails ("could not connect to every
-# rank"); libtorch 2's waits for every rank in the store ("could not meet the other ranks").
+# libtorch's TCPStore waits for every rank in the store ("could not meet the other ranks").
 check has "$tmp/err" "process group '0': rank 0 of 2 (from torchrun's environment) could not "
 check has "$tmp/err" "master 127.0.0.1:"
 check has "$tmp/err" "did all 2 ranks start?"

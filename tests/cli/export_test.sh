@@ -5,9 +5,9 @@
 # usage: export_test.sh AOTGRAD_BINARY TEST_DATA_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 exporter="$root/tools/export.py"
-# torch 1.13 and torchvision 0.14 are Debian's python3-torch and python3-torchvision.
+# torch and torchvision are the venv's (scripts/setup.sh), PyTorch 2.11's wheels.
 if ! "$PY" -c "import torchvision" 2>"$tmp/tv.err"; then
-  echo "FAIL: python3-torchvision is missing (scripts/setup.sh installs it): $(tail -1 "$tmp/tv.err")"
+  echo "FAIL: torchvision is missing from $PY (scripts/setup.sh installs it): $(tail -1 "$tmp/tv.err")"
   exit 1
 fi
 
@@ -121,9 +121,8 @@ class Repeat(nn.Module):  # repeat_interleave(x, n, dim): a static result, as Py
     def forward(self, x):
         return (self.w.repeat_interleave(2, dim=0) * x).sum()
 text = export.export(Repeat(), {"x": torch.randn(6, 4)}, out + "/repeat")
-# PyTorch 1.13 traces repeat_interleave.Tensor(repeats), written with output_size as 2.x records
-# it; PyTorch 2.11 decomposes it (unsqueeze, expand, clone, view). No repeat_interleave.Tensor
-# lacks output_size.
+# PyTorch 2.11 decomposes repeat_interleave(x, 2, dim=0) (unsqueeze, expand, clone, view); a
+# repeat_interleave.Tensor left in a graph is written with its output_size.
 calls = re.findall(r"repeat_interleave\.Tensor\(([^)]*)\)", text)
 assert all(re.fullmatch(r"\w+, output_size = 6", c) for c in calls), text
 assert calls or "aten.expand.default(unsqueeze, [3, 2, 4])" in text, text
@@ -264,10 +263,11 @@ check [ $? -eq 0 ]
 check grep -q "^saved: .* bytes of activations" "$tmp/explain.txt"
 check grep -q "^  convolution aten::convolution: " "$tmp/explain.txt"
 
-# The min-cut partition keeps no more activation bytes than PyTorch's own (functorch's
-# min_cut_rematerialization_partition on the same models, as tests/cli/partition_test.sh does).
+# The min-cut partition keeps no more activation bytes than PyTorch's own AOTAutograd's
+# (min_cut_rematerialization_partition on the same models, tools/functorch_min_cut.py, as
+# tests/cli/partition_test.sh does).
 "$PY" "$root/tools/functorch_min_cut.py" resnet18 gpt >"$tmp/functorch.jsonl" 2>"$tmp/functorch.err"
-check [ $? -eq 0 ]
+check [ $? -eq 0 ] || tail -5 "$tmp/functorch.err"
 for m in resnet18 gpt; do
   "$bin" compile "$tmp/$m.fx" --grad="$(cat "$tmp/$m.grad")" --stats=json >"$tmp/$m.compile.json"
   check [ $? -eq 0 ]
@@ -276,7 +276,7 @@ for m in resnet18 gpt; do
 for l in open(sys.argv[1]):
     j = json.loads(l)
     if j['model'] == sys.argv[2]: print(j['saved_activation_bytes'])" "$tmp/functorch.jsonl" "$m")
-  echo "$m: saved activation bytes: aotgrad min_cut $mc, functorch min_cut $ft"
+  echo "$m: saved activation bytes: aotgrad min_cut $mc, PyTorch's AOTAutograd min_cut $ft"
   check [ -n "$mc" ] && check [ -n "$ft" ] && check [ "$mc" -le "$ft" ]
 done
 

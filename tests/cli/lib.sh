@@ -3,7 +3,7 @@
 #   bin   the aotgrad binary          data  tests/data          root  the source tree
 #   tmp   a scratch directory, removed when the test exits
 #   PY    $AOTGRAD_PYTHON, the Python whose torch matches the build's libtorch (ctest sets it),
-#         else the system Python 3 (Debian's python3-torch)
+#         else the project's venv's (scripts/setup.sh)
 # and the checks, which count passes and failures; `finish` prints the counts (prefixed by the
 # test's name) and exits non-zero when a check failed.
 set -u
@@ -14,8 +14,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 passes=0
-PY="${AOTGRAD_PYTHON:-/usr/bin/python3}"
-[ -x "$PY" ] || PY=python3
+PY="${AOTGRAD_PYTHON:-$root/.venv/bin/python}"
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { passes=$((passes + 1)); }

@@ -13,9 +13,9 @@ failures=0
 passes=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 check() { if "$@"; then passes=$((passes + 1)); else fail "$*"; fi; }
-# The Python whose torch matches the build's libtorch (ctest sets AOTGRAD_PYTHON), as in lib.sh.
-PY="${AOTGRAD_PYTHON:-/usr/bin/python3}"
-[ -x "$PY" ] || PY=python3
+# The Python whose torch matches the build's libtorch (ctest sets AOTGRAD_PYTHON), else the venv's,
+# as in lib.sh.
+PY="${AOTGRAD_PYTHON:-$root/.venv/bin/python}"
 
 cat >"$tmp/g.fx" <<'G'
 def forward(self, x: "f32[2, 6, 5]", w: "f32[6]", b: "f32[6]"):
@@ -49,7 +49,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))["op_world"]
 assert j["nodes_provided"] > 0 and j["nodes_declared"] > 0, j
 assert j["traced_derivatives"] >= 4 and j["traced_decompositions"] >= 1, j
-assert j["meta_kernel"] > 0 and j["meta_cpu_kernel"] > 0, j  # flip has no Meta kernel in 1.13
+assert j["meta_kernel"] > 0 and j["meta_cpu_kernel"] > 0, j  # flip: no Meta kernel in libtorch (torch._refs's is Python)
 P
 
 # An op that neither the registry nor libtorch knows, and a schema aotgrad cannot represent.

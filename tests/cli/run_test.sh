@@ -2,7 +2,7 @@
 # `aotgrad run`: random and file inputs, outputs file contents, mutated inputs, stats, errors.
 # usage: run_test.sh AOTGRAD_BINARY TEST_DATA_DIR
 source "$(dirname "$0")/lib.sh" "$@"
-py() { python3 -c "$@"; }
+py() { "$PY" -c "$@"; }
 # Names in a safetensors file's header, sorted, comma-separated.
 names() { py "import json,struct,sys; b=open(sys.argv[1],'rb').read(); n=struct.unpack('<Q',b[:8])[0]; h=json.loads(b[8:8+n]); print(','.join(sorted(k for k in h if k!='__metadata__')))" "$1"; }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `aotgrad compile --grad` and `aotgrad run --train`: dumps, statistics, and grads and buffers of
-# the example models against PyTorch eager (Debian's python3-torch) on the same inputs.
+# the example models against PyTorch eager (the venv's torch) on the same inputs.
 # usage: train_test.sh AOTGRAD_BINARY TEST_DATA_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 

@@ -14,14 +14,14 @@ src="$2"
 work="$3"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-PY="${AOTGRAD_PYTHON:-/usr/bin/python3}"
-[ -x "$PY" ] || PY=python3
+# The Python whose torch matches the build's libtorch (ctest sets AOTGRAD_PYTHON), else the venv's.
+PY="${AOTGRAD_PYTHON:-$src/.venv/bin/python}"
 sweep=("$PY" "$src/tools/model_sweep.py")
 expected="$src/tests/conformance/model_sample.txt"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 for m in torchvision torchaudio; do
-  "$PY" -c "import $m" 2>/dev/null || fail "python3-$m is missing (scripts/setup.sh installs it)"
+  "$PY" -c "import $m" 2>/dev/null || fail "$m is missing from $PY (scripts/setup.sh installs it)"
 done
 
 # The sample: no regression against the checked-in expectations.

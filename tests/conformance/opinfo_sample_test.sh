@@ -15,16 +15,10 @@ work="$3"
 cache="$work/cache"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-PY="${AOTGRAD_PYTHON:-/usr/bin/python3}"
-[ -x "$PY" ] || PY=python3
+# The Python whose torch matches the build's libtorch (ctest sets AOTGRAD_PYTHON), else the venv's.
+PY="${AOTGRAD_PYTHON:-$src/.venv/bin/python}"
 sweep=("$PY" "$src/tools/opinfo_sweep.py")
 expected="$src/tests/conformance/opinfo_sample.txt"
-# goes with 1.13 (issue 41, step d): torch 2.11 splits OpInfos (index_reduce.prod, ...), so its
-# sample names its own keys.
-case "$("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)" in
-  1.13*) ;;
-  *) expected="$src/tests/conformance/opinfo_sample-2.11.txt" ;;
-esac
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 

@@ -20,9 +20,9 @@ class GraphModule(torch.nn.Module):
         relu__1: "f32[s0, 16, 8, 8][1024, 64, 8, 1]cpu" = torch.ops.aten.relu_.default(getitem_5);  getitem_5 = None
         mean: "f32[s0, 16, 1, 1][16, 1, 1, 1]cpu" = torch.ops.aten.mean.dim(relu__1, [-1, -2], True);  relu__1 = None
         sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0);  x = None
-        _reshape_alias: "f32[s0, 16][16, 1]cpu" = torch.ops.aten._reshape_alias.default(mean, [sym_size_int, 16], [16, 1]);  mean = sym_size_int = None
+        view: "f32[s0, 16][16, 1]cpu" = torch.ops.aten.view.default(mean, [sym_size_int, 16]);  mean = sym_size_int = None
         t: "f32[16, 10][1, 16]cpu" = torch.ops.aten.t.default(p_fc_weight);  p_fc_weight = None
-        addmm: "f32[s0, 10][10, 1]cpu" = torch.ops.aten.addmm.default(p_fc_bias, _reshape_alias, t);  p_fc_bias = _reshape_alias = t = None
+        addmm: "f32[s0, 10][10, 1]cpu" = torch.ops.aten.addmm.default(p_fc_bias, view, t);  p_fc_bias = view = t = None
         _log_softmax: "f32[s0, 10][10, 1]cpu" = torch.ops.aten._log_softmax.default(addmm, 1, False);  addmm = None
         nll_loss_forward = torch.ops.aten.nll_loss_forward.default(_log_softmax, target, None, 1, -100);  _log_softmax = target = None
         getitem_8: "f32[][]cpu" = nll_loss_forward[0]

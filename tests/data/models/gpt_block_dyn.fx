@@ -10,10 +10,10 @@ class GraphModule(torch.nn.Module):
         getitem: "f32[s0, s1, 32][32*s1, 32, 1]cpu" = native_layer_norm[0]
         getitem_1: "f32[s0, s1, 1][s1, 1, 1]cpu" = native_layer_norm[1];  getitem_1 = None
         getitem_2: "f32[s0, s1, 1][s1, 1, 1]cpu" = native_layer_norm[2];  native_layer_norm = getitem_2 = None
-        t: "f32[32, 96][1, 32]cpu" = torch.ops.aten.t.default(p_attn_qkv_weight);  p_attn_qkv_weight = None
         sym_size_int_1: "Sym(s0)" = torch.ops.aten.sym_size.int(idx, 0);  idx = None
         mul_1: "Sym(s0*s1)" = sym_size_int_1 * sym_size_int
         view: "f32[s0*s1, 32][32, 1]cpu" = torch.ops.aten.view.default(getitem, [mul_1, 32]);  getitem = None
+        t: "f32[32, 96][1, 32]cpu" = torch.ops.aten.t.default(p_attn_qkv_weight);  p_attn_qkv_weight = None
         addmm: "f32[s0*s1, 96][96, 1]cpu" = torch.ops.aten.addmm.default(p_attn_qkv_bias, view, t);  p_attn_qkv_bias = view = t = None
         view_1: "f32[s0, s1, 96][96*s1, 96, 1]cpu" = torch.ops.aten.view.default(addmm, [sym_size_int_1, sym_size_int, 96]);  addmm = None
         split = torch.ops.aten.split.Tensor(view_1, 32, 2);  view_1 = None
@@ -46,8 +46,8 @@ class GraphModule(torch.nn.Module):
         transpose_4: "f32[s0, s1, 2, 16][32*s1, 16, 16*s1, 1]cpu" = torch.ops.aten.transpose.int(view_5, 1, 2);  view_5 = None
         clone_3: "f32[s0, s1, 2, 16][32*s1, 32, 16, 1]cpu" = torch.ops.aten.clone.default(transpose_4, memory_format = torch.contiguous_format);  transpose_4 = None
         _unsafe_view_3: "f32[s0, s1, 32][32*s1, 32, 1]cpu" = torch.ops.aten._unsafe_view.default(clone_3, [sym_size_int_1, sym_size_int, 32]);  clone_3 = None
-        t_1: "f32[32, 32][1, 32]cpu" = torch.ops.aten.t.default(p_attn_proj_weight);  p_attn_proj_weight = None
         view_6: "f32[s0*s1, 32][32, 1]cpu" = torch.ops.aten.view.default(_unsafe_view_3, [mul_1, 32]);  _unsafe_view_3 = None
+        t_1: "f32[32, 32][1, 32]cpu" = torch.ops.aten.t.default(p_attn_proj_weight);  p_attn_proj_weight = None
         addmm_1: "f32[s0*s1, 32][32, 1]cpu" = torch.ops.aten.addmm.default(p_attn_proj_bias, view_6, t_1);  p_attn_proj_bias = view_6 = t_1 = None
         view_7: "f32[s0, s1, 32][32*s1, 32, 1]cpu" = torch.ops.aten.view.default(addmm_1, [sym_size_int_1, sym_size_int, 32]);  addmm_1 = None
         add_1: "f32[s0, s1, 32][32*s1, 32, 1]cpu" = torch.ops.aten.add.Tensor(add, view_7);  add = view_7 = None
@@ -55,13 +55,13 @@ class GraphModule(torch.nn.Module):
         getitem_6: "f32[s0, s1, 32][32*s1, 32, 1]cpu" = native_layer_norm_1[0]
         getitem_7: "f32[s0, s1, 1][s1, 1, 1]cpu" = native_layer_norm_1[1];  getitem_7 = None
         getitem_8: "f32[s0, s1, 1][s1, 1, 1]cpu" = native_layer_norm_1[2];  native_layer_norm_1 = getitem_8 = None
-        t_2: "f32[32, 128][1, 32]cpu" = torch.ops.aten.t.default(p_fc_weight);  p_fc_weight = None
         view_8: "f32[s0*s1, 32][32, 1]cpu" = torch.ops.aten.view.default(getitem_6, [mul_1, 32]);  getitem_6 = None
+        t_2: "f32[32, 128][1, 32]cpu" = torch.ops.aten.t.default(p_fc_weight);  p_fc_weight = None
         addmm_2: "f32[s0*s1, 128][128, 1]cpu" = torch.ops.aten.addmm.default(p_fc_bias, view_8, t_2);  p_fc_bias = view_8 = t_2 = None
         view_9: "f32[s0, s1, 128][128*s1, 128, 1]cpu" = torch.ops.aten.view.default(addmm_2, [sym_size_int_1, sym_size_int, 128]);  addmm_2 = None
         gelu: "f32[s0, s1, 128][128*s1, 128, 1]cpu" = torch.ops.aten.gelu.default(view_9);  view_9 = None
-        t_3: "f32[128, 32][1, 128]cpu" = torch.ops.aten.t.default(p_fc_proj_weight);  p_fc_proj_weight = None
         view_10: "f32[s0*s1, 128][128, 1]cpu" = torch.ops.aten.view.default(gelu, [mul_1, 128]);  gelu = None
+        t_3: "f32[128, 32][1, 128]cpu" = torch.ops.aten.t.default(p_fc_proj_weight);  p_fc_proj_weight = None
         addmm_3: "f32[s0*s1, 32][32, 1]cpu" = torch.ops.aten.addmm.default(p_fc_proj_bias, view_10, t_3);  p_fc_proj_bias = view_10 = t_3 = None
         view_11: "f32[s0, s1, 32][32*s1, 32, 1]cpu" = torch.ops.aten.view.default(addmm_3, [sym_size_int_1, sym_size_int, 32]);  addmm_3 = None
         add_2: "f32[s0, s1, 32][32*s1, 32, 1]cpu" = torch.ops.aten.add.Tensor(add_1, view_11);  add_1 = view_11 = None
@@ -69,8 +69,8 @@ class GraphModule(torch.nn.Module):
         getitem_9: "f32[s0, s1, 32][32*s1, 32, 1]cpu" = native_layer_norm_2[0]
         getitem_10: "f32[s0, s1, 1][s1, 1, 1]cpu" = native_layer_norm_2[1];  getitem_10 = None
         getitem_11: "f32[s0, s1, 1][s1, 1, 1]cpu" = native_layer_norm_2[2];  native_layer_norm_2 = getitem_11 = None
-        t_4: "f32[32, 64][1, 32]cpu" = torch.ops.aten.t.default(p_head_weight);  p_head_weight = None
         view_12: "f32[s0*s1, 32][32, 1]cpu" = torch.ops.aten.view.default(getitem_9, [mul_1, 32]);  getitem_9 = None
+        t_4: "f32[32, 64][1, 32]cpu" = torch.ops.aten.t.default(p_head_weight);  p_head_weight = None
         addmm_4: "f32[s0*s1, 64][64, 1]cpu" = torch.ops.aten.addmm.default(p_head_bias, view_12, t_4);  p_head_bias = view_12 = t_4 = None
         view_13: "f32[s0, s1, 64][64*s1, 64, 1]cpu" = torch.ops.aten.view.default(addmm_4, [sym_size_int_1, sym_size_int, 64]);  addmm_4 = sym_size_int_1 = sym_size_int = None
         view_14: "f32[s0*s1, 64][64, 1]cpu" = torch.ops.aten.view.default(view_13, [mul_1, -1]);  view_13 = None
