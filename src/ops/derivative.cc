@@ -39,9 +39,11 @@ Node* GradBuilder::result(size_t i) {
       if (u->kind() == NodeKind::GetItem && u->getitem_index() == static_cast<int64_t>(i)) r = u;
     if (!r) r = g_.add_getitem(const_cast<Node*>(&fwd_), static_cast<int64_t>(i));
   }
-  // A saved output is unpacked detached, twice, as in the joint graphs PyTorch traces.
+  // A saved output is unpacked detached, twice, as in the joint graphs PyTorch traces. Both are
+  // marked is_backward: a double backward differentiates through them (Note [Double backward]).
   Node* d = call("detach.default", {Arg(r)});
   results_[i] = call("detach.default", {Arg(d)});
+  d->info().is_backward = results_[i]->info().is_backward = true;
   return results_[i];
 }
 

@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/saved_variable_hooks.h>
 
+#include <map>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -20,9 +21,20 @@
 #include "aotgrad/runtime/effects.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/saved_tensors_hooks.h"
+#include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
 
 namespace aotgrad {
+
+// The backward as a function to differentiate (Note [Double backward]): the joint graph with
+// only its gradient outputs, `(primals, tangents) -> grads`, and which primal each output is the
+// gradient of (the others get none).
+struct DifferentiableBackward {
+  std::shared_ptr<const Graph> graph;
+  std::vector<size_t> grad_of;  // per output of `graph`: the primal (input) index
+  size_t num_primals = 0;
+  std::string unsupported;  // why the backward cannot be differentiated (then no graph)
+};
 
 struct CompiledFunction::State {
   TrainingArtifacts art;
@@ -41,6 +53,14 @@ struct CompiledFunction::State {
   bool cache_hit = false;                 // the artifacts came from the compile cache
   bool custom_fw = false;                 // the forward compiler is not the interpreter
   bool debug_assert = false;
+  // Double backward (Note [Double backward]): the graph and options compiled, and per
+  // requires_grad of the differentiated backward's inputs (primals, tangents) its compilation.
+  std::shared_ptr<const Graph> graph;
+  TrainOptions options;
+  std::mutex double_mu;
+  std::map<std::vector<bool>, std::shared_ptr<CompiledFunction>> double_backward;
+  std::map<std::vector<bool>, std::string> double_backward_errors;  // compilations that failed
+  std::optional<DifferentiableBackward> differentiable;  // made on the first double backward
 };
 
 namespace {
@@ -153,7 +173,8 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, int64_t id,
                                                 std::shared_ptr<CompiledFunction::State> state,
                                                 at::TensorList inputs,
-                                                std::unordered_set<at::TensorImpl*>& non_diff) {
+                                                std::unordered_set<at::TensorImpl*>& non_diff,
+                                                bool keep_inputs) {
     std::vector<c10::IValue> in(inputs.begin(), inputs.end());
     std::vector<c10::IValue> outs;
     {
@@ -206,6 +227,16 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     ctx->saved_data["symints"] = std::move(saved_ints);
     ctx->saved_data["id"] = id;
+    // The inputs themselves, for a backward with create_graph (Note [Double backward]), with their
+    // versions: they are the caller's tensors, alive anyway in a training step.
+    if (keep_inputs) {
+      c10::List<at::Tensor> kept(inputs.vec());
+      c10::List<int64_t> versions;
+      for (const at::Tensor& t : inputs)
+        versions.push_back(t.defined() ? static_cast<int64_t>(t._version()) : 0);
+      ctx->saved_data["inputs"] = std::move(kept);
+      ctx->saved_data["input_versions"] = std::move(versions);
+    }
     // A symbolic graph's outputs have this call's sizes: a gradient autograd does not give is
     // zeros of those (the backward reads them below).
     if (state->symbolic_outputs) {
@@ -274,6 +305,19 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
       if (it != registry().end()) state = it->second.lock();
     }
     if (!state) throw Error("backward of a compiled function that no longer exists");
+    std::string unsupported;
+    std::vector<at::Tensor> kept_inputs;  // create_graph: for guard_double_backward
+    if (c10::GradMode::is_enabled()) {
+      if (auto grads = differentiable_backward(ctx, *state, grad_outputs, &unsupported))
+        return *grads;
+      if (auto it = ctx->saved_data.find("inputs"); it != ctx->saved_data.end())
+        for (const at::Tensor& t : it->second.toTensorList())
+          if (t.defined() && t.requires_grad()) kept_inputs.push_back(t);
+    }
+    if (!torch::autograd::get_current_graph_task_keep_graph()) {
+      ctx->saved_data.erase("inputs");
+      ctx->saved_data.erase("input_versions");
+    }
     std::vector<c10::IValue> in;
     in.reserve(state->art.saved.size() + state->tangent_of_output.size());
     if (auto p = ctx->saved_data.find("packed"); p != ctx->saved_data.end()) {
@@ -313,28 +357,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
         in.emplace_back(keep ? saved.get(k) : saved.extract(k));
     }
     for (int64_t v : ctx->saved_data.at("symints").toIntVector()) in.emplace_back(v);
-    const auto& tangent_of = state->tangent_of_output;
-    std::vector<int64_t> output_sizes;
-    if (ctx->saved_data.count("output_sizes"))
-      output_sizes = ctx->saved_data.at("output_sizes").toIntVector();
-    size_t at_size = 0;  // output k's sizes start here in output_sizes
-    for (size_t k = 0; k < tangent_of.size(); ++k) {
-      const size_t first = at_size;
-      if (k < state->output_metas.size()) at_size += state->output_metas[k].sizes.size();
-      if (tangent_of[k] < 0) continue;
-      at::Tensor g = k < grad_outputs.size() ? grad_outputs[k] : at::Tensor();
-      if (!g.defined()) {
-        const TensorMeta& m = state->output_metas[k];
-        std::vector<int64_t> sizes;
-        for (size_t d = 0; d < m.sizes.size(); ++d)
-          sizes.push_back(m.sizes[d].is_concrete()          ? m.sizes[d].value()
-                          : first + d < output_sizes.size() ? output_sizes[first + d]
-                                                            : m.sizes[d].hint_or(1));
-        g = at::zeros(sizes,
-                      at::TensorOptions().dtype(static_cast<c10::ScalarType>(c10_code(m.dtype))));
-      }
-      in.push_back(g.contiguous());
-    }
+    for (at::Tensor& g : tangents(ctx, *state, grad_outputs)) in.push_back(g.contiguous());
     std::vector<c10::IValue> grads;
     {
       // Note [Gradients accumulated as they are made]
@@ -361,12 +384,53 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     }
     torch::autograd::variable_list result{at::Tensor(), at::Tensor()};  // for id and state
     for (auto& g : grads) result.push_back(g.isTensor() ? g.toTensor() : at::Tensor());
-    // create_graph: the grads get a node whose own backward raises (double backward).
-    if (c10::GradMode::is_enabled()) result = guard_double_backward(std::move(result));
+    // create_graph on a backward that cannot be differentiated: the grads get a node whose own
+    // backward raises, naming why.
+    if (c10::GradMode::is_enabled())
+      result = guard_double_backward(std::move(result), unsupported, kept_inputs);
     return result;
   }
 
-  static torch::autograd::variable_list guard_double_backward(torch::autograd::variable_list g);
+  static torch::autograd::variable_list guard_double_backward(
+      torch::autograd::variable_list g, const std::string& why,
+      const std::vector<at::Tensor>& inputs);
+
+  // The backward graph's tangents: per forward output that has one, its incoming gradient, or
+  // zeros of its sizes where autograd gives none.
+  static std::vector<at::Tensor> tangents(torch::autograd::AutogradContext* ctx,
+                                          const CompiledFunction::State& state,
+                                          const torch::autograd::variable_list& grad_outputs) {
+    std::vector<at::Tensor> out;
+    const auto& tangent_of = state.tangent_of_output;
+    std::vector<int64_t> output_sizes;
+    if (ctx->saved_data.count("output_sizes"))
+      output_sizes = ctx->saved_data.at("output_sizes").toIntVector();
+    size_t at_size = 0;  // output k's sizes start here in output_sizes
+    for (size_t k = 0; k < tangent_of.size(); ++k) {
+      const size_t first = at_size;
+      if (k < state.output_metas.size()) at_size += state.output_metas[k].sizes.size();
+      if (tangent_of[k] < 0) continue;
+      at::Tensor g = k < grad_outputs.size() ? grad_outputs[k] : at::Tensor();
+      if (!g.defined()) {
+        const TensorMeta& m = state.output_metas[k];
+        std::vector<int64_t> sizes;
+        for (size_t d = 0; d < m.sizes.size(); ++d)
+          sizes.push_back(m.sizes[d].is_concrete()          ? m.sizes[d].value()
+                          : first + d < output_sizes.size() ? output_sizes[first + d]
+                                                            : m.sizes[d].hint_or(1));
+        g = at::zeros(sizes,
+                      at::TensorOptions().dtype(static_cast<c10::ScalarType>(c10_code(m.dtype))));
+      }
+      out.push_back(std::move(g));
+    }
+    return out;
+  }
+
+  // Note [Double backward]: nullopt when nothing requires grad, or (with `unsupported` set)
+  // when the backward cannot be differentiated.
+  static std::optional<torch::autograd::variable_list> differentiable_backward(
+      torch::autograd::AutogradContext* ctx, CompiledFunction::State& state,
+      const torch::autograd::variable_list& grad_outputs, std::string* unsupported);
 };
 
 // The backward node: libtorch's CppNode for CompiledAutogradFunction, under PyTorch's name.
@@ -385,20 +449,22 @@ struct CompiledFunctionBackward : torch::autograd::CppNode<CompiledAutogradFunct
 
 namespace {
 
-// The grads of a backward run with create_graph: differentiating them again raises, as
-// torch.compile's CompiledFunctionBackward does. An anchor leaf that requires grad makes the
-// node part of the graph whatever the grads' inputs are.
+// The grads of a backward run with create_graph that cannot be differentiated: differentiating
+// them again raises, naming why. An anchor leaf that requires grad makes the node part of the
+// graph whatever the grads' inputs are, and the compiled function's inputs (the ones it kept)
+// are inputs of the node too, so that a grad asked of them reaches it and raises rather than
+// libtorch's "appears to not have been used in the graph".
 struct DoubleBackwardGuard : public torch::autograd::Function<DoubleBackwardGuard> {
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext*,
-                                                at::Tensor anchor, at::TensorList grads) {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                at::Tensor anchor, at::TensorList grads,
+                                                std::string why, at::TensorList inputs) {
+    ctx->saved_data["why"] = std::move(why);
     return torch::autograd::variable_list(grads.begin(), grads.end());
   }
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list) {
-    throw Error(
-        "double backward through an aotgrad compiled function is not supported: its backward "
-        "graph is not differentiable (torch.compile with aot_autograd does not support double "
-        "backward either); compute higher derivatives eagerly");
+    throw Error("double backward through this aotgrad compiled function is not supported: " +
+                ctx->saved_data["why"].toStringRef() + "; compute higher derivatives eagerly");
   }
 };
 
@@ -423,8 +489,8 @@ torch::autograd::variable_list apply_compiled(int64_t id,
   variable_list outputs;
   {
     AutoGradMode grad_mode(false);
-    outputs =
-        CompiledAutogradFunction::forward(&node->ctx_, id, std::move(state), inputs, non_diff);
+    outputs = CompiledAutogradFunction::forward(&node->ctx_, id, std::move(state), inputs, non_diff,
+                                                /*keep_inputs=*/is_executable);
   }
   _jvp_fn_t jvp_fn = [](variable_list, variable_list) -> variable_list {
     throw Error("forward-mode AD (jvp) through an aotgrad compiled function is not supported");
@@ -449,7 +515,8 @@ torch::autograd::variable_list apply_compiled(int64_t id,
 }  // namespace
 
 torch::autograd::variable_list CompiledAutogradFunction::guard_double_backward(
-    torch::autograd::variable_list g) {
+    torch::autograd::variable_list g, const std::string& why,
+    const std::vector<at::Tensor>& inputs) {
   std::vector<size_t> defined;
   std::vector<at::Tensor> values;
   for (size_t k = 0; k < g.size(); ++k)
@@ -459,10 +526,159 @@ torch::autograd::variable_list CompiledAutogradFunction::guard_double_backward(
     }
   if (values.empty()) return g;
   at::Tensor anchor = at::empty({0}).requires_grad_();
-  torch::autograd::variable_list guarded =
-      DoubleBackwardGuard::apply(anchor, at::TensorList(values));
+  torch::autograd::variable_list guarded = DoubleBackwardGuard::apply(
+      anchor, at::TensorList(values),
+      why.empty() ? std::string("its backward is not differentiable") : why,
+      at::TensorList(inputs));
   for (size_t i = 0; i < defined.size(); ++i) g[defined[i]] = guarded[i];
   return g;
+}
+
+// Note [Double backward]
+// A backward run with create_graph (a Hessian-vector product, a gradient penalty, a MAML step)
+// must return grads that are differentiable functions of the primals and the incoming gradients.
+// The compiled backward is not one: it reads values the forward saved without autograd. Such a
+// backward runs instead the joint graph's gradient part, `(primals, tangents) -> grads`, as a
+// compiled function of its own (a CompiledFunction: functionalized, differentiated and
+// partitioned, compiled on the first double backward and kept per requires_grad of its
+// inputs), on the forward's own inputs, which the node keeps, and on the incoming gradients. Its
+// grads carry that function's backward node, so differentiating them again is exact; a third
+// order nests the same way. What cannot be recomputed from the inputs is an Error naming it: an
+// input written since the forward (by the function's write-back or by the caller), random ops (a
+// recompute would draw other numbers), effects. PyTorch's torch.compile raises for every double
+// backward.
+namespace {
+
+DifferentiableBackward make_differentiable(const CompiledFunction::State& state) {
+  std::shared_ptr<const Graph> joint = state.art.joint;
+  size_t num_forward_outputs = state.art.joint_info.num_forward_outputs;
+  if (!joint) {  // a compile-cache hit keeps no joint graph: compile again without the cache
+    CompileOptions o = state.options.pipeline;
+    o.cache_dir = "off";
+    TrainingArtifacts a = compile_for_training(*state.graph, state.requires_grad, o);
+    joint = a.joint;
+    num_forward_outputs = a.joint_info.num_forward_outputs;
+  }
+  AOTGRAD_CHECK(joint, "double backward: the compilation kept no joint graph to differentiate");
+  DifferentiableBackward d;
+  for (const Node* n : joint->nodes())
+    if (n->kind() == NodeKind::Call && n->op()->has_tag(kRandom)) {
+      d.unsupported = "it has random ops (" + n->describe() +
+                      "): its backward would be recomputed with other random numbers";
+      return d;
+    }
+  std::unique_ptr<Graph> g = joint->clone();
+  // The backward reads a saved result through detach(detach(result)), as PyTorch's joint graphs
+  // do (GradBuilder::result marks them): the value, without its history. Differentiated again,
+  // the gradient through that result (tanh_backward's `output`) must flow, so those detaches read
+  // the result itself. A detach of the user's own stays a detach; since a pass could have merged
+  // it with a marked one, a function with one is not differentiated twice (never a gradient
+  // silently missing or silently added).
+  std::vector<Node*> detaches;
+  for (Node* n : g->nodes()) {
+    if (n->kind() != NodeKind::Call || n->op()->name != "aten::detach") continue;
+    if (!n->info().is_backward) {
+      d.unsupported = "it detaches a value itself (" + n->describe() +
+                      "), which a second derivative cannot tell from the backward's own detaches";
+      return d;
+    }
+    detaches.push_back(n);
+  }
+  for (Node* n : detaches) g->replace_all_uses_with(n, n->arg(0).node);
+  const std::vector<Arg> outs = g->output()->args()[0].list;
+  std::vector<Arg> grads;
+  for (size_t j = num_forward_outputs; j < outs.size(); ++j)
+    if (outs[j].is_node()) {
+      grads.push_back(outs[j]);
+      d.grad_of.push_back(j - num_forward_outputs);
+    }
+  g->set_output(Arg::of_tuple(std::move(grads)));
+  eliminate_dead_code(*g);
+  verify(*g);
+  d.num_primals = outs.size() - num_forward_outputs;
+  d.graph = std::move(g);
+  return d;
+}
+
+}  // namespace
+
+std::optional<torch::autograd::variable_list> CompiledAutogradFunction::differentiable_backward(
+    torch::autograd::AutogradContext* ctx, CompiledFunction::State& state,
+    const torch::autograd::variable_list& grad_outputs, std::string* unsupported) {
+  auto it = ctx->saved_data.find("inputs");
+  if (it == ctx->saved_data.end()) return std::nullopt;
+  c10::List<at::Tensor> kept = it->second.toTensorList();
+  c10::List<int64_t> versions = ctx->saved_data.at("input_versions").toIntList();
+  std::vector<at::Tensor> args(kept.begin(), kept.end());
+  std::vector<at::Tensor> tangent_values = tangents(ctx, state, grad_outputs);
+  bool any = false;
+  for (const at::Tensor& t : args) any = any || (t.defined() && t.requires_grad());
+  for (const at::Tensor& t : tangent_values) any = any || t.requires_grad();
+  if (!any) return std::nullopt;  // nothing to differentiate: the compiled backward does
+  // What cannot be recomputed from the inputs: the compiled backward runs, and its grads' own
+  // backward raises naming it (guard_double_backward).
+  const ViewAndMutationMeta& meta = state.art.meta;
+  if (meta.num_tokens != 0) {
+    *unsupported = "it has effects (effect tokens)";
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i < meta.inputs.size() &&
+        (meta.inputs[i].mutates_data || meta.inputs[i].mutates_metadata)) {
+      *unsupported = "it writes its argument " + std::to_string(i) +
+                     " in place: its backward would be recomputed from the written value";
+      return std::nullopt;
+    }
+    if (args[i].defined() && static_cast<int64_t>(args[i]._version()) != versions.get(i)) {
+      *unsupported = "its argument " + std::to_string(i) +
+                     " has been modified by an inplace operation since the forward (version " +
+                     std::to_string(args[i]._version()) + ", expected " +
+                     std::to_string(versions.get(i)) + "): its backward cannot be recomputed";
+      return std::nullopt;
+    }
+  }
+  std::vector<bool> requires_grad;
+  for (const at::Tensor& t : args) requires_grad.push_back(t.requires_grad());
+  for (const at::Tensor& t : tangent_values) requires_grad.push_back(t.requires_grad());
+  std::shared_ptr<CompiledFunction> fn;
+  {
+    std::lock_guard<std::mutex> lock(state.double_mu);
+    if (!state.differentiable) state.differentiable = make_differentiable(state);
+    if (!state.differentiable->unsupported.empty()) {
+      *unsupported = state.differentiable->unsupported;
+      return std::nullopt;
+    }
+    if (auto failed = state.double_backward_errors.find(requires_grad);
+        failed != state.double_backward_errors.end()) {
+      *unsupported = failed->second;
+      return std::nullopt;
+    }
+    std::shared_ptr<CompiledFunction>& slot = state.double_backward[requires_grad];
+    if (!slot) {
+      TrainOptions o = state.options;
+      o.fw_compiler = o.bw_compiler = nullptr;  // the interpreter
+      try {
+        slot = std::make_shared<CompiledFunction>(state.differentiable->graph, requires_grad, o);
+      } catch (const Error& e) {  // an op of the backward without a derivative rule, ...
+        state.double_backward.erase(requires_grad);
+        *unsupported = state.double_backward_errors[requires_grad] =
+            "its backward cannot be differentiated: " + e.message();
+        return std::nullopt;
+      }
+    }
+    fn = slot;
+  }
+  std::vector<at::Tensor> in = args;
+  in.insert(in.end(), tangent_values.begin(), tangent_values.end());
+  std::vector<at::Tensor> grads = (*fn)(in);
+  torch::autograd::variable_list result(2 + args.size());  // id and state first
+  const std::vector<size_t>& grad_of = state.differentiable->grad_of;
+  AOTGRAD_CHECK(grads.size() == grad_of.size(), "double backward: ", grads.size(),
+                " gradients for ", grad_of.size(), " outputs");
+  for (size_t o = 0; o < grads.size(); ++o)
+    if (grad_of[o] < args.size()) result[2 + grad_of[o]] = grads[o];
+  if (!torch::autograd::get_current_graph_task_keep_graph()) ctx->saved_data.erase("inputs");
+  return result;
 }
 
 CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
@@ -472,6 +688,8 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
   if (!options.fw_compiler) options.fw_compiler = default_compiler();
   if (!options.bw_compiler) options.bw_compiler = default_compiler();
   state_->requires_grad = requires_grad;
+  state_->graph = graph;
+  state_->options = options;
   state_->custom_fw = options.fw_compiler->name() != InterpreterCompiler().name();
   state_->debug_assert = options.debug_assert;
   {

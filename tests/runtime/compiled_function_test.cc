@@ -405,23 +405,71 @@ TEST(CompiledFunction, ProfilerAndGradFnNames) {
       << t.substr(0, 2000);
 }
 
-// §13.18: create_graph gives eager's first-order grads; differentiating them again raises.
-TEST(CompiledFunction, DoubleBackwardIsAClearError) {
+// Double backward (Note [Double backward]): create_graph gives eager's first-order grads, and
+// differentiating them again gives eager's second-order grads (through the joint graph's gradient
+// part compiled as a function of the primals and tangents), with allow_unused both ways.
+TEST(CompiledFunction, DoubleBackwardEqualsEager) {
   CompiledFunction f(parse_graph(kLinearRelu, aten_ops()), {false, true, true});
-  at::Tensor x = at::randn({4, 8});
+  at::Tensor x = at::randn({4, 8}, at::kDouble).to(at::kFloat);
   at::Tensor w = at::randn({16, 8}).requires_grad_(), b = at::randn({16}).requires_grad_();
-  at::Tensor loss = (f({x, w, b})[0] * f({x, w, b})[0]).sum();
+  at::Tensor y = f({x, w, b})[0];
+  at::Tensor loss = (y * y * y).sum();
   std::vector<at::Tensor> g = torch::autograd::grad({loss}, {w}, {}, true, /*create_graph=*/true);
   at::Tensor we = w.detach().clone().requires_grad_(), be = b.detach().clone().requires_grad_();
   at::Tensor r = at::relu(at::addmm(be, x, we.t()));
-  std::vector<at::Tensor> ge = torch::autograd::grad({(r * r).sum()}, {we});
-  EXPECT_TRUE(at::allclose(g[0], ge[0], 1e-5, 1e-5));
+  std::vector<at::Tensor> ge =
+      torch::autograd::grad({(r * r * r).sum()}, {we}, {}, true, /*create_graph=*/true);
+  EXPECT_TRUE(at::allclose(g[0], ge[0], 1e-4, 1e-4));
   ASSERT_TRUE(g[0].requires_grad());
+  // d/d(w, b) of a function of the first-order grad: eager's.
+  at::Tensor penalty = (g[0] * g[0]).sum(), penalty_e = (ge[0] * ge[0]).sum();
+  std::vector<at::Tensor> h = torch::autograd::grad({penalty}, {w, b});
+  std::vector<at::Tensor> he = torch::autograd::grad({penalty_e}, {we, be});
+  EXPECT_TRUE(at::allclose(h[0], he[0], 1e-3, 1e-3)) << h[0] - he[0];
+  EXPECT_TRUE(at::allclose(h[1], he[1], 1e-3, 1e-3)) << h[1] - he[1];
+  // x does not require grad: asking for it is libtorch's error, and allow_unused gives None as
+  // eagerly; never a silent zero where eager has a gradient.
+  at::Tensor y2 = f({x, w, b})[0];
+  std::vector<at::Tensor> g2 =
+      torch::autograd::grad({(y2 * y2).sum()}, {w, b}, {}, true, /*create_graph=*/true);
+  std::vector<at::Tensor> u =
+      torch::autograd::grad({g2[1].sum()}, {w, b}, {}, true, false, /*allow_unused=*/true);
+  at::Tensor r2 = at::relu(at::addmm(be, x, we.t()));
+  std::vector<at::Tensor> ge2 =
+      torch::autograd::grad({(r2 * r2).sum()}, {we, be}, {}, true, /*create_graph=*/true);
+  std::vector<at::Tensor> ue =
+      torch::autograd::grad({ge2[1].sum()}, {we, be}, {}, true, false, /*allow_unused=*/true);
+  ASSERT_EQ(u[0].defined(), ue[0].defined());
+  ASSERT_EQ(u[1].defined(), ue[1].defined());
+  if (u[0].defined()) EXPECT_TRUE(at::allclose(u[0], ue[0], 1e-4, 1e-4));
+  if (u[1].defined()) EXPECT_TRUE(at::allclose(u[1], ue[1], 1e-4, 1e-4));
+}
+
+// What cannot be recomputed from the inputs: create_graph still gives the first-order grads, and
+// differentiating them again is an error naming the construct, here a random op.
+TEST(CompiledFunction, DoubleBackwardThroughRandomOpsIsAClearError) {
+  CompiledFunction f(parse_graph(R"(
+def forward(self, x: "f32[4, 8]", w: "f32[8, 8]"):
+    mm = torch.ops.aten.mm.default(x, w)
+    native_dropout = torch.ops.aten.native_dropout.default(mm, 0.5, True)
+    getitem = native_dropout[0]
+    return (getitem,)
+)",
+                                 aten_ops()),
+                     {false, true});
+  at::Tensor x = at::randn({4, 8}), w = at::randn({8, 8}).requires_grad_();
+  at::Tensor y = f({x, w})[0];
+  std::vector<at::Tensor> g =
+      torch::autograd::grad({(y * y).sum()}, {w}, {}, true, /*create_graph=*/true);
   try {
     g[0].sum().backward();
     ADD_FAILURE() << "no error";
   } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("double backward"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("double backward through this aotgrad compiled function "
+                                         "is not supported: it has random ops (node "
+                                         "'native_dropout'"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -38,7 +38,10 @@ struct TrainOptions {
 /// autograd node `CompiledFunctionBackward` (its grad_fn name and profiler range, §13.46). A custom
 /// forward compiler's outputs whose strides differ from the traced ones are copied to the traced
 /// strides (FakifiedOutWrapper); one that aliases an input is an error. Double backward: a
-/// backward with create_graph returns grads whose own backward raises, as torch.compile does.
+/// backward with create_graph returns grads that are differentiable again (the joint graph's
+/// gradient part, compiled as a function of the inputs and the incoming gradients on first use;
+/// Note [Double backward]); where that cannot be recomputed from the inputs (random ops, effects,
+/// inputs written), their own backward raises naming why, as torch.compile raises for all.
 class CompiledFunction {
  public:
   CompiledFunction(std::shared_ptr<const Graph> graph, std::vector<bool> requires_grad,
