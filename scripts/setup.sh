@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   clang-format                        # tests/style/format_test.sh keeps the tree formatted
+  clang libclang-rt-14-dev            # scripts/fuzz.sh: the libFuzzer targets, with ASan and UBSan
   llvm-14-tools                       # FileCheck, which checks the pass tests (tests/passes/*.fx)
   libgloo-dev                         # Gloo's headers, which c10d's ProcessGroupGloo.hpp includes (collectives)
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -213,6 +213,7 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
     in.mutation_in_graph = flag(w[3]);
     in.requires_grad = flag(w[4]);
     in.view = static_cast<int>(r.to_int(w[5]));
+    if (in.view < -1) r.fail("input view " + w[5] + " is not an index");
     meta.inputs.push_back(in);
   }
   size_t n_out = r.count("outputs");
@@ -231,7 +232,11 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
       r.fail("unknown output kind '" + escape_bytes(w[1]) + "'");
     o.input = static_cast<int>(r.to_int(w[2]));
     o.view = static_cast<int>(r.to_int(w[3]));
-    if (o.input >= static_cast<int>(meta.inputs.size())) r.fail("output names no input");
+    if (o.input < -1 || o.input >= static_cast<int>(meta.inputs.size()))
+      r.fail("output names no input");
+    if (o.input < 0 && (o.kind == OutputKind::kIsInput || o.kind == OutputKind::kAliasOfInput))
+      r.fail("output " + w[1] + " names no input");
+    if (o.view < -1) r.fail("output view " + w[3] + " is not an index");
     meta.outputs.push_back(o);
   }
   for (int64_t p : r.int_list("mutated_inputs_returned")) {
@@ -243,6 +248,26 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
   if (tokens > 1) r.fail("tokens holds " + std::to_string(tokens) + " (at most 1)");
   meta.num_tokens = static_cast<int>(tokens);
   return meta;
+}
+
+// The runtime takes one input per placeholder of the input views graph, and the views the
+// metadata names from its outputs.
+void check_input_views(const ViewAndMutationMeta& meta, const Graph& input_views) {
+  size_t n_inputs = input_views.placeholders().size();
+  if (meta.inputs.size() != n_inputs)
+    throw Error("the metadata describes " + std::to_string(meta.inputs.size()) +
+                " inputs, the input views graph takes " + std::to_string(n_inputs));
+  const Node* out = input_views.output();
+  const int n_views = out->args().empty() ? 0 : static_cast<int>(out->args()[0].list.size());
+  auto check = [&](int view, const std::string& what) {
+    if (view >= n_views)
+      throw Error(what + " names view " + std::to_string(view) +
+                  "; the input views graph returns " + std::to_string(n_views));
+  };
+  for (size_t i = 0; i < meta.inputs.size(); ++i)
+    check(meta.inputs[i].view, "input " + std::to_string(i));
+  for (size_t j = 0; j < meta.outputs.size(); ++j)
+    check(meta.outputs[j].view, "output " + std::to_string(j));
 }
 
 }  // namespace
@@ -290,6 +315,7 @@ void parse_cache_entry(std::string_view text, const std::string& key, CompileSta
     std::unique_ptr<Graph> fw = r.graph("fw");
     s.input_views = r.graph("input_views");
     r.end();
+    check_input_views(s.meta, *s.input_views);
     const Node* out = fw->output();
     size_t n = out->args().empty() ? 0 : out->args()[0].list.size();
     size_t described = static_cast<size_t>(s.meta.num_tokens) +
@@ -323,6 +349,7 @@ void parse_cache_entry(std::string_view text, const std::string& key, CompileSta
   std::unique_ptr<Graph> bw = r.graph("bw");
   s.input_views = r.graph("input_views");
   r.end();
+  check_input_views(s.meta, *s.input_views);
   // What the runtime relies on: the forward returns its outputs and then the saved values, and
   // every forward output has a tangent slot.
   const Node* out = fw->output();

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "aotgrad/ir/node_map.h"
+#include "aotgrad/support/quote.h"
 
 namespace aotgrad {
 
@@ -205,6 +206,15 @@ bool is_sym_node(const Arg& a) {
   return a.kind == Arg::Kind::Node && a.node->meta().kind == ValueMeta::Kind::SymInt;
 }
 
+// Error text quoting a string argument's bytes (from the graph text) as they were given: escaped
+// (escape_bytes) when one is not printable ASCII, so that the message stays text.
+std::string as_text(const std::string& m) {
+  bool text = std::all_of(m.begin(), m.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 32 && static_cast<unsigned char>(c) < 127;
+  });
+  return text ? m : escape_bytes(m);
+}
+
 std::string describe_arg(const Arg& a) {
   switch (a.kind) {
     case Arg::Kind::None: return "None";
@@ -212,9 +222,9 @@ std::string describe_arg(const Arg& a) {
     case Arg::Kind::Int: return "int " + arg_to_string(a);
     case Arg::Kind::Float: return "float " + arg_to_string(a);
     case Arg::Kind::Bool: return "bool " + arg_to_string(a);
-    case Arg::Kind::Str: return "str " + arg_to_string(a);
-    case Arg::Kind::List: return "list " + arg_to_string(a);
-    case Arg::Kind::Tuple: return "tuple " + arg_to_string(a);
+    case Arg::Kind::Str: return "str " + as_text(arg_to_string(a));
+    case Arg::Kind::List: return "list " + as_text(arg_to_string(a));
+    case Arg::Kind::Tuple: return "tuple " + as_text(arg_to_string(a));
     case Arg::Kind::Op: return "op " + arg_to_string(a);
     case Arg::Kind::Graph: return "subgraph " + a.str;
     default: return arg_to_string(a);
@@ -356,7 +366,8 @@ ValueMeta infer_meta(const OpDef& op, const std::vector<Arg>& bound_args) {
   try {
     return op.meta(MetaArgs(op, bound_args));
   } catch (const Error& e) {
-    throw Error(op.name + ": " + e.message());
+    // A meta function may quote a string argument as it was given (rounding_mode = '...').
+    throw Error(op.name + ": " + as_text(e.message()));
   }
 }
 

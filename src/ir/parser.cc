@@ -408,8 +408,7 @@ class Parser {
     std::string_view value = c.substr(kKey.size());
     std::optional<RecomputePolicy> p = parse_recompute_policy(value);
     if (!p)
-      fail(node->info().loc, "unknown recompute policy '" + std::string(value) + "' of " +
-                                 q(node->name()) +
+      fail(node->info().loc, "unknown recompute policy " + q(value) + " of " + q(node->name()) +
                                  "; expected MUST_SAVE, PREFER_SAVE, MUST_RECOMPUTE or "
                                  "PREFER_RECOMPUTE");
     if (node->kind() == NodeKind::Placeholder)

@@ -210,7 +210,8 @@ std::vector<size_t> greedy_order(const Body& b) {
       if (s >= 0 && b.alloc[i] > 0 && !b.held[s] && uses[s] == 0) freed += b.storage_bytes[s];
       return freed - b.alloc[i];
     };
-    std::function<void(size_t)> emit = [&](size_t i) {
+    // `hi = hi`: clang before 16 cannot capture a structured binding (the fuzz build's clang 14).
+    std::function<void(size_t)> emit = [&, hi = hi](size_t i) {
       done[i] = true;
       order.push_back(i);
       for (auto [s, c] : b.arg_uses[i]) uses[s] -= c;
@@ -249,7 +250,7 @@ std::vector<size_t> depth_first_order(const Body& b) {
   order.reserve(b.nodes.size());
   std::vector<bool> done(b.nodes.size());
   for (auto [lo, hi] : segments(b)) {
-    std::function<void(size_t)> emit = [&](size_t i) {
+    std::function<void(size_t)> emit = [&, hi = hi](size_t i) {
       done[i] = true;
       order.push_back(i);
       for (size_t gi : b.getitems[i])

@@ -115,6 +115,54 @@ TEST(CacheEntry, ParseErrorsSayWhatIsWrong) {
   EXPECT_EQ(message(resign(body + "extra\n")).find("line "), 0u);
 }
 
+// Found by tests/fuzz/cache_entry_fuzz: a re-signed entry whose metadata names an input or a view
+// that does not exist was read, and `aotgrad run` then indexed past the inputs or the input views
+// graph's outputs (a segfault). The reader now rejects it.
+TEST(CacheEntry, IndicesOutOfRangeAreRejected) {
+  auto g = parse_graph(R"(
+def forward(self, x: "f32[4, 4]", y: "f32[4]"):
+    view = torch.ops.aten.view.default(x, [16])
+    add_ = torch.ops.aten.add_.Tensor(y, 1)
+    t_ = torch.ops.aten.t_.default(x)
+    mul = torch.ops.aten.mul.Tensor(t_, 2)
+    return (view, add_, mul)
+)",
+                       aten_ops());
+  std::string good = serialize_cache_entry("k", kVersion, compiled(CompileKind::kInference, *g));
+  std::string body = good.substr(0, good.size() - 72);
+  auto message = [&](const std::string& from, const std::string& to) {
+    std::string b = body;
+    size_t at = b.find(from);
+    if (at == std::string::npos) return "'" + from + "' is not in the entry:\n" + body;
+    b.replace(at, from.size(), to);
+    try {
+      parsed(b + "sha256 " + sha256_hex(b) + "\n", "k", CompileKind::kInference);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("input 0 1 0 0 0\n", "input 0 1 0 0 1\n"),
+            "input 0 names view 1; the input views graph returns 1");
+  EXPECT_EQ(message("input 0 1 0 0 0\n", "input 0 1 0 0 -2\n"),
+            "line 4: input view -2 is not an index");
+  EXPECT_EQ(message("output alias_of_input 0 -1\n", "output alias_of_input 0 100000000\n"),
+            "output 0 names view 100000000; the input views graph returns 1");
+  EXPECT_EQ(message("output alias_of_input 0 -1\n", "output alias_of_input -1 -1\n"),
+            "line 7: output alias_of_input names no input");
+  EXPECT_EQ(message("output is_input 1 -1\n", "output is_input -7 -1\n"),
+            "line 8: output names no input");
+  EXPECT_EQ(message("output fresh -1 -1\n", "output fresh -1 -5\n"),
+            "line 9: output view -5 is not an index");
+  // One input fewer in the metadata than the input views graph takes.
+  EXPECT_EQ(message("inputs 2\ninput 0 1 0 0 0\ninput 1 0 0 0 -1\noutputs 3\n"
+                    "output alias_of_input 0 -1\noutput is_input 1 -1\n"
+                    "output fresh -1 -1\nmutated_inputs_returned 2 0 1\n",
+                    "inputs 1\ninput 0 1 0 0 0\noutputs 3\noutput alias_of_input 0 -1\n"
+                    "output fresh -1 -1\noutput fresh -1 -1\nmutated_inputs_returned 1 0\n"),
+            "the metadata describes 1 inputs, the input views graph takes 2");
+}
+
 // Bytes of a corrupt entry that are not printable ASCII are escaped in the message: every
 // corruption below gives printable ASCII.
 TEST(CacheEntry, CorruptEntriesGiveTextMessages) {

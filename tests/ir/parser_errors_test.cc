@@ -116,6 +116,13 @@ TEST(ParserErrors, NamesAndValues) {
             2, 5,
             "unknown recompute policy 'SOMETIMES' of 'relu'; expected MUST_SAVE, PREFER_SAVE, "
             "MUST_RECOMPUTE or PREFER_RECOMPUTE"},
+           // Found by tests/fuzz/graph_text_fuzz: the policy's bytes were quoted unescaped.
+           {"recompute policy of binary bytes",
+            body("    relu = torch.ops.aten.relu.default(y)  # recompute=MUST\x01\xff\n"
+                 "    return relu\n"),
+            2, 5,
+            "unknown recompute policy 'MUST\\x01\\xff' of 'relu'; expected MUST_SAVE, "
+            "PREFER_SAVE, MUST_RECOMPUTE or PREFER_RECOMPUTE"},
            {"duplicate parameter",
             "def forward(self, x: \"f32[4]\", x: \"f32[4]\"):\n    return x\n", 1, 32,
             "name 'x' is defined twice"},
@@ -161,6 +168,14 @@ TEST(ParserErrors, OpsAndArguments) {
            {"wrong argument type",
             body("    a = torch.ops.aten.add.Tensor(x, 'a')\n    return a\n"), 2, 38,
             "aten::add.Tensor argument 'other': expected Tensor, got str 'a'"},
+           // Found by tests/fuzz/graph_text_fuzz: a string's bytes were quoted unescaped.
+           {"wrong argument type, binary string",
+            body("    a = torch.ops.aten.add.Tensor(x, 'f32[4]\xe9"
+                 "cpu')\n    return a\n"),
+            2, 38, "aten::add.Tensor argument 'other': expected Tensor, got str 'f32[4]\\xe9cpu'"},
+           {"wrong argument type, binary strings in a list",
+            body("    a = torch.ops.aten.add.Tensor(x, ['\x01'])\n    return a\n"), 2, 38,
+            "aten::add.Tensor argument 'other': expected Tensor, got list ['\\x01']"},
            {"wrong keyword type",
             body("    a = torch.ops.aten.add.Tensor(x, y, alpha = x)\n    return a\n"), 2, 49,
             "aten::add.Tensor argument 'alpha': expected Scalar, got 'x' (tensor f32[4][1]cpu)"},
@@ -181,6 +196,14 @@ TEST(ParserErrors, OpsAndArguments) {
             "    return a\n",
             2, 9,
             "aten::add.Tensor: the size of tensor a (4) must match the size of tensor b (3)..."},
+           // Found by tests/fuzz/cache_entry_fuzz: the meta function's message quoted the string
+           // argument's bytes unescaped.
+           {"meta function rejects a binary string",
+            body("    a = torch.ops.aten.div.Tensor_mode(x, y, rounding_mode = 'fl\xffor')\n"
+                 "    return a\n"),
+            2, 9,
+            "aten::div.Tensor_mode: div expected rounding_mode to be one of None, 'trunc', or "
+            "'floor' but found 'fl\\xffor'"},
            {"getitem of a tensor", body("    a = x[0]\n    return a\n"), 2, 9,
             "getitem on placeholder 'x', which is not a tuple (tensor f32[4][1]cpu)"},
            {"getitem out of range",

@@ -156,6 +156,17 @@ TEST(Verifier, MetaFunctionFailures) {
   EXPECT_EQ(verify_error(g),
             "node 'add' (aten::add.Tensor): cannot infer metadata: aten::add.Tensor: the size of "
             "tensor a (4) must match the size of tensor b (3) at non-singleton dimension 0");
+  // Found by tests/fuzz/cache_entry_fuzz: a string argument the meta function quotes is escaped.
+  Graph g2;
+  Node* a = g2.add_placeholder("a", f32({4}));
+  Node* b = g2.add_placeholder("b", f32({4}));
+  auto [args2, given2] = bind_arguments(op("aten::div.Tensor_mode"), {a, b},
+                                        {{"rounding_mode", Arg::of_str("fl\xffor")}});
+  Node* div = g2.add_call_raw(op("aten::div.Tensor_mode"), args2, given2, f32({4}), "div");
+  g2.set_output(Arg(div));
+  EXPECT_EQ(verify_error(g2),
+            "node 'div' (aten::div.Tensor_mode): cannot infer metadata: aten::div.Tensor_mode: div "
+            "expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'fl\\xffor'");
 }
 
 TEST(Verifier, ArgumentsMustFitTheSchema) {
