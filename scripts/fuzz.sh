@@ -67,7 +67,9 @@ for t in "${targets[@]}"; do
   name="${t%_fuzz}"
   corpus="$work/corpus/$name"
   mkdir -p "$corpus" "$work/artifacts"
-  cp "$root/tests/fuzz/corpus/$name"/* "$corpus/"
+  if [ -d "$root/tests/fuzz/corpus/$name" ]; then cp "$root/tests/fuzz/corpus/$name"/* "$corpus/"; fi
+  # safetensors seeds are binary: written here rather than kept in the repo.
+  if [ "$name" = safetensors ]; then python3 "$root/tests/fuzz/safetensors_seeds.py" "$corpus"; fi
   dict=()
   [ -f "$root/tests/fuzz/$name.dict" ] && dict=("-dict=$root/tests/fuzz/$name.dict")
   start=$SECONDS

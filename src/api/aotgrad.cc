@@ -517,10 +517,11 @@ std::vector<at::Tensor> defined_only(const std::vector<at::Tensor>& args) {
 }  // namespace
 
 const AOTFunction* AOTFunction::State::without_absent(const std::vector<at::Tensor>& args) {
+  // Every call asks: no allocation when every argument is defined.
+  if (std::all_of(args.begin(), args.end(), [](const at::Tensor& t) { return t.defined(); }))
+    return nullptr;
   std::vector<bool> pattern(args.size());
-  bool any = false;
-  for (size_t i = 0; i < args.size(); ++i) any |= pattern[i] = !args[i].defined();
-  if (!any) return nullptr;
+  for (size_t i = 0; i < args.size(); ++i) pattern[i] = !args[i].defined();
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = absent.find(pattern); it != absent.end()) return &it->second;
   // The defined arguments' config: their names, parameter count, marks and dynamic dimensions.

@@ -32,8 +32,7 @@ namespace aotgrad {
 struct DifferentiableBackward {
   std::shared_ptr<const Graph> graph;
   std::vector<size_t> grad_of;  // per output of `graph`: the primal (input) index
-  size_t num_primals = 0;
-  std::string unsupported;  // why the backward cannot be differentiated (then no graph)
+  std::string unsupported;      // why the backward cannot be differentiated (then no graph)
 };
 
 struct CompiledFunction::State {
@@ -314,10 +313,7 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
         for (const at::Tensor& t : it->second.toTensorList())
           if (t.defined() && t.requires_grad()) kept_inputs.push_back(t);
     }
-    if (!torch::autograd::get_current_graph_task_keep_graph()) {
-      ctx->saved_data.erase("inputs");
-      ctx->saved_data.erase("input_versions");
-    }
+    release_inputs(ctx);
     std::vector<c10::IValue> in;
     in.reserve(state->art.saved.size() + state->tangent_of_output.size());
     if (auto p = ctx->saved_data.find("packed"); p != ctx->saved_data.end()) {
@@ -394,6 +390,13 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
   static torch::autograd::variable_list guard_double_backward(
       torch::autograd::variable_list g, const std::string& why,
       const std::vector<at::Tensor>& inputs);
+
+  // Without retain_graph, the kept inputs (Note [Double backward]) go with this backward.
+  static void release_inputs(torch::autograd::AutogradContext* ctx) {
+    if (torch::autograd::get_current_graph_task_keep_graph()) return;
+    ctx->saved_data.erase("inputs");
+    ctx->saved_data.erase("input_versions");
+  }
 
   // The backward graph's tangents: per forward output that has one, its incoming gradient, or
   // zeros of its sizes where autograd gives none.
@@ -595,7 +598,6 @@ DifferentiableBackward make_differentiable(const CompiledFunction::State& state)
   g->set_output(Arg::of_tuple(std::move(grads)));
   eliminate_dead_code(*g);
   verify(*g);
-  d.num_primals = outs.size() - num_forward_outputs;
   d.graph = std::move(g);
   return d;
 }
@@ -677,7 +679,7 @@ std::optional<torch::autograd::variable_list> CompiledAutogradFunction::differen
                 " gradients for ", grad_of.size(), " outputs");
   for (size_t o = 0; o < grads.size(); ++o)
     if (grad_of[o] < args.size()) result[2 + grad_of[o]] = grads[o];
-  if (!torch::autograd::get_current_graph_task_keep_graph()) ctx->saved_data.erase("inputs");
+  release_inputs(ctx);
   return result;
 }
 

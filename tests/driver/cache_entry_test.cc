@@ -14,6 +14,13 @@ namespace {
 
 using namespace cache_test;
 
+// An entry without its last line, the signature ("sha256 <64 hex digits>\n").
+std::string unsigned_body(const std::string& entry) {
+  return entry.substr(0, entry.rfind("sha256 "));
+}
+// `body` signed again, so that the reader gets past the checksum to what was changed.
+std::string resigned(const std::string& body) { return body + "sha256 " + sha256_hex(body) + "\n"; }
+
 // The compilation of `g` by the standard pipeline of `kind`, without a cache.
 CompileState compiled(CompileKind kind, const Graph& g, const std::vector<bool>& rg = {}) {
   CompileState s = begin_compilation(kind, g, rg);
@@ -99,20 +106,19 @@ TEST(CacheEntry, ParseErrorsSayWhatIsWrong) {
   EXPECT_NE(message(serialize_cache_entry("other", kVersion, a)).find("written for key other"),
             std::string::npos);
   // A body edited and re-signed: the reader names the line.
-  auto resign = [](std::string body) { return body + "sha256 " + sha256_hex(body) + "\n"; };
-  std::string body = good.substr(0, good.size() - 72);
+  std::string body = unsigned_body(good);
   std::string bad_count = body;
   bad_count.replace(bad_count.find("\nsaved "), 8, "\nsaved 9");
-  EXPECT_NE(message(resign(bad_count)).find("'saved' count does not match"), std::string::npos)
-      << message(resign(bad_count));
+  EXPECT_NE(message(resigned(bad_count)).find("'saved' count does not match"), std::string::npos)
+      << message(resigned(bad_count));
   std::string bad_graph = body;
   bad_graph.replace(bad_graph.find("torch.ops.aten.relu.default"), 27,
                     "torch.ops.aten.reluX.default");
-  std::string m = message(resign(bad_graph));
+  std::string m = message(resigned(bad_graph));
   EXPECT_NE(m.find("graph 'fw'"), std::string::npos) << m;
   EXPECT_NE(m.find("reluX"), std::string::npos) << m;
   EXPECT_EQ(m.rfind("line ", 0), 0u) << m;
-  EXPECT_EQ(message(resign(body + "extra\n")).find("line "), 0u);
+  EXPECT_EQ(message(resigned(body + "extra\n")).find("line "), 0u);
 }
 
 // Found by tests/fuzz/cache_entry_fuzz: a re-signed entry whose metadata names an input or a view
@@ -129,14 +135,14 @@ def forward(self, x: "f32[4, 4]", y: "f32[4]"):
 )",
                        aten_ops());
   std::string good = serialize_cache_entry("k", kVersion, compiled(CompileKind::kInference, *g));
-  std::string body = good.substr(0, good.size() - 72);
+  std::string body = unsigned_body(good);
   auto message = [&](const std::string& from, const std::string& to) {
     std::string b = body;
     size_t at = b.find(from);
     if (at == std::string::npos) return "'" + from + "' is not in the entry:\n" + body;
     b.replace(at, from.size(), to);
     try {
-      parsed(b + "sha256 " + sha256_hex(b) + "\n", "k", CompileKind::kInference);
+      parsed(resigned(b), "k", CompileKind::kInference);
     } catch (const Error& e) {
       return e.message();
     }
@@ -168,24 +174,23 @@ def forward(self, x: "f32[4, 4]", y: "f32[4]"):
 TEST(CacheEntry, CorruptEntriesGiveTextMessages) {
   CompileState a = compiled(CompileKind::kTraining, *graph(), kGrad);
   std::string good = serialize_cache_entry("k", kVersion, a);
-  auto resign = [](std::string body) { return body + "sha256 " + sha256_hex(body) + "\n"; };
-  std::string body = good.substr(0, good.size() - 72);
+  std::string body = unsigned_body(good);
   std::vector<std::string> bad = {
       "aotgrad-compile-cache \xff\xfe training k\n",
       "aotgrad-compile-cache 2 \xc3\xa9 k\n" + good.substr(good.find('\n') + 1),
-      resign(body.substr(0, body.find("\ninputs")) + "\ninputs \x80\x81" +
-             body.substr(body.find("\ninputs") + 9)),
-      resign(body.substr(0, body.find("\ninput ") + 7) + "\xe2 " +
-             body.substr(body.find("\ninput ") + 9)),
-      resign(body + "\x01\x02\xff\n"),
-      resign(body.substr(0, body.find("\noutputs")) + "\n\xf0\x9f\x98" +
-             body.substr(body.find("\noutputs"))),
+      resigned(body.substr(0, body.find("\ninputs")) + "\ninputs \x80\x81" +
+               body.substr(body.find("\ninputs") + 9)),
+      resigned(body.substr(0, body.find("\ninput ") + 7) + "\xe2 " +
+               body.substr(body.find("\ninput ") + 9)),
+      resigned(body + "\x01\x02\xff\n"),
+      resigned(body.substr(0, body.find("\noutputs")) + "\n\xf0\x9f\x98" +
+               body.substr(body.find("\noutputs"))),
   };
   std::string k;
   for (int i = 0; i < 40; ++i) {  // high bytes in random places, re-signed
     std::string b = body;
     b[(static_cast<size_t>(i) * 2654435761u) % b.size()] = static_cast<char>(0x80 + i);
-    bad.push_back(resign(b));
+    bad.push_back(resigned(b));
   }
   for (size_t i = 0; i < bad.size(); ++i) {
     try {
@@ -242,9 +247,9 @@ def forward(self, x: "f32[4]"):
   }
   CompileState a = compiled(CompileKind::kInference, *g);
   std::string text = serialize_cache_entry("k", kVersion, a);
-  std::string body = text.substr(0, text.rfind("sha256 "));
+  std::string body = unsigned_body(text);
   body.replace(body.find("\ntokens 1\n"), 10, "\ntokens 0\n");
-  std::string bad = body + "sha256 " + sha256_hex(body) + "\n";
+  std::string bad = resigned(body);
   try {
     parsed(bad, "k", CompileKind::kInference);
     ADD_FAILURE() << "a wrong token count was accepted";
