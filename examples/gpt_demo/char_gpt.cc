@@ -216,9 +216,11 @@ std::string generate(CharGPTImpl& model, const CharText& text, const std::string
     std::vector<int64_t> window(ids.begin() + start, ids.end());
     torch::Tensor idx =
         torch::tensor(window, torch::kLong).view({1, static_cast<int64_t>(window.size())});
+    // On the model's device; the distribution is drawn from on the CPU.
+    idx = idx.to(model.parameters().front().device());
     torch::Tensor last = model.logits(idx).select(1, -1).squeeze(0);
     torch::Tensor probs =
-        F::softmax(last.to(torch::kDouble), F::SoftmaxFuncOptions(-1)).contiguous();
+        F::softmax(last.to(torch::kDouble), F::SoftmaxFuncOptions(-1)).cpu().contiguous();
     const double* p = probs.data_ptr<double>();
     std::vector<double> weights(p, p + probs.numel());
     std::discrete_distribution<int64_t> pick(weights.begin(), weights.end());

@@ -2,9 +2,9 @@
 // (corpus.txt, written for this repository), twice from the same initial weights on the same
 // batches: eagerly with libtorch, and compiled with aot_module and the min-cut partition. Prints a
 // progress line per mode, then the final losses, median step times and peak training-step memory
-// (measured by aotgrad's tracking allocator) of both, whether the losses agree, and a sample of
-// text from the compiled run's weights. Exits 1 when the losses disagree beyond --tolerance, 2 on
-// bad usage.
+// (measured by aotgrad's tracking allocator; on a GPU, by the CUDA caching allocator) of both,
+// whether the losses agree, and a sample of text from the compiled run's weights. Exits 1 when the
+// losses disagree beyond --tolerance, 2 on bad usage.
 //
 // Under a launcher (`aotgrad launch --nproc=N -- gpt_demo ...`, torchrun's or OpenMPI's variables)
 // the compiled run is data-parallel (DistributedDataParallel's scheme): every rank draws the same
@@ -28,6 +28,7 @@
 
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/error.h"
+#include "aotgrad/runtime/device.h"
 #include "aotgrad/runtime/memory.h"
 #include "aotgrad/runtime/process_group.h"
 #include "char_gpt.h"
@@ -56,7 +57,8 @@ struct Options {
   bool checkpoint_blocks = false;  // the eager run checkpoints each block by hand
   bool grads_kept = false;         // --zero-grad=in-place: each .grad kept and zeroed in place
   std::string text = AOTGRAD_DEMO_TEXT;
-  int rank = 0;  // data parallel under a launcher: this rank of `world`
+  std::string device = "cpu";  // where the model, the batches and the step run
+  int rank = 0;                // data parallel under a launcher: this rank of `world`
   int world = 1;
 };
 
@@ -64,7 +66,7 @@ constexpr const char* kUsage =
     "usage: gpt_demo [--steps=N] [--batch=N] [--seq=N] [--d=N] [--heads=N] [--layers=N] [--lr=F]\n"
     "                [--memory-budget=F|auto] [--max-slowdown=F] [--seed=N] [--sample=N] "
     "[--tolerance=F] [--threads=N]\n"
-    "                [--text=FILE] [--vary-seq] [--checkpoint-blocks]\n"
+    "                [--text=FILE] [--vary-seq] [--checkpoint-blocks] [--device=cpu|cuda]\n"
     "\n"
     "Trains a character-level GPT on a text twice from the same initial weights and batches --\n"
     "eagerly with libtorch, then compiled with aotgrad::aot_module and the min-cut partition --\n"
@@ -84,6 +86,8 @@ constexpr const char* kUsage =
     "  --tolerance=F   exit 1 when the final losses differ by more than F, relatively (1e-3)\n"
     "  --threads=N     libtorch's intra-op threads (its default)\n"
     "  --text=FILE     the training text (the corpus shipped with the demo)\n"
+    "  --device=D      cpu (default) or cuda (cuda:N): where both runs train; on a GPU the peak\n"
+    "                  step memory is the CUDA caching allocator's\n"
     "  --vary-seq      each step's windows have a random length in [seq/4, seq]: aot_module\n"
     "                  compiles once with the sequence length a size symbol (dynamic shapes)\n"
     "  --zero-grad=none|in-place  before each step, drop every .grad (none: libtorch 2's\n"
@@ -196,6 +200,8 @@ Options parse_options(int argc, char** argv) {
       o.tolerance = parse_float(flag, value);
     else if (flag == "--threads")
       o.threads = static_cast<int>(parse_int(flag, value, 1));
+    else if (flag == "--device")
+      o.device = value;
     else if (flag == "--text")
       o.text = value;
     else if (flag == "--zero-grad" && (value == "none" || value == "in-place"))
@@ -297,7 +303,7 @@ CharGPTConfig model_config(const Options& o, const CharText& text) {
 /// The mean of `loss` over the ranks of the world group: with equal slices of a batch, the loss of
 /// the whole batch.
 double average_over_ranks(const torch::Tensor& loss) {
-  std::vector<at::Tensor> t{loss.detach().reshape({1}).to(at::kDouble)};
+  std::vector<at::Tensor> t{loss.detach().reshape({1}).to(at::kDouble).cpu()};
   c10::intrusive_ptr<c10d::ProcessGroup> world = aotgrad::resolve_process_group("0");
   world->allreduce(t)->wait();
   return t[0].item<double>() / world->getSize();
@@ -312,6 +318,8 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
   CharGPTConfig model_cfg = model_config(o, text);
   model_cfg.checkpoint_blocks = o.checkpoint_blocks && !compiled;
   r.model = std::make_shared<CharGPTImpl>(model_cfg);
+  const torch::Device device(o.device);
+  r.model->to(device);
   r.model->train();
   torch::optim::Adam adam(r.model->parameters(), torch::optim::AdamOptions(o.lr));
   std::optional<aotgrad::AOTModule> compiled_model;
@@ -344,21 +352,25 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
                                          std::max<int64_t>(2, o.seq / 4), o.seq)(rng)
                                    : o.seq;
     auto [x, y] = text.random_batch(o.batch, seq, rng);
+    x = x.to(device);
+    y = y.to(device);
     // This rank's slice of the batch every rank drew: a view, at a storage offset that changes
     // with --vary-seq's length (a dynamic compilation admits any offset).
     if (compiled && o.world > 1) {
       x = x.chunk(o.world)[o.rank];
       y = y.chunk(o.world)[o.rank];
     }
-    const int64_t before = aotgrad::memory_stats().current_bytes;
-    aotgrad::reset_peak_memory();
+    if (device.is_cuda()) torch::cuda::synchronize();
+    const int64_t before = aotgrad::memory_stats(device).current_bytes;
+    aotgrad::reset_peak_memory(device);
     auto start = std::chrono::steady_clock::now();
     zero_grad(r.model->parameters(), o.grads_kept);
     torch::Tensor loss = compiled ? (*compiled_model)({x, y})[0] : r.model->forward(x, y);
     loss.backward();
     adam.step();
+    if (device.is_cuda()) torch::cuda::synchronize();
     auto end = std::chrono::steady_clock::now();
-    const int64_t peak = aotgrad::memory_stats().peak_bytes - before;
+    const int64_t peak = aotgrad::memory_stats(device).peak_bytes - before;
     if (step > 1 || o.steps == 1) r.peak_step_bytes = std::max(r.peak_step_bytes, peak);
     r.step_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
     r.losses.push_back(compiled && o.world > 1 ? average_over_ranks(loss) : loss.item<double>());
@@ -381,6 +393,17 @@ double relative_difference(double a, double b) {
 
 int run(Options o) {
   if (o.threads > 0) torch::set_num_threads(o.threads);
+  try {
+    const torch::Device device(o.device);
+    if (!device.is_cpu() && !device.is_cuda())
+      throw UsageError{"--device takes cpu or cuda[:N], not '" + o.device + "'"};
+    if (device.is_cuda() && !aotgrad::cuda_available())
+      throw UsageError{"--device=" + o.device +
+                       ": no GPU here (torch::cuda::is_available() is "
+                       "false)"};
+  } catch (const c10::Error&) {
+    throw UsageError{"--device takes cpu or cuda[:N], not '" + o.device + "'"};
+  }
   if (std::optional<aotgrad::DistEnvironment> env = aotgrad::distributed_environment();
       env && env->world_size > 1) {
     o.rank = env->rank;

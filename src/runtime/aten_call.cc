@@ -310,7 +310,6 @@ struct AtenOp::Impl {
   c10::OperatorHandle handle;
   std::vector<c10::IValue> extra_defaults;  // libtorch's trailing arguments the IR lacks
   size_t num_returns = 0;
-  bool gelu_backward = false;  // Note [gelu_backward's operand layouts]
   // The out= overload, for pointwise ops and those the re-inplacing plan writes over argument 0.
   std::optional<c10::OperatorHandle> out_handle;
 
@@ -318,27 +317,6 @@ struct AtenOp::Impl {
 };
 
 namespace {
-
-// Note [gelu_backward's operand layouts]
-// libtorch 1.13's CPU kernel of gelu_backward (exact GELU, float32) returns wrong values --
-// uninitialized memory, 1e20 -- when grad_output is dense but permuted against self (a transposed
-// grad: gelu(x).transpose(1, 2) in the forward, as torchaudio's wav2vec2 feature extractor ends
-// in group-norm mode); eager autograd gets the same wrong grads. The kernel is right when both
-// operands have one layout, so self is given in grad_output's layout, which is also the layout
-// the result has (TensorIterator follows grad_output): the values change, the metadata does not.
-void fix_gelu_backward_operands(std::vector<c10::IValue>& stack) {
-  if (stack.size() < 2 || !stack[0].isTensor() || !stack[1].isTensor()) return;
-  const at::Tensor& grad = stack[0].toTensor();
-  const at::Tensor& self = stack[1].toTensor();
-  if (!grad.defined() || !self.defined() || grad.scalar_type() != at::kFloat ||
-      self.scalar_type() != at::kFloat || grad.device() != self.device() ||
-      !grad.device().is_cpu() || grad.sizes() != self.sizes() || grad.strides() == self.strides() ||
-      !grad.is_non_overlapping_and_dense())
-    return;
-  at::Tensor same = at::empty_like(grad, at::MemoryFormat::Preserve);
-  same.copy_(self);
-  stack[1] = std::move(same);
-}
 
 std::string libtorch_message(const std::exception& e) {
   if (auto* ce = dynamic_cast<const c10::Error*>(&e)) return ce->what_without_backtrace();
@@ -403,7 +381,6 @@ AtenOp::AtenOp(const OpDef& op) {
     impl->extra_defaults.push_back(*largs[i].default_value());
   }
   impl->num_returns = ls.returns().size();
-  impl->gelu_backward = s.name == "aten::gelu_backward" && s.overload.empty();
   if ((op.has_tag(kPointwise) || may_write_out_over_first(op)) && ls.returns().size() == 1)
     impl->out_handle = out_overload(ls);
   impl_ = std::move(impl);
@@ -420,7 +397,6 @@ std::vector<c10::IValue> AtenOp::call_boxed_out(std::vector<c10::IValue> stack,
                 " arguments, the schema has " + std::to_string(op.schema.args.size()));
   c10::IValue out = stack[out_arg];
   for (const auto& d : impl_->extra_defaults) stack.push_back(d);
-  if (impl_->gelu_backward) fix_gelu_backward_operands(stack);
   stack.push_back(std::move(out));
   try {
     impl_->out_handle->callBoxed(stack);
@@ -466,7 +442,6 @@ std::vector<c10::IValue> AtenOp::call_boxed(std::vector<c10::IValue> stack) cons
     throw Error(op.name + ": called with " + std::to_string(stack.size()) +
                 " arguments, the schema has " + std::to_string(op.schema.args.size()));
   for (const auto& d : impl_->extra_defaults) stack.push_back(d);
-  if (impl_->gelu_backward) fix_gelu_backward_operands(stack);
   try {
     impl_->handle.callBoxed(stack);
   } catch (const std::exception& e) {

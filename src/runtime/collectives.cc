@@ -99,8 +99,6 @@ void check_group_size(const Group& g, int64_t group_size, const char* op, const 
                 std::to_string(g.pg->getSize()) + " ranks)");
 }
 
-// The c10d reduction a reduce_op names; avg is a sum the result divides afterwards (Gloo 1.13
-// has no AVG).
 // Why a collective of `group` failed, as far as this rank can tell: the ranks that have exited
 // (exited_ranks), or what else to check.
 std::string failure_cause(const std::string& group) {

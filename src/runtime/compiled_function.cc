@@ -18,6 +18,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
+#include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/effects.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/saved_tensors_hooks.h"
@@ -421,8 +422,9 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
           sizes.push_back(m.sizes[d].is_concrete()          ? m.sizes[d].value()
                           : first + d < output_sizes.size() ? output_sizes[first + d]
                                                             : m.sizes[d].hint_or(1));
-        g = at::zeros(sizes,
-                      at::TensorOptions().dtype(static_cast<c10::ScalarType>(c10_code(m.dtype))));
+        g = at::zeros(sizes, at::TensorOptions()
+                                 .dtype(static_cast<c10::ScalarType>(c10_code(m.dtype)))
+                                 .device(to_c10(m.device)));
       }
       out.push_back(std::move(g));
     }

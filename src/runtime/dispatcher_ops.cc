@@ -140,8 +140,7 @@ std::string find_functional_variant(const std::string& functional, const Functio
 
 // An out= op's metadata: its functional variant's results, in its `out` tensors. An out tensor of
 // the result's sizes keeps its layout; any other is resized, contiguously (at::native's
-// resize_output). Not from running the out= kernel: libtorch 1.13's boxed out= kernels of several
-// results return dangling tensors.
+// resize_output). Not from running the out= kernel, which would write the caller's tensors.
 ValueMeta out_variant_meta(const MetaArgs& a) {
   const OpDef& op = a.op();
   const OpDef& fn = aten_ops().get(op.functional_variant);

@@ -159,15 +159,13 @@ c10::intrusive_ptr<c10::TensorImpl> new_fake(const TensorMeta& m, const std::str
   return impl;
 }
 
-// A TensorImpl subclass only for its access to TensorImpl's protected static metadata copy.
+// A TensorImpl subclass only for its access to TensorImpl's protected static metadata copy (which
+// copies the cached numel too: a parameter pointed at a fake of other sizes, a sharded parameter's
+// gathered whole, reports the new one to ATen's checks).
 struct MetadataCopier : c10::TensorImpl {
   static void copy(const c10::TensorImpl* from, c10::TensorImpl* to) {
     c10::TensorImpl::copy_tensor_metadata(from, to, to->version_counter(),
                                           to->allow_tensor_metadata_change());
-    // libtorch 1.13 leaves the cached numel as it was: a parameter pointed at a fake of other
-    // sizes (a sharded parameter's gathered whole) would report its old numel to ATen's checks.
-    void (c10::TensorImpl::*refresh)() = &MetadataCopier::refresh_numel;
-    (to->*refresh)();
   }
 };
 

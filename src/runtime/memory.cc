@@ -1,12 +1,16 @@
-// aotgrad: a CPU allocator that counts live and peak bytes around libtorch's default one.
+// aotgrad: a CPU allocator that counts live and peak bytes around libtorch's default one, and an
+// accelerator's caching allocator statistics.
 #include "aotgrad/runtime/memory.h"
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
 
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+
+#include "aotgrad/support/error.h"
 
 namespace aotgrad {
 namespace {
@@ -94,6 +98,39 @@ MemoryStats memory_stats() { return {g_current.load(), g_peak.load(), g_allocati
 void reset_peak_memory() {
   g_peak = g_current.load();
   g_allocations = 0;
+}
+
+namespace {
+
+// `device`'s caching allocator, or an Error naming the device.
+c10::DeviceAllocator* device_allocator(c10::Device device) {
+  auto* allocator = dynamic_cast<c10::DeviceAllocator*>(c10::GetAllocator(device.type()));
+  if (!allocator || !allocator->initialized())
+    throw Error("memory stats of " + device.str() + ": no caching allocator for " +
+                c10::DeviceTypeName(device.type(), /*lower_case=*/true) +
+                " in this process (is libtorch_cuda loaded, and has a tensor been made there?)");
+  return allocator;
+}
+
+c10::DeviceIndex index_of(c10::Device device) { return device.has_index() ? device.index() : 0; }
+
+}  // namespace
+
+MemoryStats memory_stats(c10::Device device) {
+  if (device.is_cpu()) return memory_stats();
+  const auto stats = device_allocator(device)->getDeviceStats(index_of(device));
+  const auto& bytes =
+      stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+  const auto& count =
+      stats.allocation[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+  return {bytes.current, bytes.peak, count.allocated};
+}
+
+void reset_peak_memory(c10::Device device) {
+  if (device.is_cpu()) return reset_peak_memory();
+  c10::DeviceAllocator* allocator = device_allocator(device);
+  allocator->resetPeakStats(index_of(device));
+  allocator->resetAccumulatedStats(index_of(device));
 }
 
 }  // namespace aotgrad

@@ -1,6 +1,6 @@
 // aotgrad: `aotgrad launch --nproc N -- PROG ARGS` -- a single-host launcher that sets torchrun's
-// variables (Debian's torchrun 1.13 fails on Python 3.11 before starting a worker) and, as
-// PyTorch's CPU launcher (torch.backends.xeon.run_cpu) does, preloads tcmalloc or jemalloc.
+// variables (a C++ program needs no Python for it: torchrun is a Python tool) and, as PyTorch's
+// CPU launcher (torch.backends.xeon.run_cpu) does, preloads tcmalloc or jemalloc.
 #include <arpa/inet.h>
 #include <glob.h>
 #include <netinet/in.h>

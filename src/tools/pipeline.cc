@@ -299,7 +299,7 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "on (default): the min_cut partition may recompute a cheap op (silu, gelu, mul, "
                  "a small mean) in the backward from values the backward has anyway, through at "
                  "most three calls, instead of saving its output for a norm's or convolution's "
-                 "backward, as functorch 1.13; off: PyTorch 2.x's materialized-backward ban "
+                 "backward, as functorch 1.13 did; off: PyTorch 2.x's materialized-backward ban "
                  "saves it",
                  "on|off"});
   own.push_back({"recompute-again", true,
@@ -316,7 +316,8 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "memory|none"});
   own.push_back({"zero-grad", true,
                  "training: how the caller resets the gradients between steps -- set-to-none "
-                 "(default, PyTorch 2.x's zero_grad) or in-place (libtorch 1.13's: each .grad is "
+                 "(default, PyTorch 2.x's zero_grad) or in-place (zero_grad(set_to_none=False): "
+                 "each .grad is "
                  "kept and zeroed, and the step adds each gradient into it as soon as it is "
                  "made); the predicted peak, the memory budget and the schedule follow",
                  "set-to-none|in-place"});

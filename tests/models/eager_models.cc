@@ -417,6 +417,9 @@ class ModuleModel final : public EagerModel {
   }
   void set_training(bool on) override { module_->train(on); }
 
+ public:
+  void to(c10::Device device) override { module_->to(device); }
+
  private:
   std::string name_;
   std::vector<std::string> inputs_;

@@ -46,6 +46,8 @@ class EagerModel {
   void zero_grad();
   /// Training mode (the default, as the exporter traced it) or evaluation mode.
   void train(bool on = true);
+  /// Moves the parameters and buffers to `device` (torch::nn::Module::to).
+  virtual void to(c10::Device device) = 0;
 
  protected:
   struct Named {

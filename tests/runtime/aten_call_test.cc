@@ -251,8 +251,9 @@ TEST(AtenCall, InplaceOpReturnsItsInput) {
 }
 
 TEST(AtenCall, GeluBackwardOfAPermutedGrad) {
-  // libtorch 1.13's kernel gets this wrong (Note [gelu_backward's operand layouts]); through
-  // AtenOp it agrees with the kernel on contiguous operands, and keeps the grad's layout.
+  // A grad laid out against self (gelu(x).transpose(1, 2) in the forward, as torchaudio's
+  // wav2vec2 feature extractor ends): through AtenOp it agrees with the kernel on contiguous
+  // operands, and keeps the grad's layout.
   at::manual_seed(0);
   at::Tensor grad = at::randn({2, 4, 3}).transpose(1, 2);
   at::Tensor self = at::randn({2, 3, 4});

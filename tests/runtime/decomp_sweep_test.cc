@@ -15,7 +15,7 @@
 // close, the op's float64 result on contiguous copies of the inputs referees: the decomposition
 // passes (with a note) if it is within that tolerance of it: the kernel is the one that is off --
 // a bf16 kernel that rounds its intermediates where the decomposition computes in f32, or a
-// libtorch 1.13 kernel whose values depend on the input strides (gelu_backward with a
+// kernel whose values depend on the input strides (libtorch 1.13 had two: gelu_backward with a
 // non-contiguous grad and a contiguous self, _softmax_backward_data with a non-contiguous output).
 // kValuesOnly lists ops whose decomposition lays its result out differently from the kernel, as
 // PyTorch's own decomposition does (none at present).

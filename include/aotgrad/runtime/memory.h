@@ -1,5 +1,8 @@
-// aotgrad: measured CPU memory -- a tracking allocator installed under libtorch's CPU allocator.
+// aotgrad: measured memory -- on the CPU a tracking allocator installed under libtorch's CPU
+// allocator; on an accelerator (CUDA) the statistics of its caching allocator.
 #pragma once
+
+#include <c10/core/Device.h>
 
 #include <cstdint>
 
@@ -18,5 +21,15 @@ bool tracking_allocator_installed();
 MemoryStats memory_stats();
 /// Sets the peak to the current bytes and the allocation count to zero.
 void reset_peak_memory();
+
+/// The memory of `device`: the CPU's as memory_stats(); an accelerator's (CUDA) from its caching
+/// allocator (c10::DeviceAllocator::getDeviceStats): the bytes of tensors allocated on it, the
+/// peak since the last reset_peak_memory(device), and the allocations since then. Throws Error
+/// when the device type has no caching allocator in this process (a CUDA device where libtorch_cuda
+/// is not loaded).
+MemoryStats memory_stats(c10::Device device);
+/// reset_peak_memory() for `device`; on an accelerator it also resets the caching allocator's
+/// accumulated statistics (torch.cuda.reset_peak_memory_stats and reset_accumulated_memory_stats).
+void reset_peak_memory(c10::Device device);
 
 }  // namespace aotgrad

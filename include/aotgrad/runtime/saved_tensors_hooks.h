@@ -28,8 +28,9 @@ using UnpackHook = std::function<at::Tensor(const c10::IValue&)>;
 /// and offloading. Guards nest per thread; the innermost applies. A saved value's hooks are the
 /// ones its forward ran under, whichever thread runs the backward. Without an aotgrad guard, the
 /// autograd engine's default hooks apply when it has them (in a Python process, the ones
-/// torch.autograd.graph.saved_tensors_hooks sets); libtorch 1.13's C++ API has no other way to set
-/// default hooks, so eager libtorch nodes do not see these.
+/// torch.autograd.graph.saved_tensors_hooks sets); libtorch's C++ API has no other way to set
+/// default hooks (at::SavedTensorDefaultHooks holds Python objects), so eager libtorch nodes do not
+/// see these.
 ///
 /// An unpacked tensor must have the saved tensor's sizes and dtype. A packed value is not checked
 /// for in-place writes after the forward (the saved tensor itself is no longer held), as in

@@ -84,7 +84,7 @@ int run_training(const Args& args, const std::shared_ptr<Graph>& graph,
                              "run --data-parallel: the compile check");
   }
   auto tc1 = std::chrono::steady_clock::now();
-  // --zero-grad=in-place: the gradients start as kept, zeroed .grad (libtorch 1.13's zero_grad),
+  // --zero-grad=in-place: the gradients start as kept, zeroed .grad (zero_grad(set_to_none=False)),
   // which the step adds into; the measured peak is then the kept-gradient step's.
   if (topts.pipeline.min_cut.gradients_kept) {
     c10::NoGradGuard no_grad;
