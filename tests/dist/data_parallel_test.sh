@@ -60,7 +60,7 @@ check cmp -s "$tmp/bw.fx" "$tmp/bw2.fx"
 # Rank 1's MLP has tanh where rank 0's has relu: both fail at their first compilation, naming the
 # graphs that differ and which rank has which.
 start=$(date +%s)
-expect_exit 1 "ranks compiling different graphs" "$bin" launch --nproc 2 --timeout 60 --grace 20 \
+expect_exit 1 "ranks compiling different graphs" "$bin" launch --nproc 2 --timeout 180 --grace 20 \
   -- sh -c "$each_rank" "$worker" --models=mlp --tanh-on-rank=1
 check [ $(($(date +%s) - start)) -lt 50 ]
 for r in 0 1; do
@@ -76,7 +76,7 @@ done
 # A process group nobody registered: every rank fails at its first compilation, naming it; so does
 # sharding, when the module is made.
 for mode in replicated sharded; do
-  expect_exit 1 "an unknown group, $mode" "$bin" launch --nproc 2 --timeout 60 --grace 20 \
+  expect_exit 1 "an unknown group, $mode" "$bin" launch --nproc 2 --timeout 180 --grace 20 \
     -- sh -c "$each_rank" "$worker" --models=mlp --mode=$mode --group=tp
   for r in 0 1; do
     check has "$tmp/err$r" "unknown process group 'tp' (registered: '0'; the world group is '0'"
@@ -87,7 +87,7 @@ done
 # bucket all-reduce at once, naming the rank that exited and its pid; the launcher names it and
 # the signal, and exits with 128 + 9.
 start=$(date +%s)
-expect_exit 137 "a rank killed mid-step" "$bin" launch --nproc 2 --timeout 60 --grace 20 \
+expect_exit 137 "a rank killed mid-step" "$bin" launch --nproc 2 --timeout 180 --grace 20 \
   -- sh -c "$each_rank" "$worker" --models=mlp --die-rank=1 --die-at-step=2
 check [ $(($(date +%s) - start)) -lt 40 ]
 check grep -q "aotgrad launch: rank 1 (pid [0-9]*) was killed by signal 9" "$tmp/err"

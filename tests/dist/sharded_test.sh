@@ -61,7 +61,7 @@ check hasnt "$tmp/bw.fx" "all_gather_into_tensor"
 # A rank killed between a step's forward and backward: the other's reduce-scatter (point to point
 # on Gloo) fails at once, naming the rank that exited.
 start=$(date +%s)
-expect_exit 137 "a sharded rank killed mid-step" "$bin" launch --nproc 2 --timeout 60 --grace 20 \
+expect_exit 137 "a sharded rank killed mid-step" "$bin" launch --nproc 2 --timeout 180 --grace 20 \
   -- sh -c "$each_rank" "$worker" --models=mlp --mode=sharded --die-rank=1 --die-at-step=1
 check [ $(($(date +%s) - start)) -lt 40 ]
 check grep -q "aotgrad launch: rank 1 (pid [0-9]*) was killed by signal 9" "$tmp/err"
