@@ -498,6 +498,76 @@ def table(m):
     return "\n".join(lines)
 
 
+def markdown(doc, command):
+    """The "Memory budget against PyTorch" section of BENCHMARKS.md (between budget_compare
+    markers, which bench/report.py keeps): one table per model, peaks in MiB and as a fraction of
+    eager's, and whether each curve is monotone."""
+    def mib(v):
+        return "%.2f" % (v / 2**20) if v is not None else "error"
+
+    def x(v):
+        return "%.3f" % v if v is not None else "-"
+    g = doc["git"]
+    L = ["<!-- budget_compare: begin -->", "## Memory budget against %s" % doc["reference"], "",
+         "The measured peak of one training step (forward with the loss, backward) at the same "
+         "activation memory budgets on the same models and weights: %s's `activation_memory_budget` "
+         "(min_cut_rematerialization_partition, solver %s, runtime estimator %s; no-op compilers, "
+         "so the partitioned graphs run op by op on PyTorch's CPU kernels; *+Ind.* with Inductor's "
+         "decomposition table, the graphs torch.compile partitions) against aotgrad's "
+         "`--memory-budget` (priced by the predicted peak; *sum* by summed saved bytes, PyTorch's "
+         "pricing). Peaks in MiB above the level before the step, and as a fraction of eager's "
+         "peak; %d measured step(s) each after one untimed step. `bench/budget_compare.py` says "
+         "how each side is measured." % (doc["reference"], doc["pytorch_solver"],
+                                         doc["pytorch_runtime_estimator"], doc["reps"]),
+         "", "```sh", command, "```", "",
+         "Run at commit %s%s, torch %s, %d thread(s), load %s at the start and %s at the end."
+         % ((g["commit"] or "?")[:12], " (with modified files)" if g["modified_files"] else "",
+            doc["torch"], doc["torch_threads"], " ".join("%.2f" % v for v in doc["load_start"]),
+            " ".join("%.2f" % v for v in doc["load_end"])), ""]
+    cols = [("pytorch", "PyTorch"), ("pytorch_inductor_decomp", "PyTorch +Ind."),
+            ("aotgrad", "aotgrad"), ("aotgrad_sum", "aotgrad sum")]
+    for m in doc["models"]:
+        have = [(k, t) for k, t in cols if k + "_peak_bytes" in m["rows"][0]]
+        e = m["eager_peak_bytes"]
+        L.append("**%s**%s (%s gradients; eager %s MiB by the profiler, %s MiB by %s):" % (
+            m["model"], " -- " + m["repro"] if m.get("repro") else "", m["zero_grad"],
+            mib(e["pytorch_method"]), mib(e["aotgrad_method"]), m["aotgrad_eager_source"]))
+        L += ["", "| budget | " + " | ".join(t for _, t in have) + " |",
+              "|---:|" + "---:|" * len(have)]
+        for r in m["rows"]:
+            L.append("| %s | " % fmt_budget(r["budget"]) + " | ".join(
+                "%s (%s)" % (mib(r.get(k + "_peak_bytes")), x(r.get(k + "_ratio")))
+                for k, _ in have) + " |")
+        notes = []
+        for k, t in have:
+            c = m["non_monotone"].get(k)
+            if not c:
+                continue
+            w = c["worst_rise"]
+            pair = c["peak_0.05_over_0.15"]
+            notes.append("%s %s%s" % (t, "monotone" if c["monotone"] else
+                                       "non-monotone (budget %s peaks %.3fx budget %s)" % (
+                                           fmt_budget(w["low"]), w["ratio"], fmt_budget(w["high"])),
+                                       ", 0.05 / 0.15 = %.3f" % pair if pair else ""))
+        L += ["", "; ".join(notes) + ".", ""]
+    L.append("<!-- budget_compare: end -->")
+    return "\n".join(L) + "\n"
+
+
+def put_into_benchmarks(doc, path, command):
+    """Replaces the budget_compare section of `path` (or appends it), atomically."""
+    import export
+    section = markdown(doc, command).rstrip("\n")
+    with open(path) as f:
+        old = f.read()
+    begin, end = "<!-- budget_compare: begin -->", "<!-- budget_compare: end -->"
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + section + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    export._write_files({path: new.encode("utf-8")})
+
+
 def git_state():
     try:
         head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], stdout=subprocess.PIPE,
@@ -555,6 +625,9 @@ def main(argv=None):
                    "decompositions only, one measured step" % (QUICK_MODEL, ",".join(map(fmt_budget, QUICK_BUDGETS))))
     p.add_argument("--dir", help="directory for the exported graphs and inputs (default: a temporary one)")
     p.add_argument("--out", help="write the results (JSON) here")
+    p.add_argument("--benchmarks", metavar="BENCHMARKS.md",
+                   help="write the results as the file's 'Memory budget against PyTorch' section")
+    p.add_argument("--command", help="the command the section names (default: this one)")
     p.add_argument("--worker", metavar="MODEL", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.budget_list = args.budgets
@@ -619,6 +692,9 @@ def main(argv=None):
         print("budget_compare: %s budget %s: %s" % (f[0], fmt_budget(f[1]), f[2]), file=sys.stderr)
     if args.out:
         export._write_files({args.out: (json.dumps(doc, indent=1) + "\n").encode("utf-8")})
+    if args.benchmarks:
+        put_into_benchmarks(doc, args.benchmarks, args.command or "bench/budget_compare.py " + " ".join(
+            a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("--benchmarks")))
     if scratch:
         scratch.cleanup()
     return 1 if bad or failed else 0

@@ -811,8 +811,13 @@ def export(model, inputs, prefix, tracing_mode="real", metadata=None, write_inpu
         return [t.clone().requires_grad_(rg) for t, rg in zip(originals, requires_grad)]
 
     def trace(flat):
+        # Real tracing reads what data-dependent Python control flow asks of the example values
+        # (`int(lengths.max())`, `if torch.equal(...)`) and specializes the graph to them, as
+        # PyTorch 1.13's make_fx did; 2.11's make_fx refuses by default. Symbolic tracing keeps
+        # refusing: a graph of symbols cannot hold one example's values.
         with _FreshFlatWeights(model):
-            g = make_fx(forward, tracing_mode=tracing_mode)(*flat)
+            g = make_fx(forward, tracing_mode=tracing_mode,
+                        _error_on_data_dependent_ops=tracing_mode != "real")(*flat)
         _remove_dead_pure_nodes(g.graph)
         g.graph.lint()
         g.recompile()

@@ -185,6 +185,16 @@ def markdown(report, command=None):
                                             _pct(c["b_pass"], c["b_pop"]),
                                             _pct(c["both_pass"], c["both_pop"])))
     L.append("")
+    if "functorch" in who_list:
+        # The measure: of what the anchor passes, how much aotgrad passes too.
+        ref_ops = [r for r in rows if r["functorch"]["both"] == "pass"]
+        ops_too = sum(1 for r in ref_ops if r["aotgrad"]["both"] == "pass")
+        ref_cases = [c for r in rows for c in r["cases"]
+                     if c.get("export") == "ok" and c["functorch"]["cause"] is None]
+        cases_too = sum(1 for c in ref_cases if c["aotgrad"]["cause"] is None)
+        L += ["Of the %d ops the anchor (min-cut) passes, aotgrad passes %s; of its %d passing "
+              "cases, %s." % (len(ref_ops), _pct(ops_too, len(ref_ops)), len(ref_cases),
+                              _pct(cases_too, len(ref_cases))), ""]
     t = report["timing"]
     m = report.get("machine")
     cases = sum(len(r["cases"]) for r in rows)

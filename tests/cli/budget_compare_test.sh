@@ -20,8 +20,18 @@ check has "$tmp/err" "is not an executable"
 check [ $? -eq 2 ]
 check has "$tmp/err" "budgets are numbers in [0, 1]"
 
-"$PY" "$tool" --aotgrad="$bin" --quick --dir="$tmp/g" --out="$tmp/b.json" >"$tmp/table.txt" 2>"$tmp/run.err"
+# --benchmarks replaces its own section of the file (here a stale one) and keeps the rest.
+printf '# B\n\nbefore\n\n<!-- budget_compare: begin -->\nstale\n<!-- budget_compare: end -->\n\nafter\n' >"$tmp/B.md"
+"$PY" "$tool" --aotgrad="$bin" --quick --dir="$tmp/g" --out="$tmp/b.json" --benchmarks="$tmp/B.md" \
+  --command="bench/budget_compare.py --quick" >"$tmp/table.txt" 2>"$tmp/run.err"
 check [ $? -eq 0 ]
+check has "$tmp/B.md" "## Memory budget against PyTorch 2."
+check has "$tmp/B.md" "bench/budget_compare.py --quick"
+check has "$tmp/B.md" "| 0.15 | "
+check has "$tmp/B.md" "aotgrad monotone"
+check [ "$(grep -c 'budget_compare: begin' "$tmp/B.md")" = 1 ]
+check [ "$(grep -c -e '^before$' -e '^after$' "$tmp/B.md")" = 2 ]
+check [ "$(grep -c '^stale$' "$tmp/B.md")" = 0 ]
 check has "$tmp/table.txt" "gpt_block_wide (set-to-none gradients; eager "
 check has "$tmp/table.txt" "  budget | PyTorch MiB (x eager) | aotgrad MiB (x eager) | aotgrad sum-priced MiB (x eager)"
 check has "$tmp/table.txt" "  aotgrad: monotone"
