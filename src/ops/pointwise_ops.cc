@@ -835,6 +835,7 @@ void register_pointwise_ops(OpTable& t) {
 
   // Binary arithmetic.
   t.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+      .identity({/*value=*/0, /*commutes=*/true, /*alpha_arg=*/2})
       .tags(kPointwise | kCore)
       .meta(add_sub<false>)
       .inplace("add_.Tensor")
@@ -843,6 +844,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+      .identity({/*value=*/0, /*commutes=*/true, /*alpha_arg=*/2})
       .tags(kPointwise | kCore)
       .meta(add_sub_scalar<false>)
       .inplace("add_.Scalar")
@@ -851,6 +853,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+      .identity({/*value=*/0, /*commutes=*/false, /*alpha_arg=*/2, /*negates=*/true})
       .tags(kPointwise | kCore)
       .meta(add_sub<true>)
       .inplace("sub_.Tensor")
@@ -859,6 +862,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+      .identity({/*value=*/0, /*commutes=*/false, /*alpha_arg=*/2, /*negates=*/true})
       .tags(kPointwise | kCore)
       .meta(add_sub_scalar<true>)
       .inplace("sub_.Scalar")
@@ -871,6 +875,7 @@ void register_pointwise_ops(OpTable& t) {
       .meta(add_sub_scalar<true>)
       .derivative(formula("self: maybe_multiply(-grad, alpha.conj())"));
   t.def("mul.Tensor(Tensor self, Tensor other) -> Tensor")
+      .identity({/*value=*/1, /*commutes=*/true})
       .tags(kPointwise | kCore)
       .meta(binary)
       .inplace("mul_.Tensor")
@@ -879,6 +884,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("mul.Scalar(Tensor self, Scalar other) -> Tensor")
+      .identity({/*value=*/1, /*commutes=*/true})
       .tags(kPointwise | kCore)
       .meta(binary_scalar)
       .inplace("mul_.Scalar")
@@ -887,6 +893,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("div.Tensor(Tensor self, Tensor other) -> Tensor")
+      .identity({/*value=*/1})
       .tags(kPointwise | kCore)
       .meta(binary_float)
       .inplace("div_.Tensor")
@@ -896,6 +903,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("div.Scalar(Tensor self, Scalar other) -> Tensor")
+      .identity({/*value=*/1})
       .tags(kPointwise | kCore)
       .meta(div_scalar)
       .inplace("div_.Scalar")
@@ -1042,6 +1050,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace_fill);
   t.def("fill.Scalar(Tensor self, Scalar value) -> Tensor")
+      .fill_from_arg(1)
       .tags(kPointwise | kCore)
       .meta(like_self)
       .inplace("fill_.Scalar")
