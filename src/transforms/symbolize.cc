@@ -18,6 +18,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
@@ -410,16 +411,15 @@ std::unique_ptr<Graph> symbolize(const std::vector<const Graph*>& traces, const 
 }
 
 std::unique_ptr<Graph> without_layouts(const Graph& g) {
-  auto is = [](const Node* n, const char* op) {
-    return n->kind() == NodeKind::Call && n->op()->name == op;
-  };
+  using ops::is_call;
   // clone(x) whose one user is _unsafe_view: folded into that reshape.
   auto folded = [&](const Node* n) {
-    return is(n, "aten::clone") && n->users().size() == 1 &&
-           is(n->users()[0], "aten::_unsafe_view");
+    return is_call(n, ops::clone()) && n->users().size() == 1 &&
+           is_call(n->users()[0], ops::unsafe_view());
   };
   auto reshape_of = [&](const Node* n) {
-    return is(n, "aten::view") || is(n, "aten::_reshape_alias") || is(n, "aten::_unsafe_view");
+    return is_call(n, ops::view()) || is_call(n, ops::reshape_alias()) ||
+           is_call(n, ops::unsafe_view());
   };
   // Values whose in-place writes a view and a copy would see differently: a view (or reshape)
   // and its input, when the input is seen elsewhere (an input of the graph, or used again).
