@@ -798,6 +798,9 @@ void register_pointwise_ops(OpTable& t) {
   unary(t, "log", unary_float).derivative(formula("self: grad.div(self.conj())"));
   unary(t, "log1p", unary_float).derivative(formula("self: log1p_backward(grad, self)"));
   unary(t, "expm1", unary_float).derivative(formula("self: grad * (result.conj() + 1)"));
+  // derivatives.yaml: grad * result.conj() * M_LN2.
+  unary(t, "exp2", unary_float, /*tags=*/0)
+      .derivative(formula("self: grad * result.conj() * 0.6931471805599453"));
   unary(t, "sqrt", unary_float).derivative(formula("self: grad / (2 * result.conj())"));
   unary(t, "rsqrt", unary_float).derivative(formula("self: -0.5 * grad * result.pow(3).conj()"));
   unary(t, "reciprocal", unary_float).derivative(formula("self: -grad * (result * result).conj()"));
