@@ -197,7 +197,8 @@ struct OpDef {
   /// Bytes the CPU kernel allocates beyond its results while it runs (memory timeline); nullptr:
   /// none.
   CallFormula scratch_bytes = nullptr;
-  /// Bytes one rank sends for a call of a collective (cost model); nullptr: none (wait_tensor).
+  /// Bytes a call of a collective brings to this rank from the others (cost_model.h's
+  /// communication_bytes); nullptr: none (wait_tensor: its collective is priced where issued).
   CallFormula communication_bytes = nullptr;
   /// A factory whose every element is one value: the constant `fill_value` when fill_arg < 0,
   /// else the literal argument `fill_arg` (full's fill_value). Unset: not such a factory.

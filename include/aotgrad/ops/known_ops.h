@@ -21,13 +21,21 @@ const OpDef& div__Scalar();
 const OpDef& lift_fresh();
 const OpDef& lift_fresh_copy();
 const OpDef& new_empty();
+const OpDef& reshape();
 const OpDef& reshape_alias();  // aten::_reshape_alias
 const OpDef& slice_Tensor();
+const OpDef& sym_size_int();  // aten::sym_size.int
 const OpDef& split_with_sizes();
 const OpDef& to_copy();      // aten::_to_copy
 const OpDef& unsafe_view();  // aten::_unsafe_view
 const OpDef& view();
 const OpDef& zeros_like();
+
+// Python's int arithmetic on SymInts, as FX records it (operator.mul, ...).
+const OpDef& sym_add();       // operator::add
+const OpDef& sym_sub();       // operator::sub
+const OpDef& sym_mul();       // operator::mul
+const OpDef& sym_floordiv();  // operator::floordiv
 
 // _c10d_functional's collectives (Note [Functional collectives]).
 const OpDef& all_gather_into_tensor();
