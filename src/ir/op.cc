@@ -25,7 +25,10 @@ std::string tag_names(uint32_t tags) {
                                  "composite_implicit",
                                  "data_dependent_output",
                                  "collective",
-                                 "effectful"};
+                                 "effectful",
+                                 "recomputable",
+                                 "view_op",
+                                 "normalization"};
   std::string s;
   for (int i = 0; i < static_cast<int>(std::size(kNames)); ++i)
     if (tags & (1u << i)) {
@@ -124,6 +127,8 @@ const OpDef* OpTable::find(std::string_view name) const {
   if (!op) return nullptr;
   AOTGRAD_CHECK(op->name == key, "op provider: asked for '", key, "', gave '", op->name, "'");
   op->provided = true;
+  if (auto t = provided_tags_.find(op->schema.name); t != provided_tags_.end())
+    op->tags |= t->second;
   std::lock_guard<std::mutex> lock(provided_mu_);
   auto [slot, inserted] = provided_.try_emplace(key, std::move(op));
   if (inserted) provided_order_.push_back(slot->second.get());
@@ -155,6 +160,10 @@ const OpDef& OpTable::get(std::string_view name) const {
   return *op;
 }
 
+void OpTable::tag_provided(const std::string& packet, uint32_t tags) {
+  provided_tags_[normalize_name(packet)] |= tags;
+}
+
 OpDef* OpTable::mutable_op(std::string_view name) {
   auto it = by_name_.find(normalize_name(name));
   return it == by_name_.end() ? nullptr : it->second;
@@ -171,6 +180,8 @@ OpDefBuilder& OpDefBuilder::scatter(const std::string& scatter_name) {
 }
 
 void OpTable::finalize() {
+  for (auto& op : ops_)
+    if (op->tags & kPacketTags) provided_tags_[op->schema.name] |= op->tags & kPacketTags;
   for (auto& op : ops_) {
     if (!op->inplace_variant.empty()) {
       OpDef* other = mutable_op(op->inplace_variant);

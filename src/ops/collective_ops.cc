@@ -12,6 +12,7 @@
 // reduce_scatter of it and reduce_scatter's all_gather, each followed by its wait.
 #include <set>
 
+#include "aotgrad/ops/cost_util.h"
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/formula.h"
 #include "aotgrad/ops/meta_util.h"
@@ -146,6 +147,22 @@ V reduce_scatter_tensor_backward(GradBuilder& b, Vs& a) {
   return V::tensor(g);
 }
 
+// The bytes a collective brings to this rank from the others (the cost model's
+// communication_bytes): an all_reduce twice its input (a ring's reduce-scatter and all-gather), an
+// all_gather_into_tensor its result, a reduce_scatter_tensor and a broadcast their input; a
+// wait_tensor declares none (the collective is priced where it is issued).
+double all_reduce_bytes(const MetaArgs& a, const ValueMeta&) {
+  const TensorMeta* in = cost::tensor_at(a, 0);
+  return in ? 2 * cost::bytes(*in) : 0;
+}
+double all_gather_bytes(const MetaArgs&, const ValueMeta& result) {
+  return result.is_tensor() ? cost::bytes(result.tensor) : 0;
+}
+double input_bytes(const MetaArgs& a, const ValueMeta&) {
+  const TensorMeta* in = cost::tensor_at(a, 0);
+  return in ? cost::bytes(*in) : 0;
+}
+
 }  // namespace
 
 void register_collective_ops(OpTable& t) {
@@ -153,6 +170,7 @@ void register_collective_ops(OpTable& t) {
   add_grad_helper("all_gather_into_tensor_backward", all_gather_into_tensor_backward);
   add_grad_helper("reduce_scatter_tensor_backward", reduce_scatter_tensor_backward);
   t.def("_c10d_functional::all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor")
+      .communication_bytes(all_reduce_bytes)
       .tags(kCollective)
       .meta(all_reduce_meta)
       .inplace("_c10d_functional::all_reduce_")
@@ -161,23 +179,27 @@ void register_collective_ops(OpTable& t) {
   t.def(
        "_c10d_functional::all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> "
        "Tensor(a!)")
+      .communication_bytes(all_reduce_bytes)
       .tags(kCollective | kInplace)
       .meta(all_reduce_inplace_meta);
   t.def(
        "_c10d_functional::all_gather_into_tensor(Tensor input, int group_size, str group_name) -> "
        "Tensor")
+      .communication_bytes(all_gather_bytes)
       .tags(kCollective)
       .meta(all_gather_into_tensor_meta)
       .derivative(formula("input: all_gather_into_tensor_backward(grad, group_size, group_name)"));
   t.def(
        "_c10d_functional::reduce_scatter_tensor(Tensor input, str reduce_op, int group_size, str "
        "group_name) -> Tensor")
+      .communication_bytes(input_bytes)
       .tags(kCollective)
       .meta(reduce_scatter_tensor_meta)
       .derivative(formula(
           "input: reduce_scatter_tensor_backward(grad, reduce_op, group_size, group_name)"));
   // PyTorch gives broadcast no autograd formula (its gradient is a reduce to `src`).
   t.def("_c10d_functional::broadcast(Tensor input, int src, str group_name) -> Tensor")
+      .communication_bytes(input_bytes)
       .tags(kCollective)
       .meta(broadcast_meta)
       .derivative(formula("input: not_implemented(\"broadcast\")"));

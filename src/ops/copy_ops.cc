@@ -556,10 +556,13 @@ Node* copy_inplace_value(InplaceValueBuilder& b) {
 void register_copy_ops(OpTable& t) {
   add_copy_grad_helpers();
   t.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
-      .tags(kCore)
+      .copies_value()
+      .tags(kRecomputable | kCore)
       .meta(clone)
       .derivative(formula("self: grad"));
   t.def("lift_fresh_copy(Tensor self) -> Tensor")
+      .copies_value()
+      .tags(kRecomputable)
       .meta(lift_fresh_copy)
       .derivative(formula("self: grad"));
   t.def("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor")
@@ -575,7 +578,8 @@ void register_copy_ops(OpTable& t) {
        "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> "
        "Tensor")
-      .tags(kCore)
+      .copies_value()
+      .tags(kRecomputable | kCore)
       .meta(to_copy)
       .derivative(formula("self: _to_copy_backward(grad, self.options())"));
 
@@ -625,7 +629,7 @@ void register_copy_ops(OpTable& t) {
       .meta(repeat_interleave_tensor)
       .non_differentiable();
   t.def("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
-      .tags(kCore)
+      .tags(kRecomputable | kCore)
       .meta(gather)
       .derivative(formula("self: gather_backward(grad, self, dim, index, sparse_grad)"));
 

@@ -330,7 +330,7 @@ void register_factory_ops(OpTable& t) {
   t.def(
        "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor")
-      .tags(kF | kCore)
+      .tags(kRecomputable | kF | kCore)
       .meta(empty)
       .non_differentiable();
   t.def(
@@ -342,61 +342,67 @@ void register_factory_ops(OpTable& t) {
   t.def(
        "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor")
-      .tags(kF)
+      .fill(0)
+      .tags(kRecomputable | kF)
       .meta(sized)
       .non_differentiable();
   t.def(
        "ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor")
-      .tags(kF)
+      .fill(1)
+      .tags(kRecomputable | kF)
       .meta(sized)
       .non_differentiable();
   t.def(
        "full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor")
-      .tags(kF | kCore)
+      .fill_from_arg(1)
+      .tags(kRecomputable | kF | kCore)
       .meta(full)
       .non_differentiable();
   t.def(
        "scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor")
-      .tags(kF | kCore)
+      .fill_from_arg(0)
+      .tags(kRecomputable | kF | kCore)
       .meta(scalar_tensor)
       .non_differentiable();
   t.def(
        "arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor")
-      .tags(kF)
+      .tags(kRecomputable | kF)
       .meta(arange)
       .non_differentiable();
   t.def(
        "arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor")
-      .tags(kF)
+      .tags(kRecomputable | kF)
       .meta(arange_start)
       .non_differentiable();
   t.def(
        "arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor")
-      .tags(kF | kCore)
+      .tags(kRecomputable | kF | kCore)
       .meta(arange_start_step)
       .non_differentiable();
 
   t.def(
        "empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor")
-      .tags(kF)
+      .tags(kRecomputable | kF)
       .meta(like)
       .non_differentiable();
   t.def(
        "zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor")
-      .tags(kF)
+      .fill(0)
+      .tags(kRecomputable | kF)
       .meta(like)
       .non_differentiable();
   t.def(
        "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor")
+      .fill(1)
       .tags(kF)
       .meta(like)
       .non_differentiable();
@@ -404,18 +410,21 @@ void register_factory_ops(OpTable& t) {
        "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
        "MemoryFormat? memory_format=None) -> Tensor")
-      .tags(kF)
+      .fill_from_arg(1)
+      .tags(kRecomputable | kF)
       .meta(full_like)
       .non_differentiable();
   t.def(
        "new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor")
-      .tags(kF)
+      .fill(0)
+      .tags(kRecomputable | kF)
       .meta(new_sized)
       .non_differentiable();
   t.def(
        "new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor")
+      .fill(1)
       .tags(kF)
       .meta(new_sized)
       .non_differentiable();
@@ -428,6 +437,7 @@ void register_factory_ops(OpTable& t) {
   t.def(
        "new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor")
+      .fill_from_arg(2)
       .tags(kF)
       .meta(new_full)
       .non_differentiable();

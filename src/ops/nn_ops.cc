@@ -1028,6 +1028,7 @@ void register_nn_ops(OpTable& t) {
   t.def(
        "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) "
        "-> Tensor")
+      .writes_out_over_first()
       .tags(kBackward)
       .meta(softmax_backward_meta<false>)
       .derivative(formula("grad_output: _softmax_backward_data(grad, output, dim, input_dtype); "
@@ -1037,6 +1038,7 @@ void register_nn_ops(OpTable& t) {
   t.def(
        "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
        "ScalarType input_dtype) -> Tensor")
+      .writes_out_over_first()
       .tags(kBackward)
       .meta(softmax_backward_meta<true>)
       .derivative(formula("grad_output: grad - (grad * output.exp()).sum(dim, true); "
@@ -1173,7 +1175,7 @@ void register_nn_ops(OpTable& t) {
       .decomposition(decomp(decomps::adaptive_avg_pool2d_decomp, kCoreFull,
                             "at::native::adaptive_avg_pool2d"));
   t.def("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
-      .tags(kCompositeImplicit)
+      .tags(kRecomputable | kCompositeImplicit)
       .meta(reshape_meta)
       .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"))
       .decomposition(decomp(decomps::reshape_decomp, kCoreFull, "at::native::reshape"));

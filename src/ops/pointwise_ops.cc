@@ -798,6 +798,9 @@ void register_pointwise_ops(OpTable& t) {
   unary(t, "log", unary_float).derivative(formula("self: grad.div(self.conj())"));
   unary(t, "log1p", unary_float).derivative(formula("self: log1p_backward(grad, self)"));
   unary(t, "expm1", unary_float).derivative(formula("self: grad * (result.conj() + 1)"));
+  // derivatives.yaml: grad * result.conj() * M_LN2.
+  unary(t, "exp2", unary_float, /*tags=*/0)
+      .derivative(formula("self: grad * result.conj() * 0.6931471805599453"));
   unary(t, "sqrt", unary_float).derivative(formula("self: grad / (2 * result.conj())"));
   unary(t, "rsqrt", unary_float).derivative(formula("self: -0.5 * grad * result.pow(3).conj()"));
   unary(t, "reciprocal", unary_float).derivative(formula("self: -grad * (result * result).conj()"));
@@ -835,6 +838,7 @@ void register_pointwise_ops(OpTable& t) {
 
   // Binary arithmetic.
   t.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+      .identity({/*value=*/0, /*commutes=*/true, /*alpha_arg=*/2})
       .tags(kPointwise | kCore)
       .meta(add_sub<false>)
       .inplace("add_.Tensor")
@@ -843,6 +847,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+      .identity({/*value=*/0, /*commutes=*/true, /*alpha_arg=*/2})
       .tags(kPointwise | kCore)
       .meta(add_sub_scalar<false>)
       .inplace("add_.Scalar")
@@ -851,6 +856,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+      .identity({/*value=*/0, /*commutes=*/false, /*alpha_arg=*/2, /*negates=*/true})
       .tags(kPointwise | kCore)
       .meta(add_sub<true>)
       .inplace("sub_.Tensor")
@@ -859,6 +865,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+      .identity({/*value=*/0, /*commutes=*/false, /*alpha_arg=*/2, /*negates=*/true})
       .tags(kPointwise | kCore)
       .meta(add_sub_scalar<true>)
       .inplace("sub_.Scalar")
@@ -871,6 +878,7 @@ void register_pointwise_ops(OpTable& t) {
       .meta(add_sub_scalar<true>)
       .derivative(formula("self: maybe_multiply(-grad, alpha.conj())"));
   t.def("mul.Tensor(Tensor self, Tensor other) -> Tensor")
+      .identity({/*value=*/1, /*commutes=*/true})
       .tags(kPointwise | kCore)
       .meta(binary)
       .inplace("mul_.Tensor")
@@ -879,6 +887,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("mul.Scalar(Tensor self, Scalar other) -> Tensor")
+      .identity({/*value=*/1, /*commutes=*/true})
       .tags(kPointwise | kCore)
       .meta(binary_scalar)
       .inplace("mul_.Scalar")
@@ -887,6 +896,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("div.Tensor(Tensor self, Tensor other) -> Tensor")
+      .identity({/*value=*/1})
       .tags(kPointwise | kCore)
       .meta(binary_float)
       .inplace("div_.Tensor")
@@ -896,6 +906,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace);
   t.def("div.Scalar(Tensor self, Scalar other) -> Tensor")
+      .identity({/*value=*/1})
       .tags(kPointwise | kCore)
       .meta(div_scalar)
       .inplace("div_.Scalar")
@@ -1042,6 +1053,7 @@ void register_pointwise_ops(OpTable& t) {
       .tags(kPointwise | kInplace)
       .meta(inplace_fill);
   t.def("fill.Scalar(Tensor self, Scalar value) -> Tensor")
+      .fill_from_arg(1)
       .tags(kPointwise | kCore)
       .meta(like_self)
       .inplace("fill_.Scalar")

@@ -373,23 +373,23 @@ void add_reduction_grad_helpers() {
 void register_reduction_ops(OpTable& t) {
   add_reduction_grad_helpers();
   t.def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
-      .tags(kReduction)
+      .tags(kRecomputable | kReduction)
       .meta(sum_meta)
       .derivative(formula("self: grad.expand_symint(self.sym_sizes())"));
   t.def(
        "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
        "-> Tensor")
-      .tags(kReduction | kCore)
+      .tags(kRecomputable | kReduction | kCore)
       .meta(sum_dim_meta)
       .derivative(formula("self: sum_backward(grad, self.sym_sizes(), dim, keepdim)"));
   t.def("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
-      .tags(kReduction | kCore)
+      .tags(kRecomputable | kReduction | kCore)
       .meta(mean_meta)
       .derivative(formula("self: grad.expand_symint(self.sym_sizes()) / self.sym_numel()"));
   t.def(
        "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
        "Tensor")
-      .tags(kReduction | kCore)
+      .tags(kRecomputable | kReduction | kCore)
       .meta(mean_dim_meta)
       .derivative(
           formula("self: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)"));
@@ -397,7 +397,7 @@ void register_reduction_ops(OpTable& t) {
       "self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), "
       "restore_reduced_dims(result, dim, keepdim) == self, dim)";
   t.def("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
-      .tags(kReduction | kCore)
+      .tags(kRecomputable | kReduction | kCore)
       .meta(amax_amin_meta)
       .derivative(formula(amax_amin_formula));
   t.def("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
@@ -408,11 +408,11 @@ void register_reduction_ops(OpTable& t) {
       "self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), "
       "keepdim)";
   t.def("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
-      .tags(kReduction | kCore)
+      .tags(kRecomputable | kReduction | kCore)
       .meta(max_min_dim_meta)
       .derivative(formula(max_min_formula));
   t.def("min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
-      .tags(kReduction | kCore)
+      .tags(kRecomputable | kReduction | kCore)
       .meta(max_min_dim_meta)
       .derivative(formula(max_min_formula));
   t.def(
@@ -423,7 +423,7 @@ void register_reduction_ops(OpTable& t) {
       .derivative(formula("grad: gather_with_keepdimed_indices(grad, dim, indices, keepdim); "
                           "indices: non_differentiable"));
   t.def("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
-      .tags(kReduction | kCore)
+      .tags(kRecomputable | kReduction | kCore)
       .meta(arg_max_min_meta)
       .non_differentiable();
   t.def("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
@@ -434,14 +434,14 @@ void register_reduction_ops(OpTable& t) {
        "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
        "keepdim=False) -> "
        "Tensor")
-      .tags(kReduction | kCore)
+      .tags(kRecomputable | kReduction | kCore)
       .meta(var_std_meta<false>)
       .derivative(formula("self: var_backward(grad, self, dim, correction, keepdim)"));
   t.def(
        "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
        "keepdim=False) -> "
        "(Tensor, Tensor)")
-      .tags(kReduction)
+      .tags(kRecomputable | kReduction)
       .meta(var_std_meta<true>)
       .derivative(
           formula("self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)"));
@@ -449,7 +449,7 @@ void register_reduction_ops(OpTable& t) {
        "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
        "keepdim=False) -> "
        "Tensor")
-      .tags(kReduction)
+      .tags(kRecomputable | kReduction)
       .meta(var_std_meta<false>)
       .derivative(formula("self: std_backward(result, grad, self, dim, correction, keepdim)"));
 }

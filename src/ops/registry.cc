@@ -43,6 +43,7 @@ const OpTable& aten_ops() {
     register_higher_order_ops(*t);
     register_cond_op(*t);
     register_collective_ops(*t);
+    register_provided_op_facts(*t);
     t->finalize();
     bind_formulas(*t);
     std::lock_guard<std::mutex> lock(g_provider_mu);

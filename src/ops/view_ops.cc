@@ -542,12 +542,13 @@ Arg narrow_decomp(DecompBuilder& b) {
 void register_view_ops(OpTable& t) {
   add_view_grad_helpers();
   t.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(view_meta)
       .view_inverse(reshape_view_inverse)
       .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"));
   // _unsafe_view's result shares self's storage although its schema does not say so.
   t.def("_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
+      .tags(kRecomputable)
       .meta(view_meta)
       .undeclared_alias(0)
       .derivative(formula("self: grad.reshape_symint(self.sym_sizes())"));
@@ -565,7 +566,7 @@ void register_view_ops(OpTable& t) {
       .derivative(
           formula("self: grad.reshape_symint(self.sym_sizes()); other: non_differentiable"));
   t.def("alias(Tensor(a) self) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(alias_meta)
       .view_inverse(identity_view_inverse)
       .derivative(formula("self: grad"));
@@ -575,7 +576,7 @@ void register_view_ops(OpTable& t) {
       .view_inverse(identity_view_inverse)
       .non_differentiable();  // derivatives.yaml: output_differentiability: [False]
   t.def("t(Tensor(a) self) -> Tensor(a)")
-      .tags(kView)
+      .tags(kViewOp | kView)
       .meta(t_meta)
       .view_inverse(t_inverse)
       .derivative(formula("self: grad.t()"))
@@ -587,29 +588,29 @@ void register_view_ops(OpTable& t) {
       .derivative(formula("self: grad.transpose(dim0, dim1)"))
       .inplace("transpose_");
   t.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(permute_meta)
       .view_inverse(permute_inverse)
       .derivative(formula("self: permute_backwards(grad, dims)"));
   t.def("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(expand_meta)
       .view_inverse(expand_inverse)
       .derivative(formula("self: at::sum_to(grad, self.sym_sizes())"));
   t.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(unsqueeze_meta)
       .view_inverse(reshape_view_inverse)
       .derivative(formula("self: grad.squeeze(dim)"))
       .inplace("unsqueeze_");
   t.def("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(squeeze_dim_meta)
       .view_inverse(reshape_view_inverse)
       .derivative(formula("self: unsqueeze_to(grad, dim, self.sym_sizes())"))
       .inplace("squeeze_.dim");
   t.def("squeeze(Tensor(a) self) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(squeeze_meta)
       .view_inverse(reshape_view_inverse)
       .derivative(formula("self: unsqueeze_to(grad, self.sym_sizes())"))
@@ -617,7 +618,7 @@ void register_view_ops(OpTable& t) {
   t.def(
        "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
        "SymInt step=1) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(slice_meta)
       .view_inverse(slice_inverse)
       .derivative(
@@ -629,13 +630,13 @@ void register_view_ops(OpTable& t) {
       .view_inverse(narrow_inverse)
       .decomposition(decomp(decomps::narrow_decomp, kCoreTable | kFullTable, "at::native::narrow"));
   t.def("select.int(Tensor(a) self, int dim, int index) -> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(select_meta)
       .view_inverse(select_inverse)
       .derivative(formula("self: select_backward_symint(grad, self.sym_sizes(), dim, index)"))
       .scatter("select_scatter");
   t.def("split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(split_meta)
       .view_inverse(split_inverse)
       .derivative(formula(
@@ -655,7 +656,7 @@ void register_view_ops(OpTable& t) {
   t.def(
        "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
        "-> Tensor(a)")
-      .tags(kView | kCore)
+      .tags(kViewOp | kView | kCore)
       .meta(as_strided_meta)
       .view_inverse(as_strided_inverse, /*absolute=*/true)
       .derivative(formula(

@@ -5,6 +5,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/derivative.h"
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/cond_autograd.h"
 #include "aotgrad/transforms/requires_grad.h"
@@ -35,7 +36,7 @@ class GradTable {
       slot = grad;
       return;
     }
-    slot = g_.add_call(aten_ops().get("aten::add.Tensor"), {Arg(slot), Arg(grad)});
+    slot = g_.add_call(ops::add_Tensor(), {Arg(slot), Arg(grad)});
   }
   Node* get(const Node* value) const {
     auto it = grads_.find(value);
@@ -149,7 +150,7 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
         size_t k = static_cast<size_t>(fn->getitem_index());
         if (v.size() <= k) v.resize(k + 1, nullptr);
         if (v[k])
-          v[k] = g.add_call(aten_ops().get("aten::add.Tensor"), {Arg(v[k]), Arg(gr)});
+          v[k] = g.add_call(ops::add_Tensor(), {Arg(v[k]), Arg(gr)});
         else
           v[k] = gr;
       }

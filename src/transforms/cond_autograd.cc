@@ -1,6 +1,7 @@
 // aotgrad: cond's derivative, a cond over the branches' backward graphs.
 #include "aotgrad/transforms/cond_autograd.h"
 
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/dce.h"
@@ -30,8 +31,8 @@ std::unique_ptr<Graph> cond_branch_backward(const Graph& branch, const std::vect
   }
   inputs.insert(inputs.end(), tangents.begin(), tangents.end());
   Arg out = inline_graph(*g, *jg.graph, inputs);
-  const OpDef& zeros = aten_ops().get("aten::zeros_like");
-  const OpDef& clone = aten_ops().get("aten::clone");
+  const OpDef& zeros = ops::zeros_like();
+  const OpDef& clone = ops::clone();
   std::vector<Arg> grads;
   for (size_t k = 0; k < needs.size(); ++k) {
     if (!needs[k]) continue;

@@ -59,8 +59,6 @@ bool fold_sym_int(Graph& g, const GraphFacts& facts, Node* n) {
   return folded;
 }
 
-bool is_op(const Node& n, std::string_view name) { return n.op()->name == name; }
-
 // The value every element of `a` has, when it is a factory of a uniform 0 or 1 (or a view, clone
 // or copy of one) whose storage nothing writes. Any dtype holds 0 and 1 exactly; a -0.0 stays
 // -0.0 only through floating dtypes.
@@ -74,24 +72,13 @@ std::optional<double> uniform_value(const GraphFacts& facts, const Arg& a) {
     floating = floating && is_floating(n->meta().tensor.dtype);
     const OpDef& op = *n->op();
     std::optional<double> v;
-    if (is_op(*n, "aten::zeros") || is_op(*n, "aten::zeros_like") || is_op(*n, "aten::new_zeros"))
-      v = 0.0;
-    else if (is_op(*n, "aten::ones") || is_op(*n, "aten::ones_like") || is_op(*n, "aten::new_ones"))
-      v = 1.0;
-    else if (is_op(*n, "aten::full") || is_op(*n, "aten::full_like") ||
-             is_op(*n, "aten::fill.Scalar"))
-      v = literal_value(n->arg(1));
-    else if (is_op(*n, "aten::new_full"))
-      v = literal_value(n->arg(2));
-    else if (is_op(*n, "aten::scalar_tensor"))
-      v = literal_value(n->arg(0));
+    if (op.fill_value) v = op.fill_arg < 0 ? op.fill_value : literal_value(n->arg(op.fill_arg));
     if (v) {
       if (*v == 1.0) return 1.0;
       if (*v == 0.0) return floating && std::signbit(*v) ? -0.0 : 0.0;
       return std::nullopt;
     }
-    bool passes_value = op.storage_alias_of(0) == 0 || is_op(*n, "aten::clone") ||
-                        is_op(*n, "aten::_to_copy") || is_op(*n, "aten::lift_fresh_copy");
+    bool passes_value = op.storage_alias_of(0) == 0 || op.copies_value;
     if (!passes_value || !n->arg(0).is_node()) return std::nullopt;
     n = n->arg(0).node;
   }

@@ -18,32 +18,10 @@ namespace {
 constexpr const char* kFormat = "aotgrad cost profile";
 constexpr int kVersion = 2;  // 2 added "ops"; a version-1 profile is still read
 
-const TensorMeta* tensor_arg(const Node& n, size_t i) {
-  if (i >= n.args().size() || !n.args()[i].is_node()) return nullptr;
-  const ValueMeta& m = n.args()[i].node->meta();
-  return m.is_tensor() ? &m.tensor : nullptr;
-}
-
 double numel(const TensorMeta& t) { return static_cast<double>(t.numel().hint_or(4096)); }
 
-double dim(const TensorMeta& t, size_t d) {
-  return d < t.sizes.size() ? static_cast<double>(t.sizes[d].hint_or(4096)) : 1.0;
-}
-
-/// Elements of weight per output channel: input channels per group times kernel elements.
-double per_output_channel(const TensorMeta& w) {
-  double d0 = dim(w, 0);
-  return d0 > 0 ? numel(w) / d0 : 0.0;
-}
-
-/// 2 * M * K * N of (M x K) @ (K x N), batched by the leading dimensions of `a`.
-double matmul_flops(const TensorMeta& a, const TensorMeta& b) {
-  if (a.sizes.size() < 2 || b.sizes.empty()) return 0;
-  double k = dim(a, a.sizes.size() - 1);
-  double rows = numel(a) / std::max(k, 1.0);  // B * M
-  double n = dim(b, b.sizes.size() - 1);
-  return 2 * rows * k * n;
-}
+// A call's arguments, as its op's formulas read them.
+MetaArgs args_of(const Node& n) { return MetaArgs(*n.op(), n.args()); }
 
 // Each tensor of the call's arguments and results, once per node.
 template <typename F>
@@ -68,12 +46,9 @@ double largest_element_count(const Node& n) {
   return most;
 }
 
-bool is_matmul(std::string_view p) {
-  return p == "aten::mm" || p == "aten::bmm" || p == "aten::addmm" || p == "aten::baddbmm";
-}
-
-bool is_convolution(std::string_view p) {
-  return p == "aten::convolution" || p == "aten::convolution_backward";
+// The measured curve of an op with a FLOPs formula.
+const CostCurve& flops_curve(const CostProfile& p, const OpDef& op) {
+  return op.flops_kind == FlopsKind::kConvolution ? p.convolution : p.matmul;
 }
 
 [[noreturn]] void bad(const std::string& where, const std::string& cause) {
@@ -197,39 +172,8 @@ std::string CostModel::fingerprint() const {
 }
 
 double call_flops(const Node& n) {
-  if (n.kind() != NodeKind::Call) return 0;
-  std::string_view p = OpClasses::packet(n);
-  if (p == "aten::mm" || p == "aten::bmm") {
-    if (auto* a = tensor_arg(n, 0), *b = tensor_arg(n, 1); a && b) return matmul_flops(*a, *b);
-  } else if (p == "aten::addmm" || p == "aten::baddbmm") {
-    if (auto* a = tensor_arg(n, 1), *b = tensor_arg(n, 2); a && b) return matmul_flops(*a, *b);
-  } else if (p == "aten::convolution") {
-    // (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups): each
-    // output element of a convolution (each input element of a transposed one) takes one
-    // multiply-add per weight element of its channel.
-    const TensorMeta* x = tensor_arg(n, 0);
-    const TensorMeta* w = tensor_arg(n, 1);
-    bool transposed = n.args().size() > 6 && n.args()[6].i != 0;
-    if (x && w && n.meta().is_tensor())
-      return 2 * (transposed ? numel(*x) : numel(n.meta().tensor)) * per_output_channel(*w);
-  } else if (p == "aten::convolution_backward") {
-    // (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-    // output_padding, groups, output_mask): grad_input and grad_weight each cost one convolution.
-    const TensorMeta* gy = tensor_arg(n, 0);
-    const TensorMeta* x = tensor_arg(n, 1);
-    const TensorMeta* w = tensor_arg(n, 2);
-    bool transposed = n.args().size() > 7 && n.args()[7].i != 0;
-    if (gy && x && w) {
-      double conv = 2 * (transposed ? numel(*x) : numel(*gy)) * per_output_channel(*w);
-      int convs = 2;
-      if (n.args().size() > 10 && n.args()[10].is_list()) {
-        const auto& mask = n.args()[10].list;
-        convs = (mask.size() > 0 && mask[0].i != 0) + (mask.size() > 1 && mask[1].i != 0);
-      }
-      return conv * convs;
-    }
-  }
-  return 0;
+  if (n.kind() != NodeKind::Call || !n.op()->flops) return 0;
+  return n.op()->flops(args_of(n), n.meta());
 }
 
 double call_bytes(const Node& n) {
@@ -242,17 +186,8 @@ double call_bytes(const Node& n) {
 
 double communication_bytes(const Node& n) {
   if (n.kind() != NodeKind::Call || !OpClasses::defaults().is_collective(n)) return 0;
-  auto bytes = [](const TensorMeta& t) {
-    return numel(t) * static_cast<double>(element_size(t.dtype));
-  };
-  const std::string& op = n.op()->name;
-  const TensorMeta* in = tensor_arg(n, 0);
-  if (op == "_c10d_functional::all_gather_into_tensor")
-    return n.meta().is_tensor() ? bytes(n.meta().tensor) : 0;
-  if (!in || op == "_c10d_functional::wait_tensor") return 0;
-  if (op == "_c10d_functional::all_reduce" || op == "_c10d_functional::all_reduce_")
-    return 2 * bytes(*in);
-  return bytes(*in);
+  const CallFormula f = n.op()->communication_bytes;
+  return f ? f(args_of(n), n.meta()) : 0;
 }
 
 double estimate_runtime(const Node& n, const CostModel& model) {
@@ -263,17 +198,15 @@ double estimate_runtime(const Node& n, const CostModel& model) {
   }
   if (model.kind == CostModelKind::kFlops) {
     if (n.kind() != NodeKind::Call) return 1;
-    std::string_view p = OpClasses::packet(n);
-    double flops = is_matmul(p) || is_convolution(p) ? call_flops(n) : largest_element_count(n);
+    double flops = n.op()->flops ? call_flops(n) : largest_element_count(n);
     return std::max(flops, 1.0);
   }
   AOTGRAD_CHECK(model.profile != nullptr, "the measured cost model has no profile");
   if (n.kind() != NodeKind::Call) return 0;
   const CostProfile& prof = *model.profile;
-  std::string_view p = OpClasses::packet(n);
-  if (is_matmul(p)) return prof.matmul.seconds(call_flops(n));
-  if (is_convolution(p)) return prof.convolution.seconds(call_flops(n));
+  if (n.op()->flops) return flops_curve(prof, *n.op()).seconds(call_flops(n));
   if (OpClasses::defaults().is_view(n)) return prof.memory.seconds(0);
+  std::string_view p = OpClasses::packet(n);
   if (auto it = prof.ops.find(p); it != prof.ops.end()) return it->second.seconds(call_bytes(n));
   return prof.memory.seconds(call_bytes(n));
 }

@@ -66,6 +66,7 @@
 #include <unordered_set>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/op_classes.h"
@@ -73,15 +74,8 @@
 namespace aotgrad {
 namespace {
 
-const char* kAllReduce = "_c10d_functional::all_reduce";
-const char* kAllReduceInplace = "_c10d_functional::all_reduce_";
-const char* kWait = "_c10d_functional::wait_tensor";
-const char* kReduceScatter = "_c10d_functional::reduce_scatter_tensor";
-const char* kAllGather = "_c10d_functional::all_gather_into_tensor";
-
-bool calls(const Node* n, std::string_view op) {
-  return n && n->kind() == NodeKind::Call && n->op()->name == op;
-}
+// The pass builds and recognises its own structures of specific ops: named handles (ops::).
+bool calls(const Node* n, const OpDef& op) { return ops::is_call(n, op); }
 
 std::string grad_name(const std::vector<std::string>& names, size_t i) {
   return i < names.size() && !names[i].empty() ? names[i] : "grad " + std::to_string(i);
@@ -213,15 +207,14 @@ BucketPlan plan_gradient_buckets(const Graph& bw, const DataParallelOptions& opt
 
 void insert_gradient_all_reduces(Graph& bw, const BucketPlan& plan) {
   if (plan.buckets.empty()) return;
-  const OpTable& ops = aten_ops();
-  const OpDef& view = ops.get("aten::view");
-  const OpDef& new_empty = ops.get("aten::new_empty");
-  const OpDef& slice = ops.get("aten::slice.Tensor");
-  const OpDef& copy = ops.get("aten::copy_");
-  const OpDef& div = ops.get("aten::div_.Scalar");
-  const OpDef& all_reduce = ops.get(kAllReduceInplace);
-  const OpDef& wait = ops.get(kWait);
-  const OpDef& split = ops.get("aten::split_with_sizes");
+  const OpDef& view = ops::view();
+  const OpDef& new_empty = ops::new_empty();
+  const OpDef& slice = ops::slice_Tensor();
+  const OpDef& copy = ops::copy_();
+  const OpDef& div = ops::div__Scalar();
+  const OpDef& all_reduce = ops::all_reduce_();
+  const OpDef& wait = ops::wait_tensor();
+  const OpDef& split = ops::split_with_sizes();
   Node* out = bw.output();
   AOTGRAD_CHECK(out != nullptr, "data parallel: the backward graph has no output");
   std::vector<Arg> outs = out->args()[0].list;
@@ -298,14 +291,14 @@ int64_t average_sharded_gradients(Graph& bw, const DataParallelOptions& options)
   const std::vector<Arg>& outs = out->args()[0].list;
   AOTGRAD_CHECK(options.sharded.size() == outs.size(), "sharded training: ", options.sharded.size(),
                 " sharded flags for ", outs.size(), " gradients");
-  const OpDef& div = aten_ops().get("aten::div.Scalar");
+  const OpDef& div = ops::div_Scalar();
   Node* saved_point = bw.insertion_point();
   int64_t n = 0;
   for (size_t i = 0; i < outs.size(); ++i) {
     if (!options.sharded[i] || !outs[i].is_node()) continue;
     Node* w = outs[i].node;
-    Node* rs = calls(w, kWait) ? w->arg(0).node : nullptr;
-    if (!calls(rs, kReduceScatter) || rs->arg(1).str != "sum" ||
+    Node* rs = calls(w, ops::wait_tensor()) ? w->arg(0).node : nullptr;
+    if (!calls(rs, ops::reduce_scatter_tensor()) || rs->arg(1).str != "sum" ||
         rs->arg(3).str != options.group_name || rs->users().size() != 1)
       throw Error("sharded training: the gradient of " + grad_name(options.names, i) + " ('" +
                   w->name() + "') is not the reduce_scatter 'sum' on group '" + options.group_name +
@@ -333,13 +326,14 @@ std::unique_ptr<Graph> gather_parameters_at_first_use(const Graph& fw) {
   std::unordered_map<const Node*, std::vector<std::vector<const Node*>>> before;
   std::unordered_set<const Node*> moved;
   for (const Node* n : body) {
-    if (!OpClasses::is_regather(*n) || !calls(n, kAllGather) || moved.count(n)) continue;
+    if (!OpClasses::is_regather(*n) || !calls(n, ops::all_gather_into_tensor()) || moved.count(n))
+      continue;
     std::vector<const Node*> chain{n};
     std::unordered_set<const Node*> in_chain{n};
     for (size_t k = 0; k < chain.size(); ++k)
       for (const Node* u : chain[k]->users()) {
         if (in_chain.count(u) || u->kind() != NodeKind::Call) continue;
-        if (!calls(u, kWait) && !ops.is_view(*u)) continue;
+        if (!calls(u, ops::wait_tensor()) && !ops.is_view(*u)) continue;
         bool only_chain = true;
         for_each_input(u, [&](const Node* a) {
           only_chain = only_chain && (in_chain.count(a) || a->kind() == NodeKind::Placeholder);
@@ -392,11 +386,14 @@ std::unique_ptr<Graph> issue_sharded_reduce_scatters_early(const Graph& bw,
   std::vector<Early> early;
   std::unordered_set<const Node*> moved;
   for (size_t i = 0; i < outs.size() && i < options.sharded.size(); ++i) {
-    if (!options.sharded[i] || !outs[i].is_node() || !calls(outs[i].node, kWait)) continue;
+    if (!options.sharded[i] || !outs[i].is_node() || !calls(outs[i].node, ops::wait_tensor()))
+      continue;
     Early e;
     e.wait = outs[i].node;
     e.rs = e.wait->arg(0).node;
-    if (!calls(e.rs, kReduceScatter) || e.rs->users().size() != 1 || moved.count(e.rs)) continue;
+    if (!calls(e.rs, ops::reduce_scatter_tensor()) || e.rs->users().size() != 1 ||
+        moved.count(e.rs))
+      continue;
     // The ancestors that only this reduce-scatter uses and that may move: calls that write
     // nothing, draw no random numbers, have no effects and communicate nothing.
     std::unordered_set<const Node*> in_chain{e.rs};
@@ -493,12 +490,12 @@ BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& nam
                 " is not a gradient bucket's all_reduce: " + what);
   };
   for (const Node* a : bw.nodes()) {
-    if (!calls(a, kAllReduce) && !calls(a, kAllReduceInplace)) continue;
+    if (!calls(a, ops::all_reduce()) && !calls(a, ops::all_reduce_())) continue;
     const Node* x = a->arg(0).node;
     std::string op = a->arg(1).str;
     GradReduction reduction = op == "avg" ? GradReduction::kAvg : GradReduction::kSumDivided;
     int64_t size = 1;
-    if (calls(x, "aten::div.Scalar") || calls(x, "aten::div_.Scalar")) {
+    if (calls(x, ops::div_Scalar()) || calls(x, ops::div__Scalar())) {
       if (x->arg(1).kind != Arg::Kind::Int) fail(a, "its divisor is not an int");
       size = x->arg(1).i;
       x = x->arg(0).node;
@@ -506,21 +503,21 @@ BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& nam
     // The gradients: a concatenation of their flattened values, or a bucket made with new_empty
     // that each is copied into (a view of a slice of it).
     std::vector<const Node*> grads;
-    if (calls(x, "aten::cat")) {
+    if (calls(x, ops::cat())) {
       for (const Arg& v : x->arg(0).list) {
         const Node* g = v.node;
-        if (!calls(g, "aten::view")) fail(a, "a cat input is not a view");
+        if (!calls(g, ops::view())) fail(a, "a cat input is not a view");
         g = g->arg(0).node;
-        if (calls(g, "aten::clone")) g = g->arg(0).node;
+        if (calls(g, ops::clone())) g = g->arg(0).node;
         grads.push_back(g);
       }
-    } else if (calls(x, "aten::new_empty")) {
+    } else if (calls(x, ops::new_empty())) {
       std::vector<std::pair<int64_t, const Node*>> pieces;  // (offset, gradient)
       for (const Node* sl : x->users()) {
-        if (!calls(sl, "aten::slice.Tensor")) continue;
+        if (!calls(sl, ops::slice_Tensor())) continue;
         const Node* v = sl->users().size() == 1 ? sl->users()[0] : nullptr;
-        const Node* c = calls(v, "aten::view") && v->users().size() == 1 ? v->users()[0] : nullptr;
-        if (!calls(c, "aten::copy_") || c->arg(0).node != v || sl->arg(2).kind != Arg::Kind::Int)
+        const Node* c = calls(v, ops::view()) && v->users().size() == 1 ? v->users()[0] : nullptr;
+        if (!calls(c, ops::copy_()) || c->arg(0).node != v || sl->arg(2).kind != Arg::Kind::Int)
           fail(a, "a slice of its bucket is not a gradient's copy");
         pieces.push_back({sl->arg(2).i, c->arg(1).node});
       }
@@ -546,14 +543,14 @@ BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& nam
     // The wait, the split and the views the graph returns.
     const Node* w = nullptr;
     for (const Node* u : a->users())
-      if (calls(u, kWait)) w = u;
+      if (calls(u, ops::wait_tensor())) w = u;
     if (!w) fail(a, "it is not waited");
     std::vector<const Node*> pieces(b.grads.size(), nullptr);
     if (b.grads.size() == 1) {
       pieces[0] = w;
     } else {
       for (const Node* s : w->users()) {
-        if (!calls(s, "aten::split_with_sizes")) continue;
+        if (!calls(s, ops::split_with_sizes())) continue;
         for (const Node* gi : s->users())
           if (gi->kind() == NodeKind::GetItem &&
               gi->getitem_index() < static_cast<int64_t>(pieces.size()))
@@ -563,7 +560,7 @@ BucketPlan read_bucket_plan(const Graph& bw, const std::vector<std::string>& nam
     for (size_t i = 0; i < pieces.size(); ++i) {
       if (!pieces[i]) fail(a, "its result is not split back");
       for (const Node* v : pieces[i]->users())
-        if (calls(v, "aten::view") && output_of.count(v)) b.grads[i].output = output_of.at(v);
+        if (calls(v, ops::view()) && output_of.count(v)) b.grads[i].output = output_of.at(v);
       if (b.grads[i].output < 0) fail(a, "a piece of its result is not returned");
       b.grads[i].name = grad_name(names, b.grads[i].output);
     }

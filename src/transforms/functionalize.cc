@@ -7,6 +7,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/functionalization.h"
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
@@ -490,8 +491,7 @@ class Functionalizer {
 
   Node* cast_to(Node* value, ScalarType dtype) {
     if (value->tensor_meta().dtype == dtype) return value;
-    return out_->add_call(ops_.get("aten::_to_copy"), {Arg(value)},
-                          {{"dtype", Arg::of_dtype(dtype)}});
+    return out_->add_call(ops::to_copy(), {Arg(value)}, {{"dtype", Arg::of_dtype(dtype)}});
   }
 
   // Writes `new_value` into value `v`: folds it into the storage's base through the view chain.

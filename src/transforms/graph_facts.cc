@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "aotgrad/ir/dtype.h"
+#include "aotgrad/ir/error.h"
 #include "aotgrad/transforms/dce.h"
 
 namespace aotgrad {
@@ -171,41 +172,37 @@ std::optional<double> literal_value(const Arg& a) {
 
 Node* identity_operand(const Node& n,
                        const std::function<std::optional<double>(const Arg&)>& value_of) {
-  if (n.kind() != NodeKind::Call || !n.meta().is_tensor()) return nullptr;
-  std::string_view name = n.op()->name;
-  auto is = [&](const char* base) {
-    return name == std::string(base) + ".Tensor" || name == std::string(base) + ".Scalar";
-  };
-  if (!is("aten::mul") && !is("aten::div") && !is("aten::add") && !is("aten::sub")) return nullptr;
+  if (n.kind() != NodeKind::Call || !n.meta().is_tensor() || !n.op()->identity) return nullptr;
+  const IdentityElement& e = *n.op()->identity;
   auto node_of = [](const Arg& a) { return a.is_node() ? a.node : nullptr; };
   auto equals = [&](const Arg& a, double v) {
     std::optional<double> x = value_of(a);
     return x && *x == v;
   };
-  // x + z is x for every x exactly when z is -0.0 (+0.0 turns x = -0.0 into +0.0); integers and
-  // bools have one zero.
-  bool floating = is_floating(n.meta().tensor.dtype);
-  auto adds_nothing = [&](double z) { return z == 0 && (!floating || std::signbit(z)); };
   const Arg& self = n.arg(0);
   const Arg& other = n.arg(1);
-  if (is("aten::mul")) {
-    if (equals(other, 1)) return node_of(self);
-    if (equals(self, 1)) return node_of(other);
+  if (e.alpha_arg < 0) {  // mul, div: x * 1, 1 * x, x / 1
+    if (equals(other, e.value)) return node_of(self);
+    if (e.commutes && equals(self, e.value)) return node_of(other);
     return nullptr;
   }
-  if (is("aten::div")) return equals(other, 1) ? node_of(self) : nullptr;
-  // add: self + alpha * other; sub: self + (-alpha) * other, negated as the Scalar it is (an int
-  // 0 negated is +0.0 once converted, a float 0.0 is -0.0), as ATen's sub calls add.
-  const Arg& alpha_arg = n.arg(2);
+  // An additive identity, 0 (add: self + alpha * other; sub: self + (-alpha) * other, negated as
+  // the Scalar it is -- an int 0 negated is +0.0 once converted, a float 0.0 is -0.0 -- as ATen's
+  // sub calls add). x + z is x for every x exactly when z is -0.0 (+0.0 turns x = -0.0 into
+  // +0.0); integers and bools have one zero.
+  AOTGRAD_CHECK(e.value == 0, n.describe(), ": an identity scaled by alpha must be 0");
+  bool floating = is_floating(n.meta().tensor.dtype);
+  auto adds_nothing = [&](double z) { return z == 0 && (!floating || std::signbit(z)); };
+  const Arg& alpha_arg = n.arg(e.alpha_arg);
   std::optional<double> alpha = literal_value(alpha_arg);
   if (!alpha || !std::isfinite(*alpha)) return nullptr;
   double scale = *alpha;
-  if (is("aten::sub"))
+  if (e.negates)
     scale = alpha_arg.kind == Arg::Kind::Float ? -alpha_arg.f : static_cast<double>(-alpha_arg.i);
   std::optional<double> b = value_of(other);
   if (b && adds_nothing(scale * *b)) return node_of(self);
   std::optional<double> a = value_of(self);
-  if (is("aten::add") && *alpha == 1 && a && adds_nothing(*a)) return node_of(other);
+  if (e.commutes && *alpha == 1 && a && adds_nothing(*a)) return node_of(other);
   return nullptr;
 }
 

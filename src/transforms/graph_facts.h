@@ -75,7 +75,8 @@ class GraphFacts {
 /// The value of a constant scalar argument (a Python int, float or bool), if it is one.
 std::optional<double> literal_value(const Arg& a);
 
-/// For add/sub/mul/div (Tensor and Scalar overloads): the operand whose value the call returns,
+/// For an op that declares an identity element (OpDef::identity: add, sub, mul, div, Tensor and
+/// Scalar overloads): the operand whose value the call returns,
 /// bit for bit, when `value_of` gives the other operand's value: x * 1, 1 * x, x / 1, and x + z,
 /// z + x (alpha 1), x - z (alpha finite) where the zero added (alpha * z, -alpha * z) is -0.0 or
 /// the result is not floating (x + 0.0 is +0.0 for x = -0.0, so x + 0 and x - (-0.0) on floating

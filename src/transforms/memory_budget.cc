@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/memory_schedule.h"
@@ -45,7 +46,7 @@ std::vector<const Node*> inputs_and_collectives(const JointNodeClasses& c, const
 // A sharded parameter's gather that the budget may issue again instead of saving (Note [Re-gather
 // or keep]): the wait of a regather no tag decides.
 bool regather_item(const Node& n) {
-  return OpClasses::is_regather(n) && n.op()->name == "_c10d_functional::wait_tensor" &&
+  return OpClasses::is_regather(n) && ops::is_call(&n, ops::wait_tensor()) &&
          n.info().recompute != RecomputePolicy::MustSave;
 }
 

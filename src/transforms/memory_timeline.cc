@@ -49,73 +49,12 @@ bool read_by_a_call(const Node* n) {
   return false;
 }
 
-// The bytes of an f32 NCHW tensor of `sizes` with its channels padded to oneDNN's blocks of 16.
-int64_t blocked_bytes(const TensorMeta& t, bool pad_channels) {
-  if (t.sizes.size() < 2) return 0;
-  int64_t n = 1;
-  for (size_t d = 0; d < t.sizes.size(); ++d) {
-    int64_t s = t.sizes[d].hint_or(4096);
-    if (d == 1 && pad_channels) s = (s + 15) / 16 * 16;
-    n *= s;
-  }
-  return n * element_size(t.dtype);
-}
-
-// A 2-d convolution that libtorch 1.13's CPU backend gives oneDNN (use_mkldnn in
-// ATen/native/Convolution.cpp, with more than one intra-op thread): float, not transposed, and
-// not a small single image with a kernel of at most 3x3.
-bool onednn_convolution(const Node& n) {
-  if (n.args().size() < 9 || !n.args()[0].is_node() || !n.args()[1].is_node()) return false;
-  const ValueMeta& in = n.args()[0].node->meta();
-  const ValueMeta& w = n.args()[1].node->meta();
-  if (!in.is_tensor() || !w.is_tensor() || in.tensor.sizes.size() != 4 ||
-      w.tensor.sizes.size() != 4 || in.tensor.dtype != ScalarType::Float32)
-    return false;
-  if (n.args()[6].kind == Arg::Kind::Bool && n.args()[6].i) return false;  // transposed
-  const auto& is = in.tensor.sizes;
-  const auto& ws = w.tensor.sizes;
-  int64_t batch = is[0].hint_or(4096), numel = 1;
-  for (const auto& d : is) numel *= d.hint_or(4096);
-  const int64_t groups = n.args()[8].kind == Arg::Kind::Int ? n.args()[8].i : 1;
-  return groups > 1 || (ws[2].hint_or(1) > 3 && ws[3].hint_or(1) > 3) || batch > 1 || numel > 20480;
-}
-
-// Scratch a CPU kernel allocates through libtorch's allocator beyond its results, while it runs,
-// as measured with the tracking allocator on libtorch 1.13. A convolution oneDNN runs
-// (onednn_convolution) works in blocked layouts (channels padded to 16; a 3-channel image is read
-// as it is): the larger of its blocked output and its blocked input with its weight -- exact on 17
-// of 21 shapes measured (4 to 256 channels, 1x1 and 3x3 kernels, strides 1 and 2, grouped and
-// not), at most 8% low on the others but a 1x1 stride-2 convolution of a 3-channel image; the
-// other convolutions count their weight once. convolution_backward computes grad_input and
-// grad_weight into buffers of their own size before copying them into its results;
-// native_batch_norm_backward allocates a buffer of its input's size besides grad_input (measured
-// on 8-96 channels of 8x8 to 56x56 images, either thread count). 3x3 convolutions on 1x1 or 2x2
-// images take a path that allocates several times more, which is not modelled; nor does
-// single-threaded libtorch's own kernel for 1x1 convolutions of fewer than 16 images, which then
-// allocates nothing.
+// Scratch a CPU kernel allocates through libtorch's allocator beyond its results, while it runs:
+// its op's declared formula (OpDef::scratch_bytes; convolution, convolution_backward and
+// native_batch_norm_backward declare one, as measured with the tracking allocator).
 int64_t kernel_scratch_bytes(const Node& n) {
-  if (n.kind() != NodeKind::Call) return 0;
-  const std::string& op = n.op()->schema.name;
-  if (op == "aten::convolution") {
-    if (n.args().size() < 2 || !n.args()[1].is_node()) return 0;
-    const int64_t weight = value_nbytes(n.args()[1].node->meta());
-    if (!onednn_convolution(n) || !n.meta().is_tensor()) return weight;
-    const TensorMeta& in = n.args()[0].node->meta().tensor;
-    const bool image = in.sizes[1].hint_or(4096) <= 3;
-    return std::max(blocked_bytes(n.meta().tensor, true),
-                    (image ? 0 : blocked_bytes(in, true)) + weight);
-  }
-  if (op == "aten::native_batch_norm_backward") {
-    if (n.args().size() < 2 || !n.args()[1].is_node()) return 0;
-    return value_nbytes(n.args()[1].node->meta());
-  }
-  if (op != "aten::convolution_backward") return 0;
-  const ValueMeta& m = n.meta();
-  if (m.kind != ValueMeta::Kind::Tuple || m.elems.size() < 2) return 0;
-  int64_t bytes = 0;
-  for (size_t k = 0; k < 2; ++k)
-    if (m.elems[k].is_tensor()) bytes += value_nbytes(m.elems[k]);
-  return bytes;
+  if (n.kind() != NodeKind::Call || !n.op()->scratch_bytes) return 0;
+  return static_cast<int64_t>(n.op()->scratch_bytes(MetaArgs(*n.op(), n.args()), n.meta()));
 }
 
 // One builder for both timelines; `name_peak` fills peak_live (reports only: the passes that

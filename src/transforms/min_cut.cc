@@ -17,6 +17,7 @@
 #pragma GCC diagnostic pop
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/cse.h"
 #include "aotgrad/transforms/dce.h"
@@ -332,7 +333,7 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
             (ops.is_fusible(n) ? kFusible : 0) | (ops.is_view(n) ? kView : 0) |
             (ops.is_random(n) ? kRandom : 0) | (ops.is_recomputable(n) ? kRecomputable : 0) |
             (ops.is_compute_intensive(n) ? kIntensive : 0) |
-            (OpClasses::packet(n) == "aten::cat" ? kCat : 0) |
+            (ops::is_call_of_packet(&n, ops::cat()) ? kCat : 0) |
             (ops.is_collective(n) ? kCollective : 0) | (ops.is_pointwise(n) ? kPointwise : 0) |
             (is_effectful(*n.op()) ? kEffectful : 0) | (ops.is_normalization(n) ? kNorm : 0);
       cls[i] = it->second;
@@ -459,8 +460,10 @@ MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& opt
     // allowlist"; the more specific reason comes first here, for the same nodes).
     if (has(i, kRandom) && !must_recompute(i)) return "random op";
     if (options.recompute_views && has(i, kView)) return nullptr;
-    std::string_view p = OpClasses::packet(n);
-    if (p == "aten::lift_fresh_copy" || p == "aten::lift_fresh") return nullptr;
+    // PyTorch's should_ban_recomputation never bans these two (a constant lifted into the graph).
+    if (ops::is_call_of_packet(&n, ops::lift_fresh_copy()) ||
+        ops::is_call_of_packet(&n, ops::lift_fresh()))
+      return nullptr;
     if (options.ban_if_not_in_allowlist) {
       if (!has(i, kRecomputable) && !(is_norm(i) && recomputable_from_saved(i)))
         return ops.is_unknown(n) ? "unknown op class" : "not in recomputable allowlist";

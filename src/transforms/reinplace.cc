@@ -47,8 +47,7 @@ const OpDef* inplace_variant_of(const OpDef& op) {
 bool may_write_out(const OpDef& op) { return op.has_tag(kPointwise) && may_reinplace(op); }
 
 bool may_write_out_over_first(const OpDef& op) {
-  return may_reinplace(op) && (op.name == "aten::_softmax_backward_data" ||
-                               op.name == "aten::_log_softmax_backward_data");
+  return may_reinplace(op) && op.writes_out_over_first;
 }
 
 std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {

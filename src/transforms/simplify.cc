@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/dce.h"
 #include "graph_facts.h"
@@ -24,10 +25,7 @@ bool is_detach(const Node& n) {
          n.op()->return_alias_of(0) == 0;
 }
 
-const OpDef& clone_op() {
-  static const OpDef& op = aten_ops().get("aten::clone");
-  return op;
-}
+const OpDef& clone_op() { return ops::clone(); }
 
 // The value earlier in `n`'s chain of views that `n` may become: the deepest one with n's
 // layout that GraphFacts accepts, never dropping a detach unless the value kept is detached.

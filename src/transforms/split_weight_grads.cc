@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "aotgrad/ops/known_ops.h"
+
 namespace aotgrad {
 namespace {
 
@@ -35,7 +37,7 @@ Arg with_mask(const Arg& list, bool input, bool weight, bool bias) {
 // is split: it computes grad_input and a weight or bias gradient, every user is a getitem (the
 // interpreter's tuples), and both halves are read. Empty otherwise.
 std::vector<Node*> weight_getitems(const Node& n) {
-  if (n.kind() != NodeKind::Call || n.op()->schema.name != "aten::convolution_backward") return {};
+  if (!ops::is_call_of_packet(&n, ops::convolution_backward())) return {};
   std::vector<bool> mask = output_mask(n);
   if (mask.empty() || !mask[0] || !(mask[1] || mask[2])) return {};
   if (n.meta().kind != ValueMeta::Kind::Tuple || n.meta().elems.size() != 3) return {};

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
@@ -100,7 +101,7 @@ class Unifier {
   bool agrees(const ValueMeta& sym, const ValueMeta& concrete, size_t t) const;
   Arg rewrite(const std::vector<const Arg*>& a, Node* user, const std::string& where);
   Node* node_for(const Fit& f, Node* user);
-  Node* add(const char* op, std::vector<Arg> args);
+  Node* add(const OpDef& op, std::vector<Arg> args);
 
   const std::vector<const Graph*>& traces_;
   const TracePoints& p_;
@@ -218,8 +219,8 @@ bool Unifier::agrees(const ValueMeta& sym, const ValueMeta& concrete, size_t t) 
   }
 }
 
-Node* Unifier::add(const char* op, std::vector<Arg> args) {
-  return g_->add_call(aten_ops().get(op), std::move(args));
+Node* Unifier::add(const OpDef& op, std::vector<Arg> args) {
+  return g_->add_call(op, std::move(args));
 }
 
 Node* Unifier::node_for(const Fit& f, Node* user) {
@@ -233,12 +234,12 @@ Node* Unifier::node_for(const Fit& f, Node* user) {
     if (!made_.count(bare)) {
       const SymbolSource& src = p_.sources[i];
       // Named as PyTorch 2.x names the node: sym_size_int, sym_size_int_1, ...
-      Node* size = g_->add_call(aten_ops().get("sym_size.int"),
-                                {Arg(placeholders_[src.input]), Arg::of_int(src.dim)}, {},
-                                g_->unique_name("sym_size_int"));
+      Node* size =
+          g_->add_call(ops::sym_size_int(), {Arg(placeholders_[src.input]), Arg::of_int(src.dim)},
+                       {}, g_->unique_name("sym_size_int"));
       if (src.divisor != 1)
-        size = g_->add_call(aten_ops().get("operator::floordiv"),
-                            {Arg(size), Arg::of_int(src.divisor)}, {}, g_->unique_name("floordiv"));
+        size = g_->add_call(ops::sym_floordiv(), {Arg(size), Arg::of_int(src.divisor)}, {},
+                            g_->unique_name("floordiv"));
       made_[bare] = size;
     }
     for (int e = 0; e < power; ++e) {
@@ -251,7 +252,7 @@ Node* Unifier::node_for(const Fit& f, Node* user) {
         acc = it->second;
         continue;
       }
-      acc = acc ? add("operator::mul", {Arg(acc), Arg(made_[bare])}) : made_[bare];
+      acc = acc ? add(ops::sym_mul(), {Arg(acc), Arg(made_[bare])}) : made_[bare];
       made_[partial] = acc;
     }
   }
@@ -260,10 +261,10 @@ Node* Unifier::node_for(const Fit& f, Node* user) {
     if (auto it = made_.find(scaled); it != made_.end())
       acc = it->second;
     else
-      acc = made_[scaled] = add("operator::mul", {Arg(acc), Arg::of_int(f.c)});
+      acc = made_[scaled] = add(ops::sym_mul(), {Arg(acc), Arg::of_int(f.c)});
   }
-  if (f.k > 0) acc = add("operator::add", {Arg(acc), Arg::of_int(f.k)});
-  if (f.k < 0) acc = add("operator::sub", {Arg(acc), Arg::of_int(-f.k)});
+  if (f.k > 0) acc = add(ops::sym_add(), {Arg(acc), Arg::of_int(f.k)});
+  if (f.k < 0) acc = add(ops::sym_sub(), {Arg(acc), Arg::of_int(-f.k)});
   g_->set_insertion_point(saved);
   return made_[f] = acc;
 }
@@ -410,16 +411,15 @@ std::unique_ptr<Graph> symbolize(const std::vector<const Graph*>& traces, const 
 }
 
 std::unique_ptr<Graph> without_layouts(const Graph& g) {
-  auto is = [](const Node* n, const char* op) {
-    return n->kind() == NodeKind::Call && n->op()->name == op;
-  };
+  using ops::is_call;
   // clone(x) whose one user is _unsafe_view: folded into that reshape.
   auto folded = [&](const Node* n) {
-    return is(n, "aten::clone") && n->users().size() == 1 &&
-           is(n->users()[0], "aten::_unsafe_view");
+    return is_call(n, ops::clone()) && n->users().size() == 1 &&
+           is_call(n->users()[0], ops::unsafe_view());
   };
   auto reshape_of = [&](const Node* n) {
-    return is(n, "aten::view") || is(n, "aten::_reshape_alias") || is(n, "aten::_unsafe_view");
+    return is_call(n, ops::view()) || is_call(n, ops::reshape_alias()) ||
+           is_call(n, ops::unsafe_view());
   };
   // Values whose in-place writes a view and a copy would see differently: a view (or reshape)
   // and its input, when the input is seen elsewhere (an input of the graph, or used again).
@@ -459,7 +459,7 @@ std::unique_ptr<Graph> without_layouts(const Graph& g) {
     go(m);
     return m;
   };
-  const OpDef& reshape = aten_ops().get("reshape");
+  const OpDef& reshape = ops::reshape();
   size_t k = 0;
   auto fresh = [&] { return "n" + std::to_string(k++); };
   for (const Node* n : g.nodes()) {

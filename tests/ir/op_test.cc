@@ -21,12 +21,16 @@ class ToyProvider final : public OpProvider {
   std::unique_ptr<OpDef> provide(const std::string& name) const override {
     ++asked;
     if (name == "toy::bad") throw Error("toy::bad: argument 'x' has type Storage");
-    if (name != "toy::scale") return nullptr;
+    std::string schema;
+    if (name == "toy::scale") schema = "toy::scale(Tensor self, float factor) -> Tensor";
+    if (name == "toy::scale.twice") schema = "toy::scale.twice(Tensor self) -> Tensor";
+    if (schema.empty()) return nullptr;
     auto op = std::make_unique<OpDef>();
-    op->schema = parse_schema("toy::scale(Tensor self, float factor) -> Tensor");
+    op->schema = parse_schema(schema);
     op->name = op->schema.qualified_name();
     op->base_name = "scale";
-    op->short_name = "scale.default";
+    op->short_name = "scale." + (op->schema.overload.empty() ? "default" : op->schema.overload);
+    op->tags = kPointwise;  // as a provider reads them off its schema
     op->meta = same_as_self;
     return op;
   }
@@ -52,6 +56,32 @@ TEST(OpProvider, GivesUndeclaredOpsOnceAndKeepsThem) {
   // Removing the provider keeps what it gave (graphs hold the OpDefs).
   t.set_provider(nullptr);
   EXPECT_EQ(t.find("toy::scale"), scale);
+}
+
+// Facts about an op the table does not declare (OpTable::tag_provided) reach every overload of its
+// packet that the provider gives; a declared packet's partitioner classes (kPacketTags) reach the
+// overloads it does not declare.
+TEST(OpProvider, ProvidedOpsGetTheFactsDeclaredForTheirPacket) {
+  OpTable t;
+  t.tag_provided("toy::scale", kComputeIntensive);
+  t.finalize();
+  ToyProvider p;
+  t.set_provider(&p);
+  EXPECT_EQ(tag_names(t.get("toy::scale").tags), "pointwise,compute_intensive");
+  EXPECT_EQ(tag_names(t.get("toy::scale.twice").tags), "pointwise,compute_intensive");
+}
+
+TEST(OpProvider, ProvidedOverloadsShareTheirDeclaredPacketsClasses) {
+  OpTable t;
+  t.def("toy::scale(Tensor self, float factor) -> Tensor")
+      .meta(same_as_self)
+      .tags(kRecomputable | kCore);
+  t.finalize();
+  EXPECT_EQ(t.provided_tags().at("toy::scale"), kRecomputable);  // the class, not core
+  ToyProvider p;
+  t.set_provider(&p);
+  EXPECT_EQ(tag_names(t.get("toy::scale.twice").tags), "pointwise,recomputable");
+  EXPECT_EQ(tag_names(t.get("toy::scale").tags), "core,recomputable");  // as declared
 }
 
 TEST(OpProvider, ErrorsNameTheOpAndTheProvider) {

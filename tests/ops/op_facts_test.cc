@@ -1,6 +1,7 @@
 // aotgrad: the op facts the passes read -- written arguments (one meaning for dce, input
-// mutations, graph facts and functionalization), storage aliases, and each view's inverse as
-// the graph it appends.
+// mutations, graph facts and functionalization), storage aliases, each view's inverse as the
+// graph it appends, and the facts passes ask instead of testing names (issue 43): FLOPs, scratch,
+// communicated bytes, fill values, identity elements and the partitioner's classes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -179,6 +180,78 @@ TEST(OpFacts, AsStridedViewInverse) {
   EXPECT_THAT(inverse_text(R"(x: "f32[4, 6][12, 2]", v: "f32[6, 4]")",
                            "torch.ops.aten.t.default(x)", as_strided_view_inverse),
               HasSubstr("its base's elements are not dense"));
+}
+
+// A fact formula (OpDef::flops, scratch_bytes, communication_bytes) of the call `y` in `call`.
+double formula_of(CallFormula OpDef::*fact, const std::string& params, const std::string& call) {
+  auto g = parse(params, call);
+  const Node* y = g->find("y");
+  CallFormula f = y->op()->*fact;
+  EXPECT_NE(f, nullptr) << call;
+  return f ? f(MetaArgs(*y->op(), y->args()), y->meta()) : -1;
+}
+
+TEST(OpFacts, CostFormulasReadTheCall) {
+  EXPECT_EQ(formula_of(&OpDef::flops, R"(a: "f32[8, 16]", b: "f32[16, 32]")",
+                       "torch.ops.aten.mm.default(a, b)"),
+            2 * 8 * 16 * 32);
+  EXPECT_EQ(formula_of(&OpDef::flops, R"(c: "f32[32]", a: "f32[8, 16]", b: "f32[16, 32]")",
+                       "torch.ops.aten.addmm.default(c, a, b)"),
+            2 * 8 * 16 * 32);
+  // 2 * output elements (2*4*6*6) * weight elements per output channel (3*3*3).
+  EXPECT_EQ(formula_of(&OpDef::flops, R"(x: "f32[2, 3, 8, 8]", w: "f32[4, 3, 3, 3]")",
+                       "torch.ops.aten.convolution.default(x, w, None, [1, 1], [0, 0], [1, 1], "
+                       "False, [0, 0], 1)"),
+            2.0 * (2 * 4 * 6 * 6) * 27);
+  EXPECT_EQ(aten_ops().get("aten::convolution").flops_kind, FlopsKind::kConvolution);
+  EXPECT_EQ(aten_ops().get("aten::bmm").flops_kind, FlopsKind::kMatmul);
+  EXPECT_EQ(aten_ops().get("aten::add.Tensor").flops, nullptr);  // priced by its elements
+  // native_batch_norm_backward's buffer of its input's size.
+  EXPECT_EQ(formula_of(&OpDef::scratch_bytes,
+                       R"(g: "f32[2, 3, 4, 4]", x: "f32[2, 3, 4, 4]", w: "f32[3]", m: "f32[3]", )"
+                       R"(v: "f32[3]")",
+                       "torch.ops.aten.native_batch_norm_backward.default(g, x, w, None, None, m, "
+                       "v, True, 1e-05, [True, True, True])"),
+            2 * 3 * 4 * 4 * 4);
+  EXPECT_EQ(formula_of(&OpDef::communication_bytes, R"(x: "f32[16]")",
+                       "torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')"),
+            2 * 16 * 4);
+  EXPECT_EQ(formula_of(&OpDef::communication_bytes, R"(x: "f32[16]")",
+                       "torch.ops._c10d_functional.all_gather_into_tensor.default(x, 2, '0')"),
+            32 * 4);
+}
+
+TEST(OpFacts, FillValuesAndIdentityElements) {
+  const OpDef& zeros = aten_ops().get("aten::zeros_like");
+  EXPECT_EQ(zeros.fill_value, 0.0);
+  EXPECT_EQ(zeros.fill_arg, -1);
+  EXPECT_EQ(aten_ops().get("aten::ones").fill_value, 1.0);
+  EXPECT_EQ(aten_ops().get("aten::full").fill_arg, 1);      // full(size, fill_value)
+  EXPECT_EQ(aten_ops().get("aten::new_full").fill_arg, 2);  // new_full(self, size, fill_value)
+  EXPECT_FALSE(aten_ops().get("aten::empty_like").fill_value.has_value());
+  EXPECT_TRUE(aten_ops().get("aten::clone").copies_value);
+  EXPECT_FALSE(aten_ops().get("aten::neg").copies_value);
+  const IdentityElement& mul = *aten_ops().get("aten::mul.Tensor").identity;
+  EXPECT_EQ(mul.value, 1);
+  EXPECT_TRUE(mul.commutes);
+  const IdentityElement& sub = *aten_ops().get("aten::sub.Scalar").identity;
+  EXPECT_EQ(sub.value, 0);
+  EXPECT_EQ(sub.alpha_arg, 2);
+  EXPECT_TRUE(sub.negates);
+  EXPECT_FALSE(aten_ops().get("aten::div.Tensor").identity->commutes);  // 1 / x is not x
+  EXPECT_FALSE(aten_ops().get("aten::pow.Tensor_Scalar").identity.has_value());
+}
+
+TEST(OpFacts, PartitionerClassesAreTags) {
+  auto tags = [](const char* op) { return tag_names(aten_ops().get(op).tags); };
+  EXPECT_EQ(tags("aten::sum.dim_IntList"), "reduction,core,recomputable");
+  EXPECT_EQ(tags("aten::view"), "view,core,view_op");
+  EXPECT_EQ(tags("aten::transpose.int"), "view");  // a view, not in PyTorch's view_ops
+  EXPECT_EQ(tags("aten::native_layer_norm"), "core,normalization");
+  EXPECT_EQ(tags("aten::native_dropout"), "random,core,nondeterministic_seeded");
+  // Facts about ops the registry does not declare, for the provider's overloads of them.
+  EXPECT_EQ(aten_ops().provided_tags().at("aten::upsample_bilinear2d"), kComputeIntensive);
+  EXPECT_EQ(aten_ops().provided_tags().at("aten::triu"), kRecomputable);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // aotgrad: registry-wide invariants -- derivatives declared, in-place and view/scatter links
-// complete.
+// complete, and the op facts the passes ask for (FLOPs, scratch, fill, identity, recompute class,
+// collective) declared where the op's tags call for them.
 //
 // Which ops can produce a floating-point tensor is read from the op samples
 // (tests/data/op_samples/*.txt): an op whose valid samples infer at least one floating tensor
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -277,6 +279,80 @@ TEST(Registry, EveryViewOpHasAnInverse) {
   std::string list;
   for (auto& m : bad) list += "\n    " + m;
   EXPECT_TRUE(bad.empty()) << bad.size() << " view inverse problems:" << list;
+}
+
+// The op facts passes read instead of testing names (issue 43): what each declared op lacks of
+// those its tags call for. A compute-intensive op needs a FLOPs formula (else the cost model
+// prices it by elements), a collective its communicated bytes, a recompute class must be
+// consistent with the other tags, and a fact's argument positions must exist. kKnownGaps lists
+// the ops that lack a fact on purpose, each with the reason; every other gap fails.
+TEST(Registry, OpFactsAreDeclaredWhereTheirTagsCallForThem) {
+  static const std::map<std::string, std::string> kKnownGaps = {
+      // Priced by their elements today; a formula would change the flops cost model's figures.
+      {"aten::addmv", "no FLOPs formula"},
+      {"aten::mv", "no FLOPs formula"},
+      {"aten::dot", "no FLOPs formula"},
+      // Issues nothing: the collective it waits for is priced where it is issued.
+      {"_c10d_functional::wait_tensor", "no communicated bytes"},
+  };
+  std::vector<std::string> gaps, known, classless;
+  auto lacks = [&](const OpDef& op, const std::string& what) {
+    std::string line = op.short_name + " [" + tag_names(op.tags) + "]: " + what;
+    auto it = kKnownGaps.find(op.name);
+    (it != kKnownGaps.end() && it->second == what ? known : gaps).push_back(line);
+  };
+  auto arg_exists = [](const OpDef& op, int i) {
+    return i >= 0 && static_cast<size_t>(i) < op.schema.args.size();
+  };
+  for (const OpDef* op : aten_ops().all()) {
+    const bool composite = op->has_tag(kCompositeImplicit);
+    if (op->has_tag(kComputeIntensive) && !composite && !op->flops) lacks(*op, "no FLOPs formula");
+    if (op->has_tag(kCollective) && !op->communication_bytes) lacks(*op, "no communicated bytes");
+    if (op->communication_bytes && !op->has_tag(kCollective))
+      lacks(*op, "communicated bytes without the collective tag");
+    if (op->has_tag(kViewOp) && !op->has_tag(kView)) lacks(*op, "view_op but not a view");
+    if (op->has_tag(kRecomputable | kViewOp | kNormalization) &&
+        op->has_tag(kInplace | kRandom | kNondeterministicSeeded | kCollective | kEffectful))
+      lacks(*op, "a recompute class on an in-place, random, collective or effectful op");
+    if (op->fill_value && op->fill_arg >= 0 && !arg_exists(*op, op->fill_arg))
+      lacks(*op, "fill value from an argument it does not have");
+    if (op->identity && (op->schema.args.size() < 2 || (op->identity->alpha_arg >= 0 &&
+                                                        !arg_exists(*op, op->identity->alpha_arg))))
+      lacks(*op, "identity element without the arguments it names");
+    if (op->identity && op->identity->alpha_arg >= 0 && op->identity->value != 0)
+      lacks(*op, "identity scaled by alpha that is not 0");
+    // In no partitioner class: the partitioner bans recomputing it (PyTorch's "not in recomputable
+    // allowlist"). Legitimate (sort, cumsum, embedding, ...); listed for whoever adds an op.
+    if (!composite && !op->has_tag(kInplace) &&
+        !op->has_tag(kPointwise | kRecomputable | kViewOp | kRandom | kNondeterministicSeeded |
+                     kComputeIntensive | kNormalization | kCollective | kEffectful))
+      classless.push_back(op->short_name);
+  }
+  // A packet the registry declares takes its facts from its declaration, not tag_provided().
+  // (finalize() gives a declared packet's own classes to the overloads the provider adds.)
+  for (const auto& [packet, tags] : aten_ops().provided_tags()) {
+    bool declared = false;
+    uint32_t declared_tags = 0;
+    for (const OpDef* op : aten_ops().all())
+      if (op->schema.name == packet) {
+        declared = true;
+        declared_tags |= op->tags;
+      }
+    if (declared && (declared_tags & tags) != tags)
+      gaps.push_back(packet + ": declared, yet tagged [" + tag_names(tags & ~declared_tags) +
+                     "] by tag_provided() (declare the tags with the op)");
+  }
+  std::string list;
+  for (auto& g : gaps) list += "\n    " + g;
+  EXPECT_TRUE(gaps.empty()) << gaps.size()
+                            << " declared ops lack op facts their tags call for:" << list;
+  EXPECT_EQ(known.size(), kKnownGaps.size()) << "a known gap was filled: drop it from kKnownGaps";
+  list.clear();
+  for (auto& k : known) list += "\n    " + k;
+  for (auto& c : classless)
+    list += "\n    " + c + ": in no recompute class (banned from recompute)";
+  std::cout << "[ op facts ] " << known.size() << " known gaps, " << classless.size()
+            << " ops in no recompute class:" << list << "\n";
 }
 
 }  // namespace

@@ -48,7 +48,22 @@ enum Tag : uint32_t {
                            // process group, the same on every rank; see ops/registry.h
   kEffectful = 1u << 16,   // a side effect whose order is the program's (aten::_print, an op a
                            // user registers effectful, with_effects): Note [Effect tokens]
+  // The recompute classes of PyTorch's partitioner (torch/_functorch/partitioners.py's OpTypes,
+  // get_default_op_list) that the tags above do not give: its random_ops are the ops tagged random
+  // or nondeterministic_seeded, its compute_intensive_ops those tagged compute_intensive, and
+  // pointwise ops are recomputable without a tag of their own (PyTorch's pointwise_ops()).
+  kRecomputable = 1u << 17,   // default_recomputable_ops beyond the pointwise ones: cheap
+                              // reductions, casts, copies, factories (sum, _to_copy, zeros, ...)
+  kViewOp = 1u << 18,         // view_ops: the views the partitioner recomputes freely (view, t,
+                              // expand, slice, ...), fewer than those tagged view
+  kNormalization = 1u << 19,  // a normalization's forward (native_layer_norm, ...):
+                              // MinCutOptions::recompute_norms_from_saved may run it again
 };
+/// The partitioner's classes, which PyTorch gives a whole overload packet (get_aten_target): an
+/// overload the provider gives has those of the declared overloads of its packet (squeeze.dims
+/// those of squeeze.dim). See OpTable::tag_provided.
+inline constexpr uint32_t kPacketTags =
+    kRecomputable | kViewOp | kNormalization | kComputeIntensive;
 std::string tag_names(uint32_t tags);  // "pointwise,core"
 
 /// A scalar argument value (`Scalar` in schemas): a Python int, float or bool.
@@ -107,6 +122,25 @@ class MetaArgs {
 /// Computes an op's result metadata from its arguments; throws Error on invalid arguments.
 using MetaFn = ValueMeta (*)(const MetaArgs&);
 
+/// A number about one call of an op, from its arguments and result metadata: FLOPs, scratch or
+/// communicated bytes (the cost model's and the memory timeline's op facts).
+using CallFormula = double (*)(const MetaArgs& args, const ValueMeta& result);
+
+/// Which curve of a measured cost profile prices an op with a FLOPs formula.
+enum class FlopsKind : uint8_t { kMatmul, kConvolution };
+
+/// The value `e` for which `x op e` is `x` for every x (simplify, constant folding): 1 for mul and
+/// div, 0 for add and sub. See OpDef::identity.
+struct IdentityElement {
+  double value = 0;
+  /// `e op x` is `x` too (mul; add when its alpha is 1).
+  bool commutes = false;
+  /// The argument that scales `other` (add's and sub's alpha), or -1.
+  int alpha_arg = -1;
+  /// `other` is subtracted (sub): `x - alpha * e` is `x` when `-alpha * e` adds nothing.
+  bool negates = false;
+};
+
 /// A view op's inverse (PyTorch's FunctionalInverses): the new value of the view's base after a
 /// write gave the view a new value. Throws Error when a write through the view cannot be undone.
 using ViewInverseFn = Node* (*)(ViewInverseBuilder&);
@@ -153,6 +187,30 @@ struct OpDef {
   /// running_mean/running_var in training mode). See written_args() for when they apply.
   std::vector<int> undeclared_mutations;
   int undeclared_mutation_if = -1;  // the bool argument they depend on, or -1
+
+  // Op facts the cost model, the memory timeline and constant folding read (declared with the
+  // op; the registry sweep lists the ops that lack one it expects).
+  /// FLOPs of one call of a compute-bound op (a multiply-add counts 2), priced by the measured
+  /// cost model on `flops_kind`'s curve; nullptr: the op is priced by its elements and bytes.
+  CallFormula flops = nullptr;
+  FlopsKind flops_kind = FlopsKind::kMatmul;
+  /// Bytes the CPU kernel allocates beyond its results while it runs (memory timeline); nullptr:
+  /// none.
+  CallFormula scratch_bytes = nullptr;
+  /// Bytes a call of a collective brings to this rank from the others (cost_model.h's
+  /// communication_bytes); nullptr: none (wait_tensor: its collective is priced where issued).
+  CallFormula communication_bytes = nullptr;
+  /// A factory whose every element is one value: the constant `fill_value` when fill_arg < 0,
+  /// else the literal argument `fill_arg` (full's fill_value). Unset: not such a factory.
+  std::optional<double> fill_value;
+  int fill_arg = -1;
+  /// Result 0 holds argument 0's values, converted to its dtype (clone, _to_copy).
+  bool copies_value = false;
+  /// The identity element of a binary arithmetic op (args self, other[, alpha]); unset: none.
+  std::optional<IdentityElement> identity;
+  /// Not pointwise, yet its out= kernel may write the result over argument 0 (reinplace.h's
+  /// may_write_out_over_first: the softmax backward kernels).
+  bool writes_out_over_first = false;
 
   /// Given by the table's OpProvider (derived from a schema the registry does not declare, such
   /// as libtorch's), not declared by hand: its facts are the generic ones the provider derives.
@@ -239,6 +297,44 @@ class OpDefBuilder {
     op_->undeclared_alias = arg;
     return *this;
   }
+  /// The FLOPs formula (OpDef::flops) and the cost curve that prices it.
+  OpDefBuilder& flops(CallFormula f, FlopsKind kind) {
+    op_->flops = f;
+    op_->flops_kind = kind;
+    return *this;
+  }
+  OpDefBuilder& scratch_bytes(CallFormula f) {
+    op_->scratch_bytes = f;
+    return *this;
+  }
+  OpDefBuilder& communication_bytes(CallFormula f) {
+    op_->communication_bytes = f;
+    return *this;
+  }
+  /// Every element of the result is `value` (zeros: 0, ones: 1).
+  OpDefBuilder& fill(double value) {
+    op_->fill_value = value;
+    op_->fill_arg = -1;
+    return *this;
+  }
+  /// Every element of the result is the literal argument `arg` (full: 1).
+  OpDefBuilder& fill_from_arg(int arg) {
+    op_->fill_value = 0;
+    op_->fill_arg = arg;
+    return *this;
+  }
+  OpDefBuilder& copies_value() {
+    op_->copies_value = true;
+    return *this;
+  }
+  OpDefBuilder& identity(IdentityElement e) {
+    op_->identity = e;
+    return *this;
+  }
+  OpDefBuilder& writes_out_over_first() {
+    op_->writes_out_over_first = true;
+    return *this;
+  }
   OpDef& op() { return *op_; }
 
  private:
@@ -306,6 +402,14 @@ class OpTable {
   /// The ops the provider has given so far, in the order they were asked for.
   std::vector<const OpDef*> provided_ops() const;
 
+  /// Tags every overload of `packet` ("aten::triu") that the provider gives: facts about ops the
+  /// registry does not declare (their schema and meta come from the provider), such as PyTorch's
+  /// partitioner classes. A declared op of that packet takes its tags from its declaration;
+  /// finalize() adds the kPacketTags of each declared op to its packet's.
+  void tag_provided(const std::string& packet, uint32_t tags);
+  /// The tags tag_provided() gives `packet`'s overloads, by packet.
+  const std::unordered_map<std::string, uint32_t>& provided_tags() const { return provided_tags_; }
+
   /// Declares a higher-order op family; a second declaration of the same name throws.
   void def_higher_order(HigherOrderOpDef family);
   /// The family named "higher_order::run_with_rng_state" (or "higher_order.run_with_rng_state"),
@@ -322,6 +426,7 @@ class OpTable {
   std::vector<const OpDef*> order_;
   std::unordered_map<std::string, OpDef*> by_name_;
   std::unordered_map<std::string, HigherOrderOpDef> families_;
+  std::unordered_map<std::string, uint32_t> provided_tags_;
   std::atomic<const OpProvider*> provider_{nullptr};
   mutable std::mutex provided_mu_;
   mutable std::unordered_map<std::string, std::unique_ptr<OpDef>> provided_;

@@ -35,6 +35,9 @@ void register_loss_ops(OpTable& t);
 void register_higher_order_ops(OpTable& t);
 /// _c10d_functional's collectives (src/ops/collective_ops.cc, Note [Functional collectives]).
 void register_collective_ops(OpTable& t);
+/// Facts about ops the registry does not declare (OpTable::tag_provided): PyTorch's partitioner
+/// classes for them (src/ops/provided_op_facts.cc).
+void register_provided_op_facts(OpTable& t);
 
 /// torch.ops.higher_order.run_and_save_rng_state(op, *args): (the CPU generator's state,
 /// op(*args)), and run_with_rng_state(rng_state, op, *args): op(*args) drawn from that state, the

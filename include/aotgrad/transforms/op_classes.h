@@ -4,34 +4,33 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_set>
 
 #include "aotgrad/ir/graph.h"
 
 namespace aotgrad {
 
-/// Which ops the partitioner may recompute, fuse, or must treat specially. Ops are named by their
-/// overload packet ("aten::add" covers add.Tensor and add.Scalar), as PyTorch's get_aten_target.
-/// The defaults are PyTorch's lists, plus every op tagged `pointwise` (PyTorch's pointwise_ops()),
-/// tagged `random`/`nondeterministic_seeded` (random) and tagged `compute_intensive` -- for the
-/// ops the registry does not declare, the tags the provider gave them. A getitem
+/// Which ops the partitioner may recompute, fuse, or must treat specially: PyTorch's classes
+/// (OpTypes), read from each op's tags (ir/op.h's recompute classes), declared with the op or, for
+/// ops the registry does not declare, given by its provider (OpTable::tag_provided). A getitem
 /// counts as recomputable and fusible (operator.getitem is in PyTorch's allowlist); placeholders
 /// and the output are in no class.
 class OpClasses {
  public:
-  /// PyTorch's default classes (compiler="inductor").
+  /// PyTorch's default classes (compiler="inductor"), as the ops' tags give them.
   static const OpClasses& defaults();
 
   /// Recomputable or random: ops a fusing backend would fuse into neighbours.
   bool is_fusible(const Node& n) const;
-  /// mm, addmm, bmm, convolution, convolution_backward, attention kernels, upsample_bilinear2d.
+  /// Tagged compute_intensive: mm, addmm, bmm, convolution, convolution_backward, attention
+  /// kernels, upsample_bilinear2d, ...
   bool is_compute_intensive(const Node& n) const;
-  /// native_dropout, rand_like, randn_like and ops tagged random / nondeterministic_seeded.
+  /// Tagged random or nondeterministic_seeded: native_dropout, rand_like, randn_like, ...
   bool is_random(const Node& n) const;
-  /// The view ops of PyTorch's list (view, t, permute, expand, slice, select, squeeze, ...).
+  /// Tagged view_op: the view ops of PyTorch's list (view, t, permute, expand, slice, select,
+  /// squeeze, ...); an op the registry does not declare, when its provider tagged it view.
   bool is_view(const Node& n) const;
-  /// The recomputable allowlist: cheap pointwise ops, casts, views, cheap reductions, factories;
-  /// and ops the registry does not declare (given by its provider) that are tagged pointwise.
+  /// The recomputable allowlist, never a random op: tagged recomputable (cheap reductions, casts,
+  /// copies, factories) or view_op, or a pointwise op that is not in-place.
   bool is_recomputable(const Node& n) const;
   /// An elementwise computation: a call of an op tagged `pointwise` (declared, or tagged by its
   /// provider) that is neither in-place nor random (silu, gelu, mul, add, where, ...). Casts and
@@ -45,21 +44,18 @@ class OpClasses {
   /// backward issues it again instead of saving the gathered parameter: every rank holds the
   /// input, so the re-gather is communication, not a second issue of a forward collective.
   static bool is_regather(const Node& n);
-  /// A normalization's forward (native_batch_norm, _native_batch_norm_legit_functional,
-  /// native_layer_norm, native_group_norm): a memory-bound reduction and pointwise pass that
+  /// Tagged normalization: a normalization's forward (native_batch_norm,
+  /// _native_batch_norm_legit_functional, native_layer_norm, native_group_norm): a memory-bound
+  /// reduction and pointwise pass that
   /// MinCutOptions::recompute_norms_from_saved may run again in the backward.
   bool is_normalization(const Node& n) const;
   /// An op the registry does not declare that no class takes (not pointwise, random, compute
-  /// intensive or listed): the partitioner bans it with the reason "unknown op class".
+  /// intensive, recomputable or a view): the partitioner bans it with the reason "unknown op
+  /// class".
   bool is_unknown(const Node& n) const;
 
   /// The overload packet of a call ("aten::add"); "getitem", "placeholder" or "output" otherwise.
   static std::string_view packet(const Node& n);
-
-  std::unordered_set<std::string> recomputable, compute_intensive, random, view, normalization;
-
- private:
-  bool in(const std::unordered_set<std::string>& set, const Node& n) const;
 };
 
 }  // namespace aotgrad

@@ -41,10 +41,10 @@ std::vector<ReinplaceChoice> reinplace_plan(const Graph& g);
 bool may_write_out(const OpDef& op);
 
 /// Whether the plan may write the op's result over its argument 0 through its out= overload, the op
-/// not being pointwise: libtorch 1.13's CPU softmax backward kernels (_softmax_backward_data,
-/// _log_softmax_backward_data) reduce each row of grad_output, with the saved output, before
-/// writing that row of the result at the same indices (Megatron's fused softmax backward writes
-/// its result over the gradient too).
+/// not being pointwise (OpDef::writes_out_over_first): libtorch 1.13's CPU softmax backward kernels
+/// (_softmax_backward_data, _log_softmax_backward_data) reduce each row of grad_output, with the
+/// saved output, before writing that row of the result at the same indices (Megatron's fused
+/// softmax backward writes its result over the gradient too).
 bool may_write_out_over_first(const OpDef& op);
 
 /// Per node (by position): the argument whose storage the plan writes its result into, or -1.
