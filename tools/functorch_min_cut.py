@@ -43,6 +43,19 @@ def inductor_decompositions():
     return select_decomp_table()
 
 
+def tensor_attributes_as_buffers(model):
+    """A tensor a module holds as a plain attribute (the conformer's fixed lengths) becomes a
+    non-persistent buffer: the reference traces the module's functional call with fake parameters
+    and buffers, and refuses a real tensor it closes over (Dynamo, in front of it in
+    torch.compile, lifts such constants into graph inputs the same way)."""
+    import torch
+    for mod in model.modules():
+        for k, v in list(vars(mod).items()):
+            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+                delattr(mod, k)
+                mod.register_buffer(k, v, persistent=False)
+
+
 def aot_module(mod, **kwargs):
     """PyTorch's aot_module(mod, **kwargs) with a tied parameter (the GPT's LM head and token
     embedding) traced under each of its names: aot_module passes both names to functional_call,

@@ -481,18 +481,6 @@ def finite_differences(name, out_dir, grads):
     export.write_safetensors(prefix + ".fd.safetensors", out)
 
 
-def _tensor_attributes_as_buffers(model):
-    """A tensor a module holds as a plain attribute (the conformer's fixed lengths) becomes a
-    non-persistent buffer: the reference traces the module's functional call with fake parameters
-    and buffers, and refuses a real tensor it closes over (Dynamo, in front of it in
-    torch.compile, lifts such constants into graph inputs the same way)."""
-    for mod in model.modules():
-        for k, v in list(vars(mod).items()):
-            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
-                delattr(mod, k)
-                mod.register_buffer(k, v, persistent=False)
-
-
 def functorch_anchor(name, out_dir):
     """`_functorch`: the reference AOTAutograd (PyTorch 2.11's own; bench/compile_compare.py's
     REFERENCE), min-cut partition, no-op compilers, on the exported
@@ -505,7 +493,8 @@ def functorch_anchor(name, out_dir):
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
     import compile_compare
     model, inputs = _model_from_files(name, os.path.join(out_dir, name))
-    _tensor_attributes_as_buffers(model)
+    import functorch_min_cut
+    functorch_min_cut.tensor_attributes_as_buffers(model)
     compile_compare.MODELS[name] = ("", lambda: (copy.deepcopy(model), inputs))
     r = compile_compare.measure_functorch(name, 1, 1e9)
     print(json.dumps({"reference": r["reference"],

@@ -126,6 +126,7 @@ def functorch_saved(model, inputs):
                         if n.op == "placeholder" and "tangents" not in n.name]
         return make_boxed_func(gm)
 
+    functorch_min_cut.tensor_attributes_as_buffers(model)
     compiled = functorch_min_cut.aot_module(model, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
                                             partition_fn=min_cut_rematerialization_partition)
     torch.manual_seed(0)
