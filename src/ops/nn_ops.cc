@@ -145,6 +145,71 @@ ValueMeta nll_loss_backward_meta(const MetaArgs& a) {
   return one(meta::empty(self.sizes, self.dtype, self.device));
 }
 
+// The checks nll_loss2d_forward and nll_loss2d_backward share (LossNLL2d.cpp's
+// check_inputs_nll_loss2d): input [N, C, H, W], target [N, H, W], weight one per class.
+void check_nll2d(const TensorMeta& self, const TensorMeta& target, const TensorMeta* weight) {
+  if (target.dim() != 3)
+    throw Error(
+        "only batches of spatial targets supported (3D tensors) but got targets of "
+        "dimension: " +
+        std::to_string(target.dim()));
+  if (self.dim() != 4)
+    throw Error(
+        "only batches of spatial inputs supported (4D tensors), but got input of "
+        "dimension: " +
+        std::to_string(self.dim()));
+  if (weight && known_differ(weight->numel(), self.sizes[1]))
+    throw Error("weight tensor should be defined either for all or no classes");
+  if (known_differ(self.sizes[0], target.sizes[0]) ||
+      known_differ(self.sizes[2], target.sizes[1]) || known_differ(self.sizes[3], target.sizes[2]))
+    throw Error("size mismatch (got input: " + sizes_str(self.sizes) +
+                " , target: " + sizes_str(target.sizes));
+  if (target.dtype != ScalarType::Int64 && target.dtype != ScalarType::UInt8)
+    throw Error("expected scalar type Long but found " + c10_name(target.dtype));
+  check_floating(self.dtype, "nll_loss2d_forward_out_frame");
+  if (weight) check_dtype(self, *weight);
+}
+
+// nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index)
+//   -> (output, total_weight): the loss per target element [N, H, W] (reduction none), else a
+// scalar; total_weight a scalar.
+ValueMeta nll_loss2d_forward_meta(const MetaArgs& a) {
+  const TensorMeta& self = a.tensor(0);
+  const TensorMeta& target = a.tensor(1);
+  check_nll2d(self, target, a.optional_tensor(2));
+  SymIntVector shape;
+  if (a.int_value(3) == kNone) shape = target.sizes;
+  return meta::tuple_of(
+      {meta::empty(shape, self.dtype, self.device), meta::empty({}, self.dtype, self.device)});
+}
+
+// nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight,
+//   int reduction, int ignore_index, Tensor total_weight): grad_input of self's sizes, contiguous.
+ValueMeta nll_loss2d_backward_meta(const MetaArgs& a) {
+  const TensorMeta& go = a.tensor(0);
+  const TensorMeta& self = a.tensor(1);
+  const TensorMeta& target = a.tensor(2);
+  check_nll2d(self, target, a.optional_tensor(3));
+  const TensorMeta& total_weight = a.tensor(6);
+  if (known_differ(total_weight.numel(), 1))
+    throw Error("expected total_weight to be a single element tensor, got: " +
+                sizes_str(total_weight.sizes) + " (" + total_weight.numel().to_string() +
+                " elements)");
+  if (a.int_value(4) == kNone) {
+    if (go.dim() != 3)
+      throw Error("grad_output must have same dimension as target (3) but got dimension: " +
+                  std::to_string(go.dim()));
+    if (known_differ(go.sizes[0], target.sizes[0]) || known_differ(go.sizes[1], target.sizes[1]) ||
+        known_differ(go.sizes[2], target.sizes[2]))
+      throw Error("grad_output sizes don't match target sizes: target " + sizes_str(target.sizes) +
+                  ", grad_output " + sizes_str(go.sizes));
+  } else if (go.dim() > 1 || known_differ(go.numel(), 1)) {
+    throw Error("grad_output must have one element but got " + sizes_str(go.sizes));
+  }
+  check_dtype(self, go);
+  return one(meta::empty(self.sizes, self.dtype, self.device));
+}
+
 // cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean,
 //   int ignore_index=-100, float label_smoothing=0.0): log_softmax over the class dim (1, or 0 for
 // an unbatched input) then nll_loss_nd, or a soft-label sum when target holds probabilities.
@@ -1061,6 +1126,24 @@ void register_nn_ops(OpTable& t) {
       .meta(nll_loss_backward_meta)
       .derivative(formula(
           "grad_output: nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]; "
+          "self: zeros_like(grad); target: non_differentiable"));
+
+  // nll_loss2d: nll_loss over the spatial positions of an [N, C, H, W] input (what
+  // torch.nn.functional.nll_loss calls for a 4-d input), with derivatives.yaml's formulas.
+  t.def(
+       "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
+       "int ignore_index) -> (Tensor output, Tensor total_weight)")
+      .meta(nll_loss2d_forward_meta)
+      .output_differentiability({true, false})
+      .derivative(formula("self: nll_loss2d_backward_symint(grad, self, target, weight, "
+                          "reduction, ignore_index, total_weight); target: non_differentiable"));
+  t.def(
+       "nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+       "int reduction, int ignore_index, Tensor total_weight) -> Tensor")
+      .tags(kBackward)
+      .meta(nll_loss2d_backward_meta)
+      .derivative(formula(
+          "grad_output: nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]; "
           "self: zeros_like(grad); target: non_differentiable"));
 
   // Embedding.
