@@ -120,6 +120,10 @@ struct AOTConfig {
   /// the dimensions compiled as symbols from the first call, unless `dynamic` is kOff. A marked
   /// dimension the function needs static is an Error.
   std::map<size_t, std::vector<int64_t>> dynamic_dims;
+
+  /// Training: the order of the forward and backward graphs (CompileOptions::schedule): kMemory
+  /// reorders them so that the step's predicted peak falls; kNone keeps the partitioner's order.
+  ScheduleKind schedule = ScheduleKind::kMemory;
 };
 
 /// The input signature a compilation is keyed by: per input its dtype, device, sizes, strides and

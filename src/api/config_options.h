@@ -21,7 +21,7 @@ inline std::string data_parallel_group(const AOTConfig& config) {
 }
 
 /// The compile driver's options of `config`, filled once for every compilation of a front end:
-/// decompositions, partition, the min-cut's switches, memory budget and solver,
+/// decompositions, partition, the min-cut's switches, memory budget and solver, the schedule,
 /// keep_inference_input_mutations, the cache.
 inline CompileOptions compile_options(const AOTConfig& config) {
   CompileOptions options;
@@ -32,6 +32,7 @@ inline CompileOptions compile_options(const AOTConfig& config) {
   options.min_cut.activation_memory_budget = config.activation_memory_budget;
   options.min_cut.memory_budget_solver = config.solver;
   options.keep_inference_input_mutations = config.keep_inference_input_mutations;
+  options.schedule = config.schedule;
   options.cache_dir = config.cache_dir;
   return options;
 }

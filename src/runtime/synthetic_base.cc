@@ -2,6 +2,7 @@
 #include "aotgrad/runtime/synthetic_base.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
@@ -168,7 +169,11 @@ at::Tensor synthetic_base(const std::vector<at::Tensor>& group, const std::vecto
                   "mutations; pass their base instead, or clone one of them");
   }
   const int64_t numel = static_cast<int64_t>(any.storage().nbytes() / any.element_size());
-  return at::empty({0}, any.options()).set_(any.storage(), 0, {numel}, {1});
+  at::Tensor base = at::empty({0}, any.options()).set_(any.storage(), 0, {numel}, {1});
+  // A write into the base is a write into the caller's tensors: it moves the version counter of
+  // the first view (which views of one tensor share), as eager's write would.
+  torch::autograd::impl::set_version_counter(base, torch::autograd::impl::version_counter(any));
+  return base;
 }
 
 MergedInputs merge_view_inputs(const Graph& graph, const AliasPlan& plan,

@@ -1,0 +1,440 @@
+// aotgrad training fuzzer: one case -- the program eagerly, then through aot_function in
+// training with each configuration, on fresh inputs each time -- and the comparison.
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <sstream>
+
+#include "aotgrad/aotgrad.h"
+#include "aotgrad/runtime/compiler.h"
+#include "aotgrad/support/error.h"
+#include "training_fuzz.h"
+
+namespace aotgrad::fuzz {
+namespace {
+
+at::Tensor randn(at::IntArrayRef shape, uint64_t seed) {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return at::randn(shape, gen, at::TensorOptions().dtype(at::kDouble));
+}
+
+// What one run (eager, or compiled with one configuration) left behind.
+struct Run {
+  std::string error;  // the exception's message; empty when none
+  bool aotgrad_error = false;
+  std::string where;  // "call" or "backward"
+  std::vector<at::Tensor> outs;
+  std::vector<bool> out_requires_grad;
+  std::vector<std::string> out_aliases;  // per output: the arguments and earlier outputs it aliases
+  std::vector<bool> advanced;            // per leaf and setup value: its version counter moved
+  std::vector<at::Tensor> values;        // per leaf and setup value: after the call and backward
+  std::vector<at::Tensor> grads;         // per leaf: .grad after backward (undefined: none)
+};
+
+Run execute(const Program& p, const TensorFunction& fn) {
+  Run run;
+  std::vector<at::Tensor> table = make_setup(p);
+  std::vector<at::Tensor> args;
+  for (int a : p.args) args.push_back(table[a]);
+  std::vector<int64_t> before;
+  for (const at::Tensor& t : table) before.push_back(t._version());
+  std::vector<at::Tensor> outs;
+  run.where = "call";
+  try {
+    at::manual_seed(4242);  // the body's random ops
+    outs = fn(args);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      run.outs.push_back(outs[i].detach().clone());
+      run.out_requires_grad.push_back(outs[i].requires_grad());
+      std::string aliases;
+      for (size_t j = 0; j < args.size(); ++j)
+        if (outs[i].is_alias_of(args[j])) aliases += " arg" + std::to_string(j);
+      for (size_t k = 0; k < i; ++k)
+        if (outs[i].is_alias_of(outs[k])) aliases += " out" + std::to_string(k);
+      run.out_aliases.push_back(aliases);
+    }
+    for (size_t v = 0; v < table.size(); ++v)
+      run.advanced.push_back(table[v]._version() > before[v]);
+    // Backward of every output that requires grad and every non-leaf setup value (a written
+    // base) that does, each against its own fixed random tangent.
+    run.where = "backward";
+    at::Tensor loss;
+    uint64_t seed = 99;
+    auto add_term = [&](const at::Tensor& t) {
+      if (!t.requires_grad()) return;
+      at::Tensor term = (t * randn(t.sizes(), seed++)).sum();
+      loss = loss.defined() ? loss + term : term;
+    };
+    for (const at::Tensor& o : outs) add_term(o);
+    for (size_t v = p.leaves.size(); v < table.size(); ++v) add_term(table[v]);
+    if (loss.defined()) loss.backward();
+  } catch (const Error& e) {
+    run.error = e.what();
+    run.aotgrad_error = true;
+    return run;
+  } catch (const std::exception& e) {
+    run.error = e.what();
+    run.error = run.error.substr(0, run.error.find('\n'));
+    return run;
+  }
+  for (const at::Tensor& t : table) run.values.push_back(t.detach().clone());
+  for (size_t i = 0; i < p.leaves.size(); ++i)
+    run.grads.push_back(table[i].grad().defined() ? table[i].grad().clone() : at::Tensor());
+  return run;
+}
+
+// Compares two tensors; "" when equal within the tolerance. Clears `bitwise` when not identical.
+std::string compare(const at::Tensor& want, const at::Tensor& got, bool& bitwise) {
+  if (want.defined() != got.defined())
+    return want.defined() ? "eager has a tensor, aotgrad none" : "eager has none, aotgrad a tensor";
+  if (!want.defined()) return "";
+  if (want.sizes() != got.sizes()) {
+    std::ostringstream os;
+    os << "sizes " << want.sizes() << " vs " << got.sizes();
+    return os.str();
+  }
+  if (want.dtype() != got.dtype()) return "dtype differs";
+  if (at::equal(want, got) || (want.numel() == 0)) return "";
+  bitwise = false;
+  at::Tensor w = want.to(at::kDouble), g = got.to(at::kDouble);
+  at::Tensor bad = ((w - g).abs() > kAtol + kRtol * w.abs()) | (w.isnan() != g.isnan());
+  bad = bad & ~(w.isnan() & g.isnan());
+  if (!bad.any().item<bool>()) return "";
+  std::ostringstream os;
+  os << "values differ (max |diff| " << (w - g).abs().nan_to_num().max().item<double>()
+     << ")\neager:\n"
+     << want << "\naotgrad:\n"
+     << got;
+  return os.str();
+}
+
+// The first difference between the eager run and the compiled one, or "".
+std::string diff(const Program& p, const Run& want, const Run& got, bool& bitwise) {
+  bitwise = true;
+  std::string aliasing;
+  if (want.outs.size() != got.outs.size()) return "number of outputs differs";
+  for (size_t i = 0; i < want.outs.size(); ++i) {
+    std::string d = compare(want.outs[i], got.outs[i], bitwise);
+    if (!d.empty()) return "output " + std::to_string(i) + ": " + d;
+    if (want.out_requires_grad[i] != got.out_requires_grad[i])
+      return "output " + std::to_string(i) + ": requires_grad " +
+             std::to_string(want.out_requires_grad[i]) + " vs " +
+             std::to_string(got.out_requires_grad[i]);
+    // Reported last, so that a value, grad or version difference is never hidden behind it.
+    if (want.out_aliases[i] != got.out_aliases[i] && aliasing.empty())
+      aliasing = "output " + std::to_string(i) + " aliases [" + want.out_aliases[i] +
+                 " ] eagerly, [" + got.out_aliases[i] + " ] compiled";
+  }
+  for (size_t v = 0; v < want.values.size(); ++v) {
+    const std::string name = "%" + std::to_string(v);
+    std::string d = compare(want.values[v], got.values[v], bitwise);
+    if (!d.empty()) return "value of " + name + " after the step: " + d;
+    if (want.advanced[v] != got.advanced[v])
+      return name + "'s version counter " + (want.advanced[v] ? "moved" : "stayed") +
+             " eagerly but " + (got.advanced[v] ? "moved" : "stayed") + " compiled";
+  }
+  for (size_t i = 0; i < p.leaves.size(); ++i) {
+    std::string d = compare(want.grads[i], got.grads[i], bitwise);
+    if (!d.empty()) return "grad of leaf %" + std::to_string(i) + ": " + d;
+  }
+  return aliasing;
+}
+
+// The construct an aotgrad error names, or "" when it names none of the program's constructs.
+std::string construct_of(const std::string& message) {
+  std::string m = message;
+  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::tolower(c); });
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kConstructs = {
+      {"no_grad", {"no_grad", "grad mode", "no-grad"}},
+      {"detach", {"detach"}},
+      {"random", {"random", "rng", "dropout", "bernoulli"}},
+      {"overlapping inputs", {"overlap", "synthetic base", "same storage", "share a storage"}},
+      {"as_strided", {"as_strided"}},
+      {"input mutation", {"mutat", "written", "writes", "in-place", "inplace"}},
+      {"aliasing", {"alias"}},
+      {"view", {"view"}},
+      {"recompute", {"recompute"}},
+  };
+  for (const auto& [name, keys] : kConstructs)
+    for (const std::string& k : keys)
+      if (m.find(k) != std::string::npos) return name;
+  return "";
+}
+
+}  // namespace
+
+// Whether the body writes, in place, through a view of a detach() (a mutation hidden from
+// autograd, as a torch.no_grad one is).
+bool writes_through_detach(const Program& p) {
+  static const std::set<std::string> kViews = {"slice", "select",   "view",   "transpose", "unbind",
+                                               "split", "diagonal", "expand", "as_strided"};
+  std::vector<bool> detached(p.args.size(), false);
+  for (const Instr& ins : p.body) {
+    const bool from = !ins.in.empty() && detached[ins.in[0]];
+    if (writes_first(ins.op) && from) return true;
+    detached.push_back(ins.op == "detach" ||
+                       (from && (kViews.count(ins.op) || writes_first(ins.op))));
+  }
+  return false;
+}
+
+// Whether a dropout's value reaches no output (through the instructions that read it; a write
+// into an argument or a view of one counts as reaching one).
+bool unused_random_op(const Program& p) {
+  static const std::set<std::string> kViews = {"slice",      "select", "view",     "transpose",
+                                               "unbind",     "split",  "diagonal", "expand",
+                                               "as_strided", "detach"};
+  const size_t A = p.args.size();
+  std::vector<bool> of_arg(A, true);
+  for (const Instr& ins : p.body)
+    of_arg.push_back(!ins.in.empty() && of_arg[ins.in[0]] &&
+                     (kViews.count(ins.op) || writes_first(ins.op)));
+  std::vector<bool> live(A + p.body.size(), false);
+  for (int o : p.outputs) live[o] = true;
+  for (size_t i = p.body.size(); i-- > 0;) {
+    const Instr& ins = p.body[i];
+    if (!live[A + i] && !(writes_first(ins.op) && of_arg[A + i])) {
+      if (ins.op == "dropout") return true;
+      continue;
+    }
+    for (int v : ins.in) live[v] = true;
+  }
+  return false;
+}
+
+// Whether a dropout runs on a tensor that is not contiguous (running the program to see).
+bool random_op_on_strided(const Program& p) {
+  bool any = false;
+  for (const Instr& ins : p.body) any = any || ins.op == "dropout";
+  if (!any) return false;
+  try {
+    std::vector<at::Tensor> setup = make_setup(p), table;
+    for (int a : p.args) table.push_back(setup[a]);
+    for (const Instr& ins : p.body) {
+      if (ins.op == "dropout" && !table[ins.in[0]].is_contiguous()) return true;
+      apply(ins, table);
+    }
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+// Whether the body writes into an argument (or a view of one) a value whose requires_grad is
+// `source` where the argument's is not (running the program to see).
+bool writes_into_input(const Program& p, bool source) {
+  try {
+    std::vector<at::Tensor> setup = make_setup(p), table;
+    for (int a : p.args) table.push_back(setup[a]);
+    for (const Instr& ins : p.body) {
+      if (writes_first(ins.op) && ins.in.size() > 1 && !ins.no_grad) {
+        const at::Tensor& target = table[ins.in[0]];
+        bool of_arg = false;
+        for (size_t a = 0; a < p.args.size(); ++a) of_arg = of_arg || target.is_alias_of(table[a]);
+        if (of_arg && target.requires_grad() != source &&
+            table[ins.in[1]].requires_grad() == source)
+          return true;
+      }
+      apply(ins, table);
+    }
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+// The memory locations (storage offsets) of the elements of `t`.
+std::set<int64_t> locations(const at::Tensor& t) {
+  std::set<int64_t> out;
+  std::vector<int64_t> index(static_cast<size_t>(t.dim()), 0);
+  for (int64_t n = 0; n < t.numel(); ++n) {
+    int64_t offset = t.storage_offset();
+    for (int64_t d = 0; d < t.dim(); ++d) offset += index[d] * t.stride(d);
+    out.insert(offset);
+    for (int64_t d = t.dim() - 1; d >= 0 && ++index[d] == t.size(d); --d) index[d] = 0;
+  }
+  return out;
+}
+
+// Whether a body as_strided of an argument (or a view of one) reaches memory its operand's
+// elements do not cover.
+bool as_strided_outside_operand(const Program& p) {
+  try {
+    std::vector<at::Tensor> setup = make_setup(p), table;
+    for (int a : p.args) table.push_back(setup[a]);
+    for (const Instr& ins : p.body) {
+      apply(ins, table);
+      if (ins.op != "as_strided") continue;
+      bool of_arg = false;
+      for (size_t a = 0; a < p.args.size(); ++a)
+        of_arg = of_arg || table[ins.in[0]].is_alias_of(table[a]);
+      if (!of_arg) continue;
+      const std::set<int64_t> in = locations(table[ins.in[0]]);
+      for (int64_t l : locations(table.back()))
+        if (!in.count(l)) return true;
+    }
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+const std::vector<KnownIssue>& known_issues() {
+  static const std::vector<KnownIssue> issues = {
+      {"no_grad_region",
+       "capture records the ops of a torch.no_grad region like any other: the joint graph "
+       "differentiates through them (wrong grads, pytorch's mutations_hidden_from_autograd "
+       "untracked), their outputs come back requiring grad, and a leaf written under no_grad "
+       "fails in the write-back with libtorch's in-place-on-a-leaf error",
+       [](const Program& p, const std::string&) {
+         for (const Instr& ins : p.body)
+           if (ins.no_grad) return true;
+         return false;
+       }},
+      {"write_through_detach",
+       "a write into a detach()ed alias is functionalized like any other write: the joint graph "
+       "differentiates through it (wrong grads; PyTorch's mutations_hidden_from_autograd), "
+       "outputs' requires_grad differs, and a leaf written so fails in the write-back with "
+       "libtorch's in-place-on-a-leaf error",
+       [](const Program& p, const std::string&) { return writes_through_detach(p); }},
+      {"unused_random_op",
+       "a random op whose value is unused is removed by DCE, so the later random ops draw "
+       "different numbers than eager (PyTorch keeps nondeterministic_seeded ops as impure)",
+       [](const Program& p, const std::string& detail) {
+         return unused_random_op(p) && detail.find("values differ") != std::string::npos;
+       }},
+      {"mutated_input_gains_grad",
+       "an input that does not require grad, written with a value that does, requires grad "
+       "afterwards eagerly (its grad_fn the write); CompiledFunction writes it back under no_grad, "
+       "so it and the outputs that are it do not, and the gradient that flows into it eagerly "
+       "(from later uses of it or of its base) is lost",
+       [](const Program& p, const std::string& detail) {
+         return (detail.find("requires_grad") != std::string::npos ||
+                 detail.find("grad of leaf") != std::string::npos) &&
+                writes_into_input(p, /*source=*/true);
+       }},
+      {"written_input_loses_grad",
+       "an input that requires grad, overwritten with a value that does not, still requires grad "
+       "eagerly (its grad_fn the copy); compiled, it and the outputs that are it do not",
+       [](const Program& p, const std::string& detail) {
+         return detail.find("requires_grad 1 vs 0") != std::string::npos &&
+                writes_into_input(p, /*source=*/false);
+       }},
+      {"write_back_internal_overlap",
+       "copy_(x, x) of an input with internal overlap (an expand) is a no-op eagerly; aotgrad "
+       "writes the input back, and libtorch refuses to write into overlapping memory",
+       [](const Program&, const std::string& detail) {
+         return detail.find("more than one element of the written-to tensor") != std::string::npos;
+       }},
+      {"random_op_layout",
+       "dropout of a tensor that is not contiguous draws its mask in another layout than eager "
+       "(eager's bernoulli_ fills an empty_like of the input, in the input's strides), so the "
+       "mask differs",
+       [](const Program& p, const std::string& detail) {
+         return detail.find("values differ") != std::string::npos && random_op_on_strided(p);
+       }},
+      {"as_strided_outside_input",
+       "as_strided of an argument (or a view of one) reaching storage its operand does not cover "
+       "reads and writes there eagerly; aotgrad's graph sees only the argument's elements, so "
+       "what it reads there and the writes it makes there differ from eager's, with no error",
+       [](const Program& p, const std::string&) { return as_strided_outside_operand(p); }},
+      {"output_alias_copy",
+       "an output that is an input or a view of one, eagerly, is a new tensor compiled when a "
+       "gradient flows through it (CompiledFunction::operator() keeps the graph's value for its "
+       "grad_fn instead of regenerating the view of the caller's tensor)",
+       [](const Program&, const std::string& detail) {
+         return detail.find("eagerly, [ ] compiled") != std::string::npos;
+       }},
+      {"synthetic_base_version",
+       "overlapping inputs the function writes get a synthetic base made by set_ on their storage "
+       "(runtime/synthetic_base.cc): the values land, but the callers' version counters never "
+       "move",
+       [](const Program&, const std::string& detail) {
+         return detail.find("version counter moved eagerly but stayed compiled") !=
+                std::string::npos;
+       }},
+  };
+  return issues;
+}
+
+at::Tensor make_leaf(const Leaf& l, size_t index) {
+  at::Tensor t = randn(l.shape, 1000 + index);
+  if (l.pregrad) t.mutable_grad() = randn(l.shape, 2000 + index);
+  return t.requires_grad_(l.requires_grad);
+}
+
+std::vector<at::Tensor> make_setup(const Program& p) {
+  std::vector<at::Tensor> table;
+  for (size_t i = 0; i < p.leaves.size(); ++i) table.push_back(make_leaf(p.leaves[i], i));
+  for (const Instr& ins : p.setup) apply(ins, table);
+  return table;
+}
+
+std::string config_name(const Config& c) {
+  std::ostringstream os;
+  os << "budget=" << c.budget << ",schedule=" << (c.schedule ? "memory" : "none")
+     << ",reinplace=" << (c.reinplace ? "on" : "off");
+  return os.str();
+}
+
+std::vector<Config> all_configs() {
+  std::vector<Config> out;
+  for (double b : {1.0, 0.5, 0.0})
+    for (bool s : {true, false})
+      for (bool r : {true, false}) out.push_back({b, s, r});
+  return out;
+}
+
+std::vector<ConfigResult> run_case(const Program& p, const std::vector<Config>& configs) {
+  at::AutoGradMode grad_on(true);
+  TensorFunction body = [&p](const std::vector<at::Tensor>& args) { return run_body(p, args); };
+  const Run eager = execute(p, body);
+  std::vector<ConfigResult> results;
+  for (const Config& c : configs) {
+    ConfigResult res;
+    res.config = c;
+    if (!eager.error.empty()) {
+      res.verdict = Verdict::kEagerInvalid;
+      res.detail = eager.where + ": " + eager.error;
+      results.push_back(res);
+      continue;
+    }
+    AOTConfig config;
+    config.activation_memory_budget = c.budget;
+    config.schedule = c.schedule ? ScheduleKind::kMemory : ScheduleKind::kNone;
+    if (!c.reinplace) {
+      config.fw_compiler = std::make_shared<InterpreterCompiler>(/*reinplace=*/false);
+      config.bw_compiler = config.fw_compiler;
+    }
+    config.cache_dir = "off";
+    AOTFunction compiled = aot_function(body, config);
+    const Run got =
+        execute(p, [&compiled](const std::vector<at::Tensor>& args) { return compiled(args); });
+    if (!got.error.empty()) {
+      res.category = got.aotgrad_error ? construct_of(got.error) : "";
+      if (res.category.empty()) {
+        res.verdict = Verdict::kMismatch;
+        res.detail = std::string(got.aotgrad_error ? "an aotgrad error naming no construct"
+                                                   : "a non-aotgrad exception") +
+                     " in the " + got.where + ": " + got.error;
+      } else {
+        res.verdict = Verdict::kRaised;
+        res.detail = got.where + ": " + got.error;
+      }
+    } else {
+      res.detail = diff(p, eager, got, res.bitwise);
+      res.verdict = res.detail.empty() ? Verdict::kMatch : Verdict::kMismatch;
+    }
+    if (res.verdict == Verdict::kMismatch)
+      for (const KnownIssue& k : known_issues())
+        if (k.matches(p, res.detail)) {
+          res.known = k.name;
+          break;
+        }
+    results.push_back(res);
+  }
+  return results;
+}
+
+}  // namespace aotgrad::fuzz
