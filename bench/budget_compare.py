@@ -502,8 +502,8 @@ def markdown(doc, command):
     """The "Memory budget against PyTorch" section of BENCHMARKS.md (between budget_compare
     markers, which bench/report.py keeps): one table per model, peaks in MiB and as a fraction of
     eager's, and whether each curve is monotone."""
-    def mib(v):
-        return "%.2f" % (v / 2**20) if v is not None else "error"
+    def kib(v):
+        return "%.1f" % (v / 2**10) if v is not None else "error"
 
     def x(v):
         return "%.3f" % v if v is not None else "-"
@@ -515,7 +515,7 @@ def markdown(doc, command):
          "so the partitioned graphs run op by op on PyTorch's CPU kernels; *+Ind.* with Inductor's "
          "decomposition table, the graphs torch.compile partitions) against aotgrad's "
          "`--memory-budget` (priced by the predicted peak; *sum* by summed saved bytes, PyTorch's "
-         "pricing). Peaks in MiB above the level before the step, and as a fraction of eager's "
+         "pricing). Peaks in KiB above the level before the step, and as a fraction of eager's "
          "peak; %d measured step(s) each after one untimed step. `bench/budget_compare.py` says "
          "how each side is measured." % (doc["reference"], doc["pytorch_solver"],
                                          doc["pytorch_runtime_estimator"], doc["reps"]),
@@ -529,14 +529,14 @@ def markdown(doc, command):
     for m in doc["models"]:
         have = [(k, t) for k, t in cols if k + "_peak_bytes" in m["rows"][0]]
         e = m["eager_peak_bytes"]
-        L.append("**%s**%s (%s gradients; eager %s MiB by the profiler, %s MiB by %s):" % (
+        L.append("**%s**%s (%s gradients; eager %s KiB by the profiler, %s KiB by %s):" % (
             m["model"], " -- " + m["repro"] if m.get("repro") else "", m["zero_grad"],
-            mib(e["pytorch_method"]), mib(e["aotgrad_method"]), m["aotgrad_eager_source"]))
+            kib(e["pytorch_method"]), kib(e["aotgrad_method"]), m["aotgrad_eager_source"]))
         L += ["", "| budget | " + " | ".join(t for _, t in have) + " |",
               "|---:|" + "---:|" * len(have)]
         for r in m["rows"]:
             L.append("| %s | " % fmt_budget(r["budget"]) + " | ".join(
-                "%s (%s)" % (mib(r.get(k + "_peak_bytes")), x(r.get(k + "_ratio")))
+                "%s (%s)" % (kib(r.get(k + "_peak_bytes")), x(r.get(k + "_ratio")))
                 for k, _ in have) + " |")
         notes = []
         for k, t in have:

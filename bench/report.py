@@ -309,9 +309,10 @@ def write_report(results_dir, md_path, svg_dir, command):
     L.append("# aotgrad benchmarks")
     L.append("")
     L.append("Written by `scripts/bench.sh` (%s); every figure below comes from that one run "
-             "(but for the OpInfo conformance and Real models sections at the end, which "
-             "`scripts/opinfo_sweep.sh` and `scripts/model_sweep.sh` write). Rerun it to reproduce "
-             "them:" % mach["date"])
+             "(but for the sections at the end that other tools write, each dated in its own "
+             "text: OpInfo conformance, `scripts/opinfo_sweep.sh`; Real models, "
+             "`scripts/model_sweep.sh`; saved bytes, `tools/saved_compare.py`; the memory budget "
+             "against PyTorch, `bench/budget_compare.py`). Rerun it to reproduce them:" % mach["date"])
     L.append("")
     L.append("```sh\n%s\n```" % command)
     L.append("")
