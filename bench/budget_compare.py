@@ -487,28 +487,33 @@ def table(m):
             "%s (%s)" % (mib(r.get(k + "_peak_bytes")), x(r.get(k + "_ratio"))) for k, _ in cols))
     for k, t in cols:
         c = m["non_monotone"].get(k)
-        if not c:
-            continue
-        w = c["worst_rise"]
-        pair = c["peak_0.05_over_0.15"]
-        lines.append("  %s: %s%s" % (t, "monotone" if c["monotone"] else
-                                       "non-monotone, budget %s peaks %.3fx budget %s" % (
-                                           fmt_budget(w["low"]), w["ratio"], fmt_budget(w["high"])),
-                                       "; 0.05 / 0.15 = %.3f" % pair if pair else ""))
+        if c:
+            lines.append("  %s: %s" % (t, curve_note(c, "non-monotone, budget %s peaks %.3fx budget %s",
+                                                     "; 0.05 / 0.15 = %.3f")))
     return "\n".join(lines)
 
 
+def curve_note(c, rise_format, pair_format):
+    """'monotone' or the worst rise of a peak curve (`rise_format` of the low budget, the ratio and
+    the high budget), then its peak at 0.05 over 0.15 (`pair_format`) where measured."""
+    w = c["worst_rise"]
+    pair = c["peak_0.05_over_0.15"]
+    return ("monotone" if c["monotone"] else
+            rise_format % (fmt_budget(w["low"]), w["ratio"], fmt_budget(w["high"]))) + (
+                pair_format % pair if pair else "")
+
+
 def markdown(doc, command):
-    """The "Memory budget against PyTorch" section of BENCHMARKS.md (between budget_compare
-    markers, which bench/report.py keeps): one table per model, peaks in MiB and as a fraction of
-    eager's, and whether each curve is monotone."""
+    """The "Memory budget against PyTorch" section of BENCHMARKS.md (tools/benchmarks_md.py): one
+    table per model, peaks in KiB and as a fraction of eager's, and whether each curve is
+    monotone."""
     def kib(v):
         return "%.1f" % (v / 2**10) if v is not None else "error"
 
     def x(v):
         return "%.3f" % v if v is not None else "-"
     g = doc["git"]
-    L = ["<!-- budget_compare: begin -->", "## Memory budget against %s" % doc["reference"], "",
+    L = ["## Memory budget against %s" % doc["reference"], "",
          "The measured peak of one training step (forward with the loss, backward) at the same "
          "activation memory budgets on the same models and weights: %s's `activation_memory_budget` "
          "(min_cut_rematerialization_partition, solver %s, runtime estimator %s; no-op compilers, "
@@ -538,34 +543,12 @@ def markdown(doc, command):
             L.append("| %s | " % fmt_budget(r["budget"]) + " | ".join(
                 "%s (%s)" % (kib(r.get(k + "_peak_bytes")), x(r.get(k + "_ratio")))
                 for k, _ in have) + " |")
-        notes = []
-        for k, t in have:
-            c = m["non_monotone"].get(k)
-            if not c:
-                continue
-            w = c["worst_rise"]
-            pair = c["peak_0.05_over_0.15"]
-            notes.append("%s %s%s" % (t, "monotone" if c["monotone"] else
-                                       "non-monotone (budget %s peaks %.3fx budget %s)" % (
-                                           fmt_budget(w["low"]), w["ratio"], fmt_budget(w["high"])),
-                                       ", 0.05 / 0.15 = %.3f" % pair if pair else ""))
+        notes = ["%s %s" % (t, curve_note(m["non_monotone"][k],
+                                          "non-monotone (budget %s peaks %.3fx budget %s)",
+                                          ", 0.05 / 0.15 = %.3f"))
+                 for k, t in have if m["non_monotone"].get(k)]
         L += ["", "; ".join(notes) + ".", ""]
-    L.append("<!-- budget_compare: end -->")
-    return "\n".join(L) + "\n"
-
-
-def put_into_benchmarks(doc, path, command):
-    """Replaces the budget_compare section of `path` (or appends it), atomically."""
-    import export
-    section = markdown(doc, command).rstrip("\n")
-    with open(path) as f:
-        old = f.read()
-    begin, end = "<!-- budget_compare: begin -->", "<!-- budget_compare: end -->"
-    if begin in old and end in old:
-        new = old[:old.index(begin)] + section + old[old.index(end) + len(end):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    export._write_files({path: new.encode("utf-8")})
+    return "\n".join(L)
 
 
 def git_state():
@@ -693,8 +676,10 @@ def main(argv=None):
     if args.out:
         export._write_files({args.out: (json.dumps(doc, indent=1) + "\n").encode("utf-8")})
     if args.benchmarks:
-        put_into_benchmarks(doc, args.benchmarks, args.command or "bench/budget_compare.py " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("--benchmarks")))
+        import benchmarks_md
+        command = args.command or "bench/budget_compare.py " + " ".join(
+            a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("--benchmarks"))
+        benchmarks_md.put_section(args.benchmarks, "budget_compare", markdown(doc, command))
     if scratch:
         scratch.cleanup()
     return 1 if bad or failed else 0

@@ -57,6 +57,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import benchmarks_md  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -66,8 +67,6 @@ import export  # noqa: E402  tools/export.py
 from opinfo_sweep import (ATOL, RTOL, _fd_agrees, _first_line, _last_line, _machine,  # noqa: E402
                           classify_error, compare, seed_of)
 
-BEGIN_MARK = "<!-- model_sweep: begin -->"
-END_MARK = "<!-- model_sweep: end -->"
 SEED = 0
 BATCH = 2
 
@@ -793,18 +792,7 @@ def markdown(report, command=None):
 def put_into_benchmarks(report_path, bench_path, command):
     with open(report_path) as f:
         section = markdown(json.load(f), command).rstrip("\n")
-    text = open(bench_path).read() if os.path.exists(bench_path) else ""
-    block = "%s\n%s\n%s\n" % (BEGIN_MARK, section, END_MARK)
-    if BEGIN_MARK in text and END_MARK in text:
-        before = text[:text.index(BEGIN_MARK)]
-        after = text[text.index(END_MARK) + len(END_MARK):].lstrip("\n")
-        text = before + block + (("\n" + after) if after else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    tmp = bench_path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, bench_path)
+    benchmarks_md.put_section(bench_path, "model_sweep", section)
 
 
 def read_expected(path):

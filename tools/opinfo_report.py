@@ -8,6 +8,8 @@ import collections
 import json
 import os
 
+import benchmarks_md
+
 # The anchors: PyTorch's own AOTAutograd's aot_function with each partition (report key, kept from
 # when the anchor was functorch; partition name).
 ANCHORS = (("functorch", "min_cut"), ("functorch_default", "default"))
@@ -31,8 +33,6 @@ def who_short(who):
     """A column heading's name for aotgrad or an anchor."""
     return {"aotgrad": "aotgrad", "functorch": "PyTorch min-cut",
             "functorch_default": "PyTorch default"}[who]
-BEGIN_MARK = "<!-- opinfo_sweep: begin -->"
-END_MARK = "<!-- opinfo_sweep: end -->"
 
 
 def _verdict(cases, who):
@@ -368,19 +368,7 @@ def expected_text(report):
 
 
 def put_into_benchmarks(report_path, bench_path, command):
-    """Replaces the text between BEGIN_MARK and END_MARK in bench_path (or appends it) with the
-    report's markdown."""
+    """Replaces the opinfo_sweep section of bench_path (or appends it) with the report's markdown."""
     with open(report_path) as f:
         section = markdown(json.load(f), command).rstrip("\n")
-    text = open(bench_path).read() if os.path.exists(bench_path) else ""
-    block = "%s\n%s\n%s\n" % (BEGIN_MARK, section, END_MARK)
-    if BEGIN_MARK in text and END_MARK in text:
-        before = text[:text.index(BEGIN_MARK)]
-        after = text[text.index(END_MARK) + len(END_MARK):].lstrip("\n")
-        text = before + block + (("\n" + after) if after else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    tmp = bench_path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, bench_path)
+    benchmarks_md.put_section(bench_path, "opinfo_sweep", section)

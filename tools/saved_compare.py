@@ -42,9 +42,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import benchmarks_md  # noqa: E402
 
-BEGIN_MARK = "<!-- saved_compare: begin -->"
-END_MARK = "<!-- saved_compare: end -->"
 SEED = 0
 # Every model of model_sweep.py and tools/export.py but those make_fx cannot export (their
 # data-dependent control flow; BENCHMARKS.md's real-model sweep) and the batch-16 copies of
@@ -277,18 +276,7 @@ def markdown(report, command=None):
 
 def put_into_benchmarks(report, path, command):
     section = markdown(report, command).rstrip("\n")
-    text = open(path).read() if os.path.exists(path) else ""
-    block = "%s\n%s\n%s\n" % (BEGIN_MARK, section, END_MARK)
-    if BEGIN_MARK in text and END_MARK in text:
-        before = text[:text.index(BEGIN_MARK)]
-        after = text[text.index(END_MARK) + len(END_MARK):].lstrip("\n")
-        text = before + block + (("\n" + after) if after else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    benchmarks_md.put_section(path, "saved_compare", section)
 
 
 def main(argv=None):

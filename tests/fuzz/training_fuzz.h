@@ -57,9 +57,11 @@ Program parse_program(const std::string& text);
 /// Runs one instruction on `table` (a value per number), appending its value. Throws what ATen
 /// throws for operands the op cannot take.
 void apply(const Instr& ins, std::vector<at::Tensor>& table);
-/// Whether `op` is known; whether it writes its first operand; whether it is a view.
+/// Whether `op` is known; whether it writes its first operand; whether it is a view (of the
+/// views the issue lists; detach is not counted).
 bool known_op(const std::string& op);
 bool writes_first(const std::string& op);
+bool is_view(const std::string& op);
 
 /// Leaf `index` of a program: float64 values fixed by its index (and its .grad's, when pregrad),
 /// requires_grad as the program says. make_setup: the leaves then the setup values.

@@ -126,6 +126,11 @@ int value_ref(const std::string& tok, char sigil, int limit, int line) {
 
 bool known_op(const std::string& op) { return ops().count(op) > 0; }
 bool writes_first(const std::string& op) { return op_def(op).writes; }
+bool is_view(const std::string& op) {
+  static const std::set<std::string> kViews = {"slice", "select",   "view",   "transpose", "unbind",
+                                               "split", "diagonal", "expand", "as_strided"};
+  return kViews.count(op) > 0;
+}
 
 void apply(const Instr& ins, std::vector<at::Tensor>& table) {
   const OpDef& def = op_def(ins.op);

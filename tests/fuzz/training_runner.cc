@@ -170,14 +170,11 @@ std::string construct_of(const std::string& message) {
 // Whether the body writes, in place, through a view of a detach() (a mutation hidden from
 // autograd, as a torch.no_grad one is).
 bool writes_through_detach(const Program& p) {
-  static const std::set<std::string> kViews = {"slice", "select",   "view",   "transpose", "unbind",
-                                               "split", "diagonal", "expand", "as_strided"};
   std::vector<bool> detached(p.args.size(), false);
   for (const Instr& ins : p.body) {
     const bool from = !ins.in.empty() && detached[ins.in[0]];
     if (writes_first(ins.op) && from) return true;
-    detached.push_back(ins.op == "detach" ||
-                       (from && (kViews.count(ins.op) || writes_first(ins.op))));
+    detached.push_back(ins.op == "detach" || (from && (is_view(ins.op) || writes_first(ins.op))));
   }
   return false;
 }
@@ -185,14 +182,11 @@ bool writes_through_detach(const Program& p) {
 // Whether a dropout's value reaches no output (through the instructions that read it; a write
 // into an argument or a view of one counts as reaching one).
 bool unused_random_op(const Program& p) {
-  static const std::set<std::string> kViews = {"slice",      "select", "view",     "transpose",
-                                               "unbind",     "split",  "diagonal", "expand",
-                                               "as_strided", "detach"};
   const size_t A = p.args.size();
   std::vector<bool> of_arg(A, true);
   for (const Instr& ins : p.body)
     of_arg.push_back(!ins.in.empty() && of_arg[ins.in[0]] &&
-                     (kViews.count(ins.op) || writes_first(ins.op)));
+                     (is_view(ins.op) || ins.op == "detach" || writes_first(ins.op)));
   std::vector<bool> live(A + p.body.size(), false);
   for (int o : p.outputs) live[o] = true;
   for (size_t i = p.body.size(); i-- > 0;) {

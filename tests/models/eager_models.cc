@@ -401,6 +401,7 @@ class ModuleModel final : public EagerModel {
                                   " inputs, got " + std::to_string(inputs.size()));
     return module_->forward(inputs[0], inputs[1]);
   }
+  void to(c10::Device device) override { module_->to(device); }
 
  protected:
   std::vector<Named> named_parameters() const override {
@@ -416,9 +417,6 @@ class ModuleModel final : public EagerModel {
     return out;
   }
   void set_training(bool on) override { module_->train(on); }
-
- public:
-  void to(c10::Device device) override { module_->to(device); }
 
  private:
   std::string name_;
