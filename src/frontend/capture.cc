@@ -63,6 +63,7 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
   auto g = std::make_unique<Graph>();
   FakeTrace::Options trace_options;
   trace_options.device = example_inputs.empty() ? Device{} : from_c10(example_inputs[0].device());
+  trace_options.detach_no_grad_values = true;
   // Under at::autocast (CPU), libtorch's autocast casts the fakes: they report the CPU device.
   trace_options.real_device =
       cpu_autocast_dtype().has_value() && to_c10(trace_options.device).is_cpu();

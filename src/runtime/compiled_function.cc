@@ -791,9 +791,23 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       if (!info.mutates_data) continue;
       // A non-leaf that requires grad (a view of an activation the function writes) is written
       // under autograd, as PyTorch's runtime wrapper copies: the caller's graph then sees the
-      // write and its gradient flows through the compiled function's new value.
+      // write and its gradient flows through the compiled function's new value. A leaf that
+      // requires grad, or a view of one, may be written only under no_grad, and the runtime does
+      // not know where the write was: it is refused, naming the argument (eagerly a write under
+      // no_grad is allowed).
       c10::AutoGradMode grad(target.requires_grad());
-      target.copy_(value);
+      try {
+        target.copy_(value);
+      } catch (const c10::Error& e) {
+        throw Error("input " + std::to_string(p) +
+                    " of the compiled graph is written by it, and writing it back failed: " +
+                    std::string(e.what_without_backtrace()) +
+                    (target.requires_grad() && (target.is_leaf() || target.is_view())
+                         ? " (a leaf that requires grad, or a view of one, written under "
+                           "torch.no_grad: aotgrad does not write such an argument back; write "
+                           "it outside the compiled function)"
+                         : ""));
+      }
     }
   }
   // Outputs that are inputs, or views of inputs, are the caller's tensors (or eager's views of

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/AutogradState.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include <unordered_set>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
@@ -183,6 +185,8 @@ struct FakeTrace::Entry {
   Node* node = nullptr;
   std::shared_ptr<Entry> parent;
   int64_t index = 0;
+  // Computed under grad mode off (see Note [Values made under no_grad]).
+  bool no_grad = false;
 };
 
 struct FakeTrace::State {
@@ -208,6 +212,17 @@ struct FakeTrace::State {
   std::unordered_map<std::string, OpMap> ops;
   // The thread's autograd multithreading setting before the trace (restored after it).
   bool multithreading = true;
+  // The detach nodes node_of() added (see Note [Values made under no_grad]).
+  std::unordered_set<const Node*> added_detaches;
+  // Grad mode was on when the trace began: the graph may be differentiated.
+  bool grad_at_start = false;
+  // A write under no_grad that record() routes (see Note [Writes under no_grad]).
+  struct RoutedWrite {
+    at::Tensor tensor;
+    Node* old = nullptr;   // what the tensor stood for before the write
+    Node* copy = nullptr;  // the clone the op writes instead
+  };
+  std::vector<RoutedWrite> routed;
 
   Node* materialize(const std::shared_ptr<Entry>& e, Graph& g) {
     if (!e->node) e->node = g.add_getitem(materialize(e->parent, g), e->index);
@@ -240,6 +255,7 @@ FakeTrace::FakeTrace(Graph& graph, Options options)
   // Without multithreading the engine takes the CPU queue for every device.
   c10::AutogradState& autograd = c10::AutogradState::get_tls_state();
   state_->multithreading = autograd.get_multithreading_enabled();
+  state_->grad_at_start = c10::GradMode::is_enabled();
   autograd.set_multithreading_enabled(false);
 }
 
@@ -270,9 +286,68 @@ at::Tensor FakeTrace::fake(Node* node, bool requires_grad) {
   return t;
 }
 
+// Note [Values made under no_grad]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Autograd runs above the fakes, so under torch.no_grad it gives the results no history, as it
+// does eagerly; but the captured graph is differentiated by its own rules, which would see through
+// the region. So a value computed under grad mode off is read, by an op that runs with grad mode on
+// or as a result of the capture, through a `detach` added at that read (make_fx's graph has no
+// such node: there autograd itself differentiates the trace). Not so:
+// - a value with a grad_fn: a custom autograd function's result (its forward runs under grad mode
+//   off, its backward is the grad_fn);
+// - a tensor that requires grad, written in place under no_grad: it keeps its history (Note
+//   [Writes under no_grad]).
+// An op that writes the value with grad mode on writes its detach, a view, and so the value (the
+// tensor then stands for the value again, not for the detach): the write's own derivative starts
+// the value's history, as eagerly. No detach node is reused: a cond branch that reads the value
+// moves its nodes into its subgraph.
 Node* FakeTrace::node_of(const at::Tensor& t) {
   std::shared_ptr<Entry> e = state_->get(t);
-  return e ? state_->materialize(e, graph_) : nullptr;
+  if (!e) return nullptr;
+  Node* n = state_->materialize(e, graph_);
+  if (!e->no_grad || !options_.detach_no_grad_values || !c10::GradMode::is_enabled() || t.grad_fn())
+    return n;
+  return add_detach(n);
+}
+
+Node* FakeTrace::add_detach(Node* n) {
+  Node* d = graph_.add_call(aten_ops().get("aten::detach"), {Arg(n)});
+  state_->added_detaches.insert(d);
+  return d;
+}
+
+// Note [Writes under no_grad]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Eagerly, a tensor that requires grad written in place under torch.no_grad (an optimizer's step
+// on a parameter, a straight-through estimator's `with no_grad: y.copy_(y.round())`) keeps its
+// history: later uses are differentiated as the tensor itself, whatever the write did. The
+// graph says so with what it has: the op writes a copy of the tensor's detached value instead, and
+// the tensor is then written with `detach(copy) + (old - detach(old))`, whose value is the copy's
+// (an exact zero added) and whose gradient is old's, unchanged. PyTorch's AOTAutograd gets the same
+// from autograd running above functionalization (mutations_under_no_grad_or_inference_mode).
+// Only when the trace began with grad mode on (else nothing is differentiated), for written
+// tensors, not lists, whose sizes and strides the op keeps (not a metadata write).
+void FakeTrace::route_no_grad_writes(const c10::OperatorHandle& handle, const OpDef& op,
+                                     const std::vector<int>& libtorch_index,
+                                     const std::vector<c10::IValue>& inputs,
+                                     std::vector<Arg>& values) {
+  if (!options_.detach_no_grad_values || !state_->grad_at_start || c10::GradMode::is_enabled() ||
+      op.has_tag(kView))
+    return;
+  const auto& largs = handle.schema().arguments();
+  for (size_t i = 0; i < values.size(); ++i) {
+    int li = libtorch_index[i];
+    if (li < 0 || !values[i].is_node() || !inputs[li].isTensor()) continue;
+    const c10::AliasInfo* alias = largs[li].alias_info();
+    const at::Tensor& w = inputs[li].toTensor();
+    if (!alias || !alias->isWrite() || !w.requires_grad() || !is_fake(w)) continue;
+    State::RoutedWrite r;
+    r.tensor = w;
+    r.old = values[i].node;
+    r.copy = graph_.add_call(ops::clone(), {Arg(add_detach(r.old))});
+    values[i] = Arg(r.copy);
+    state_->routed.push_back(std::move(r));
+  }
 }
 
 void FakeTrace::bind(const at::Tensor& t, Node* node) {
@@ -527,6 +602,9 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
     values[i] = reader.read(inputs[li], sargs[i].type, sargs[i].name);
     given[i] = !sargs[i].has_default || !(values[i] == default_arg(sargs[i]));
   }
+  route_no_grad_writes(handle, op, map.libtorch_index, inputs, values);
+  std::vector<State::RoutedWrite> routed;
+  routed.swap(state_->routed);
   size_t n_positional = 0;
   while (n_positional < sargs.size() && !sargs[n_positional].kwarg_only) ++n_positional;
   size_t last = 0;
@@ -543,13 +621,16 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
 
   // Results: the written input itself for Tensor(a!), else fakes with the inferred metadata.
   const auto& rets = ls.returns();
+  const bool no_grad = !c10::GradMode::is_enabled();
   auto root = std::make_shared<Entry>();
   root->node = node;
+  root->no_grad = no_grad;
   auto element = [&](size_t r) -> std::shared_ptr<Entry> {
     if (rets.size() == 1) return root;
     auto e = std::make_shared<Entry>();
     e->parent = root;
     e->index = static_cast<int64_t>(r);
+    e->no_grad = no_grad;
     return e;
   };
   auto meta_of = [&](size_t r) -> const ValueMeta& {
@@ -583,6 +664,15 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
       AOTGRAD_CHECK(is_fake(w), "trace: ", key, " writes ", w.toString(),
                     ", a tensor that is not fake (a constant written in place?)");
       auto e = element(r);
+      if (w.requires_grad()) e->no_grad = false;
+      // Written through the detach node_of() added: the tensor is still the value itself.
+      for (size_t i = 0; i < sargs.size(); ++i) {
+        const Node* d = map.libtorch_index[i] == written ? values[i].node : nullptr;
+        if (d && state_->added_detaches.count(d)) {
+          e = std::make_shared<Entry>();
+          e->node = d->arg(0).node;
+        }
+      }
       tensors.push_back(e);
       state_->set(w, std::move(e));
       stack->push_back(inputs[written]);
@@ -598,6 +688,7 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
         auto e = std::make_shared<Entry>();
         e->parent = list_entry;
         e->index = static_cast<int64_t>(k);
+        e->no_grad = no_grad;
         elems.push_back(make_fake(m.elems[k], std::move(e)));
       }
       stack->emplace_back(c10::List<at::Tensor>(elems));
@@ -617,6 +708,18 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
     stack->emplace_back(make_fake(m, element(r)));
   }
   for (const auto& e : tensors) state_->materialize(e, graph_);
+  for (const State::RoutedWrite& w : routed) {
+    // tensor = detach(copy) + (old - detach(old)): the copy's values (adding an exact zero),
+    // old's gradient (the write's other operands, read under no_grad, get none).
+    Node* zero =
+        graph_.add_call(aten_ops().get("aten::sub.Tensor"), {Arg(w.old), Arg(add_detach(w.old))});
+    Node* copy = graph_.add_call(aten_ops().get("aten::detach"), {Arg(w.copy)});
+    Node* value = graph_.add_call(ops::add_Tensor(), {Arg(copy), Arg(zero)});
+    Node* written = graph_.add_call(ops::copy_(), {Arg(w.old), Arg(value)});
+    auto e = std::make_shared<Entry>();
+    e->node = written;
+    state_->set(w.tensor, std::move(e));
+  }
 }
 
 }  // namespace aotgrad

@@ -262,6 +262,78 @@ TEST(AotFunction, InPlaceOpsAndViewsTrainAsEagerly) {
   EXPECT_EQ(f.num_compilations(), 1u);
 }
 
+// Ops under torch.no_grad are not differentiated: eagerly their results have no history, and so
+// in the compiled graph (issue 44's fuzzer found them differentiated: silently wrong gradients).
+TEST(AotFunction, NoGradRegionsAreNotDifferentiated) {
+  auto fn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor h = a[0] * a[1];
+    at::Tensor scale, frozen;
+    {
+      at::NoGradGuard no_grad;
+      scale = h.abs().amax() + 1;  // a statistic, not differentiated
+      frozen = h.sin();
+    }
+    frozen.mul_(a[1]);  // written with grad mode on: the write starts its history
+    return {(h / scale).sum() + frozen.sum(), scale};
+  };
+  AOTFunction f = aot_function(fn, AOTConfig{});
+  at::Tensor x = at::randn({3, 4}, at::kDouble).requires_grad_();
+  at::Tensor w = at::randn({3, 4}, at::kDouble).requires_grad_();
+  at::Tensor ex = x.detach().clone().requires_grad_(), ew = w.detach().clone().requires_grad_();
+  std::vector<at::Tensor> got = f({x, w}), want = fn({ex, ew});
+  expect_close(got[0], want[0], "loss");
+  EXPECT_FALSE(got[1].requires_grad());
+  EXPECT_FALSE(want[1].requires_grad());
+  got[0].backward();
+  want[0].backward();
+  EXPECT_TRUE(at::allclose(x.grad(), ex.grad(), 1e-12, 1e-12)) << x.grad() << ex.grad();
+  EXPECT_TRUE(at::allclose(w.grad(), ew.grad(), 1e-12, 1e-12)) << w.grad() << ew.grad();
+}
+
+// A tensor that requires grad, written in place under torch.no_grad, keeps its history: a
+// straight-through estimator (the rounded values, the identity's gradient) trains as eagerly (see
+// Note [Writes under no_grad]). A leaf parameter written so cannot be written back, and says so.
+TEST(AotFunction, WritesUnderNoGradKeepTheTensorsHistory) {
+  auto fn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor h = a[0] * 3;
+    {
+      at::NoGradGuard no_grad;
+      h.copy_(h.round());  // the forward rounds, the gradient does not see it
+    }
+    return {(h * a[1]).sum()};
+  };
+  AOTFunction f = aot_function(fn, AOTConfig{});
+  for (int step = 0; step < 2; ++step) {
+    at::Tensor x = at::randn({4, 3}, at::kDouble).requires_grad_();
+    at::Tensor w = at::randn({4, 3}, at::kDouble).requires_grad_();
+    at::Tensor ex = x.detach().clone().requires_grad_(), ew = w.detach().clone().requires_grad_();
+    at::Tensor got = f({x, w})[0], want = fn({ex, ew})[0];
+    EXPECT_TRUE(at::equal(got, want)) << got << want;
+    got.backward();
+    want.backward();
+    EXPECT_TRUE(at::allclose(x.grad(), ex.grad(), 1e-12, 1e-12)) << x.grad() << ex.grad();
+    EXPECT_TRUE(at::allclose(w.grad(), ew.grad(), 1e-12, 1e-12)) << w.grad() << ew.grad();
+  }
+  EXPECT_EQ(f.num_compilations(), 1u);
+
+  auto clamp = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    {
+      at::NoGradGuard no_grad;
+      a[0].clamp_(-0.5, 0.5);
+    }
+    return {(a[0] * a[1]).sum()};
+  };
+  at::Tensor p = at::randn({3}).requires_grad_(), x = at::randn({3});
+  std::string m;
+  try {
+    aot_function(clamp, AOTConfig{})({p, x});
+  } catch (const Error& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("input 0 of the compiled graph is written by it"), std::string::npos) << m;
+  EXPECT_NE(m.find("written under torch.no_grad"), std::string::npos) << m;
+}
+
 // Tensors the function makes itself (an index, a target, a mask) are read by the trace as real
 // tensors: they become the graph's lifted constants, whose values the compiled function passes.
 TEST(AotFunction, TensorsMadeInsideTheFunctionAreLiftedConstants) {

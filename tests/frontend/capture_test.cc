@@ -160,6 +160,32 @@ TEST(Capture, InPlaceOpsAndViewsStayAsWritten) {
   check_against_eager(f, in, *g);
 }
 
+// A value computed under torch.no_grad is read through a detach where grad mode is on again, and
+// returned as one (see Note [Values made under no_grad]); a read inside the region is not.
+TEST(Capture, NoGradValuesAreReadThroughDetach) {
+  TensorFunction f = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
+    at::Tensor s;
+    {
+      c10::NoGradGuard no_grad;
+      s = a[0].exp();
+      s = s * 2;
+    }
+    return {a[0] * s, s};
+  };
+  std::vector<at::Tensor> in = {at::randn({3}).requires_grad_()};
+  auto g = capture(f, in);
+  verify(*g);
+  EXPECT_EQ(body(*g),
+            "def forward(self, arg0_1):\n"
+            "exp = torch.ops.aten.exp.default(arg0_1)\n"
+            "mul = torch.ops.aten.mul.Scalar(exp, 2)\n"
+            "detach = torch.ops.aten.detach.default(mul)\n"
+            "mul_1 = torch.ops.aten.mul.Tensor(arg0_1, detach)\n"
+            "detach_1 = torch.ops.aten.detach.default(mul)\n"
+            "return (mul_1, detach_1)\n");
+  check_against_eager(f, in, *g);
+}
+
 TEST(Capture, BatchNormInTrainingUpdatesRunningStats) {
   TensorFunction bn = [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {
     return {at::relu(at::batch_norm(a[0], a[1], a[2], a[3], a[4], /*training=*/true,

@@ -90,7 +90,10 @@ Run execute(const Program& p, const TensorFunction& fn) {
 // Compares two tensors; "" when equal within the tolerance. Clears `bitwise` when not identical.
 std::string compare(const at::Tensor& want, const at::Tensor& got, bool& bitwise) {
   if (want.defined() != got.defined())
-    return want.defined() ? "eager has a tensor, aotgrad none" : "eager has none, aotgrad a tensor";
+    return want.defined() ? "eager has a tensor, aotgrad none"
+           : got.is_floating_point() && !got.any().item<bool>()
+               ? "eager has none, aotgrad zeros"
+               : "eager has none, aotgrad a tensor";
   if (!want.defined()) return "";
   if (want.sizes() != got.sizes()) {
     std::ostringstream os;
@@ -239,6 +242,32 @@ bool writes_into_input(const Program& p, bool source) {
   return false;
 }
 
+// Whether a view op under no_grad takes a tensor that requires grad (running the program to see).
+bool no_grad_view_of_grad(const Program& p) {
+  try {
+    std::vector<at::Tensor> setup = make_setup(p), table;
+    for (int a : p.args) table.push_back(setup[a]);
+    for (const Instr& ins : p.body) {
+      if (ins.no_grad && is_view(ins.op) && table[ins.in[0]].requires_grad()) return true;
+      apply(ins, table);
+    }
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+// Whether the body writes in place, with grad mode on, a value made under no_grad (or a view of
+// one).
+bool writes_no_grad_value(const Program& p) {
+  std::vector<bool> made(p.args.size(), false);
+  for (const Instr& ins : p.body) {
+    const bool from = !ins.in.empty() && made[ins.in[0]];
+    if (writes_first(ins.op) && from && !ins.no_grad) return true;
+    made.push_back((ins.no_grad && !writes_first(ins.op)) || (from && is_view(ins.op)));
+  }
+  return false;
+}
+
 // The memory locations (storage offsets) of the elements of `t`.
 std::set<int64_t> locations(const at::Tensor& t) {
   std::set<int64_t> out;
@@ -276,15 +305,19 @@ bool as_strided_outside_operand(const Program& p) {
 
 const std::vector<KnownIssue>& known_issues() {
   static const std::vector<KnownIssue> issues = {
-      {"no_grad_region",
-       "capture records the ops of a torch.no_grad region like any other: the joint graph "
-       "differentiates through them (wrong grads, pytorch's mutations_hidden_from_autograd "
-       "untracked), their outputs come back requiring grad, and a leaf written under no_grad "
-       "fails in the write-back with libtorch's in-place-on-a-leaf error",
-       [](const Program& p, const std::string&) {
-         for (const Instr& ins : p.body)
-           if (ins.no_grad) return true;
-         return false;
+      {"no_grad_view",
+       "a view made under torch.no_grad of a tensor that requires grad requires grad eagerly (a "
+       "leaf whose gradient reaches nothing); aotgrad reads it as a detach, so what is computed "
+       "only from it does not require grad (the gradients agree; a backward of it alone raises)",
+       [](const Program& p, const std::string& detail) {
+         return detail.find("requires_grad 1 vs 0") != std::string::npos && no_grad_view_of_grad(p);
+       }},
+      {"no_grad_value_written",
+       "a value made under torch.no_grad, written in place with grad mode on, has the write's "
+       "history eagerly, and so have its views made before the write; compiled, those views are "
+       "regenerated through the detach aotgrad reads the value by, and do not require grad",
+       [](const Program& p, const std::string& detail) {
+         return detail.find("requires_grad 1 vs 0") != std::string::npos && writes_no_grad_value(p);
        }},
       {"write_through_detach",
        "a write into a detach()ed alias is functionalized like any other write: the joint graph "

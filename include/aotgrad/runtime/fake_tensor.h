@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "aotgrad/ir/graph.h"
 
@@ -49,6 +50,12 @@ class FakeTrace {
     /// `_to_copy` nodes. (A factory inside a composite kernel then makes a real tensor of that
     /// device, a lifted constant, as a factory of the function itself does.) CPU only.
     bool real_device = false;
+    /// A value computed under grad mode off (torch.no_grad; not the result of a custom autograd
+    /// function, which has a grad_fn) is, where an op reads it with grad mode on or it is read as
+    /// a result, that value's `detach`: eager autograd does not track it, so the joint graph must
+    /// not differentiate through it. Off for the traces of derivatives and decompositions, whose
+    /// backward runs under grad mode off. See Note [Values made under no_grad].
+    bool detach_no_grad_values = false;
   };
 
   FakeTrace(Graph& graph, Options options);
@@ -60,8 +67,8 @@ class FakeTrace {
 
   /// A fake tensor standing for `node` (a tensor value of the graph), with its metadata.
   at::Tensor fake(Node* node, bool requires_grad = false);
-  /// The node `t` stands for (its getitem made on first use), or nullptr when `t` is not a fake of
-  /// this trace.
+  /// The node `t` stands for (its getitem made on first use; its detach when
+  /// Options::detach_no_grad_values says so), or nullptr when `t` is not a fake of this trace.
   Node* node_of(const at::Tensor& t);
   /// Makes the fake `t` (and every tensor on its storage) stand for `node`.
   void bind(const at::Tensor& t, Node* node);
@@ -93,6 +100,14 @@ class FakeTrace {
   /// the mask selects (see Note [Masks the function made]); false when `key` is not such a call.
   bool rewrite_mask(const std::string& key, std::vector<c10::IValue>& inputs,
                     std::vector<c10::IValue>* stack);
+
+  /// A detach of `n`, remembered as one the trace added (Note [Values made under no_grad]).
+  Node* add_detach(Node* n);
+  /// Points the call's written tensors that require grad, under no_grad, at clones of their values
+  /// (`values`, by OpDef argument), to be written back by record() (Note [Writes under no_grad]).
+  void route_no_grad_writes(const c10::OperatorHandle& handle, const OpDef& op,
+                            const std::vector<int>& libtorch_index,
+                            const std::vector<c10::IValue>& inputs, std::vector<Arg>& values);
 
   struct Entry;
   struct State;
