@@ -1,10 +1,13 @@
 // aotgrad: factory ops (new tensors from sizes or from another tensor's metadata) and the random
 // ops; dtype defaults and layouts follow ATen 1.13's TensorFactories.cpp.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "aotgrad/ops/derivative.h"
 #include "aotgrad/ops/formula.h"
+#include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/meta_util.h"
 #include "aotgrad/ops/registry.h"
 
@@ -322,6 +325,38 @@ ValueMeta bernoulli_inplace(const MetaArgs& a) {
   return one(a.tensor(0));
 }
 
+// bernoulli_(self, p) functionalized: libtorch's kernel fills self in its memory order, but
+// bernoulli.p draws into a contiguous result. For a dense self whose memory order is not its
+// logical order (the noise of a dropout of a transposed tensor: empty_like(x).bernoulli_()), the
+// draw is made on the permute of self whose logical order is its memory order and permuted back,
+// so the values land where eagerly they do. nullptr (bernoulli.p) otherwise.
+Node* bernoulli_inplace_value(InplaceValueBuilder& b) {
+  Arg self_arg = b.arg(0);
+  if (!self_arg.is_node() || !b.arg(2).is_none()) return nullptr;
+  const TensorMeta& m = self_arg.node->tensor_meta();
+  const size_t n = static_cast<size_t>(m.dim());
+  for (size_t d = 0; d < n; ++d)
+    if (!m.sizes[d].is_concrete() || !m.strides[d].is_concrete()) return nullptr;
+  std::vector<int64_t> perm(n);
+  for (size_t d = 0; d < n; ++d) perm[d] = static_cast<int64_t>(d);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t i, int64_t j) {
+    return m.strides[static_cast<size_t>(i)].value() > m.strides[static_cast<size_t>(j)].value();
+  });
+  if (std::is_sorted(perm.begin(), perm.end())) return nullptr;
+  // Dense: in that order the strides are the contiguous ones.
+  int64_t expected = 1;
+  for (size_t k = n; k-- > 0;) {
+    const size_t d = static_cast<size_t>(perm[k]);
+    if (m.sizes[d].value() != 1 && m.strides[d].value() != expected) return nullptr;
+    expected *= m.sizes[d].value();
+  }
+  std::vector<int64_t> back(n);
+  for (size_t k = 0; k < n; ++k) back[static_cast<size_t>(perm[k])] = static_cast<int64_t>(k);
+  Node* permuted = b.call("aten::permute", {self_arg, Arg::of_ints(perm)});
+  Node* drawn = b.call("aten::bernoulli.p", {Arg(permuted), b.arg(1)});
+  return b.call("aten::permute", {Arg(drawn), Arg::of_ints(back)});
+}
+
 }  // namespace
 
 void register_factory_ops(OpTable& t) {
@@ -487,6 +522,7 @@ void register_factory_ops(OpTable& t) {
        "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)")
       .tags(kR | kInplace)
       .meta(bernoulli_inplace)
+      .inplace_value(bernoulli_inplace_value)
       .non_differentiable();
 }
 

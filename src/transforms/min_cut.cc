@@ -753,6 +753,11 @@ Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses
   std::vector<bool> needed_fw(n_nodes, false);
   for (const Arg& o : fw_outs) o.for_each_node([&](Node* m) { needed_fw[c.at(m)] = true; });
   for (const Node* s : kept) needed_fw[c.at(s)] = true;
+  // A random op (or another impure one) of the forward runs there even when nothing uses it:
+  // dropping it would shift the numbers every later random op draws (fx's is_impure).
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (c.required_fw[i] && c.nodes[i]->kind() == NodeKind::Call && is_impure(*c.nodes[i]))
+      needed_fw[i] = true;
   for (size_t i = n_nodes; i-- > 0;) {
     if (!needed_fw[i]) continue;
     const Node* n = c.nodes[i];

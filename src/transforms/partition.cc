@@ -7,6 +7,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/node_map.h"
+#include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/min_cut.h"
 
@@ -88,6 +89,20 @@ Partition default_partition(const JointGraph& joint) {
   // come before their users, so one backward sweep finds them all.
   std::vector<bool> forward(n_nodes, false);
   for (auto& a : fw_outs) a.for_each_node([&](Node* n) { forward[at(n)] = true; });
+  // And the impure calls (random ops) that read no tangent, used or not: dropping an unused one
+  // would shift the numbers every later random op draws (fx's is_impure).
+  std::vector<bool> reads_tangent(n_nodes, false);
+  for (size_t i = joint.num_primals; i < n_nodes; ++i)
+    if (order[i]->kind() == NodeKind::Placeholder) reads_tangent[i] = true;
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const Node* n = order[i];
+    if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
+    for (auto& a : n->args())
+      a.for_each_node([&](Node* m) {
+        if (reads_tangent[at(m)]) reads_tangent[i] = true;
+      });
+    if (!reads_tangent[i] && n->kind() == NodeKind::Call && is_impure(*n)) forward[i] = true;
+  }
   for (size_t i = n_nodes; i-- > 0;) {
     if (!forward[i]) continue;
     for (auto& a : order[i]->args()) a.for_each_node([&](Node* m) { forward[at(m)] = true; });

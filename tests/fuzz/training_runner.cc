@@ -182,44 +182,6 @@ bool writes_through_detach(const Program& p) {
   return false;
 }
 
-// Whether a dropout's value reaches no output (through the instructions that read it; a write
-// into an argument or a view of one counts as reaching one).
-bool unused_random_op(const Program& p) {
-  const size_t A = p.args.size();
-  std::vector<bool> of_arg(A, true);
-  for (const Instr& ins : p.body)
-    of_arg.push_back(!ins.in.empty() && of_arg[ins.in[0]] &&
-                     (is_view(ins.op) || ins.op == "detach" || writes_first(ins.op)));
-  std::vector<bool> live(A + p.body.size(), false);
-  for (int o : p.outputs) live[o] = true;
-  for (size_t i = p.body.size(); i-- > 0;) {
-    const Instr& ins = p.body[i];
-    if (!live[A + i] && !(writes_first(ins.op) && of_arg[A + i])) {
-      if (ins.op == "dropout") return true;
-      continue;
-    }
-    for (int v : ins.in) live[v] = true;
-  }
-  return false;
-}
-
-// Whether a dropout runs on a tensor that is not contiguous (running the program to see).
-bool random_op_on_strided(const Program& p) {
-  bool any = false;
-  for (const Instr& ins : p.body) any = any || ins.op == "dropout";
-  if (!any) return false;
-  try {
-    std::vector<at::Tensor> setup = make_setup(p), table;
-    for (int a : p.args) table.push_back(setup[a]);
-    for (const Instr& ins : p.body) {
-      if (ins.op == "dropout" && !table[ins.in[0]].is_contiguous()) return true;
-      apply(ins, table);
-    }
-  } catch (const std::exception&) {
-  }
-  return false;
-}
-
 // Whether the body writes into an argument (or a view of one) a value whose requires_grad is
 // `source` where the argument's is not (running the program to see).
 bool writes_into_input(const Program& p, bool source) {
@@ -325,12 +287,6 @@ const std::vector<KnownIssue>& known_issues() {
        "outputs' requires_grad differs, and a leaf written so fails in the write-back with "
        "libtorch's in-place-on-a-leaf error",
        [](const Program& p, const std::string&) { return writes_through_detach(p); }},
-      {"unused_random_op",
-       "a random op whose value is unused is removed by DCE, so the later random ops draw "
-       "different numbers than eager (PyTorch keeps nondeterministic_seeded ops as impure)",
-       [](const Program& p, const std::string& detail) {
-         return unused_random_op(p) && detail.find("values differ") != std::string::npos;
-       }},
       {"mutated_input_gains_grad",
        "an input that does not require grad, written with a value that does, requires grad "
        "afterwards eagerly (its grad_fn the write); CompiledFunction writes it back under no_grad, "
@@ -353,13 +309,6 @@ const std::vector<KnownIssue>& known_issues() {
        "writes the input back, and libtorch refuses to write into overlapping memory",
        [](const Program&, const std::string& detail) {
          return detail.find("more than one element of the written-to tensor") != std::string::npos;
-       }},
-      {"random_op_layout",
-       "dropout of a tensor that is not contiguous draws its mask in another layout than eager "
-       "(eager's bernoulli_ fills an empty_like of the input, in the input's strides), so the "
-       "mask differs",
-       [](const Program& p, const std::string& detail) {
-         return detail.find("values differ") != std::string::npos && random_op_on_strided(p);
        }},
       {"as_strided_outside_input",
        "as_strided of an argument (or a view of one) reaching storage its operand does not cover "
