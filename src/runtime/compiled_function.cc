@@ -795,7 +795,10 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       // requires grad, or a view of one, may be written only under no_grad, and the runtime does
       // not know where the write was: it is refused, naming the argument (eagerly a write under
       // no_grad is allowed).
-      c10::AutoGradMode grad(target.requires_grad());
+      // An input that does not require grad, written with a value that does, gets the write's
+      // history, as eagerly (and as PyTorch's runtime wrapper, which copies under the caller's
+      // grad mode).
+      c10::AutoGradMode grad(grad_mode && (target.requires_grad() || value.requires_grad()));
       try {
         target.copy_(value);
       } catch (const c10::Error& e) {
@@ -813,14 +816,31 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
   // Outputs that are inputs, or views of inputs, are the caller's tensors (or eager's views of
   // them) when no gradient flows through them; else the graph's value, which carries the grad_fn.
   std::vector<at::Tensor> result(outs.begin() + static_cast<int64_t>(n_mut), outs.end());
+  std::vector<c10::IValue> grad_views;
   for (size_t j = 0; j < meta.outputs.size() && j < result.size(); ++j) {
     const OutputInfo& info = meta.outputs[j];
     int arg = j < state_->output_is_arg.size() ? state_->output_is_arg[j] : -1;
-    if (arg >= 0 && !args[arg].requires_grad()) {
-      result[j] = args[arg];  // the argument itself (mutations written back)
+    // The argument itself (mutations written back): when no gradient flows through it, or when
+    // it was written back under autograd, which gave it the write's history.
+    if (arg >= 0 && (!args[arg].requires_grad() ||
+                     (grad_mode && static_cast<size_t>(arg) < meta.inputs.size() &&
+                      meta.inputs[arg].mutates_data))) {
+      result[j] = args[arg];
       continue;
     }
-    if (info.input < 0 || args[info.input].requires_grad()) continue;
+    if (info.input < 0) continue;
+    if (args[info.input].requires_grad()) {
+      // A view of an input written back under autograd: the view of the written input, as
+      // eagerly (autograd's view of the write's history), replayed on it under grad mode.
+      const InputInfo& in = meta.inputs[info.input];
+      if (!grad_mode || info.kind != OutputKind::kAliasOfInput || info.view < 0 ||
+          !in.mutates_data || in.mutates_metadata || !state_->input_views)
+        continue;
+      if (grad_views.empty())
+        grad_views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
+      result[j] = grad_views[info.view].toTensor();
+      continue;
+    }
     if (info.kind == OutputKind::kIsInput) {
       result[j] = args[info.input];
     } else if (info.kind == OutputKind::kAliasOfInput && info.view >= 0) {

@@ -325,8 +325,10 @@ Node* FakeTrace::add_detach(Node* n) {
 // the tensor is then written with `detach(copy) + (old - detach(old))`, whose value is the copy's
 // (an exact zero added) and whose gradient is old's, unchanged. PyTorch's AOTAutograd gets the same
 // from autograd running above functionalization (mutations_under_no_grad_or_inference_mode).
-// Only when the trace began with grad mode on (else nothing is differentiated), for written
-// tensors, not lists, whose sizes and strides the op keeps (not a metadata write).
+// A tensor that does not require grad is written detach(copy): the write's other operands may
+// require grad, and eagerly its new value has no history. Only when the trace began with grad
+// mode on (else nothing is differentiated), for written tensors, not lists, and not by view ops
+// (metadata writes).
 void FakeTrace::route_no_grad_writes(const c10::OperatorHandle& handle, const OpDef& op,
                                      const std::vector<int>& libtorch_index,
                                      const std::vector<c10::IValue>& inputs,
@@ -340,7 +342,7 @@ void FakeTrace::route_no_grad_writes(const c10::OperatorHandle& handle, const Op
     if (li < 0 || !values[i].is_node() || !inputs[li].isTensor()) continue;
     const c10::AliasInfo* alias = largs[li].alias_info();
     const at::Tensor& w = inputs[li].toTensor();
-    if (!alias || !alias->isWrite() || !w.requires_grad() || !is_fake(w)) continue;
+    if (!alias || !alias->isWrite() || !is_fake(w)) continue;
     State::RoutedWrite r;
     r.tensor = w;
     r.old = values[i].node;
@@ -710,14 +712,18 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
   for (const auto& e : tensors) state_->materialize(e, graph_);
   for (const State::RoutedWrite& w : routed) {
     // tensor = detach(copy) + (old - detach(old)): the copy's values (adding an exact zero),
-    // old's gradient (the write's other operands, read under no_grad, get none).
-    Node* zero =
-        graph_.add_call(aten_ops().get("aten::sub.Tensor"), {Arg(w.old), Arg(add_detach(w.old))});
-    Node* copy = graph_.add_call(aten_ops().get("aten::detach"), {Arg(w.copy)});
-    Node* value = graph_.add_call(ops::add_Tensor(), {Arg(copy), Arg(zero)});
+    // old's gradient (the write's other operands, read under no_grad, get none). A tensor that
+    // does not require grad is written detach(copy): no gradient flows into its new value.
+    Node* value = graph_.add_call(aten_ops().get("aten::detach"), {Arg(w.copy)});
+    if (w.tensor.requires_grad()) {
+      Node* zero =
+          graph_.add_call(aten_ops().get("aten::sub.Tensor"), {Arg(w.old), Arg(add_detach(w.old))});
+      value = graph_.add_call(ops::add_Tensor(), {Arg(value), Arg(zero)});
+    }
     Node* written = graph_.add_call(ops::copy_(), {Arg(w.old), Arg(value)});
     auto e = std::make_shared<Entry>();
     e->node = written;
+    e->no_grad = !w.tensor.requires_grad();  // read through a detach, as any no_grad value
     state_->set(w.tensor, std::move(e));
   }
 }

@@ -287,23 +287,6 @@ const std::vector<KnownIssue>& known_issues() {
        "outputs' requires_grad differs, and a leaf written so fails in the write-back with "
        "libtorch's in-place-on-a-leaf error",
        [](const Program& p, const std::string&) { return writes_through_detach(p); }},
-      {"mutated_input_gains_grad",
-       "an input that does not require grad, written with a value that does, requires grad "
-       "afterwards eagerly (its grad_fn the write); CompiledFunction writes it back under no_grad, "
-       "so it and the outputs that are it do not, and the gradient that flows into it eagerly "
-       "(from later uses of it or of its base) is lost",
-       [](const Program& p, const std::string& detail) {
-         return (detail.find("requires_grad") != std::string::npos ||
-                 detail.find("grad of leaf") != std::string::npos) &&
-                writes_into_input(p, /*source=*/true);
-       }},
-      {"written_input_loses_grad",
-       "an input that requires grad, overwritten with a value that does not, still requires grad "
-       "eagerly (its grad_fn the copy); compiled, it and the outputs that are it do not",
-       [](const Program& p, const std::string& detail) {
-         return detail.find("requires_grad 1 vs 0") != std::string::npos &&
-                writes_into_input(p, /*source=*/false);
-       }},
       {"write_back_internal_overlap",
        "copy_(x, x) of an input with internal overlap (an expand) is a no-op eagerly; aotgrad "
        "writes the input back, and libtorch refuses to write into overlapping memory",
@@ -315,12 +298,13 @@ const std::vector<KnownIssue>& known_issues() {
        "reads and writes there eagerly; aotgrad's graph sees only the argument's elements, so "
        "what it reads there and the writes it makes there differ from eager's, with no error",
        [](const Program& p, const std::string&) { return as_strided_outside_operand(p); }},
-      {"output_alias_copy",
-       "an output that is an input or a view of one, eagerly, is a new tensor compiled when a "
-       "gradient flows through it (CompiledFunction::operator() keeps the graph's value for its "
-       "grad_fn instead of regenerating the view of the caller's tensor)",
-       [](const Program&, const std::string& detail) {
-         return detail.find("eagerly, [ ] compiled") != std::string::npos;
+      {"view_of_input_gains_grad",
+       "a view of an input that does not require grad, taken before the input is written with a "
+       "value that does, requires grad eagerly (autograd rebases the view onto the write); the "
+       "input itself now does compiled too, but such a view comes back not requiring grad",
+       [](const Program& p, const std::string& detail) {
+         return detail.find("requires_grad 1 vs 0") != std::string::npos &&
+                writes_into_input(p, /*source=*/true);
        }},
       {"synthetic_base_version",
        "overlapping inputs the function writes get a synthetic base made by set_ on their storage "
