@@ -148,7 +148,14 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
         target.as_strided_(value.sizes(), value.strides(),
                            value.storage_offset() + (info.mutates_data ? target_offsets[p] : 0));
       }
-      if (info.mutates_data) target.copy_(value);
+      if (!info.mutates_data) continue;
+      try {
+        target.copy_(value);
+      } catch (const c10::Error& e) {
+        throw Error("input " + std::to_string(p) +
+                    " of the compiled graph is written by it, and writing it back failed: " +
+                    std::string(e.what_without_backtrace()));
+      }
     }
   }
   std::vector<c10::IValue> result;

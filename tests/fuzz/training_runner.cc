@@ -287,12 +287,6 @@ const std::vector<KnownIssue>& known_issues() {
        "outputs' requires_grad differs, and a leaf written so fails in the write-back with "
        "libtorch's in-place-on-a-leaf error",
        [](const Program& p, const std::string&) { return writes_through_detach(p); }},
-      {"write_back_internal_overlap",
-       "copy_(x, x) of an input with internal overlap (an expand) is a no-op eagerly; aotgrad "
-       "writes the input back, and libtorch refuses to write into overlapping memory",
-       [](const Program&, const std::string& detail) {
-         return detail.find("more than one element of the written-to tensor") != std::string::npos;
-       }},
       {"as_strided_outside_input",
        "as_strided of an argument (or a view of one) reaching storage its operand does not cover "
        "reads and writes there eagerly; aotgrad's graph sees only the argument's elements, so "
