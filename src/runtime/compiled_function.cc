@@ -838,7 +838,10 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
         continue;
       if (grad_views.empty())
         grad_views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
-      result[j] = grad_views[info.view].toTensor();
+      // No gradient flows through the graph's value (a view through a detach): nor through the
+      // caller's view.
+      const at::Tensor view = grad_views[info.view].toTensor();
+      result[j] = result[j].requires_grad() ? view : view.detach();
       continue;
     }
     if (info.kind == OutputKind::kIsInput) {

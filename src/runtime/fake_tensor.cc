@@ -673,6 +673,7 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
         if (d && state_->added_detaches.count(d)) {
           e = std::make_shared<Entry>();
           e->node = d->arg(0).node;
+          e->no_grad = !w.requires_grad();  // still without history: still read detached
         }
       }
       tensors.push_back(e);

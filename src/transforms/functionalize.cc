@@ -372,8 +372,17 @@ class Functionalizer {
     auto v = std::make_shared<FunctionalValue>();
     v->storage = src->storage;
     // as_strided's sizes, strides and offset are absolute in the storage: it views the storage's
-    // base, whatever view of it `src` is, and its scatter inverse writes into that base.
-    if (!op.absolute_view) v->chain = src->chain;
+    // base, whatever view of it `src` is, and its scatter inverse writes into that base. A detach
+    // on the way stays (first): a view of a detach is not differentiable, replayed or not.
+    if (!op.absolute_view) {
+      v->chain = src->chain;
+    } else {
+      for (const ViewStep& s : src->chain)
+        if (s.op->non_differentiable) {
+          v->chain.push_back(s);
+          break;
+        }
+    }
     v->chain.push_back(std::move(step));
     v->node = result;
     v->generation = src->storage->generation;

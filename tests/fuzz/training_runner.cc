@@ -230,6 +230,23 @@ bool writes_no_grad_value(const Program& p) {
   return false;
 }
 
+// Whether a write with grad mode on gives a tensor that does not require grad a value that does
+// (running the program to see).
+bool write_gains_grad(const Program& p) {
+  try {
+    std::vector<at::Tensor> setup = make_setup(p), table;
+    for (int a : p.args) table.push_back(setup[a]);
+    for (const Instr& ins : p.body) {
+      if (writes_first(ins.op) && !ins.no_grad && ins.in.size() > 1 &&
+          !table[ins.in[0]].requires_grad() && table[ins.in[1]].requires_grad())
+        return true;
+      apply(ins, table);
+    }
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
 // The memory locations (storage offsets) of the elements of `t`.
 std::set<int64_t> locations(const at::Tensor& t) {
   std::set<int64_t> out;
@@ -247,6 +264,18 @@ std::set<int64_t> locations(const at::Tensor& t) {
 // elements do not cover.
 bool as_strided_outside_operand(const Program& p) {
   try {
+    // An argument made so in the setup (as_strided of a view, reaching past the view).
+    std::vector<at::Tensor> made;
+    for (size_t i = 0; i < p.leaves.size(); ++i) made.push_back(make_leaf(p.leaves[i], i));
+    for (const Instr& ins : p.setup) {
+      apply(ins, made);
+      if (ins.op != "as_strided" || std::find(p.args.begin(), p.args.end(),
+                                              static_cast<int>(made.size() - 1)) == p.args.end())
+        continue;
+      const std::set<int64_t> in = locations(made[ins.in[0]]);
+      for (int64_t l : locations(made.back()))
+        if (!in.count(l)) return true;
+    }
     std::vector<at::Tensor> setup = make_setup(p), table;
     for (int a : p.args) table.push_back(setup[a]);
     for (const Instr& ins : p.body) {
@@ -288,17 +317,34 @@ const std::vector<KnownIssue>& known_issues() {
        "libtorch's in-place-on-a-leaf error",
        [](const Program& p, const std::string&) { return writes_through_detach(p); }},
       {"as_strided_outside_input",
-       "as_strided of an argument (or a view of one) reaching storage its operand does not cover "
-       "reads and writes there eagerly; aotgrad's graph sees only the argument's elements, so "
-       "what it reads there and the writes it makes there differ from eager's, with no error",
+       "as_strided of an argument (or a view of one; or an argument made by as_strided of a "
+       "view) reaching storage its operand does not cover reads and writes there eagerly; "
+       "aotgrad's graph sees only the argument's elements, so what it reads there and the writes "
+       "it makes there differ from eager's, with no error",
        [](const Program& p, const std::string&) { return as_strided_outside_operand(p); }},
-      {"view_of_input_gains_grad",
-       "a view of an input that does not require grad, taken before the input is written with a "
-       "value that does, requires grad eagerly (autograd rebases the view onto the write); the "
-       "input itself now does compiled too, but such a view comes back not requiring grad",
+      {"mutated_input_gains_grad",
+       "an input that does not require grad, written with a value that does: eagerly the gradient "
+       "that flows into it later (from later uses of it, of a view of it or of its base) reaches "
+       "the value's leaves; compiled part of it is lost (a silently wrong gradient). Its "
+       "requires_grad and its aliasing now match eager's",
+       [](const Program& p, const std::string& detail) {
+         return detail.find("grad of leaf") != std::string::npos &&
+                writes_into_input(p, /*source=*/true);
+       }},
+      {"written_input_loses_grad",
+       "an input that requires grad, overwritten with a value that does not, still requires grad "
+       "eagerly (its grad_fn the copy), and so does what is computed from it; compiled, a value "
+       "computed from it after the write may not",
        [](const Program& p, const std::string& detail) {
          return detail.find("requires_grad 1 vs 0") != std::string::npos &&
-                writes_into_input(p, /*source=*/true);
+                writes_into_input(p, /*source=*/false);
+       }},
+      {"view_gains_grad",
+       "a view of a tensor that does not require grad, taken before the tensor is written (grad "
+       "mode on) with a value that does, requires grad eagerly (autograd rebases the view onto "
+       "the write); compiled, such a view can come back not requiring grad",
+       [](const Program& p, const std::string& detail) {
+         return detail.find("requires_grad 1 vs 0") != std::string::npos && write_gains_grad(p);
        }},
       {"synthetic_base_version",
        "overlapping inputs the function writes get a synthetic base made by set_ on their storage "
