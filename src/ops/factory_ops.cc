@@ -334,27 +334,14 @@ Node* bernoulli_inplace_value(InplaceValueBuilder& b) {
   Arg self_arg = b.arg(0);
   if (!self_arg.is_node() || !b.arg(2).is_none()) return nullptr;
   const TensorMeta& m = self_arg.node->tensor_meta();
-  const size_t n = static_cast<size_t>(m.dim());
-  for (size_t d = 0; d < n; ++d)
+  for (size_t d = 0; d < static_cast<size_t>(m.dim()); ++d)
     if (!m.sizes[d].is_concrete() || !m.strides[d].is_concrete()) return nullptr;
-  std::vector<int64_t> perm(n);
-  for (size_t d = 0; d < n; ++d) perm[d] = static_cast<int64_t>(d);
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t i, int64_t j) {
-    return m.strides[static_cast<size_t>(i)].value() > m.strides[static_cast<size_t>(j)].value();
-  });
-  if (std::is_sorted(perm.begin(), perm.end())) return nullptr;
-  // Dense: in that order the strides are the contiguous ones.
-  int64_t expected = 1;
-  for (size_t k = n; k-- > 0;) {
-    const size_t d = static_cast<size_t>(perm[k]);
-    if (m.sizes[d].value() != 1 && m.strides[d].value() != expected) return nullptr;
-    expected *= m.sizes[d].value();
-  }
-  std::vector<int64_t> back(n);
-  for (size_t k = 0; k < n; ++k) back[static_cast<size_t>(perm[k])] = static_cast<int64_t>(k);
+  std::vector<int64_t> perm = meta::memory_order(m);
+  if (std::is_sorted(perm.begin(), perm.end()) || !meta::is_non_overlapping_and_dense(m))
+    return nullptr;
   Node* permuted = b.call("aten::permute", {self_arg, Arg::of_ints(perm)});
   Node* drawn = b.call("aten::bernoulli.p", {Arg(permuted), b.arg(1)});
-  return b.call("aten::permute", {Arg(drawn), Arg::of_ints(back)});
+  return b.call("aten::permute", {Arg(drawn), Arg::of_ints(meta::inverse_permutation(perm))});
 }
 
 }  // namespace

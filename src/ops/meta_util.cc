@@ -406,6 +406,23 @@ bool is_channels_last_strides(const TensorMeta& t, const std::vector<int64_t>& o
 
 }  // namespace
 
+std::vector<int64_t> memory_order(const TensorMeta& t) {
+  std::vector<int64_t> order(static_cast<size_t>(t.dim()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return t.strides[static_cast<size_t>(a)].hint_or(0) >
+           t.strides[static_cast<size_t>(b)].hint_or(0);
+  });
+  return order;
+}
+
+std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k)
+    inverse[static_cast<size_t>(perm[k])] = static_cast<int64_t>(k);
+  return inverse;
+}
+
 MemoryFormat suggest_memory_format(const TensorMeta& t) {
   if (t.dim() == 4 && is_channels_last_strides(t, {1, 3, 2, 0})) return MemoryFormat::ChannelsLast;
   if (t.dim() == 5 && is_channels_last_strides(t, {1, 4, 3, 2, 0}))

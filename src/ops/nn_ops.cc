@@ -2,7 +2,6 @@
 // ops libtorch front ends call, with ATen 1.13's (CPU) output dtypes and layouts (normalization:
 // norm_ops.cc).
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #include "aotgrad/ops/decomp_util.h"
@@ -819,26 +818,15 @@ Arg native_dropout_full_decomp(DecompBuilder& b) {
         {Arg(b.call("clone.default", {Arg(x)})), Arg(bool_like("empty_like.default"))});
   double p1m = 1. - p;
   double scale = p1m == 0 ? 0. : 1. / p1m;
-  TensorMeta mask_layout = meta::empty_like(xm, ScalarType::Bool);
-  int64_t ndim = xm.dim();
-  std::vector<int64_t> perm(static_cast<size_t>(ndim));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t c) {
-    return mask_layout.strides[static_cast<size_t>(a)].value() >
-           mask_layout.strides[static_cast<size_t>(c)].value();
-  });
-  bool identity = std::is_sorted(perm.begin(), perm.end());
+  std::vector<int64_t> perm = meta::memory_order(meta::empty_like(xm, ScalarType::Bool));
   Node* mask;
-  if (identity) {
+  if (std::is_sorted(perm.begin(), perm.end())) {
     mask = b.call("bernoulli.p", {Arg(bool_like("empty_like.default")), f(p1m)});
   } else {
-    std::vector<int64_t> inverse(perm.size());
-    for (size_t k = 0; k < perm.size(); ++k)
-      inverse[static_cast<size_t>(perm[k])] = static_cast<int64_t>(k);
     Node* xp = b.call("permute.default", {Arg(x), Arg::of_ints(perm)});
     Node* e = b.call("empty_like.default", {Arg(xp)}, {{"dtype", Arg::of_dtype(ScalarType::Bool)}});
     Node* drawn = b.call("bernoulli.p", {Arg(e), f(p1m)});
-    mask = b.call("permute.default", {Arg(drawn), Arg::of_ints(inverse)});
+    mask = b.call("permute.default", {Arg(drawn), Arg::of_ints(meta::inverse_permutation(perm))});
   }
   Node* out = o.mul(Arg(o.mul(Arg(x), Arg(mask))), f(scale));
   return Arg::of_tuple({Arg(out), Arg(mask)});
@@ -986,28 +974,15 @@ Arg dropout_decomp(DecompBuilder& b) {
   // bernoulli_ fills empty_like(x) in its storage order; bernoulli.p draws into a contiguous
   // result. So the noise is drawn on the view of `e` whose logical order is e's storage order (a
   // permute of a dense tensor), then permuted back.
-  const TensorMeta& em = e->tensor_meta();
-  std::vector<int64_t> perm(static_cast<size_t>(em.dim()));
-  for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t i, int64_t j) {
-    return em.strides[i].hint_or(0) > em.strides[j].hint_or(0);
-  });
-  bool identity = true;
-  for (size_t d = 0; d < perm.size(); ++d)
-    identity = identity && perm[d] == static_cast<int64_t>(d);
+  std::vector<int64_t> perm = meta::memory_order(e->tensor_meta());
   Node* noise;
-  if (identity) {
+  if (std::is_sorted(perm.begin(), perm.end())) {
     noise = b.call("bernoulli.p", {Arg(e), Arg::of_float(1 - p)});
   } else {
-    std::vector<Arg> dims, back(perm.size());
-    for (size_t d = 0; d < perm.size(); ++d) {
-      dims.push_back(Arg::of_int(perm[d]));
-      back[static_cast<size_t>(perm[d])] = Arg::of_int(static_cast<int64_t>(d));
-    }
     Node* drawn = b.call(
         "bernoulli.p",
-        {Arg(b.call("permute.default", {Arg(e), Arg::of_list(dims)})), Arg::of_float(1 - p)});
-    noise = b.call("permute.default", {Arg(drawn), Arg::of_list(back)});
+        {Arg(b.call("permute.default", {Arg(e), Arg::of_ints(perm)})), Arg::of_float(1 - p)});
+    noise = b.call("permute.default", {Arg(drawn), Arg::of_ints(meta::inverse_permutation(perm))});
   }
   Node* scaled = b.call("div.Scalar", {Arg(noise), Arg::of_float(1 - p)});
   return Arg(b.call("mul.Tensor", {Arg(x), Arg(scaled)}));

@@ -22,6 +22,7 @@
 #include "aotgrad/runtime/effects.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/saved_tensors_hooks.h"
+#include "aotgrad/runtime/write_back.h"
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
 
@@ -791,26 +792,11 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       if (!info.mutates_data) continue;
       // A non-leaf that requires grad (a view of an activation the function writes) is written
       // under autograd, as PyTorch's runtime wrapper copies: the caller's graph then sees the
-      // write and its gradient flows through the compiled function's new value. A leaf that
-      // requires grad, or a view of one, may be written only under no_grad, and the runtime does
-      // not know where the write was: it is refused, naming the argument (eagerly a write under
-      // no_grad is allowed).
-      // An input that does not require grad, written with a value that does, gets the write's
-      // history, as eagerly (and as PyTorch's runtime wrapper, which copies under the caller's
-      // grad mode).
+      // write and its gradient flows through the compiled function's new value. So is an input
+      // that does not require grad written with a value that does: it gets the write's history,
+      // as eagerly. A leaf that requires grad is refused (write_back says why).
       c10::AutoGradMode grad(grad_mode && (target.requires_grad() || value.requires_grad()));
-      try {
-        target.copy_(value);
-      } catch (const c10::Error& e) {
-        throw Error("input " + std::to_string(p) +
-                    " of the compiled graph is written by it, and writing it back failed: " +
-                    std::string(e.what_without_backtrace()) +
-                    (target.requires_grad() && (target.is_leaf() || target.is_view())
-                         ? " (a leaf that requires grad, or a view of one, written under "
-                           "torch.no_grad: aotgrad does not write such an argument back; write "
-                           "it outside the compiled function)"
-                         : ""));
-      }
+      write_back(target, value, static_cast<size_t>(p));
     }
   }
   // Outputs that are inputs, or views of inputs, are the caller's tensors (or eager's views of

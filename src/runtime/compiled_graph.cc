@@ -17,6 +17,7 @@
 #include "aotgrad/runtime/effects.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/synthetic_base.h"
+#include "aotgrad/runtime/write_back.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
@@ -148,14 +149,7 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
         target.as_strided_(value.sizes(), value.strides(),
                            value.storage_offset() + (info.mutates_data ? target_offsets[p] : 0));
       }
-      if (!info.mutates_data) continue;
-      try {
-        target.copy_(value);
-      } catch (const c10::Error& e) {
-        throw Error("input " + std::to_string(p) +
-                    " of the compiled graph is written by it, and writing it back failed: " +
-                    std::string(e.what_without_backtrace()));
-      }
+      if (info.mutates_data) write_back(target, value, static_cast<size_t>(p));
     }
   }
   std::vector<c10::IValue> result;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "../error_of.h"
 #include "aotgrad/driver/cache_store.h"
 #include "aotgrad/support/logging.h"
 
@@ -324,12 +325,7 @@ TEST(AotFunction, WritesUnderNoGradKeepTheTensorsHistory) {
     return {(a[0] * a[1]).sum()};
   };
   at::Tensor p = at::randn({3}).requires_grad_(), x = at::randn({3});
-  std::string m;
-  try {
-    aot_function(clamp, AOTConfig{})({p, x});
-  } catch (const Error& e) {
-    m = e.what();
-  }
+  std::string m = error_of([&] { aot_function(clamp, AOTConfig{})({p, x}); });
   EXPECT_NE(m.find("input 0 of the compiled graph is written by it"), std::string::npos) << m;
   EXPECT_NE(m.find("written under torch.no_grad"), std::string::npos) << m;
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -182,21 +183,15 @@ bool writes_through_detach(const Program& p) {
   return false;
 }
 
-// Whether the body writes into an argument (or a view of one) a value whose requires_grad is
-// `source` where the argument's is not (running the program to see).
-bool writes_into_input(const Program& p, bool source) {
+// Runs the program eagerly; whether `holds` for an instruction, given the values before it runs
+// (false when the program raises first).
+bool some_step(const Program& p,
+               const std::function<bool(const Instr&, const std::vector<at::Tensor>&)>& holds) {
   try {
     std::vector<at::Tensor> setup = make_setup(p), table;
     for (int a : p.args) table.push_back(setup[a]);
     for (const Instr& ins : p.body) {
-      if (writes_first(ins.op) && ins.in.size() > 1 && !ins.no_grad) {
-        const at::Tensor& target = table[ins.in[0]];
-        bool of_arg = false;
-        for (size_t a = 0; a < p.args.size(); ++a) of_arg = of_arg || target.is_alias_of(table[a]);
-        if (of_arg && target.requires_grad() != source &&
-            table[ins.in[1]].requires_grad() == source)
-          return true;
-      }
+      if (holds(ins, table)) return true;
       apply(ins, table);
     }
   } catch (const std::exception&) {
@@ -204,18 +199,23 @@ bool writes_into_input(const Program& p, bool source) {
   return false;
 }
 
+// Whether the body writes into an argument (or a view of one) a value whose requires_grad is
+// `source` where the argument's is not (running the program to see).
+bool writes_into_input(const Program& p, bool source) {
+  return some_step(p, [&](const Instr& ins, const std::vector<at::Tensor>& table) {
+    if (!writes_first(ins.op) || ins.in.size() < 2 || ins.no_grad) return false;
+    const at::Tensor& target = table[ins.in[0]];
+    bool of_arg = false;
+    for (size_t a = 0; a < p.args.size(); ++a) of_arg = of_arg || target.is_alias_of(table[a]);
+    return of_arg && target.requires_grad() != source && table[ins.in[1]].requires_grad() == source;
+  });
+}
+
 // Whether a view op under no_grad takes a tensor that requires grad (running the program to see).
 bool no_grad_view_of_grad(const Program& p) {
-  try {
-    std::vector<at::Tensor> setup = make_setup(p), table;
-    for (int a : p.args) table.push_back(setup[a]);
-    for (const Instr& ins : p.body) {
-      if (ins.no_grad && is_view(ins.op) && table[ins.in[0]].requires_grad()) return true;
-      apply(ins, table);
-    }
-  } catch (const std::exception&) {
-  }
-  return false;
+  return some_step(p, [](const Instr& ins, const std::vector<at::Tensor>& table) {
+    return ins.no_grad && is_view(ins.op) && table[ins.in[0]].requires_grad();
+  });
 }
 
 // Whether the body writes in place, with grad mode on, a value made under no_grad (or a view of
@@ -233,18 +233,10 @@ bool writes_no_grad_value(const Program& p) {
 // Whether a write with grad mode on gives a tensor that does not require grad a value that does
 // (running the program to see).
 bool write_gains_grad(const Program& p) {
-  try {
-    std::vector<at::Tensor> setup = make_setup(p), table;
-    for (int a : p.args) table.push_back(setup[a]);
-    for (const Instr& ins : p.body) {
-      if (writes_first(ins.op) && !ins.no_grad && ins.in.size() > 1 &&
-          !table[ins.in[0]].requires_grad() && table[ins.in[1]].requires_grad())
-        return true;
-      apply(ins, table);
-    }
-  } catch (const std::exception&) {
-  }
-  return false;
+  return some_step(p, [](const Instr& ins, const std::vector<at::Tensor>& table) {
+    return writes_first(ins.op) && !ins.no_grad && ins.in.size() > 1 &&
+           !table[ins.in[0]].requires_grad() && table[ins.in[1]].requires_grad();
+  });
 }
 
 // The memory locations (storage offsets) of the elements of `t`.

@@ -54,6 +54,13 @@ SymIntVector infer_view_size(const SymIntVector& shape, const SymInt& numel);
 std::optional<SymIntVector> compute_view_strides(const TensorMeta& t,
                                                  const SymIntVector& new_sizes);
 
+/// The dims of `t` in memory order: strides decreasing (by their hints), ties in dim order. For a
+/// dense `t`, permute(t, memory_order(t)) lists its elements in the order they lie in memory
+/// (what a kernel that fills `t` in memory order, as bernoulli_ does, goes through).
+std::vector<int64_t> memory_order(const TensorMeta& t);
+/// The permutation that undoes `perm` (permute(permute(t, perm), inverse) is t).
+std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm);
+
 /// c10's TensorImpl::suggest_memory_format: ChannelsLast (ChannelsLast3d) when a rank-4 (rank-5)
 /// tensor's strides look channels-last (is_channels_last_strides_2d/3d), else Contiguous.
 MemoryFormat suggest_memory_format(const TensorMeta& t);
