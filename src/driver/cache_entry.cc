@@ -38,7 +38,8 @@ void write_meta(std::string& out, const ViewAndMutationMeta& meta) {
   for (const InputInfo& in : meta.inputs)
     out += "input " + std::to_string(in.mutates_data) + " " + std::to_string(in.mutates_metadata) +
            " " + std::to_string(in.mutation_in_graph) + " " + std::to_string(in.requires_grad) +
-           " " + std::to_string(in.view) + "\n";
+           " " + std::to_string(in.view) + " " + std::to_string(in.mutations_hidden_from_autograd) +
+           "\n";
   out += "outputs " + std::to_string(meta.outputs.size()) + "\n";
   for (const OutputInfo& o : meta.outputs)
     out += std::string("output ") + output_kind_name(o.kind) + " " + std::to_string(o.input) + " " +
@@ -202,7 +203,7 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
   ViewAndMutationMeta meta;
   size_t n_in = r.count("inputs");
   for (size_t i = 0; i < n_in; ++i) {
-    std::vector<std::string> w = r.words("input", 6);
+    std::vector<std::string> w = r.words("input", 7);
     InputInfo in;
     auto flag = [&](const std::string& s) {
       if (s != "0" && s != "1") r.fail("input flag '" + escape_bytes(s) + "' is not 0 or 1");
@@ -214,6 +215,7 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
     in.requires_grad = flag(w[4]);
     in.view = static_cast<int>(r.to_int(w[5]));
     if (in.view < -1) r.fail("input view " + w[5] + " is not an index");
+    in.mutations_hidden_from_autograd = flag(w[6]);
     meta.inputs.push_back(in);
   }
   size_t n_out = r.count("outputs");

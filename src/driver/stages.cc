@@ -70,8 +70,12 @@ class JointStage : public Stage {
   bool run(CompileState& s) override {
     // The functional graph's inputs are the original ones; mutated inputs' new values come first.
     s.functional = std::shared_ptr<const Graph>(std::move(s.graph));
-    JointGraph jg =
-        build_joint(*s.functional, s.requires_grad, static_cast<size_t>(s.meta.num_tokens));
+    // Outputs: the effect token, the mutated inputs' new values, the user's outputs.
+    std::vector<bool> no_tangent(static_cast<size_t>(s.meta.num_tokens), false);
+    for (int p : s.meta.mutated_inputs_returned)
+      no_tangent.push_back(s.meta.inputs.at(static_cast<size_t>(p)).mutations_hidden_from_autograd);
+    JointGraph jg = build_joint(*s.functional, s.requires_grad,
+                                static_cast<size_t>(s.meta.num_tokens), no_tangent);
     s.graph = std::move(jg.graph);
     s.joint = std::move(jg);
     changes_ = 1;

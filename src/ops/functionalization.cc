@@ -53,6 +53,20 @@ Node* InplaceValueBuilder::call(std::string_view op, std::vector<Arg> args,
 
 Node* identity_view_inverse(ViewInverseBuilder& b) { return b.value(); }
 
+Node* values_with_history(Graph& g, Node* values, Node* history) {
+  const OpTable& ops = aten_ops();
+  const ScalarType dtype = history->tensor_meta().dtype;
+  if (!is_floating(dtype) && !is_complex(dtype))  // no gradient (and no sub of bools)
+    return g.add_call(ops.get("aten::detach"), {Arg(values)});
+  Node* z = g.add_call(ops.get("aten::sub.Tensor"),
+                       {Arg(g.add_call(ops.get("aten::detach"), {Arg(history)})), Arg(history)});
+  Node* finite = g.add_call(ops.get("aten::eq.Scalar"), {Arg(z), Arg::of_int(0)});
+  z = g.add_call(ops.get("aten::where.self"),
+                 {Arg(finite), Arg(z), Arg(g.add_call(ops.get("aten::zeros_like"), {Arg(z)}))});
+  return g.add_call(ops.get("aten::sub.Tensor"),
+                    {Arg(g.add_call(ops.get("aten::detach"), {Arg(values)})), Arg(z)});
+}
+
 Node* reshape_view_inverse(ViewInverseBuilder& b) {
   return b.call("aten::view", {Arg(b.value()), b.base_sizes()});
 }

@@ -2,6 +2,7 @@
 #include "aotgrad/runtime/compiled_function.h"
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -740,6 +741,25 @@ const TrainingArtifacts& CompiledFunction::artifacts() const { return state_->ar
 
 bool CompiledFunction::cache_hit() const { return state_->cache_hit; }
 
+namespace {
+
+// The caller's view `view` (replayed under grad mode) of an output whose graph value is `value`:
+// with value's history. A view through a detach has none of its own, so it is given value's the
+// way eager gives it the history of a write: written in place with value, whose values it already
+// holds. A view with internal overlap cannot be written: the graph's value is returned, not an
+// alias.
+at::Tensor view_with_history(const at::Tensor& view, const at::Tensor& value) {
+  if (!value.requires_grad()) return view.detach();
+  if (view.requires_grad()) return view;
+  if (at::has_internal_overlap(view) == at::MemOverlap::Yes) return value;
+  c10::AutoGradMode grad(true);
+  at::Tensor v = view;
+  v.copy_(value);
+  return v;
+}
+
+}  // namespace
+
 std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tensor>& args) {
   const auto& rg = state_->requires_grad;
   AOTGRAD_CHECK(args.size() == rg.size(), "expected ", rg.size(), " arguments, got ", args.size());
@@ -794,15 +814,18 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       // under autograd, as PyTorch's runtime wrapper copies: the caller's graph then sees the
       // write and its gradient flows through the compiled function's new value. So is an input
       // that does not require grad written with a value that does: it gets the write's history,
-      // as eagerly. A leaf that requires grad is refused (write_back says why).
-      c10::AutoGradMode grad(grad_mode && (target.requires_grad() || value.requires_grad()));
+      // as eagerly. A write autograd does not see (under torch.no_grad, through a detach) is
+      // written back under no_grad: the input keeps its history, a leaf stays a leaf. A leaf
+      // that requires grad, written otherwise, is refused (write_back says why).
+      c10::AutoGradMode grad(grad_mode && !info.mutations_hidden_from_autograd &&
+                             (target.requires_grad() || value.requires_grad()));
       write_back(target, value, static_cast<size_t>(p));
     }
   }
   // Outputs that are inputs, or views of inputs, are the caller's tensors (or eager's views of
   // them) when no gradient flows through them; else the graph's value, which carries the grad_fn.
   std::vector<at::Tensor> result(outs.begin() + static_cast<int64_t>(n_mut), outs.end());
-  std::vector<c10::IValue> grad_views;
+  std::vector<size_t> replayed;  // outputs that are views replayed under grad mode
   for (size_t j = 0; j < meta.outputs.size() && j < result.size(); ++j) {
     const OutputInfo& info = meta.outputs[j];
     int arg = j < state_->output_is_arg.size() ? state_->output_is_arg[j] : -1;
@@ -815,21 +838,18 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       continue;
     }
     if (info.input < 0) continue;
-    if (args[info.input].requires_grad()) {
-      // A view of an input written back under autograd: the view of the written input, as
-      // eagerly (autograd's view of the write's history), replayed on it under grad mode.
-      const InputInfo& in = meta.inputs[info.input];
-      if (!grad_mode || info.kind != OutputKind::kAliasOfInput || info.view < 0 ||
-          !in.mutates_data || in.mutates_metadata || !state_->input_views)
-        continue;
-      if (grad_views.empty())
-        grad_views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
-      // No gradient flows through the graph's value (a view through a detach): nor through the
-      // caller's view.
-      const at::Tensor view = grad_views[info.view].toTensor();
-      result[j] = result[j].requires_grad() ? view : view.detach();
+    const InputInfo& in = meta.inputs[info.input];
+    // A view replayed under grad mode: of an input written back under autograd, the view of the
+    // written input, as eagerly (autograd's view of the write's history); of an input that does
+    // not require grad, a view through a detach the function wrote (Note [Writes through detach]
+    // in src/transforms/functionalize.cc). The caller's view gets the graph value's history.
+    const bool replay_with_grad = args[info.input].requires_grad() || result[j].requires_grad();
+    if (replay_with_grad && grad_mode && info.kind == OutputKind::kAliasOfInput && info.view >= 0 &&
+        in.mutates_data && !in.mutates_metadata && state_->input_views) {
+      replayed.push_back(j);
       continue;
     }
+    if (args[info.input].requires_grad()) continue;
     if (info.kind == OutputKind::kIsInput) {
       result[j] = args[info.input];
     } else if (info.kind == OutputKind::kAliasOfInput && info.view >= 0) {
@@ -840,6 +860,25 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
                                               offsets[info.input] + out.storage_offset());
     }
   }
+  if (replayed.empty()) return result;
+  // First the views given their history by a write (view_with_history), then the others, viewed
+  // again after those writes: eagerly every view the function returns is taken after its writes
+  // (a view taken before a write is, for a split's, an error in the backward).
+  auto run_views = [&] {
+    return state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
+  };
+  std::vector<c10::IValue> grad_views = run_views();
+  std::vector<size_t> rest;
+  for (size_t j : replayed) {
+    const at::Tensor view = grad_views[meta.outputs[j].view].toTensor();
+    if (result[j].requires_grad() && !view.requires_grad())
+      result[j] = view_with_history(view, result[j]);
+    else
+      rest.push_back(j);
+  }
+  if (rest.size() != replayed.size() && !rest.empty()) grad_views = run_views();
+  for (size_t j : rest)
+    result[j] = view_with_history(grad_views[meta.outputs[j].view].toTensor(), result[j]);
   return result;
 }
 

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
@@ -312,6 +313,7 @@ Node* FakeTrace::node_of(const at::Tensor& t) {
 
 Node* FakeTrace::add_detach(Node* n) {
   Node* d = graph_.add_call(aten_ops().get("aten::detach"), {Arg(n)});
+  d->info().no_grad_read = true;
   state_->added_detaches.insert(d);
   return d;
 }
@@ -322,11 +324,13 @@ Node* FakeTrace::add_detach(Node* n) {
 // on a parameter, a straight-through estimator's `with no_grad: y.copy_(y.round())`) keeps its
 // history: later uses are differentiated as the tensor itself, whatever the write did. The
 // graph says so with what it has: the op writes a copy of the tensor's detached value instead, and
-// the tensor is then written with `detach(copy) + (old - detach(old))`, whose value is the copy's
-// (an exact zero added) and whose gradient is old's, unchanged. PyTorch's AOTAutograd gets the same
-// from autograd running above functionalization (mutations_under_no_grad_or_inference_mode).
+// the tensor is then written with values_with_history(copy, old) (src/ops/functionalization.cc),
+// whose values are the copy's, exactly, and whose gradient is old's. PyTorch's AOTAutograd gets the
+// same from autograd running above functionalization (mutations_under_no_grad_or_inference_mode).
 // A tensor that does not require grad is written detach(copy): the write's other operands may
-// require grad, and eagerly its new value has no history. Only when the trace began with grad
+// require grad, and eagerly its new value has no history. The copy_ is a hidden_write: an input
+// written only so is written back under no_grad (InputInfo::mutations_hidden_from_autograd), so
+// a leaf that requires grad can be (an optimizer's step). Only when the trace began with grad
 // mode on (else nothing is differentiated), for written tensors, not lists, and not by view ops
 // (metadata writes).
 void FakeTrace::route_no_grad_writes(const c10::OperatorHandle& handle, const OpDef& op,
@@ -712,16 +716,14 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
   }
   for (const auto& e : tensors) state_->materialize(e, graph_);
   for (const State::RoutedWrite& w : routed) {
-    // tensor = detach(copy) + (old - detach(old)): the copy's values (adding an exact zero),
-    // old's gradient (the write's other operands, read under no_grad, get none). A tensor that
-    // does not require grad is written detach(copy): no gradient flows into its new value.
-    Node* value = graph_.add_call(aten_ops().get("aten::detach"), {Arg(w.copy)});
-    if (w.tensor.requires_grad()) {
-      Node* zero =
-          graph_.add_call(aten_ops().get("aten::sub.Tensor"), {Arg(w.old), Arg(add_detach(w.old))});
-      value = graph_.add_call(ops::add_Tensor(), {Arg(value), Arg(zero)});
-    }
+    // tensor = the copy's values with old's gradient (values_with_history; the write's other
+    // operands, read under no_grad, get none). A tensor that does not require grad is written
+    // detach(copy): no gradient flows into its new value.
+    Node* value = w.tensor.requires_grad()
+                      ? values_with_history(graph_, w.copy, w.old)
+                      : graph_.add_call(aten_ops().get("aten::detach"), {Arg(w.copy)});
     Node* written = graph_.add_call(ops::copy_(), {Arg(w.old), Arg(value)});
+    written->info().hidden_write = true;
     auto e = std::make_shared<Entry>();
     e->node = written;
     e->no_grad = !w.tensor.requires_grad();  // read through a detach, as any no_grad value

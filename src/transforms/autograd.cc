@@ -51,7 +51,7 @@ class GradTable {
 }  // namespace
 
 JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_grad,
-                       size_t num_tokens) {
+                       size_t num_tokens, const std::vector<bool>& no_tangent) {
   JointGraph jg;
   jg.graph = std::make_unique<Graph>();
   Graph& g = *jg.graph;
@@ -101,8 +101,10 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
   jg.num_forward_outputs = fw_outputs.size();
 
   // Tangents for the outputs that can carry a gradient.
-  for (auto& o : fw_outputs) {
-    bool differentiable = o.is_node() && rg[o.node] && floating(o.node->meta());
+  for (size_t k = 0; k < fw_outputs.size(); ++k) {
+    const Arg& o = fw_outputs[k];
+    bool differentiable = o.is_node() && rg[o.node] && floating(o.node->meta()) &&
+                          !(k < no_tangent.size() && no_tangent[k]);
     if (!differentiable) {
       jg.tangent_of_output.push_back(-1);
       continue;

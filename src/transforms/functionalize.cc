@@ -36,8 +36,30 @@ struct ViewStep {
   std::vector<Arg>
       args;  // bound args in the functional graph; args[0] (self) is replaced on replay
   uint64_t given = 0;
-  int64_t element = -1;  // for list-returning views (split, unbind): the element taken
+  int64_t element = -1;          // for list-returning views (split, unbind): the element taken
+  const Node* source = nullptr;  // the input graph's view call: a detach's identity
+  bool moved = false;  // a detach put before an absolute view, away from its place in the chain
 };
+
+// A detach() of the program: a new tensor for autograd over the same storage (Note [Writes
+// through detach]). Not the detach the capture reads a no_grad value through: that one stands
+// for the value itself, without its history (Note [Values made under no_grad]).
+bool hides_history(const ViewStep& s) {
+  return s.op->non_differentiable && !(s.source && s.source->info().no_grad_read);
+}
+
+// The chain an absolute view (as_strided) of a value with chain `chain` starts from: its geometry
+// is absolute in the storage, but a detach on the way stays (first): a view of a detach is not
+// differentiable, replayed or not.
+std::vector<ViewStep> absolute_view_prefix(const std::vector<ViewStep>& chain) {
+  for (size_t i = 0; i < chain.size(); ++i)
+    if (chain[i].op->non_differentiable) {
+      ViewStep s = chain[i];
+      s.moved = i != 0;
+      return {s};
+    }
+  return {};
+}
 
 struct Storage {
   Node* base = nullptr;         // current value of the whole storage in the functional graph
@@ -45,6 +67,8 @@ struct Storage {
   int input = -1;               // graph input index, or -1 for intermediates
   int64_t generation = 0;
   bool written = false;
+  bool written_visibly =
+      false;  // by a write autograd sees (InputInfo::mutations_hidden_from_autograd)
 };
 
 struct FunctionalValue {
@@ -165,8 +189,50 @@ class Functionalizer {
   // Applies the first `count` steps of `chain` to `base`.
   Node* replay(const std::vector<ViewStep>& chain, Node* base, size_t count) {
     Node* cur = base;
-    for (size_t i = 0; i < count; ++i) cur = apply_step(chain[i], cur);
+    for (size_t i = 0; i < count; ++i) cur = after_step(chain[i], apply_step(chain[i], cur), base);
     return cur;
+  }
+
+  // Note [Writes through detach]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // Eagerly, `d = y.detach(); d.mul_(x)` writes y's storage, but autograd does not see the write
+  // through y: y keeps its history, with the new values. d, a tensor of its own for autograd,
+  // gets the write's history, and so do the views of d, taken before the write or after. PyTorch's
+  // AOTAutograd gets this from autograd running above functionalization. Here the graph says it:
+  // writing through a detach step puts with_history(values, old) (values_with_history) into the
+  // detach's input: the write's values, exactly, with old's gradient;
+  // the value written at the detach's output becomes that detach's root (roots_, keyed by the
+  // detach call), and each later read of a value through that detach is with_history(its
+  // replayed values, root). A value read through a detach never written has no root: it is the
+  // plain replay, without history. A detach moved before an absolute view has no level of its own
+  // to hold a root: such a write is refused.
+  Node* with_history(Node* values, Node* history) {
+    return values_with_history(*out_, values, history);
+  }
+
+  // The value after view step `s` (`raw`, its replay from the storage's `base`), with the root of
+  // a written detach.
+  Node* after_step(const ViewStep& s, Node* raw, Node* base) {
+    if (!hides_history(s)) return raw;
+    auto it = roots_.find(s.source);
+    if (it == roots_.end()) return raw;
+    if (s.moved || it->second->tensor_meta().sizes != raw->tensor_meta().sizes)
+      throw Error(
+          "a tensor written through detach() is viewed again through as_strided, which takes "
+          "the view from the storage's base, outside the detach: not supported");
+    // One node per detach and storage base: the values read through it are views of one tensor,
+    // and alias each other as eagerly.
+    auto key = std::make_pair(s.source, base);
+    auto [cached, fresh] = blends_.try_emplace(key, nullptr);
+    if (fresh) cached->second = with_history(raw, it->second);
+    return cached->second;
+  }
+
+  // The written detach whose root the value `v` is read with (the innermost), or null.
+  const Node* root_of(const FunctionalValue& v) const {
+    for (size_t i = v.chain.size(); i-- > 0;)
+      if (hides_history(v.chain[i]) && roots_.count(v.chain[i].source)) return v.chain[i].source;
+    return nullptr;
   }
 
   // The functional graph's Arg for an input graph's Arg (tensor values synced).
@@ -352,6 +418,7 @@ class Functionalizer {
                   "; only views of their first argument are supported");
     ViewStep step;
     step.op = &op;
+    step.source = n;
     step.given = n->given_mask();
     for (size_t i = 0; i < n->args().size(); ++i)
       step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
@@ -372,17 +439,8 @@ class Functionalizer {
     auto v = std::make_shared<FunctionalValue>();
     v->storage = src->storage;
     // as_strided's sizes, strides and offset are absolute in the storage: it views the storage's
-    // base, whatever view of it `src` is, and its scatter inverse writes into that base. A detach
-    // on the way stays (first): a view of a detach is not differentiable, replayed or not.
-    if (!op.absolute_view) {
-      v->chain = src->chain;
-    } else {
-      for (const ViewStep& s : src->chain)
-        if (s.op->non_differentiable) {
-          v->chain.push_back(s);
-          break;
-        }
-    }
+    // base, whatever view of it `src` is, and its scatter inverse writes into that base.
+    v->chain = op.absolute_view ? absolute_view_prefix(src->chain) : src->chain;
     v->chain.push_back(std::move(step));
     v->node = result;
     v->generation = src->storage->generation;
@@ -397,12 +455,13 @@ class Functionalizer {
     FValuePtr v = value_of(n->args()[0], "the mutated argument");
     ViewStep step;
     step.op = &view_op;
+    step.source = n;
     step.given = n->given_mask();
     for (size_t i = 0; i < n->args().size(); ++i)
       step.args.push_back(i == 0 ? Arg() : map_arg(n->args()[i]));
     Node* self = sync(*v);
     v->node = apply_step(step, self);
-    if (view_op.absolute_view) v->chain.clear();  // as in view()
+    if (view_op.absolute_view) v->chain = absolute_view_prefix(v->chain);  // as in view()
     v->chain.push_back(std::move(step));
     v->metadata_mutated = true;
     values_[n] = v;  // the in-place op returns its (mutated) argument
@@ -411,6 +470,7 @@ class Functionalizer {
   // An in-place call: its functional variant computes the new values (or the op's own
   // inplace_value, copy_'s), written into the storages of the written arguments.
   void data_mutation(const Node* n, const std::vector<int>& written) {
+    writing_hidden_ = n->info().hidden_write;
     const OpDef& op = *n->op();
     std::vector<int> declared = op.mutated_args();
     if (op.inplace_value && declared.size() == 1) {
@@ -506,6 +566,9 @@ class Functionalizer {
   // Writes `new_value` into value `v`: folds it into the storage's base through the view chain.
   void write(FunctionalValue& v, Node* new_value) {
     Storage& s = *v.storage;
+    bool hidden = writing_hidden_;
+    for (const ViewStep& step : v.chain) hidden = hidden || hides_history(step);
+    s.written_visibly = s.written_visibly || !hidden;
     // The value may need to broadcast or cast (copy_ into a view): the functional variant already
     // produced v's shape and dtype.
     if (v.chain.empty()) {
@@ -513,9 +576,26 @@ class Functionalizer {
     } else {
       std::vector<Node*> bases{s.base};  // bases[i]: the value before step i
       for (size_t i = 0; i + 1 < v.chain.size(); ++i)
-        bases.push_back(apply_step(v.chain[i], bases.back()));
+        bases.push_back(after_step(v.chain[i], apply_step(v.chain[i], bases.back()), s.base));
+      // Through a detach, the innermost one's output takes the write's history (its root), the
+      // detach's input keeps its own (Note [Writes through detach]).
+      bool innermost = true;
       Node* cur = new_value;
-      for (size_t i = v.chain.size(); i-- > 0;) cur = inverse(v.chain[i], bases[i], cur);
+      for (size_t i = v.chain.size(); i-- > 0;) {
+        const ViewStep& step = v.chain[i];
+        if (!hides_history(step)) {
+          cur = inverse(step, bases[i], cur);
+          continue;
+        }
+        if (step.moved)
+          throw Error(
+              "a write through as_strided of a detach()ed view: as_strided views the "
+              "storage's base, outside the detach, and the write's history has no tensor to "
+              "go to: not supported");
+        if (innermost) roots_[step.source] = cur;
+        innermost = false;
+        cur = with_history(cur, bases[i]);
+      }
       s.base = cur;
     }
     // Like FunctionalTensorWrapper::commit_update, the written value is not marked up to date: its
@@ -544,6 +624,7 @@ class Functionalizer {
       int idx = v.storage->input;
       InputInfo& info = meta_.inputs[idx];
       info.mutates_data = v.storage->written;
+      info.mutations_hidden_from_autograd = v.storage->written && !v.storage->written_visibly;
       info.mutates_metadata = v.metadata_mutated;
       if (!info.mutates_data && !info.mutates_metadata) continue;
       // The runtime gives the input its new metadata, then copies the new value into it: elements
@@ -571,6 +652,25 @@ class Functionalizer {
     out_->set_output(Arg::of_tuple(std::move(outs)));
   }
 
+  // Outputs read through a written detach are views of its root's node (after_step), a tensor
+  // of its own: they alias each other, but not the outputs of their storage read otherwise, nor,
+  // unless the runtime views the caller's input again, the input (Note [Writes through detach]).
+  void check_output_aliases(const FunctionalValue& v, const OutputInfo& info, size_t index) {
+    const Node* root = root_of(v);
+    auto [first, fresh] = output_roots_.try_emplace(v.storage.get(), root, index);
+    if (root && info.kind == OutputKind::kAliasOfInput && info.view < 0)
+      throw Error("output " + std::to_string(index) + " is a view of input " +
+                  std::to_string(info.input) +
+                  " through a detach() the function writes, which aotgrad cannot view again "
+                  "on the caller's tensor: not supported");
+    if (!fresh && first->second.first != root && info.kind != OutputKind::kAliasOfInput)
+      throw Error("outputs " + std::to_string(first->second.second) + " and " +
+                  std::to_string(index) +
+                  " share storage, and one is read through a detach() the function writes: "
+                  "aotgrad would return them as tensors that do not alias, which is not "
+                  "supported");
+  }
+
   void flatten(const Arg& a, std::vector<Arg>& out) {
     if (a.is_list()) {
       for (auto& e : a.list) flatten(e, out);
@@ -591,6 +691,7 @@ class Functionalizer {
         info.input = input;
         if (!same && v.storage->written) info.view = input_view(v.chain, input);
       }
+      check_output_aliases(v, info, meta_.outputs.size());
       out.push_back(Arg(sync(v)));
     } else {
       out.push_back(map_arg(a));
@@ -611,8 +712,15 @@ class Functionalizer {
   std::unordered_map<const Node*, std::shared_ptr<ViewList>> lists_;
   std::map<std::pair<const Node*, int64_t>, FValuePtr> items_;  // tensors taken by getitem
   std::vector<FValuePtr> input_values_;
+  // The value at the output of each written detach call (Note [Writes through detach]).
+  std::unordered_map<const Node*, Node*> roots_;
+  std::map<std::pair<const Node*, const Node*>, Node*> blends_;  // (detach, base): after_step's
+  // Per storage, the root the first output of it is read with, and that output's index.
+  std::unordered_map<const Storage*, std::pair<const Node*, size_t>> output_roots_;
   Node* last_made_ = nullptr;  // the last node of out_ inherit_recompute has seen
-  Node* token_ = nullptr;      // the current effect token (Note [Effect tokens]), if any
+  Node* token_ = nullptr;
+  bool writing_hidden_ = false;  // the write data_mutation makes is NodeInfo::hidden_write      //
+                                 // the current effect token (Note [Effect tokens]), if any
 };
 
 }  // namespace

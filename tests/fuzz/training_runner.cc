@@ -171,18 +171,6 @@ std::string construct_of(const std::string& message) {
 
 }  // namespace
 
-// Whether the body writes, in place, through a view of a detach() (a mutation hidden from
-// autograd, as a torch.no_grad one is).
-bool writes_through_detach(const Program& p) {
-  std::vector<bool> detached(p.args.size(), false);
-  for (const Instr& ins : p.body) {
-    const bool from = !ins.in.empty() && detached[ins.in[0]];
-    if (writes_first(ins.op) && from) return true;
-    detached.push_back(ins.op == "detach" || (from && (is_view(ins.op) || writes_first(ins.op))));
-  }
-  return false;
-}
-
 // Runs the program eagerly; whether `holds` for an instruction, given the values before it runs
 // (false when the program raises first).
 bool some_step(const Program& p,
@@ -302,12 +290,6 @@ const std::vector<KnownIssue>& known_issues() {
        [](const Program& p, const std::string& detail) {
          return detail.find("requires_grad 1 vs 0") != std::string::npos && writes_no_grad_value(p);
        }},
-      {"write_through_detach",
-       "a write into a detach()ed alias is functionalized like any other write: the joint graph "
-       "differentiates through it (wrong grads; PyTorch's mutations_hidden_from_autograd), "
-       "outputs' requires_grad differs, and a leaf written so fails in the write-back with "
-       "libtorch's in-place-on-a-leaf error",
-       [](const Program& p, const std::string&) { return writes_through_detach(p); }},
       {"as_strided_outside_input",
        "as_strided of an argument (or a view of one; or an argument made by as_strided of a "
        "view) reaching storage its operand does not cover reads and writes there eagerly; "

@@ -10,7 +10,8 @@
 namespace aotgrad {
 
 /// The entry format written by this build; an entry of another format version is not read.
-inline constexpr int kCompileCacheFormat = 2;  // 2: the tokens line (effect tokens)
+// 2: the tokens line (effect tokens); 3: mutations_hidden_from_autograd on the input lines.
+inline constexpr int kCompileCacheFormat = 3;
 
 /// The entry of an inference or training compilation as text. Line-oriented; every count
 /// precedes its items:

@@ -183,6 +183,14 @@ struct NodeInfo {
   /// printed as a get_attr `_tensor_constant0 = self._tensor_constant0`): a lifted input whose
   /// value comes with the graph, not from the caller.
   bool lifted_constant = false;
+  /// A detach the capture added where a value made under torch.no_grad is read with grad mode on:
+  /// it stands for that value without its history, not for a tensor of its own, and a write
+  /// through it writes the value (Note [Values made under no_grad] in src/runtime/fake_tensor.cc).
+  /// Not part of the text form.
+  bool no_grad_read = false;
+  /// A write the capture recorded under torch.no_grad, which autograd does not see (Note [Writes
+  /// under no_grad]). Not part of the text form.
+  bool hidden_write = false;
   SourceLoc loc;  // where the text defined it, if parsed
 };
 

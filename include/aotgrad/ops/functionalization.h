@@ -83,4 +83,13 @@ Node* identity_view_inverse(ViewInverseBuilder& b);
 /// value viewed with the base's sizes.
 Node* reshape_view_inverse(ViewInverseBuilder& b);
 
+/// Appends to `g` a value with the values of `values`, exactly, and the gradient of `history`:
+/// the value a tensor has when it is written in a way autograd does not see (under torch.no_grad,
+/// through a detach), or when it keeps its own history over values written elsewhere. It is
+/// `detach(values) - z`, with z = `detach(history) - history` where that is zero (+0: a -0
+/// written stays -0) and 0 where history is not finite (there the gradient does not reach
+/// history: inf - inf would make the values NaN). For a history that cannot have a gradient (not
+/// floating point), `detach(values)`.
+Node* values_with_history(Graph& g, Node* values, Node* history);
+
 }  // namespace aotgrad

@@ -29,8 +29,11 @@ struct JointGraph {
 /// floating point and require grad get a tangent. Throws Error naming the node for an op that
 /// has neither a derivative rule nor `non_differentiable`. The first `num_tokens` placeholders of
 /// `fw` are effect tokens (`requires_grad` is then over the placeholders after them): primals
-/// without a gradient output; a gradient asked through an effectful call is an Error.
+/// without a gradient output; a gradient asked through an effectful call is an Error. Forward
+/// outputs marked in `no_tangent` get none: the new values of inputs whose writes autograd does
+/// not see (InputInfo::mutations_hidden_from_autograd), which the runtime writes back under
+/// no_grad.
 JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad,
-                       size_t num_tokens = 0);
+                       size_t num_tokens = 0, const std::vector<bool>& no_tangent = {});
 
 }  // namespace aotgrad

@@ -17,6 +17,11 @@ struct InputInfo {
   bool mutates_metadata = false;   // t_, transpose_, as_strided_, ... applied to the input itself
   bool mutation_in_graph = false;  // the write-back is a trailing copy_ in the graph
   bool requires_grad = false;
+  /// Every write of it is one autograd does not see: under torch.no_grad (NodeInfo::hidden_write)
+  /// or through a detach() (Note [Writes through detach]). It is written back under no_grad and
+  /// keeps its history, as PyTorch's mutations_hidden_from_autograd and
+  /// mutations_under_no_grad_or_inference_mode.
+  bool mutations_hidden_from_autograd = false;
   int view =
       -1;  // metadata mutated: the output of FunctionalizeResult::input_views with its new geometry
 };
