@@ -87,6 +87,21 @@ bool needs_autograd(const Graph& g, const std::vector<bool>& input_requires_grad
     if (k < input_requires_grad.size() && input_requires_grad[k] &&
         (m.data_mutated[k] || m.metadata_mutated[k]))
       return true;
+  // An input that does not require grad, written with a value that does: eagerly it gains the
+  // write's history, and the runtime writes it back under autograd.
+  std::vector<int> roots = input_alias_roots(g);
+  std::unordered_map<const Node*, int> root_of;
+  i = 0;
+  for (const Node* n : g.nodes()) root_of[n] = roots[i++];
+  for (const Node* n : g.nodes()) {
+    if (n->kind() != NodeKind::Call || !by_node[n]) continue;
+    for (int a : n->op()->mutated_args()) {
+      bool of_input = false;
+      n->args()[static_cast<size_t>(a)].for_each_node(
+          [&](Node* w) { of_input = of_input || root_of[w] >= 0; });
+      if (of_input) return true;
+    }
+  }
   return false;
 }
 

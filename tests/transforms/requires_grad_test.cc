@@ -45,6 +45,18 @@ def forward(self, x: "f32[4]", y: "f32[4]"):
 )",
                              aten_ops());
   EXPECT_TRUE(needs_autograd(*mutated, {true, false}));
+  // An input that does not require grad, written (through a view) with a value that does: it
+  // gains the write's history, though no output requires grad.
+  auto gains = parse_graph(R"(
+def forward(self, x: "f32[4]", w: "f32[2]"):
+    slice_1 = torch.ops.aten.slice.Tensor(x, 0, 0, 2)
+    mul_ = torch.ops.aten.mul_.Tensor(slice_1, w)
+    gt = torch.ops.aten.gt.Scalar(x, 0)
+    return (gt,)
+)",
+                           aten_ops());
+  EXPECT_TRUE(needs_autograd(*gains, {false, true}));
+  EXPECT_FALSE(needs_autograd(*gains, {false, false}));
 }
 
 // derivatives.yaml's output_differentiability: the running statistics BatchNorm returns carry no

@@ -15,8 +15,9 @@ namespace aotgrad {
 std::vector<bool> propagate_requires_grad(const Graph& g,
                                           const std::vector<bool>& input_requires_grad);
 
-/// §13.11: autograd when some input requires grad and some output requires grad or a
-/// grad-requiring input is mutated; otherwise inference.
+/// §13.11: autograd when some input requires grad and some output requires grad, a
+/// grad-requiring input is mutated, or an input is written with a value that requires grad (it
+/// gains the write's history); otherwise inference.
 bool needs_autograd(const Graph& g, const std::vector<bool>& input_requires_grad);
 
 }  // namespace aotgrad
