@@ -746,15 +746,26 @@ namespace {
 // The caller's view `view` (replayed under grad mode) of an output whose graph value is `value`:
 // with value's history. A view through a detach has none of its own, so it is given value's the
 // way eager gives it the history of a write: written in place with value, whose values it already
-// holds. A view with internal overlap cannot be written: the graph's value is returned, not an
-// alias.
-at::Tensor view_with_history(const at::Tensor& view, const at::Tensor& value) {
+// holds. A view that cannot be written so (an expand's, a split's) is an Error: the graph's value
+// would not alias the caller's tensor, as the eager output does.
+at::Tensor view_with_history(const at::Tensor& view, const at::Tensor& value, size_t output) {
   if (!value.requires_grad()) return view.detach();
   if (view.requires_grad()) return view;
-  if (at::has_internal_overlap(view) == at::MemOverlap::Yes) return value;
+  auto refuse = [&](const std::string& why) {
+    throw Error("output " + std::to_string(output) +
+                " is a view of an input through a detach() the function writes, which aotgrad "
+                "gives the write's history by writing it, and " +
+                why + ": not supported");
+  };
+  if (at::has_internal_overlap(view) == at::MemOverlap::Yes)
+    refuse("it has elements that share memory (an expand)");
   c10::AutoGradMode grad(true);
   at::Tensor v = view;
-  v.copy_(value);
+  try {
+    v.copy_(value);
+  } catch (const c10::Error& e) {
+    refuse(std::string("libtorch refuses the write: ") + e.what_without_backtrace());
+  }
   return v;
 }
 
@@ -838,6 +849,13 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       continue;
     }
     if (info.input < 0) continue;
+    // The input itself, as eagerly and as PyTorch's runtime returns it: with its own history
+    // (a returned graph value would be a view the function made, which a later write of the
+    // input's base, by the write-back of another input, breaks for the backward).
+    if (info.kind == OutputKind::kIsInput) {
+      result[j] = args[info.input];
+      continue;
+    }
     const InputInfo& in = meta.inputs[info.input];
     // A view replayed under grad mode: of an input written back under autograd, the view of the
     // written input, as eagerly (autograd's view of the write's history); of an input that does
@@ -872,13 +890,13 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
   for (size_t j : replayed) {
     const at::Tensor view = grad_views[meta.outputs[j].view].toTensor();
     if (result[j].requires_grad() && !view.requires_grad())
-      result[j] = view_with_history(view, result[j]);
+      result[j] = view_with_history(view, result[j], j);
     else
       rest.push_back(j);
   }
   if (rest.size() != replayed.size() && !rest.empty()) grad_views = run_views();
   for (size_t j : rest)
-    result[j] = view_with_history(grad_views[meta.outputs[j].view].toTensor(), result[j]);
+    result[j] = view_with_history(grad_views[meta.outputs[j].view].toTensor(), result[j], j);
   return result;
 }
 
