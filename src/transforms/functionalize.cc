@@ -592,10 +592,11 @@ class Functionalizer {
               "a write through as_strided of a detach()ed view: as_strided views the "
               "storage's base, outside the detach, and the write's history has no tensor to "
               "go to: not supported");
-        // Before it, the detach the capture reads a no_grad value through: whether the value
-        // before that has history eagerly (a view made under no_grad of a tensor with history)
-        // or not (a value computed under no_grad) the chain does not say.
-        for (size_t k = 0; k < i; ++k)
+        // Before it, the detach the capture reads a no_grad value through, after views: whether
+        // the value before that has history eagerly (a view made under no_grad of a tensor with
+        // history) or not (a view of a value computed under no_grad) the chain does not say. At
+        // the chain's start it reads the storage's own value, computed under no_grad: none.
+        for (size_t k = 1; k < i; ++k)
           if (v.chain[k].op->non_differentiable && !hides_history(v.chain[k]))
             throw Error(
                 "a write through detach() of a value made under torch.no_grad: which history "
