@@ -239,6 +239,12 @@ void add_group(Registry& r, const std::string& name,
 }  // namespace
 
 void init_world_process_group(const DistEnvironment& env, std::chrono::milliseconds timeout) {
+  // A write to the socket of a rank that died raises SIGPIPE, whose default action kills this
+  // rank before Gloo can say which peer went (a Python process ignores SIGPIPE from its start).
+  // Ignored, unless the program handles it itself: the write fails with EPIPE and the collective
+  // raises, naming the rank that exited.
+  struct sigaction old {};
+  if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   if (r.groups.count(kWorldGroupName)) throw Error("the world process group '0' exists already");
