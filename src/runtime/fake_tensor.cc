@@ -12,7 +12,6 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/functionalization.h"
@@ -213,8 +212,6 @@ struct FakeTrace::State {
   std::unordered_map<std::string, OpMap> ops;
   // The thread's autograd multithreading setting before the trace (restored after it).
   bool multithreading = true;
-  // The detach nodes node_of() added (see Note [Values made under no_grad]).
-  std::unordered_set<const Node*> added_detaches;
   // Grad mode was on when the trace began: the graph may be differentiated.
   bool grad_at_start = false;
   // A write under no_grad that record() routes (see Note [Writes under no_grad]).
@@ -314,7 +311,6 @@ Node* FakeTrace::node_of(const at::Tensor& t) {
 Node* FakeTrace::add_detach(Node* n) {
   Node* d = graph_.add_call(aten_ops().get("aten::detach"), {Arg(n)});
   d->info().no_grad_read = true;
-  state_->added_detaches.insert(d);
   return d;
 }
 
@@ -674,7 +670,7 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
       // Written through the detach node_of() added: the tensor is still the value itself.
       for (size_t i = 0; i < sargs.size(); ++i) {
         const Node* d = map.libtorch_index[i] == written ? values[i].node : nullptr;
-        if (d && state_->added_detaches.count(d)) {
+        if (d && d->kind() == NodeKind::Call && d->info().no_grad_read) {
           e = std::make_shared<Entry>();
           e->node = d->arg(0).node;
           e->no_grad = !w.requires_grad();  // still without history: still read detached

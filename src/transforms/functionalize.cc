@@ -199,17 +199,13 @@ class Functionalizer {
   // through y: y keeps its history, with the new values. d, a tensor of its own for autograd,
   // gets the write's history, and so do the views of d, taken before the write or after. PyTorch's
   // AOTAutograd gets this from autograd running above functionalization. Here the graph says it:
-  // writing through a detach step puts with_history(values, old) (values_with_history) into the
+  // writing through a detach step puts values_with_history(values, old) into the
   // detach's input: the write's values, exactly, with old's gradient;
   // the value written at the detach's output becomes that detach's root (roots_, keyed by the
-  // detach call), and each later read of a value through that detach is with_history(its
+  // detach call), and each later read of a value through that detach is values_with_history(its
   // replayed values, root). A value read through a detach never written has no root: it is the
   // plain replay, without history. A detach moved before an absolute view has no level of its own
   // to hold a root: such a write is refused.
-  Node* with_history(Node* values, Node* history) {
-    return values_with_history(*out_, values, history);
-  }
-
   // The value after view step `s` (`raw`, its replay from the storage's `base`), with the root of
   // a written detach.
   Node* after_step(const ViewStep& s, Node* raw, Node* base) {
@@ -224,7 +220,7 @@ class Functionalizer {
     // and alias each other as eagerly.
     auto key = std::make_pair(s.source, base);
     auto [cached, fresh] = blends_.try_emplace(key, nullptr);
-    if (fresh) cached->second = with_history(raw, it->second);
+    if (fresh) cached->second = values_with_history(*out_, raw, it->second);
     return cached->second;
   }
 
@@ -603,7 +599,7 @@ class Functionalizer {
                 "the written tensor keeps is not known here; not supported");
         if (innermost) roots_[step.source] = cur;
         innermost = false;
-        cur = with_history(cur, bases[i]);
+        cur = values_with_history(*out_, cur, bases[i]);
       }
       s.base = cur;
     }
