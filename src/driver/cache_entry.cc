@@ -43,7 +43,7 @@ void write_meta(std::string& out, const ViewAndMutationMeta& meta) {
   out += "outputs " + std::to_string(meta.outputs.size()) + "\n";
   for (const OutputInfo& o : meta.outputs)
     out += std::string("output ") + output_kind_name(o.kind) + " " + std::to_string(o.input) + " " +
-           std::to_string(o.view) + "\n";
+           std::to_string(o.view) + " " + std::to_string(o.grad_fn_from_base) + "\n";
   out += int_list_line("mutated_inputs_returned", meta.mutated_inputs_returned);
   out += "tokens " + std::to_string(meta.num_tokens) + "\n";
 }
@@ -220,7 +220,7 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
   }
   size_t n_out = r.count("outputs");
   for (size_t i = 0; i < n_out; ++i) {
-    std::vector<std::string> w = r.words("output", 4);
+    std::vector<std::string> w = r.words("output", 5);
     OutputInfo o;
     if (w[1] == "fresh")
       o.kind = OutputKind::kFresh;
@@ -239,6 +239,9 @@ ViewAndMutationMeta read_meta(EntryReader& r) {
     if (o.input < 0 && (o.kind == OutputKind::kIsInput || o.kind == OutputKind::kAliasOfInput))
       r.fail("output " + w[1] + " names no input");
     if (o.view < -1) r.fail("output view " + w[3] + " is not an index");
+    if (w[4] != "0" && w[4] != "1")
+      r.fail("output flag '" + escape_bytes(w[4]) + "' is not 0 or 1");
+    o.grad_fn_from_base = w[4] == "1";
     meta.outputs.push_back(o);
   }
   for (int64_t p : r.int_list("mutated_inputs_returned")) {

@@ -13,13 +13,24 @@ namespace aotgrad {
 namespace {
 
 // The graph's text (recompute tags included, as `# recompute=` comments), and what the text does
-// not show but a compilation reads: placeholders' requires_grad.
+// not show but a compilation reads: placeholders' requires_grad, the capture's NodeInfo marks.
 void append_graph(std::string& out, const Graph& g) {
   std::string text = print_graph(g);
   out += "graph " + std::to_string(text.size()) + "\n" + text;
   out += "placeholder_requires_grad";
   for (const Node* n : g.placeholders())
     out += n->meta().is_tensor() && n->meta().tensor.requires_grad ? " 1" : " 0";
+  out += "\n";
+  // The capture's marks (reads and writes under torch.no_grad), by node position.
+  out += "capture_marks";
+  size_t i = 0;
+  for (const Node* n : g.nodes()) {
+    const NodeInfo& info = n->info();
+    if (info.no_grad_read || info.hidden_write || info.no_grad_view_requires_grad)
+      out += " " + std::to_string(i) + ":" + std::to_string(info.no_grad_read) +
+             std::to_string(info.hidden_write) + std::to_string(info.no_grad_view_requires_grad);
+    ++i;
+  }
   out += "\n";
 }
 

@@ -895,8 +895,15 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
       rest.push_back(j);
   }
   if (rest.size() != replayed.size() && !rest.empty()) grad_views = run_views();
-  for (size_t j : rest)
-    result[j] = view_with_history(grad_views[meta.outputs[j].view].toTensor(), result[j], j);
+  for (size_t j : rest) {
+    at::Tensor view = grad_views[meta.outputs[j].view].toTensor();
+    // Eagerly taken before a later write of its storage: autograd regenerates its grad_fn as an
+    // as_strided of its base (OutputInfo::grad_fn_from_base).
+    if (meta.outputs[j].grad_fn_from_base && view.requires_grad() && view.is_view())
+      view =
+          at::Tensor(view._base()).as_strided(view.sizes(), view.strides(), view.storage_offset());
+    result[j] = view_with_history(view, result[j], j);
+  }
   return result;
 }
 

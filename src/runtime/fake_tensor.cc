@@ -305,7 +305,10 @@ Node* FakeTrace::node_of(const at::Tensor& t) {
   Node* n = state_->materialize(e, graph_);
   if (!e->no_grad || !options_.detach_no_grad_values || !c10::GradMode::is_enabled() || t.grad_fn())
     return n;
-  return add_detach(n);
+  Node* d = add_detach(n);
+  // A view made under no_grad of a tensor that requires grad requires grad itself (a leaf).
+  d->info().no_grad_view_requires_grad = t.requires_grad();
+  return d;
 }
 
 Node* FakeTrace::add_detach(Node* n) {

@@ -74,16 +74,38 @@ struct Storage {
 struct FunctionalValue {
   std::shared_ptr<Storage> storage;
   std::vector<ViewStep> chain;
+  // Every view eager took to reach the value, in order: as_strided does not replace those before
+  // it. The runtime replays these on the caller's tensor, so that autograd sees the output view
+  // as eagerly (an as_strided's backward drops what lies outside its operand's elements).
+  std::vector<ViewStep> taken;
   Node* node = nullptr;  // current value (valid when generation == storage->generation)
   int64_t generation = 0;
+  // The storage generation at which eager's autograd last set the view's grad_fn: when it was
+  // taken, or written through itself visibly. Behind the storage's, autograd regenerates it as an
+  // as_strided of the view's base (OutputInfo::grad_fn_from_base).
+  int64_t grad_fn_generation = 0;
   bool metadata_mutated = false;
 };
 using FValuePtr = std::shared_ptr<FunctionalValue>;
+
+// Whether a view taken through `taken`, its grad_fn regenerated as an as_strided of its base, has
+// another backward: only when an as_strided among its views reaches storage its operand does not
+// cover (its backward drops those elements). Not for views through a detach, which have no base
+// with history.
+bool regenerated_grad_fn_differs(const std::vector<ViewStep>& taken) {
+  bool absolute = false;
+  for (const ViewStep& s : taken) {
+    if (s.op->non_differentiable) return false;
+    absolute = absolute || s.op->absolute_view;
+  }
+  return absolute;
+}
 
 // A list of views (split, unbind) whose elements are taken by getitem.
 struct ViewList {
   std::shared_ptr<Storage> storage;
   std::vector<ViewStep> chain;  // the split value's chain when it was split
+  std::vector<ViewStep> taken;  // and its FunctionalValue::taken
   ViewStep step;
   Node* node = nullptr;    // the list in the functional graph
   int64_t generation = 0;  // the storage generation `node` was computed at
@@ -159,6 +181,8 @@ class Functionalizer {
     std::vector<Arg> args = s.args;
     args[0] = Arg(self);
     Node* n = out_->add_call_raw(*s.op, args, s.given, infer_meta(*s.op, args), "");
+    if (s.source)
+      n->info().no_grad_view_requires_grad = s.source->info().no_grad_view_requires_grad;
     if (s.element >= 0) n = out_->add_getitem(n, s.element);
     return n;
   }
@@ -306,12 +330,15 @@ class Functionalizer {
       auto v = std::make_shared<FunctionalValue>();
       v->storage = list.storage;
       v->chain = list.chain;
+      v->taken = list.taken;
       ViewStep step = list.step;
       step.element = n->getitem_index();
       v->chain.push_back(step);
+      v->taken.push_back(step);
       v->node = out_->add_getitem(list.node, n->getitem_index());
       // If the storage was written since the split, the element is stale: sync() replays it.
       v->generation = list.generation;
+      v->grad_fn_generation = list.generation;
       values_[n] = v;
       items_[key] = v;
       return;
@@ -422,10 +449,12 @@ class Functionalizer {
     std::vector<Arg> args = step.args;
     args[0] = Arg(self);
     Node* result = call_op(op, std::move(args), step.given);
+    result->info().no_grad_view_requires_grad = n->info().no_grad_view_requires_grad;
     if (result->meta().kind == ValueMeta::Kind::Tuple) {  // split, unbind: a list of views
       auto list = std::make_shared<ViewList>();
       list->storage = src->storage;
       list->chain = src->chain;
+      list->taken = src->taken;
       list->step = std::move(step);
       list->node = result;
       list->generation = src->storage->generation;
@@ -437,9 +466,12 @@ class Functionalizer {
     // as_strided's sizes, strides and offset are absolute in the storage: it views the storage's
     // base, whatever view of it `src` is, and its scatter inverse writes into that base.
     v->chain = op.absolute_view ? absolute_view_prefix(src->chain) : src->chain;
+    v->taken = src->taken;
+    v->taken.push_back(step);
     v->chain.push_back(std::move(step));
     v->node = result;
     v->generation = src->storage->generation;
+    v->grad_fn_generation = v->generation;
     values_[n] = v;
   }
 
@@ -458,6 +490,7 @@ class Functionalizer {
     Node* self = sync(*v);
     v->node = apply_step(step, self);
     if (view_op.absolute_view) v->chain = absolute_view_prefix(v->chain);  // as in view()
+    v->taken.push_back(step);
     v->chain.push_back(std::move(step));
     v->metadata_mutated = true;
     values_[n] = v;  // the in-place op returns its (mutated) argument
@@ -607,6 +640,7 @@ class Functionalizer {
     // next read replays its views from the new base (so its strides are the view's again).
     ++s.generation;
     s.written = true;
+    if (!hidden) v.grad_fn_generation = s.generation;
   }
 
   // The base after writing `value` into the view `step` of `base`: the view op's inverse.
@@ -694,7 +728,9 @@ class Functionalizer {
                     !v.metadata_mutated;
         info.kind = same ? OutputKind::kIsInput : OutputKind::kAliasOfInput;
         info.input = input;
-        if (!same && v.storage->written) info.view = input_view(v.chain, input);
+        if (!same && v.storage->written) info.view = input_view(v.taken, input);
+        info.grad_fn_from_base = info.view >= 0 && v.grad_fn_generation != v.storage->generation &&
+                                 regenerated_grad_fn_differs(v.taken);
       }
       check_output_aliases(v, info, meta_.outputs.size());
       out.push_back(Arg(sync(v)));

@@ -52,6 +52,8 @@ std::vector<bool> propagate_requires_grad(const Graph& g,
         bool any_input = false;
         for (auto& a : n->args()) any_input = any_input || arg_rg(a);
         r = any_input && !op.non_differentiable && differentiable_dtype(n->meta());
+        // Eagerly a view made under no_grad of a tensor that requires grad: a leaf that does.
+        if (n->info().no_grad_view_requires_grad) r = any_input && differentiable_dtype(n->meta());
         // An in-place write makes the written value require grad (and everything aliasing it is
         // tracked through the written node itself). Declared writes only, not written_args():
         // an undeclared mutation (1.13's native_batch_norm updating running_mean/running_var) is

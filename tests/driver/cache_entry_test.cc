@@ -62,7 +62,7 @@ void expect_same(const CompileState& a, const CompileState& b) {
 TEST(CacheEntry, TrainingEntryRoundTripsThroughText) {
   CompileState a = compiled(CompileKind::kTraining, *graph(), kGrad);
   std::string text = serialize_cache_entry("k", kVersion, a);
-  EXPECT_EQ(text.rfind("aotgrad-compile-cache 3 training k\naotgrad test-version\n", 0), 0u);
+  EXPECT_EQ(text.rfind("aotgrad-compile-cache 4 training k\naotgrad test-version\n", 0), 0u);
   EXPECT_NE(text.find("\ngraph fw "), std::string::npos);
   EXPECT_EQ(text.substr(text.size() - 72, 7), "sha256 ");
   CompileState b = parsed(text, "k", CompileKind::kTraining);
@@ -152,20 +152,22 @@ def forward(self, x: "f32[4, 4]", y: "f32[4]"):
             "input 0 names view 1; the input views graph returns 1");
   EXPECT_EQ(message("input 0 1 0 0 0 0\n", "input 0 1 0 0 -2 0\n"),
             "line 4: input view -2 is not an index");
-  EXPECT_EQ(message("output alias_of_input 0 -1\n", "output alias_of_input 0 100000000\n"),
+  EXPECT_EQ(message("output alias_of_input 0 -1 0\n", "output alias_of_input 0 100000000 0\n"),
             "output 0 names view 100000000; the input views graph returns 1");
-  EXPECT_EQ(message("output alias_of_input 0 -1\n", "output alias_of_input -1 -1\n"),
+  EXPECT_EQ(message("output alias_of_input 0 -1 0\n", "output alias_of_input -1 -1 0\n"),
             "line 7: output alias_of_input names no input");
-  EXPECT_EQ(message("output is_input 1 -1\n", "output is_input -7 -1\n"),
+  EXPECT_EQ(message("output is_input 1 -1 0\n", "output is_input -7 -1 0\n"),
             "line 8: output names no input");
-  EXPECT_EQ(message("output fresh -1 -1\n", "output fresh -1 -5\n"),
+  EXPECT_EQ(message("output fresh -1 -1 0\n", "output fresh -1 -5 0\n"),
             "line 9: output view -5 is not an index");
+  EXPECT_EQ(message("output fresh -1 -1 0\n", "output fresh -1 -1 2\n"),
+            "line 9: output flag '2' is not 0 or 1");
   // One input fewer in the metadata than the input views graph takes.
   EXPECT_EQ(message("inputs 2\ninput 0 1 0 0 0 0\ninput 1 0 0 0 -1 0\noutputs 3\n"
-                    "output alias_of_input 0 -1\noutput is_input 1 -1\n"
-                    "output fresh -1 -1\nmutated_inputs_returned 2 0 1\n",
-                    "inputs 1\ninput 0 1 0 0 0 0\noutputs 3\noutput alias_of_input 0 -1\n"
-                    "output fresh -1 -1\noutput fresh -1 -1\nmutated_inputs_returned 1 0\n"),
+                    "output alias_of_input 0 -1 0\noutput is_input 1 -1 0\n"
+                    "output fresh -1 -1 0\nmutated_inputs_returned 2 0 1\n",
+                    "inputs 1\ninput 0 1 0 0 0 0\noutputs 3\noutput alias_of_input 0 -1 0\n"
+                    "output fresh -1 -1 0\noutput fresh -1 -1 0\nmutated_inputs_returned 1 0\n"),
             "the metadata describes 1 inputs, the input views graph takes 2");
 }
 
@@ -177,7 +179,7 @@ TEST(CacheEntry, CorruptEntriesGiveTextMessages) {
   std::string body = unsigned_body(good);
   std::vector<std::string> bad = {
       "aotgrad-compile-cache \xff\xfe training k\n",
-      "aotgrad-compile-cache 3 \xc3\xa9 k\n" + good.substr(good.find('\n') + 1),
+      "aotgrad-compile-cache 4 \xc3\xa9 k\n" + good.substr(good.find('\n') + 1),
       resigned(body.substr(0, body.find("\ninputs")) + "\ninputs \x80\x81" +
                body.substr(body.find("\ninputs") + 9)),
       resigned(body.substr(0, body.find("\ninput ") + 7) + "\xe2 " +

@@ -58,6 +58,15 @@ TEST(CacheKey, CoversGraphFlagsOptionsAndVersion) {
   auto g2 = graph();
   g2->find("relu")->info().recompute = RecomputePolicy::MustSave;
   keys.push_back(training_cache_key(*g2, kGrad, {}, kVersion));
+  // The capture's marks, which the text does not show (reads and writes under torch.no_grad).
+  for (int mark = 0; mark < 3; ++mark) {
+    auto gm = graph();
+    NodeInfo& info = gm->find("relu")->info();
+    (mark == 0   ? info.no_grad_read
+     : mark == 1 ? info.hidden_write
+                 : info.no_grad_view_requires_grad) = true;
+    keys.push_back(training_cache_key(*gm, kGrad, {}, kVersion));
+  }
   auto g3 = parse_graph(R"(
 def forward(self, x: "f32[4, 8]", w: "f32[16, 8]", b: "f32[16]", counter: "i64[]"):
     add_ = torch.ops.aten.add_.Tensor(counter, 1)

@@ -86,8 +86,10 @@ Run execute(const Program& p, const TensorFunction& fn) {
     return run;
   }
   for (const at::Tensor& t : table) run.values.push_back(t.detach().clone());
+  // A leaf written with a value that requires grad is one no longer: its .grad stays undefined.
   for (size_t i = 0; i < p.leaves.size(); ++i)
-    run.grads.push_back(table[i].grad().defined() ? table[i].grad().clone() : at::Tensor());
+    run.grads.push_back(table[i].is_leaf() && table[i].grad().defined() ? table[i].grad().clone()
+                                                                        : at::Tensor());
   return run;
 }
 
@@ -207,13 +209,6 @@ bool writes_into_input(const Program& p, bool source) {
   });
 }
 
-// Whether a view op under no_grad takes a tensor that requires grad (running the program to see).
-bool no_grad_view_of_grad(const Program& p) {
-  return some_step(p, [](const Instr& ins, const std::vector<at::Tensor>& table) {
-    return ins.no_grad && is_view(ins.op) && table[ins.in[0]].requires_grad();
-  });
-}
-
 // Whether the body writes in place, with grad mode on, a value made under no_grad (or a view of
 // one).
 bool writes_no_grad_value(const Program& p) {
@@ -248,49 +243,39 @@ std::set<int64_t> locations(const at::Tensor& t) {
   return out;
 }
 
-// Whether a body as_strided of an argument (or a view of one) reaches memory its operand's
-// elements do not cover.
-bool as_strided_outside_operand(const Program& p) {
+// Whether the body writes, with grad mode on, an argument the setup made by as_strided of a view
+// reaching storage the view's elements do not cover (running the program to see).
+bool writes_as_strided_argument(const Program& p) {
+  std::vector<int> outside;  // such arguments' places in the body's table
   try {
-    // An argument made so in the setup (as_strided of a view, reaching past the view).
     std::vector<at::Tensor> made;
     for (size_t i = 0; i < p.leaves.size(); ++i) made.push_back(make_leaf(p.leaves[i], i));
     for (const Instr& ins : p.setup) {
       apply(ins, made);
-      if (ins.op != "as_strided" || std::find(p.args.begin(), p.args.end(),
-                                              static_cast<int>(made.size() - 1)) == p.args.end())
-        continue;
+      const int v = static_cast<int>(made.size() - 1);
+      auto arg = std::find(p.args.begin(), p.args.end(), v);
+      if (ins.op != "as_strided" || arg == p.args.end()) continue;
       const std::set<int64_t> in = locations(made[ins.in[0]]);
       for (int64_t l : locations(made.back()))
-        if (!in.count(l)) return true;
-    }
-    std::vector<at::Tensor> setup = make_setup(p), table;
-    for (int a : p.args) table.push_back(setup[a]);
-    for (const Instr& ins : p.body) {
-      apply(ins, table);
-      if (ins.op != "as_strided") continue;
-      bool of_arg = false;
-      for (size_t a = 0; a < p.args.size(); ++a)
-        of_arg = of_arg || table[ins.in[0]].is_alias_of(table[a]);
-      if (!of_arg) continue;
-      const std::set<int64_t> in = locations(table[ins.in[0]]);
-      for (int64_t l : locations(table.back()))
-        if (!in.count(l)) return true;
+        if (!in.count(l)) {
+          outside.push_back(static_cast<int>(arg - p.args.begin()));
+          break;
+        }
     }
   } catch (const std::exception&) {
+    return false;
   }
-  return false;
+  if (outside.empty()) return false;
+  return some_step(p, [&](const Instr& ins, const std::vector<at::Tensor>& table) {
+    if (!writes_first(ins.op) || ins.no_grad) return false;
+    for (int a : outside)
+      if (table[ins.in[0]].is_alias_of(table[a])) return true;
+    return false;
+  });
 }
 
 const std::vector<KnownIssue>& known_issues() {
   static const std::vector<KnownIssue> issues = {
-      {"no_grad_view",
-       "a view made under torch.no_grad of a tensor that requires grad requires grad eagerly (a "
-       "leaf whose gradient reaches nothing); aotgrad reads it as a detach, so what is computed "
-       "only from it does not require grad (the gradients agree; a backward of it alone raises)",
-       [](const Program& p, const std::string& detail) {
-         return detail.find("requires_grad 1 vs 0") != std::string::npos && no_grad_view_of_grad(p);
-       }},
       {"no_grad_value_written",
        "a value made under torch.no_grad, written in place with grad mode on, has the write's "
        "history eagerly, and so have its views made before the write; compiled, those views are "
@@ -298,12 +283,13 @@ const std::vector<KnownIssue>& known_issues() {
        [](const Program& p, const std::string& detail) {
          return detail.find("requires_grad 1 vs 0") != std::string::npos && writes_no_grad_value(p);
        }},
-      {"as_strided_outside_input",
-       "as_strided of an argument (or a view of one; or an argument made by as_strided of a "
-       "view) reaching storage its operand does not cover reads and writes there eagerly; "
-       "aotgrad's graph sees only the argument's elements, so what it reads there and the writes "
-       "it makes there differ from eager's, with no error",
-       [](const Program& p, const std::string&) { return as_strided_outside_operand(p); }},
+      {"as_strided_argument_written",
+       "an argument made by as_strided of a view, reaching storage the view does not cover, "
+       "written in place: eagerly the write's backward reaches the argument's old value through "
+       "its base (CopySlices), where the as_strided's own backward drops the elements outside "
+       "the view; the compiled function's input is the argument, whose backward is the "
+       "as_strided's (PyTorch 2.11's aot_function gives aotgrad's gradient too)",
+       [](const Program& p, const std::string&) { return writes_as_strided_argument(p); }},
       {"written_input_loses_grad",
        "an input that requires grad, overwritten with a value that does not, still requires grad "
        "eagerly (its grad_fn the copy), and so does what is computed from it; compiled, a value "

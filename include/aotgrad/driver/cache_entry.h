@@ -10,8 +10,9 @@
 namespace aotgrad {
 
 /// The entry format written by this build; an entry of another format version is not read.
-// 2: the tokens line (effect tokens); 3: mutations_hidden_from_autograd on the input lines.
-inline constexpr int kCompileCacheFormat = 3;
+// 2: the tokens line (effect tokens); 3: mutations_hidden_from_autograd on the input lines; 4:
+// grad_fn_from_base on the output lines.
+inline constexpr int kCompileCacheFormat = 4;
 
 /// The entry of an inference or training compilation as text. Line-oriented; every count
 /// precedes its items:
@@ -20,8 +21,9 @@ inline constexpr int kCompileCacheFormat = 3;
 ///     aotgrad <version>
 ///     inputs <n>                       then n lines: input <mutates_data> <mutates_metadata>
 ///                                      <mutation_in_graph> <requires_grad> <view>
+///                                      <mutations_hidden_from_autograd>
 ///     outputs <n>                      then n lines: output <fresh|is_input|alias_of_input|none>
-///                                      <input> <view>
+///                                      <input> <view> <grad_fn_from_base>
 ///     mutated_inputs_returned <n> <index>...
 ///     tokens <n>                       effect tokens the graphs take first and return first
 ///     (training only)

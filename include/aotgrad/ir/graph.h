@@ -188,6 +188,11 @@ struct NodeInfo {
   /// through it writes the value (Note [Values made under no_grad] in src/runtime/fake_tensor.cc).
   /// Not part of the text form.
   bool no_grad_read = false;
+  /// A no_grad_read detach of a view made under torch.no_grad of a tensor that requires grad:
+  /// eagerly that view requires grad, a leaf of its own whose gradient reaches nothing. The
+  /// detach's result requires grad (propagate_requires_grad); no gradient flows through it. Not
+  /// part of the text form.
+  bool no_grad_view_requires_grad = false;
   /// A write the capture recorded under torch.no_grad, which autograd does not see (Note [Writes
   /// under no_grad]). Not part of the text form.
   bool hidden_write = false;

@@ -39,6 +39,10 @@ struct OutputInfo {
   int input = -1;  // kIsInput / kAliasOfInput
   int view =
       -1;  // kAliasOfInput of a written input: the output of FunctionalizeResult::input_views
+  /// kAliasOfInput with a view: eager took it before a later write of its storage, so autograd
+  /// gives it, when its backward runs, a grad_fn regenerated as an as_strided of its base. Set
+  /// only where that differs from the grad_fn of its views (an as_strided among them).
+  bool grad_fn_from_base = false;
 };
 
 struct ViewAndMutationMeta {
