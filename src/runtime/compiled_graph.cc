@@ -108,7 +108,14 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
   if (args.size() != expected)
     throw Error("expected " + std::to_string(expected) + " arguments, got " +
                 std::to_string(args.size()));
-  const Specialization& spec = args.size() > 1 ? specialization_for(args) : *plain_;
+  // One argument needs no other plan than the plain one, unless the graph writes it and views
+  // it by as_strided, which may reach past its elements (a synthetic base of one: plan_aliasing).
+  bool absolute_written = false;
+  for (size_t i = 0; i < mutations_->absolute_views.size(); ++i)
+    absolute_written =
+        absolute_written || (mutations_->data_mutated[i] && !mutations_->absolute_views[i].empty());
+  const Specialization& spec =
+      args.size() > 1 || absolute_written ? specialization_for(args) : *plain_;
   // A graph captured under autocast holds its casts: libtorch's autocast must not cast again.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   // The compiled graph's inputs: caller arguments and synthetic bases.

@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <unordered_set>
+
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
@@ -27,6 +29,38 @@ std::string positions_text(const std::vector<int>& positions) {
   for (size_t k = 0; k < positions.size(); ++k)
     s += (k == 0 ? "" : k + 1 == positions.size() ? " and " : ", ") + std::to_string(positions[k]);
   return s;
+}
+
+// Whether a view of `t`'s storage with geometry `v` reaches storage `t`'s elements do not cover
+// (conservatively true where that is not known, or too costly to find out).
+bool reaches_past(const at::Tensor& t, const InputMutations::AbsoluteView& v) {
+  if (!v.known || v.storage_offset < 0 || v.sizes.size() != v.strides.size()) return true;
+  int64_t numel = 1, last = v.storage_offset;
+  for (size_t d = 0; d < v.sizes.size(); ++d) {
+    numel *= v.sizes[d];
+    last += (v.sizes[d] - 1) * v.strides[d];
+  }
+  if (numel == 0) return false;
+  if (t.is_non_overlapping_and_dense())  // its elements: one range of the storage
+    return v.storage_offset < t.storage_offset() || last >= t.storage_offset() + t.numel();
+  constexpr int64_t kMaxElements = int64_t{1} << 20;
+  if (t.numel() > kMaxElements || numel > kMaxElements) return true;
+  std::unordered_set<int64_t> covered;
+  std::vector<int64_t> index(static_cast<size_t>(t.dim()), 0);
+  for (int64_t k = 0; k < t.numel(); ++k) {
+    int64_t at = t.storage_offset();
+    for (int64_t d = 0; d < t.dim(); ++d) at += index[d] * t.stride(d);
+    covered.insert(at);
+    for (int64_t d = t.dim() - 1; d >= 0 && ++index[d] == t.size(d); --d) index[d] = 0;
+  }
+  index.assign(v.sizes.size(), 0);
+  for (int64_t k = 0; k < numel; ++k) {
+    int64_t at = v.storage_offset;
+    for (size_t d = 0; d < v.sizes.size(); ++d) at += index[d] * v.strides[d];
+    if (!covered.count(at)) return true;
+    for (size_t d = v.sizes.size(); d-- > 0 && ++index[d] == v.sizes[d];) index[d] = 0;
+  }
+  return false;
 }
 
 }  // namespace
@@ -124,6 +158,20 @@ AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputM
                     "give them a synthetic base (clone one of them)");
     }
     plan.bases.push_back(group);
+  }
+  // An input the graph writes and views by as_strided past its own elements: eagerly those reads
+  // and writes reach the caller's storage there, which the graph has only through a base (a
+  // synthetic base of one input; functionalization alone sees the input's elements).
+  for (size_t i = 0; i < n && i < mut.absolute_views.size(); ++i) {
+    const at::Tensor* t = tensor(i);
+    if (!t || grouped[i] || plan.duplicate_of[i] >= 0 || !t->has_storage() ||
+        !mut.data_mutated.at(i) || mut.metadata_mutated.at(i))
+      continue;
+    for (const InputMutations::AbsoluteView& v : mut.absolute_views[i])
+      if (reaches_past(*t, v)) {
+        plan.bases.push_back({static_cast<int>(i)});
+        break;
+      }
   }
   return plan;
 }

@@ -190,8 +190,11 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
       throw Error(fn->describe() + ": no derivative rule for " + op.name +
                       " (declare one, or mark the op non_differentiable)",
                   fn->info().loc);
+    // A no_grad view that requires grad is a leaf of its own
+    // (NodeInfo::no_grad_view_requires_grad): its gradient reaches nothing, so none is computed.
     auto needs_grad = [&](const Arg& a) {
-      return a.is_node() && rg[a.node] && a.node->meta().is_tensor();
+      return a.is_node() && rg[a.node] && a.node->meta().is_tensor() &&
+             !a.node->info().no_grad_view_requires_grad;
     };
     std::vector<bool> needs(fn->args().size());
     std::vector<std::vector<bool>> list_needs(fn->args().size());  // Tensor[] arguments

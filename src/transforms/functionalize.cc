@@ -524,6 +524,17 @@ class Functionalizer {
                                 })))
       throw Error("cannot functionalize " + op.name + ": it writes several arguments");
     auto [args, given] = functional_args(*n, fop);
+    // Eagerly the in-place op's backward reaches the written view's old value through its base
+    // (CopySlices), not through the view's own backward: for a view through an as_strided, whose
+    // backward drops what lies outside its operand, the old value is read from the base.
+    if (declared.size() == 1 && !n->args()[declared[0]].is_list()) {
+      int j = fop.schema.arg_index(op.schema.args[static_cast<size_t>(declared[0])].name);
+      FValuePtr v = value_of(n->args()[declared[0]], "the mutated argument");
+      if (j >= 0 && regenerated_grad_fn_differs(v->taken)) {
+        sync(*v);
+        args[static_cast<size_t>(j)] = Arg(replay(v->chain, v->storage->base, v->chain.size()));
+      }
+    }
     Node* result = call_op(fop, std::move(args), given);
     if (declared.size() == 1 && n->args()[declared[0]].is_list()) {
       // A written Tensor[] (_foreach_add_(self, other) -> _foreach_add(self, other)): element k of
@@ -729,6 +740,19 @@ class Functionalizer {
         info.kind = same ? OutputKind::kIsInput : OutputKind::kAliasOfInput;
         info.input = input;
         if (!same && v.storage->written) info.view = input_view(v.taken, input);
+        // Eagerly a leaf of its own, viewed further with grad mode on. Replayed on the caller's
+        // tensor through the detach the capture reads it by, the view gets the graph value's
+        // history by a write (view_with_history), which libtorch's backward of a later as_strided
+        // reaching past the leaf cannot take.
+        bool no_grad_leaf = false;
+        for (const ViewStep& step : v.taken) {
+          if (no_grad_leaf && step.op->absolute_view && info.view >= 0)
+            throw Error("output " + std::to_string(meta_.outputs.size()) + " is as_strided of a " +
+                        "view made under torch.no_grad of input " + std::to_string(input) +
+                        " (which requires grad), and the function writes the input: not supported");
+          no_grad_leaf =
+              no_grad_leaf || (step.source && step.source->info().no_grad_view_requires_grad);
+        }
         info.grad_fn_from_base = info.view >= 0 && v.grad_fn_generation != v.storage->generation &&
                                  regenerated_grad_fn_differs(v.taken);
       }

@@ -99,7 +99,8 @@ std::vector<const Node*> storage_roots(const Graph& g, const std::vector<int>& w
 InputMutations analyze_input_mutations(const Graph& g) {
   auto root = compute_roots(g);
   size_t n_inputs = g.placeholders().size();
-  InputMutations m{std::vector<bool>(n_inputs), std::vector<bool>(n_inputs)};
+  InputMutations m{std::vector<bool>(n_inputs), std::vector<bool>(n_inputs),
+                   std::vector<std::vector<InputMutations::AbsoluteView>>(n_inputs)};
   std::function<void(const Arg&, bool)> mark = [&](const Arg& a, bool metadata) {
     if (a.is_list()) {  // a written Tensor[] (the in-place foreach ops) writes every element
       for (const Arg& e : a.list) mark(e, metadata);
@@ -115,6 +116,22 @@ InputMutations analyze_input_mutations(const Graph& g) {
     const OpDef* op = n->op();
     bool metadata_only = op->has_tag(kView) && op->has_tag(kInplace);
     for (int i : op->written_args(n->args())) mark(n->args()[i], metadata_only);
+    if (!op->absolute_view || n->args().empty() || !n->args()[0].is_node()) continue;
+    auto it = root.find(n->args()[0].node);
+    if (it == root.end() || it->second < 0) continue;
+    InputMutations::AbsoluteView v;
+    auto ints = [&](size_t k, std::vector<int64_t>& out) {
+      if (k >= n->args().size() || !n->args()[k].is_list()) return void(v.known = false);
+      for (const Arg& e : n->args()[k].list)
+        e.kind == Arg::Kind::Int ? out.push_back(e.i) : void(v.known = false);
+    };
+    ints(1, v.sizes);
+    ints(2, v.strides);
+    if (n->args().size() > 3 && n->args()[3].kind == Arg::Kind::Int)
+      v.storage_offset = n->args()[3].i;
+    else if (n->args().size() > 3 && !n->args()[3].is_none())
+      v.known = false;
+    m.absolute_views[static_cast<size_t>(it->second)].push_back(std::move(v));
   }
   return m;
 }

@@ -13,6 +13,14 @@ namespace aotgrad {
 struct InputMutations {
   std::vector<bool> data_mutated;
   std::vector<bool> metadata_mutated;
+  /// An as_strided (or as_strided_) of the input or of a view of it: geometry absolute in the
+  /// input's storage, which may reach past the input's elements.
+  struct AbsoluteView {
+    std::vector<int64_t> sizes, strides;
+    int64_t storage_offset = -1;  // -1: not given (the viewed tensor's own)
+    bool known = true;            // false: symbolic sizes, strides or offset
+  };
+  std::vector<std::vector<AbsoluteView>> absolute_views;  // per placeholder
   bool any() const;
 };
 
