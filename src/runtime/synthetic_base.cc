@@ -161,17 +161,31 @@ AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputM
   }
   // An input the graph writes and views by as_strided past its own elements: eagerly those reads
   // and writes reach the caller's storage there, which the graph has only through a base (a
-  // synthetic base of one input; functionalization alone sees the input's elements).
+  // synthetic base of the inputs of that storage; functionalization alone sees each input's
+  // elements). Not where they differ in dtype or one's metadata changes (the groups above raise).
   for (size_t i = 0; i < n && i < mut.absolute_views.size(); ++i) {
     const at::Tensor* t = tensor(i);
     if (!t || grouped[i] || plan.duplicate_of[i] >= 0 || !t->has_storage() ||
-        !mut.data_mutated.at(i) || mut.metadata_mutated.at(i))
+        !mut.data_mutated.at(i))
       continue;
+    bool past = false;
     for (const InputMutations::AbsoluteView& v : mut.absolute_views[i])
-      if (reaches_past(*t, v)) {
-        plan.bases.push_back({static_cast<int>(i)});
-        break;
-      }
+      past = past || reaches_past(*t, v);
+    if (!past) continue;
+    std::vector<int> group;
+    bool able = true;
+    for (size_t j = 0; j < n; ++j) {
+      const at::Tensor* tj = tensor(j);
+      if (!tj || plan.duplicate_of[j] >= 0 || !tj->has_storage() ||
+          tj->storage().unsafeGetStorageImpl() != t->storage().unsafeGetStorageImpl())
+        continue;
+      able = able && !grouped[j] && !mut.metadata_mutated.at(j) &&
+             tj->scalar_type() == t->scalar_type();
+      group.push_back(static_cast<int>(j));
+    }
+    if (!able) continue;
+    for (int a : group) grouped[a] = true;
+    plan.bases.push_back(group);
   }
   return plan;
 }
