@@ -321,14 +321,6 @@ const std::vector<KnownIssue>& known_issues() {
        [](const Program& p, const std::string& detail) {
          return detail.find("requires_grad 1 vs 0") != std::string::npos && write_gains_grad(p);
        }},
-      {"synthetic_base_version",
-       "overlapping inputs the function writes get a synthetic base made by set_ on their storage "
-       "(runtime/synthetic_base.cc): the values land, but the callers' version counters never "
-       "move",
-       [](const Program&, const std::string& detail) {
-         return detail.find("version counter moved eagerly but stayed compiled") !=
-                std::string::npos;
-       }},
   };
   return issues;
 }
