@@ -72,7 +72,8 @@ const Command& opt_command() {
        "Runs graph passes in order on GRAPH (the verifier checks the graph after each) and prints "
        "the\n"
        "result. Passes: functionalize, decomp:<spec> (none, core, full, op names, -op), dce, cse,\n"
-       "constant_fold (fold), simplify.",
+       "constant_fold (fold), simplify,\n"
+       "reinplace (in-place variants only, as torch.fx.passes.reinplace), split_weight_grads.",
        {{"passes", true, "the passes, in order (e.g. functionalize,decomp:full,cse,dce,simplify)",
          "LIST"},
         {"print-after-all", false, "print the graph after every pass (to standard error)"},

@@ -11,7 +11,9 @@
 #include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/reinplace.h"
 #include "aotgrad/transforms/simplify.h"
+#include "aotgrad/transforms/split_weight_grads.h"
 #include "arg_remap.h"
 
 namespace aotgrad {
@@ -82,6 +84,51 @@ class DecomposePass : public Pass {
   DecompositionTable table_;
 };
 
+// reinplace_plan() as a rewrite, as torch.fx.passes.reinplace does: a call the plan writes into
+// its argument 0 by the in-place variant becomes a call of that variant, under the same name,
+// read by the same users. The plan's out= choices (pointwise ops written into another argument)
+// are left to the runtime, which applies the whole plan itself: no graph op says them. A
+// functional graph only. changes(): calls rewritten.
+class ReinplacePass : public Pass {
+ public:
+  std::string_view name() const override { return "reinplace"; }
+  bool run(Graph& g) override {
+    changes_ = 0;
+    std::vector<ReinplaceChoice> plan = reinplace_plan(g);
+    std::vector<Node*> nodes;
+    for (Node* n : g.nodes()) nodes.push_back(n);
+    Node* saved_point = g.insertion_point();
+    for (size_t i = 0; i < nodes.size() && i < plan.size(); ++i) {
+      if (!plan[i] || !plan[i].inplace) continue;
+      Node* n = nodes[i];
+      const std::string name = n->name();
+      g.set_insertion_point(n->next());  // still there once n, then its first copy, go
+      Node* c = g.add_call_raw(*plan[i].inplace, n->args(), n->given_mask(), n->meta(), "");
+      c->info() = n->info();
+      g.replace_all_uses_with(n, c);
+      g.erase(n);
+      // Again under the call's own name, now free.
+      Node* named = g.add_call_raw(*c->op(), c->args(), c->given_mask(), c->meta(), name);
+      named->info() = c->info();
+      g.replace_all_uses_with(c, named);
+      g.erase(c);
+      ++changes_;
+    }
+    g.set_insertion_point(saved_point);
+    return changes_ > 0;
+  }
+};
+
+// split_weight_gradients() as a pass. changes(): convolution_backward calls split.
+class SplitWeightGradsPass : public Pass {
+ public:
+  std::string_view name() const override { return "split_weight_grads"; }
+  bool run(Graph& g) override {
+    changes_ = split_weight_gradients(g);
+    return changes_ > 0;
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Graph> copy_in_order(const Graph& g, const std::vector<const Node*>& body) {
@@ -146,7 +193,8 @@ void assign_graph(Graph& dst, const Graph& src) {
 // --- make_pass --------------------------------------------------------------------------------
 
 std::string known_pass_names() {
-  return "functionalize, decomp:<spec>, dce, cse, constant_fold (fold), simplify";
+  return "functionalize, decomp:<spec>, dce, cse, constant_fold (fold), simplify, reinplace, "
+         "split_weight_grads";
 }
 
 std::unique_ptr<Pass> make_pass(std::string_view spec) {
@@ -163,6 +211,8 @@ std::unique_ptr<Pass> make_pass(std::string_view spec) {
   if (spec == "cse") return std::make_unique<CommonSubexpressionElimination>();
   if (spec == "constant_fold" || spec == "fold") return std::make_unique<ConstantFolding>();
   if (spec == "simplify") return std::make_unique<AlgebraicSimplification>();
+  if (spec == "reinplace") return std::make_unique<ReinplacePass>();
+  if (spec == "split_weight_grads") return std::make_unique<SplitWeightGradsPass>();
   throw Error("unknown pass '" + std::string(spec) + "'; known passes: " + known_pass_names());
 }
 

@@ -21,7 +21,8 @@ std::unique_ptr<Graph> parse(const std::string& text) {
 }
 
 TEST(MakePass, KnownNames) {
-  for (const char* spec : {"functionalize", "dce", "cse", "constant_fold", "simplify"})
+  for (const char* spec : {"functionalize", "dce", "cse", "constant_fold", "simplify", "reinplace",
+                           "split_weight_grads"})
     EXPECT_EQ(make_pass(spec)->name(), spec);
   EXPECT_EQ(make_pass("fold")->name(), "constant_fold");
   EXPECT_EQ(make_pass("decomp:core")->name(), "decomp:core");
@@ -36,7 +37,7 @@ TEST(MakePass, UnknownNameListsTheKnownOnes) {
   } catch (const Error& e) {
     EXPECT_EQ(e.message(),
               "unknown pass 'cse2'; known passes: functionalize, decomp:<spec>, dce, "
-              "cse, constant_fold (fold), simplify");
+              "cse, constant_fold (fold), simplify, reinplace, split_weight_grads");
   }
   try {
     make_pass("decomp:bogus");

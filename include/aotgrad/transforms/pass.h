@@ -31,7 +31,9 @@ class Pass {
 /// The pass named by `spec`: `functionalize` (keeping input mutations as a trailing copy_, so
 /// the graph's signature stays), `decomp:<spec>` (decompose with parse_decomposition_spec(spec),
 /// e.g. "decomp:core" or "decomp:full,-aten::native_layer_norm"), `dce`, `cse`, `constant_fold`
-/// (alias `fold`), `simplify`. Throws Error listing the known names for any other spec.
+/// (alias `fold`), `simplify`, `reinplace` (reinplace_plan's in-place-variant choices as calls of
+/// that variant, transforms/reinplace.h), `split_weight_grads` (split_weight_gradients). Throws
+/// Error listing the known names for any other spec.
 std::unique_ptr<Pass> make_pass(std::string_view spec);
 /// The names make_pass accepts, as listed in its error: "functionalize, decomp:<spec>, ...".
 std::string known_pass_names();
