@@ -616,6 +616,15 @@ Node* Graph::set_output(Arg value) {
   return output_;
 }
 
+void Graph::replace_op(Node* n, const OpDef& op) {
+  AOTGRAD_CHECK(n->kind_ == NodeKind::Call, "cannot give ", n->describe(), " the op ", op.name,
+                ": it is not a call");
+  AOTGRAD_CHECK(op.schema.args.size() == n->args_.size(), "cannot give ", n->describe(), " the op ",
+                op.name, ": it takes ", op.schema.args.size(), " arguments, the call binds ",
+                n->args_.size());
+  n->op_ = &op;
+}
+
 void Graph::erase(Node* n) {
   AOTGRAD_CHECK(n->users_.empty(), "cannot erase ", n->describe(), ": it still has ",
                 n->users_.size(), " users");

@@ -51,6 +51,9 @@ CompiledGraph::CompiledGraph(std::shared_ptr<const Graph> graph, CompileOptions 
   graph_ = decompose_composites(graph_);
   mutations_ = std::make_shared<InputMutations>(analyze_input_mutations(*graph_));
   output_is_arg_ = outputs_that_are_args(*graph_);
+  for (size_t i = 0; i < mutations_->absolute_views.size(); ++i)
+    absolute_written_ = absolute_written_ ||
+                        (mutations_->data_mutated[i] && !mutations_->absolute_views[i].empty());
   if (!compiler_) compiler_ = default_compiler();
   plain_ = compile(graph_, "");
   for (size_t i = 0; i < graph_->placeholders().size(); ++i)
@@ -108,14 +111,9 @@ std::vector<c10::IValue> CompiledGraph::operator()(std::vector<c10::IValue> args
   if (args.size() != expected)
     throw Error("expected " + std::to_string(expected) + " arguments, got " +
                 std::to_string(args.size()));
-  // One argument needs no other plan than the plain one, unless the graph writes it and views
-  // it by as_strided, which may reach past its elements (a synthetic base of one: plan_aliasing).
-  bool absolute_written = false;
-  for (size_t i = 0; i < mutations_->absolute_views.size(); ++i)
-    absolute_written =
-        absolute_written || (mutations_->data_mutated[i] && !mutations_->absolute_views[i].empty());
+  // One argument needs no other plan than the plain one, unless absolute_written_ (plan_aliasing).
   const Specialization& spec =
-      args.size() > 1 || absolute_written ? specialization_for(args) : *plain_;
+      args.size() > 1 || absolute_written_ ? specialization_for(args) : *plain_;
   // A graph captured under autocast holds its casts: libtorch's autocast must not cast again.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   // The compiled graph's inputs: caller arguments and synthetic bases.

@@ -31,6 +31,23 @@ std::string positions_text(const std::vector<int>& positions) {
   return s;
 }
 
+// Calls `visit` with the storage offset of each element of a strided geometry, in row-major
+// order; stops early when `visit` returns false. Returns whether it visited every element.
+template <typename Visit>
+bool each_offset(int64_t storage_offset, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                 Visit visit) {
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t k = 0; k < numel; ++k) {
+    int64_t at = storage_offset;
+    for (size_t d = 0; d < sizes.size(); ++d) at += index[d] * strides[d];
+    if (!visit(at)) return false;
+    for (size_t d = sizes.size(); d-- > 0 && ++index[d] == sizes[d];) index[d] = 0;
+  }
+  return true;
+}
+
 // Whether a view of `t`'s storage with geometry `v` reaches storage `t`'s elements do not cover
 // (conservatively true where that is not known, or too costly to find out).
 bool reaches_past(const at::Tensor& t, const InputMutations::AbsoluteView& v) {
@@ -46,21 +63,12 @@ bool reaches_past(const at::Tensor& t, const InputMutations::AbsoluteView& v) {
   constexpr int64_t kMaxElements = int64_t{1} << 20;
   if (t.numel() > kMaxElements || numel > kMaxElements) return true;
   std::unordered_set<int64_t> covered;
-  std::vector<int64_t> index(static_cast<size_t>(t.dim()), 0);
-  for (int64_t k = 0; k < t.numel(); ++k) {
-    int64_t at = t.storage_offset();
-    for (int64_t d = 0; d < t.dim(); ++d) at += index[d] * t.stride(d);
+  each_offset(t.storage_offset(), t.sizes(), t.strides(), [&](int64_t at) {
     covered.insert(at);
-    for (int64_t d = t.dim() - 1; d >= 0 && ++index[d] == t.size(d); --d) index[d] = 0;
-  }
-  index.assign(v.sizes.size(), 0);
-  for (int64_t k = 0; k < numel; ++k) {
-    int64_t at = v.storage_offset;
-    for (size_t d = 0; d < v.sizes.size(); ++d) at += index[d] * v.strides[d];
-    if (!covered.count(at)) return true;
-    for (size_t d = v.sizes.size(); d-- > 0 && ++index[d] == v.sizes[d];) index[d] = 0;
-  }
-  return false;
+    return true;
+  });
+  return !each_offset(v.storage_offset, v.sizes, v.strides,
+                      [&](int64_t at) { return covered.count(at) > 0; });
 }
 
 }  // namespace

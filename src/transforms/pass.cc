@@ -97,24 +97,11 @@ class ReinplacePass : public Pass {
     std::vector<ReinplaceChoice> plan = reinplace_plan(g);
     std::vector<Node*> nodes;
     for (Node* n : g.nodes()) nodes.push_back(n);
-    Node* saved_point = g.insertion_point();
     for (size_t i = 0; i < nodes.size() && i < plan.size(); ++i) {
       if (!plan[i] || !plan[i].inplace) continue;
-      Node* n = nodes[i];
-      const std::string name = n->name();
-      g.set_insertion_point(n->next());  // still there once n, then its first copy, go
-      Node* c = g.add_call_raw(*plan[i].inplace, n->args(), n->given_mask(), n->meta(), "");
-      c->info() = n->info();
-      g.replace_all_uses_with(n, c);
-      g.erase(n);
-      // Again under the call's own name, now free.
-      Node* named = g.add_call_raw(*c->op(), c->args(), c->given_mask(), c->meta(), name);
-      named->info() = c->info();
-      g.replace_all_uses_with(c, named);
-      g.erase(c);
+      g.replace_op(nodes[i], *plan[i].inplace);
       ++changes_;
     }
-    g.set_insertion_point(saved_point);
     return changes_ > 0;
   }
 };

@@ -69,6 +69,22 @@ TEST(Graph, PlaceholdersGoAfterTheLeadingPlaceholders) {
 
 // Random insertions (placeholders, calls at random insertion points, some before placeholders)
 // and erasures: every new placeholder lands right after the placeholders the list starts with.
+TEST(Graph, ReplaceOpKeepsNameArgumentsAndUsers) {
+  Graph g;
+  Node* x = g.add_placeholder("x", f32({4}));
+  Node* r = g.add_call(op("aten::relu"), {x});
+  Node* s = g.add_call(op("aten::sin"), {r});
+  g.set_output(Arg::of_tuple({s}));
+  g.replace_op(r, op("aten::relu_"));
+  EXPECT_EQ(r->op()->name, "aten::relu_");
+  EXPECT_EQ(names(g), (std::vector<std::string>{"x", "relu", "sin", "output"}));
+  EXPECT_EQ(s->args()[0].node, r);
+  // An op that binds a different argument list is refused, and the call is left as it was.
+  EXPECT_THROW(g.replace_op(r, op("aten::add.Tensor")), Error);
+  EXPECT_EQ(r->op()->name, "aten::relu_");
+  EXPECT_THROW(g.replace_op(x, op("aten::relu")), Error);
+}
+
 TEST(Graph, PlaceholderPositionUnderRandomEdits) {
   std::mt19937 rng(7);
   for (int round = 0; round < 20; ++round) {

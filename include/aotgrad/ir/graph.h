@@ -309,6 +309,9 @@ class Graph {
   /// Sets the graph's output (creating the output node on first use).
   Node* set_output(Arg value);
 
+  /// Makes call `n` a call of `op`, keeping its name, arguments, metadata, info and users. `op`
+  /// must bind the same arguments (as an in-place variant does its functional op's).
+  void replace_op(Node* n, const OpDef& op);
   /// Removes a node that has no users.
   void erase(Node* n);
   /// Makes every user of `from` use `to` instead (the output node included).

@@ -70,6 +70,9 @@ class CompiledGraph {
   std::shared_ptr<const Graph> graph_;
   std::shared_ptr<const InputMutations> mutations_;
   std::vector<int> output_is_arg_;  // per output leaf: the argument it is the very tensor of, or -1
+  // Whether the graph writes an argument it also views by as_strided, which may reach past the
+  // argument's elements: then even one argument needs a plan (a synthetic base of one).
+  bool absolute_written_ = false;
   CompileOptions options_;
   std::shared_ptr<const Compiler> compiler_;
   std::shared_ptr<Specialization> plain_;
