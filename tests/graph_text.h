@@ -130,6 +130,7 @@ inline JointGraph joint_from_text(const std::string& text) {
   j.num_forward_outputs = outs.size() - j.num_primals;
   for (size_t k = 0; k < j.num_forward_outputs; ++k)
     j.tangent_of_output.push_back(k < j.num_tangents ? static_cast<int>(k) : -1);
+  j.leaf_output.assign(j.num_forward_outputs, false);
   for (size_t i = j.num_forward_outputs; i < outs.size(); ++i)
     j.primal_requires_grad.push_back(outs[i].kind != Arg::Kind::None);
   return j;

@@ -1,11 +1,16 @@
-"""PyTorch 2.11's own AOTAutograd on a known issue of aotgrad's training fuzzer.
+"""PyTorch 2.11's own AOTAutograd on two cases of aotgrad's training fuzzer.
 
-as_strided_argument_written (tests/fuzz/training_regressions/known_as_strided_argument_written.txt):
-the argument is as_strided of a diagonal, reaching past the diagonal, and the function writes it
-in place. Eagerly the write's backward reaches the old value through the base (CopySlices), so the
-elements outside the diagonal get gradient; through an AOTAutograd compiled function the gradient
-goes through the argument's own AsStridedBackward, which drops them. This prints the leaf's
-gradient both ways with functorch.compile.aot_function (nop compilers).
+as_strided_argument_written (tests/fuzz/training_regressions/known_as_strided_argument_written.txt),
+a known issue of aotgrad's: the argument is as_strided of a diagonal, reaching past the diagonal,
+and the function writes it in place. Eagerly the write's backward reaches the old value through the
+base (CopySlices), so the elements outside the diagonal get gradient; through an AOTAutograd
+compiled function the gradient goes through the argument's own AsStridedBackward, which drops them.
+
+no_grad_leaf_output_backward (tests/fuzz/training_regressions/no_grad_leaf_output_backward.txt),
+fixed in aotgrad: an output that is a view made under torch.no_grad of an input that requires grad
+is eagerly a leaf of its own, whose backward reaches nothing (the input's .grad stays None).
+
+This prints the leaf's gradient both ways with functorch.compile.aot_function (nop compilers).
 
     .venv/bin/python tools/pytorch_known_issue.py
 """
@@ -30,6 +35,26 @@ def leaf_grad(fn):
     return leaf.grad.flatten()[:9].tolist()
 
 
+def no_grad_view(a, b):
+    a.add_(b)
+    with torch.no_grad():
+        c = b.select(0, 1)
+    return c
+
+
+def no_grad_view_grad(fn):
+    a = torch.zeros(4, dtype=torch.float64)
+    b = torch.arange(4, dtype=torch.float64).requires_grad_()
+    (fn(a, b) * 3).backward()
+    return None if b.grad is None else b.grad.tolist()
+
+
 if __name__ == "__main__":
-    print("eager                    ", leaf_grad(f))
-    print("PyTorch 2.11 aot_function", leaf_grad(aot_function(f, fw_compiler=nop, bw_compiler=nop)))
+    compiled = aot_function(f, fw_compiler=nop, bw_compiler=nop)
+    print("as_strided_argument_written: the leaf's gradient")
+    print("  eager                    ", leaf_grad(f))
+    print("  PyTorch 2.11 aot_function", leaf_grad(compiled))
+    compiled = aot_function(no_grad_view, fw_compiler=nop, bw_compiler=nop)
+    print("no_grad_leaf_output_backward: b.grad")
+    print("  eager                    ", no_grad_view_grad(no_grad_view))
+    print("  PyTorch 2.11 aot_function", no_grad_view_grad(compiled))

@@ -299,6 +299,7 @@ std::string serialize_cache_entry(const std::string& key, std::string_view versi
            std::to_string(j.num_forward_outputs) + " " + std::to_string(j.num_tokens) + "\n";
     out += int_list_line("tangent_of_output", j.tangent_of_output);
     out += int_list_line("primal_requires_grad", j.primal_requires_grad);
+    out += int_list_line("leaf_output", j.leaf_output);
     write_graph(out, "fw", *s.fw);
     write_graph(out, "bw", *s.bw);
   } else {
@@ -350,6 +351,10 @@ void parse_cache_entry(std::string_view text, const std::string& key, CompileSta
     if (b != 0 && b != 1) r.fail("primal_requires_grad holds " + std::to_string(b));
     s.joint.primal_requires_grad.push_back(b == 1);
   }
+  for (int64_t b : r.int_list("leaf_output")) {
+    if (b != 0 && b != 1) r.fail("leaf_output holds " + std::to_string(b));
+    s.joint.leaf_output.push_back(b == 1);
+  }
   std::unique_ptr<Graph> fw = r.graph("fw");
   std::unique_ptr<Graph> bw = r.graph("bw");
   s.input_views = r.graph("input_views");
@@ -366,6 +371,9 @@ void parse_cache_entry(std::string_view text, const std::string& key, CompileSta
   if (s.joint.tangent_of_output.size() != s.num_forward_outputs)
     throw Error("tangent_of_output has " + std::to_string(s.joint.tangent_of_output.size()) +
                 " entries for " + std::to_string(s.num_forward_outputs) + " forward outputs");
+  if (s.joint.leaf_output.size() != s.num_forward_outputs)
+    throw Error("leaf_output has " + std::to_string(s.joint.leaf_output.size()) + " entries for " +
+                std::to_string(s.num_forward_outputs) + " forward outputs");
   if (static_cast<size_t>(s.meta.num_tokens) + s.meta.mutated_inputs_returned.size() +
           s.meta.outputs.size() <
       s.num_forward_outputs)

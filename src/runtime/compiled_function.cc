@@ -48,6 +48,7 @@ struct CompiledFunction::State {
   // with_effect_tokens passes in and drops (Note [Effect tokens]).
   size_t num_outputs = 0;                 // mutated-input values + user outputs
   std::vector<int> tangent_of_output;     // per such output (JointGraph::tangent_of_output)
+  std::vector<bool> leaf_output;          // per such output (JointGraph::leaf_output)
   std::vector<TensorMeta> output_metas;   // forward outputs' metadata, for zero tangents
   bool symbolic_outputs = false;          // an output's size is symbolic
   std::unique_ptr<SymbolBinder> symbols;  // the user graph's size symbols (null: static sizes)
@@ -723,6 +724,10 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
   const std::vector<int>& tangent_of = state_->art.joint_info.tangent_of_output;
   state_->tangent_of_output.assign(tangent_of.begin() + static_cast<int64_t>(num_tokens),
                                    tangent_of.end());
+  const std::vector<bool>& leaf = state_->art.joint_info.leaf_output;
+  if (leaf.size() == tangent_of.size())
+    state_->leaf_output.assign(leaf.begin() + static_cast<int64_t>(num_tokens), leaf.end());
+  state_->leaf_output.resize(state_->tangent_of_output.size(), false);
   for (size_t k = num_tokens; k < state_->art.num_forward_outputs; ++k) {
     const Arg& a = out.list[k];
     state_->output_metas.push_back(a.is_node() && a.node->meta().is_tensor() ? a.node->meta().tensor
@@ -836,7 +841,10 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
   // Outputs that are inputs, or views of inputs, are the caller's tensors (or eager's views of
   // them) when no gradient flows through them; else the graph's value, which carries the grad_fn.
   std::vector<at::Tensor> result(outs.begin() + static_cast<int64_t>(n_mut), outs.end());
-  std::vector<size_t> replayed;  // outputs that are views replayed under grad mode
+  std::vector<size_t> replayed;         // outputs that are views replayed under grad mode
+  std::vector<c10::IValue> leaf_views;  // eager's views for leaf outputs, taken after the writes
+  bool any_requires_grad = false;
+  for (const at::Tensor& t : args) any_requires_grad = any_requires_grad || t.requires_grad();
   for (size_t j = 0; j < meta.outputs.size() && j < result.size(); ++j) {
     const OutputInfo& info = meta.outputs[j];
     int arg = j < state_->output_is_arg.size() ? state_->output_is_arg[j] : -1;
@@ -846,6 +854,32 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
                      (grad_mode && static_cast<size_t>(arg) < meta.inputs.size() &&
                       meta.inputs[arg].mutates_data))) {
       result[j] = args[arg];
+      continue;
+    }
+    // Eagerly a leaf of its own that requires grad (JointGraph::leaf_output), whose backward
+    // reaches nothing: a view of an input taken under no_grad after the writes, as eagerly (a
+    // view of a tensor that requires grad does too), or else a detached leaf.
+    if (state_->leaf_output[n_mut + j] && info.kind != OutputKind::kIsInput) {
+      c10::NoGradGuard no_grad;
+      const at::Tensor& out = result[j];
+      if (info.kind == OutputKind::kAliasOfInput && info.view >= 0 && state_->input_views) {
+        if (leaf_views.empty())
+          leaf_views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
+        result[j] = leaf_views[info.view].toTensor();
+      } else if (info.kind == OutputKind::kAliasOfInput &&
+                 !meta.inputs[info.input].mutates_metadata &&
+                 (meta.inputs[info.input].mutates_data || out.is_alias_of(args[info.input]))) {
+        // The graph's value of a written input is a new tensor: its offset is from the input's.
+        const int64_t base = meta.inputs[info.input].mutates_data ? offsets[info.input] : 0;
+        result[j] =
+            args[info.input].as_strided(out.sizes(), out.strides(), base + out.storage_offset());
+      } else if (grad_mode && any_requires_grad) {
+        result[j] = out.detach().requires_grad_(true);
+      }
+      // The views graph replays the capture's detach: the leaf requires grad as its base does.
+      if (info.input >= 0 && result[j].is_alias_of(args[info.input]) &&
+          args[info.input].requires_grad() && !result[j].requires_grad() && result[j].is_leaf())
+        result[j].requires_grad_(true);
       continue;
     }
     if (info.input < 0) continue;

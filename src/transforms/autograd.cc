@@ -105,7 +105,11 @@ JointGraph build_joint(const Graph& fw, const std::vector<bool>& user_requires_g
     const Arg& o = fw_outputs[k];
     bool differentiable = o.is_node() && rg[o.node] && floating(o.node->meta()) &&
                           !(k < no_tangent.size() && no_tangent[k]);
-    if (!differentiable) {
+    // A user output that is a view made under no_grad is eagerly a leaf of its own.
+    const bool leaf =
+        differentiable && k >= no_tangent.size() && o.node->info().no_grad_view_requires_grad;
+    jg.leaf_output.push_back(leaf);
+    if (!differentiable || leaf) {
       jg.tangent_of_output.push_back(-1);
       continue;
     }

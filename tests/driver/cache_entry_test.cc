@@ -49,6 +49,7 @@ void expect_same(const CompileState& a, const CompileState& b) {
   EXPECT_EQ(a.num_forward_outputs, b.num_forward_outputs);
   EXPECT_EQ(a.joint.tangent_of_output, b.joint.tangent_of_output);
   EXPECT_EQ(a.joint.primal_requires_grad, b.joint.primal_requires_grad);
+  EXPECT_EQ(a.joint.leaf_output, b.joint.leaf_output);
   EXPECT_EQ(a.meta.mutated_inputs_returned, b.meta.mutated_inputs_returned);
   EXPECT_EQ(a.meta.num_tokens, b.meta.num_tokens);
   EXPECT_EQ(a.joint.num_tokens, b.joint.num_tokens);
@@ -62,7 +63,7 @@ void expect_same(const CompileState& a, const CompileState& b) {
 TEST(CacheEntry, TrainingEntryRoundTripsThroughText) {
   CompileState a = compiled(CompileKind::kTraining, *graph(), kGrad);
   std::string text = serialize_cache_entry("k", kVersion, a);
-  EXPECT_EQ(text.rfind("aotgrad-compile-cache 4 training k\naotgrad test-version\n", 0), 0u);
+  EXPECT_EQ(text.rfind("aotgrad-compile-cache 5 training k\naotgrad test-version\n", 0), 0u);
   EXPECT_NE(text.find("\ngraph fw "), std::string::npos);
   EXPECT_EQ(text.substr(text.size() - 72, 7), "sha256 ");
   CompileState b = parsed(text, "k", CompileKind::kTraining);
@@ -179,7 +180,7 @@ TEST(CacheEntry, CorruptEntriesGiveTextMessages) {
   std::string body = unsigned_body(good);
   std::vector<std::string> bad = {
       "aotgrad-compile-cache \xff\xfe training k\n",
-      "aotgrad-compile-cache 4 \xc3\xa9 k\n" + good.substr(good.find('\n') + 1),
+      "aotgrad-compile-cache 5 \xc3\xa9 k\n" + good.substr(good.find('\n') + 1),
       resigned(body.substr(0, body.find("\ninputs")) + "\ninputs \x80\x81" +
                body.substr(body.find("\ninputs") + 9)),
       resigned(body.substr(0, body.find("\ninput ") + 7) + "\xe2 " +

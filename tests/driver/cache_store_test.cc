@@ -50,7 +50,7 @@ TEST(CompileCache, HitReturnsIdenticalGraphsWithoutRunningThePipeline) {
   // The entry is the documented text format, named by its key.
   std::string key = training_cache_key(*g, kGrad, {}, version());
   std::string text = read_all(dir.path / (key + ".entry"));
-  EXPECT_EQ(text.rfind("aotgrad-compile-cache 4 training " + key + "\naotgrad ", 0), 0u);
+  EXPECT_EQ(text.rfind("aotgrad-compile-cache 5 training " + key + "\naotgrad ", 0), 0u);
 }
 
 TEST(CompileCache, InferenceHitGivesTheSameGraph) {
@@ -83,7 +83,7 @@ TEST(CompileCache, BadEntriesAreReportedRecompiledAndOverwritten) {
   std::string flipped = good;
   flipped[good.find("relu")] = 'R';
   std::string old_format = good;
-  old_format.replace(0, std::string("aotgrad-compile-cache 4").size(), "aotgrad-compile-cache 0");
+  old_format.replace(0, std::string("aotgrad-compile-cache 5").size(), "aotgrad-compile-cache 0");
   struct Case {
     const char* name;
     std::string text;

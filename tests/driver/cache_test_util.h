@@ -80,6 +80,7 @@ inline void expect_same_artifacts(const TrainingArtifacts& a, const TrainingArti
   EXPECT_EQ(a.num_forward_outputs, b.num_forward_outputs);
   EXPECT_EQ(a.joint_info.tangent_of_output, b.joint_info.tangent_of_output);
   EXPECT_EQ(a.joint_info.primal_requires_grad, b.joint_info.primal_requires_grad);
+  EXPECT_EQ(a.joint_info.leaf_output, b.joint_info.leaf_output);
   EXPECT_EQ(a.joint_info.num_primals, b.joint_info.num_primals);
   EXPECT_EQ(a.joint_info.num_tangents, b.joint_info.num_tangents);
   EXPECT_EQ(a.meta.mutated_inputs_returned, b.meta.mutated_inputs_returned);

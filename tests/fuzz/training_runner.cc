@@ -209,13 +209,6 @@ bool writes_into_input(const Program& p, bool source) {
   });
 }
 
-// Whether a view op under no_grad takes a tensor that requires grad (running the program to see).
-bool no_grad_view_of_grad(const Program& p) {
-  return some_step(p, [](const Instr& ins, const std::vector<at::Tensor>& table) {
-    return ins.no_grad && is_view(ins.op) && table[ins.in[0]].requires_grad();
-  });
-}
-
 // Whether the body writes in place, with grad mode on, a value made under no_grad (or a view of
 // one).
 bool writes_no_grad_value(const Program& p) {
@@ -283,15 +276,6 @@ bool writes_as_strided_argument(const Program& p) {
 
 const std::vector<KnownIssue>& known_issues() {
   static const std::vector<KnownIssue> issues = {
-      {"no_grad_leaf_output_backward",
-       "an output that requires grad only through a view made under torch.no_grad (eagerly a "
-       "leaf of its own) is an output of the compiled function: the backward of it alone runs "
-       "the compiled backward, which gives zeros, not None, to the inputs that other outputs' "
-       "gradients reach (eagerly it reaches nothing)",
-       [](const Program& p, const std::string& detail) {
-         return detail.find("eager has none, aotgrad zeros") != std::string::npos &&
-                no_grad_view_of_grad(p);
-       }},
       {"no_grad_value_written",
        "a value made under torch.no_grad, written in place with grad mode on, has the write's "
        "history eagerly, and so have its views made before the write; compiled, those views are "

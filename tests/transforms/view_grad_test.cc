@@ -304,6 +304,37 @@ def forward(self, x: "f32[3]"):
             "return pytree.tree_unflatten([detach, alias, tangents_1], self._out_spec)");
 }
 
+TEST(ViewGrad, AnOutputThatReachesOnlyANoGradViewIsALeafWithoutATangent) {
+  // A view made under no_grad of an input that requires grad is eagerly a leaf of its own that
+  // requires grad (NodeInfo::no_grad_view_requires_grad): as a user output it is a leaf output
+  // and gets no tangent. What is computed from it keeps its tangent (its gradient reaches the
+  // view and stops there), as does a mutated input's new value (the first output, marked by
+  // no_tangent's entries).
+  auto fw = parse_graph(R"(
+def forward(self, a: "f64[4]", b: "f64[4]"):
+    add = torch.ops.aten.add.Tensor(a, b)
+    select = torch.ops.aten.select.int(b, 0, 1)
+    detach = torch.ops.aten.detach.default(select)
+    mul = torch.ops.aten.mul.Tensor(detach, 2)
+    mul_1 = torch.ops.aten.mul.Tensor(detach, b)
+    return (add, detach, mul, mul_1)
+)",
+                        aten_ops());
+  fw->find("detach")->info().no_grad_view_requires_grad = true;
+  // An output marked no_tangent is not a leaf output.
+  EXPECT_EQ(build_joint(*fw, {false, true}, 0, {false, true}).leaf_output,
+            (std::vector<bool>{false, false, false, false}));
+  JointGraph jg = build_joint(*fw, {false, true}, 0, {false});
+  EXPECT_EQ(jg.tangent_of_output, (std::vector<int>{0, -1, 1, 2}));
+  EXPECT_EQ(jg.leaf_output, (std::vector<bool>{false, true, false, false}));
+  EXPECT_EQ(jg.num_tangents, 3u);
+  // Without the mark, the detach is an ordinary one: nothing requires grad through it.
+  fw->find("detach")->info().no_grad_view_requires_grad = false;
+  jg = build_joint(*fw, {false, true}, 0, {false});
+  EXPECT_EQ(jg.tangent_of_output, (std::vector<int>{0, -1, -1, 1}));
+  EXPECT_EQ(jg.leaf_output, (std::vector<bool>{false, false, false, false}));
+}
+
 TEST(CopyGrad, CatStackSliceOrSelectTheGradientPerInput) {
   // Only the inputs that need a gradient get one; 1-d empty inputs get zeros({0}); a lower
   // dtype input gets the autograd cast.

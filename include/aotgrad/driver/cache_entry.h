@@ -11,8 +11,8 @@ namespace aotgrad {
 
 /// The entry format written by this build; an entry of another format version is not read.
 // 2: the tokens line (effect tokens); 3: mutations_hidden_from_autograd on the input lines; 4:
-// grad_fn_from_base on the output lines.
-inline constexpr int kCompileCacheFormat = 4;
+// grad_fn_from_base on the output lines; 5: the leaf_output line.
+inline constexpr int kCompileCacheFormat = 5;
 
 /// The entry of an inference or training compilation as text. Line-oriented; every count
 /// precedes its items:
@@ -32,6 +32,7 @@ inline constexpr int kCompileCacheFormat = 4;
 ///     joint <num_primals> <num_tangents> <num_forward_outputs> <num_tokens>
 ///     tangent_of_output <n> <index>...
 ///     primal_requires_grad <n> <0|1>...
+///     leaf_output <n> <0|1>...          JointGraph::leaf_output
 ///     (then, per graph: fw (the inference graph, or the training forward), bw (training only),
 ///     input_views)
 ///     graph <name> <bytes>             then exactly <bytes> bytes of its text form

@@ -18,6 +18,11 @@ struct JointGraph {
   size_t num_forward_outputs = 0;
   /// For each forward output: its tangent's index, or -1 when it gets none (not differentiable).
   std::vector<int> tangent_of_output;
+  /// For each forward output: whether it is a user output that is a view made under
+  /// torch.no_grad of a value that requires grad (NodeInfo::no_grad_view_requires_grad). Eagerly
+  /// a leaf of its own that requires grad, whose backward reaches nothing: it gets no tangent,
+  /// and the runtime returns it as such a leaf.
+  std::vector<bool> leaf_output;
   /// Which primals get a gradient (requires grad); the others' grad output is None.
   std::vector<bool> primal_requires_grad;
   /// The leading primals that are effect tokens (ViewAndMutationMeta::num_tokens).
@@ -32,7 +37,8 @@ struct JointGraph {
 /// without a gradient output; a gradient asked through an effectful call is an Error. Forward
 /// outputs marked in `no_tangent` get none: the new values of inputs whose writes autograd does
 /// not see (InputInfo::mutations_hidden_from_autograd), which the runtime writes back under
-/// no_grad.
+/// no_grad. The outputs after `no_tangent`'s entries are the user's: those may be leaf outputs
+/// (JointGraph::leaf_output).
 JointGraph build_joint(const Graph& fw, const std::vector<bool>& requires_grad,
                        size_t num_tokens = 0, const std::vector<bool>& no_tangent = {});
 
