@@ -39,5 +39,20 @@ check [ $? -eq 2 ]
 "$bin" opt "$tmp/g.fx" --passes=decomp:core,-aten::nosuch 2>"$tmp/err"
 check [ $? -eq 2 ]
 check grep -q "unknown op" "$tmp/err"
+# partition needs joint before it, and is the last; joint comes once.
+"$bin" opt "$tmp/g.fx" --passes=cse,partition 2>"$tmp/err"
+check [ $? -eq 2 ]
+check grep -q "run joint before it" "$tmp/err"
+"$bin" opt "$tmp/g.fx" --passes=joint,partition,dce 2>"$tmp/err"
+check [ $? -eq 2 ]
+check grep -q "must be the last" "$tmp/err"
+"$bin" opt "$tmp/g.fx" --passes=joint,cse,joint 2>"$tmp/err"
+check [ $? -eq 2 ]
+check grep -q "a second joint" "$tmp/err"
+# A decomposition spec ends at joint.
+"$bin" opt "$tmp/g.fx" --passes=decomp:core,joint --stats >"$tmp/joint.fx" 2>"$tmp/stats3"
+check [ $? -eq 0 ]
+check grep -q "def forward(self, primals, tangents)" "$tmp/joint.fx"
+check grep -q "^decomp:core " "$tmp/stats3"
 
 finish
