@@ -169,10 +169,36 @@ class Functionalizer {
 
   // --- values ------------------------------------------------------------------------------------
 
+  // Note [Views of a value made under no_grad, written]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // A value made under no_grad, read with grad mode on, is read through the capture's detach
+  // (NodeInfo::no_grad_read), the first step of its views' chains. Once its storage is written
+  // with grad mode on, eagerly the value has the write's history, and so have its views taken
+  // before the write: autograd regenerates their grad_fn from the base's. Replayed from the
+  // storage's new base -- which reads the old value through that detach, so no gradient reaches
+  // what computed it -- they go without the detach.
+  // So too a value made under no_grad as a detach() of the program, once written through that
+  // detach (its root, Note [Writes through detach]).
+  std::vector<ViewStep> live_chain(const FunctionalValue& v) const {
+    std::vector<ViewStep> out;
+    for (size_t i = 0; i < v.chain.size(); ++i) {
+      const ViewStep& s = v.chain[i];
+      const bool no_grad_read = s.op->non_differentiable && s.source &&
+                                s.source->info().no_grad_read &&
+                                !s.source->info().no_grad_view_requires_grad;
+      const bool written =
+          i == 0 ? v.storage->written_visibly
+                 : hides_history(v.chain[i - 1]) && roots_.count(v.chain[i - 1].source) > 0;
+      if (!(no_grad_read && written)) out.push_back(s);
+    }
+    return out;
+  }
+
   // The current functional node of a value, replaying its views if its storage was written.
   Node* sync(FunctionalValue& v) {
     if (v.node && v.generation == v.storage->generation) return v.node;
-    v.node = replay(v.chain, v.storage->base, v.chain.size());
+    const std::vector<ViewStep> chain = live_chain(v);
+    v.node = replay(chain, v.storage->base, chain.size());
     v.generation = v.storage->generation;
     return v.node;
   }
@@ -606,23 +632,24 @@ class Functionalizer {
   // Writes `new_value` into value `v`: folds it into the storage's base through the view chain.
   void write(FunctionalValue& v, Node* new_value) {
     Storage& s = *v.storage;
+    const std::vector<ViewStep> chain = live_chain(v);  // before this write makes it visible
     bool hidden = writing_hidden_;
-    for (const ViewStep& step : v.chain) hidden = hidden || hides_history(step);
+    for (const ViewStep& step : chain) hidden = hidden || hides_history(step);
     s.written_visibly = s.written_visibly || !hidden;
     // The value may need to broadcast or cast (copy_ into a view): the functional variant already
     // produced v's shape and dtype.
-    if (v.chain.empty()) {
+    if (chain.empty()) {
       s.base = new_value;
     } else {
       std::vector<Node*> bases{s.base};  // bases[i]: the value before step i
-      for (size_t i = 0; i + 1 < v.chain.size(); ++i)
-        bases.push_back(after_step(v.chain[i], apply_step(v.chain[i], bases.back()), s.base));
+      for (size_t i = 0; i + 1 < chain.size(); ++i)
+        bases.push_back(after_step(chain[i], apply_step(chain[i], bases.back()), s.base));
       // Through a detach, the innermost one's output takes the write's history (its root), the
       // detach's input keeps its own (Note [Writes through detach]).
       bool innermost = true;
       Node* cur = new_value;
-      for (size_t i = v.chain.size(); i-- > 0;) {
-        const ViewStep& step = v.chain[i];
+      for (size_t i = chain.size(); i-- > 0;) {
+        const ViewStep& step = chain[i];
         if (!hides_history(step)) {
           cur = inverse(step, bases[i], cur);
           continue;
@@ -637,7 +664,7 @@ class Functionalizer {
         // history) or not (a view of a value computed under no_grad) the chain does not say. At
         // the chain's start it reads the storage's own value, computed under no_grad: none.
         for (size_t k = 1; k < i; ++k)
-          if (v.chain[k].op->non_differentiable && !hides_history(v.chain[k]))
+          if (chain[k].op->non_differentiable && !hides_history(chain[k]))
             throw Error(
                 "a write through detach() of a value made under torch.no_grad: which history "
                 "the written tensor keeps is not known here; not supported");

@@ -209,27 +209,6 @@ bool writes_into_input(const Program& p, bool source) {
   });
 }
 
-// Whether the body writes in place, with grad mode on, a value made under no_grad (or a view of
-// one).
-bool writes_no_grad_value(const Program& p) {
-  std::vector<bool> made(p.args.size(), false);
-  for (const Instr& ins : p.body) {
-    const bool from = !ins.in.empty() && made[ins.in[0]];
-    if (writes_first(ins.op) && from && !ins.no_grad) return true;
-    made.push_back((ins.no_grad && !writes_first(ins.op)) || (from && is_view(ins.op)));
-  }
-  return false;
-}
-
-// Whether a write with grad mode on gives a tensor that does not require grad a value that does
-// (running the program to see).
-bool write_gains_grad(const Program& p) {
-  return some_step(p, [](const Instr& ins, const std::vector<at::Tensor>& table) {
-    return writes_first(ins.op) && !ins.no_grad && ins.in.size() > 1 &&
-           !table[ins.in[0]].requires_grad() && table[ins.in[1]].requires_grad();
-  });
-}
-
 // The memory locations (storage offsets) of the elements of `t`.
 std::set<int64_t> locations(const at::Tensor& t) {
   std::set<int64_t> out;
@@ -276,13 +255,6 @@ bool writes_as_strided_argument(const Program& p) {
 
 const std::vector<KnownIssue>& known_issues() {
   static const std::vector<KnownIssue> issues = {
-      {"no_grad_value_written",
-       "a value made under torch.no_grad, written in place with grad mode on, has the write's "
-       "history eagerly, and so have its views made before the write; compiled, those views are "
-       "regenerated through the detach aotgrad reads the value by, and do not require grad",
-       [](const Program& p, const std::string& detail) {
-         return detail.find("requires_grad 1 vs 0") != std::string::npos && writes_no_grad_value(p);
-       }},
       {"as_strided_argument_written",
        "an argument made by as_strided of a view, reaching storage the view does not cover, "
        "written in place: eagerly the write's backward reaches the argument's old value through "
@@ -297,13 +269,6 @@ const std::vector<KnownIssue>& known_issues() {
        [](const Program& p, const std::string& detail) {
          return detail.find("requires_grad 1 vs 0") != std::string::npos &&
                 writes_into_input(p, /*source=*/false);
-       }},
-      {"view_gains_grad",
-       "a view of a tensor that does not require grad, taken before the tensor is written (grad "
-       "mode on) with a value that does, requires grad eagerly (autograd rebases the view onto "
-       "the write); compiled, such a view can come back not requiring grad",
-       [](const Program& p, const std::string& detail) {
-         return detail.find("requires_grad 1 vs 0") != std::string::npos && write_gains_grad(p);
        }},
   };
   return issues;

@@ -57,6 +57,30 @@ def forward(self, x: "f32[4]", w: "f32[2]"):
                            aten_ops());
   EXPECT_TRUE(needs_autograd(*gains, {false, true}));
   EXPECT_FALSE(needs_autograd(*gains, {false, false}));
+  // A view of an intermediate that does not require grad, taken before the intermediate is
+  // written with a value that does: eagerly the view follows its base and requires grad.
+  auto view_before = parse_graph(R"(
+def forward(self, x: "f32[2, 3]", w: "f32[2, 3]"):
+    mul = torch.ops.aten.mul.Tensor(x, 2)
+    view = torch.ops.aten.view.default(mul, [6])
+    mul_ = torch.ops.aten.mul_.Tensor(mul, w)
+    return (view,)
+)",
+                                 aten_ops());
+  EXPECT_TRUE(needs_autograd(*view_before, {false, true}));
+  EXPECT_FALSE(needs_autograd(*view_before, {false, false}));
+  // Written with a value that does not require grad: the view does not either.
+  auto written_plain = parse_graph(R"(
+def forward(self, x: "f32[2, 3]", w: "f32[2, 3]"):
+    mul = torch.ops.aten.mul.Tensor(x, 2)
+    view = torch.ops.aten.view.default(mul, [6])
+    mul_ = torch.ops.aten.mul_.Tensor(mul, 3)
+    sum_1 = torch.ops.aten.sum.default(w)
+    gt = torch.ops.aten.gt.Scalar(sum_1, 0)
+    return (view, gt)
+)",
+                                   aten_ops());
+  EXPECT_FALSE(needs_autograd(*written_plain, {false, true}));
 }
 
 // derivatives.yaml's output_differentiability: the running statistics BatchNorm returns carry no
