@@ -532,8 +532,8 @@ void add_copy_grad_helpers() {
 // when shape and dtype match and is laid out as src otherwise, so the new value could alias
 // another value (an input the runtime later writes into) and an input's new base would not have
 // the input's layout, which the runtime's write-back relies on. slice_scatter over all of self
-// clones self and copies src in. nullptr (use aten::copy) for a number src or a broadcast with
-// symbolic sizes.
+// clones self and copies src in. nullptr (use aten::copy) for a number src, a 0-dim self or a
+// broadcast with symbolic sizes.
 Node* copy_inplace_value(InplaceValueBuilder& b) {
   Arg src_arg = b.arg(1);
   if (!src_arg.is_node()) return nullptr;
@@ -545,8 +545,10 @@ Node* copy_inplace_value(InplaceValueBuilder& b) {
   if (broadcast && !std::all_of(sm.sizes.begin(), sm.sizes.end(),
                                 [](const SymInt& x) { return x.is_concrete(); }))
     return nullptr;
+  // A 0-dim self has no slice to scatter into: aten::copy, whose result requires grad when self
+  // does, as eagerly the written tensor keeps requiring grad (CopyBackwards).
+  if (sm.dim() == 0) return nullptr;
   if (cast) src = b.call("aten::_to_copy", {Arg(src)}, {{"dtype", Arg::of_dtype(sm.dtype)}});
-  if (sm.dim() == 0) return cast ? src : b.call("aten::clone", {Arg(src)});
   if (broadcast) src = b.call("aten::expand", {Arg(src), Arg::of_symints(sm.sizes)});
   return b.call("aten::slice_scatter", {Arg(self), Arg(src)});
 }

@@ -197,18 +197,6 @@ bool some_step(const Program& p,
   return false;
 }
 
-// Whether the body writes into an argument (or a view of one) a value whose requires_grad is
-// `source` where the argument's is not (running the program to see).
-bool writes_into_input(const Program& p, bool source) {
-  return some_step(p, [&](const Instr& ins, const std::vector<at::Tensor>& table) {
-    if (!writes_first(ins.op) || ins.in.size() < 2 || ins.no_grad) return false;
-    const at::Tensor& target = table[ins.in[0]];
-    bool of_arg = false;
-    for (size_t a = 0; a < p.args.size(); ++a) of_arg = of_arg || target.is_alias_of(table[a]);
-    return of_arg && target.requires_grad() != source && table[ins.in[1]].requires_grad() == source;
-  });
-}
-
 // The memory locations (storage offsets) of the elements of `t`.
 std::set<int64_t> locations(const at::Tensor& t) {
   std::set<int64_t> out;
@@ -262,14 +250,6 @@ const std::vector<KnownIssue>& known_issues() {
        "the view; the compiled function's input is the argument, whose backward is the "
        "as_strided's (PyTorch 2.11's aot_function gives aotgrad's gradient too)",
        [](const Program& p, const std::string&) { return writes_as_strided_argument(p); }},
-      {"written_input_loses_grad",
-       "an input that requires grad, overwritten with a value that does not, still requires grad "
-       "eagerly (its grad_fn the copy), and so does what is computed from it; compiled, a value "
-       "computed from it after the write may not",
-       [](const Program& p, const std::string& detail) {
-         return detail.find("requires_grad 1 vs 0") != std::string::npos &&
-                writes_into_input(p, /*source=*/false);
-       }},
   };
   return issues;
 }
