@@ -368,12 +368,13 @@ void parse_cache_entry(std::string_view text, const std::string& key, CompileSta
     throw Error("the forward graph returns " + std::to_string(n_fw_out) +
                 " values, the entry says " + std::to_string(s.num_forward_outputs) +
                 " outputs and " + std::to_string(s.saved.size()) + " saved");
-  if (s.joint.tangent_of_output.size() != s.num_forward_outputs)
-    throw Error("tangent_of_output has " + std::to_string(s.joint.tangent_of_output.size()) +
-                " entries for " + std::to_string(s.num_forward_outputs) + " forward outputs");
-  if (s.joint.leaf_output.size() != s.num_forward_outputs)
-    throw Error("leaf_output has " + std::to_string(s.joint.leaf_output.size()) + " entries for " +
-                std::to_string(s.num_forward_outputs) + " forward outputs");
+  auto one_per_output = [&](const char* line, size_t entries) {
+    if (entries != s.num_forward_outputs)
+      throw Error(std::string(line) + " has " + std::to_string(entries) + " entries for " +
+                  std::to_string(s.num_forward_outputs) + " forward outputs");
+  };
+  one_per_output("tangent_of_output", s.joint.tangent_of_output.size());
+  one_per_output("leaf_output", s.joint.leaf_output.size());
   if (static_cast<size_t>(s.meta.num_tokens) + s.meta.mutated_inputs_returned.size() +
           s.meta.outputs.size() <
       s.num_forward_outputs)

@@ -11,6 +11,7 @@
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/saved_variable_hooks.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -843,8 +844,6 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
   std::vector<at::Tensor> result(outs.begin() + static_cast<int64_t>(n_mut), outs.end());
   std::vector<size_t> replayed;         // outputs that are views replayed under grad mode
   std::vector<c10::IValue> leaf_views;  // eager's views for leaf outputs, taken after the writes
-  bool any_requires_grad = false;
-  for (const at::Tensor& t : args) any_requires_grad = any_requires_grad || t.requires_grad();
   for (size_t j = 0; j < meta.outputs.size() && j < result.size(); ++j) {
     const OutputInfo& info = meta.outputs[j];
     int arg = j < state_->output_is_arg.size() ? state_->output_is_arg[j] : -1;
@@ -873,7 +872,8 @@ std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tenso
         const int64_t base = meta.inputs[info.input].mutates_data ? offsets[info.input] : 0;
         result[j] =
             args[info.input].as_strided(out.sizes(), out.strides(), base + out.storage_offset());
-      } else if (grad_mode && any_requires_grad) {
+      } else if (grad_mode && std::any_of(args.begin(), args.end(),
+                                          [](const at::Tensor& t) { return t.requires_grad(); })) {
         result[j] = out.detach().requires_grad_(true);
       }
       // The views graph replays the capture's detach: the leaf requires grad as its base does.
