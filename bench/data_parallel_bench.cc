@@ -32,9 +32,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include "aotgrad/aotgrad.h"
-#include "aotgrad/runtime/data_parallel.h"
+#include "aotgrad/runtime/distributed/data_parallel.h"
+#include "aotgrad/runtime/distributed/process_group.h"
 #include "aotgrad/runtime/memory.h"
-#include "aotgrad/runtime/process_group.h"
 
 namespace {
 

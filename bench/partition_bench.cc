@@ -11,11 +11,11 @@
 
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
-#include "aotgrad/transforms/cse.h"
-#include "aotgrad/transforms/dce.h"
-#include "aotgrad/transforms/decompose.h"
-#include "aotgrad/transforms/min_cut.h"
-#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/partition/min_cut.h"
+#include "aotgrad/transforms/partition/partition.h"
+#include "aotgrad/transforms/passes/cse.h"
+#include "aotgrad/transforms/passes/dce.h"
+#include "aotgrad/transforms/passes/decompose.h"
 
 namespace {
 

@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "aotgrad/driver/pass_registry.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
-#include "aotgrad/transforms/pass.h"
 
 namespace aotgrad {
 

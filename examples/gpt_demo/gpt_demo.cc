@@ -29,8 +29,8 @@
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/runtime/device.h"
+#include "aotgrad/runtime/distributed/process_group.h"
 #include "aotgrad/runtime/memory.h"
-#include "aotgrad/runtime/process_group.h"
 #include "char_gpt.h"
 
 namespace {

@@ -17,9 +17,9 @@
 #include "aotgrad/frontend/cond.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
-#include "aotgrad/transforms/data_parallel.h"
-#include "aotgrad/transforms/decompose.h"
-#include "aotgrad/transforms/knapsack.h"
+#include "aotgrad/transforms/distributed/data_parallel.h"
+#include "aotgrad/transforms/partition/knapsack.h"
+#include "aotgrad/transforms/passes/decompose.h"
 
 namespace torch::nn {
 class Module;
@@ -59,7 +59,7 @@ struct AOTConfig {
   KnapsackSolver solver = KnapsackSolver::kDp;
   /// The min-cut partitioner's other switches, as functorch's config: the ban_recompute_*
   /// heuristics, recompute_views, cse, max_dist_from_bw, treat_parameters_as_free_to_save, ...
-  /// (transforms/min_cut.h). Its static_lifetime_inputs come from num_params_buffers.
+  /// (transforms/partition/min_cut.h). Its static_lifetime_inputs come from num_params_buffers.
   MinCutOptions min_cut;
   /// The leading arguments that outlive the step (a module's parameters and buffers, which
   /// aot_module sets): with min_cut.treat_parameters_as_free_to_save they cost nothing to save.

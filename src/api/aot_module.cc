@@ -10,7 +10,7 @@
 
 #include "aotgrad/aotgrad.h"
 #include "aotgrad/frontend/sharding.h"
-#include "aotgrad/runtime/data_parallel.h"
+#include "aotgrad/runtime/distributed/data_parallel.h"
 #include "config_options.h"
 #include "lifted_names.h"
 

@@ -18,7 +18,7 @@
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
-#include "aotgrad/runtime/data_parallel.h"
+#include "aotgrad/runtime/distributed/data_parallel.h"
 #include "aotgrad/runtime/synthetic_base.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/input_mutations.h"

@@ -7,10 +7,10 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/autograd.h"
-#include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/functionalize.h"
-#include "aotgrad/transforms/memory_schedule.h"
-#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/partition/memory_schedule.h"
+#include "aotgrad/transforms/partition/partition.h"
+#include "aotgrad/transforms/passes/decompose.h"
 
 namespace aotgrad {
 namespace {

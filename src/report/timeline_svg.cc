@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/partition/partition.h"
 
 namespace aotgrad {
 namespace {

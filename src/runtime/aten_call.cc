@@ -16,7 +16,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
 #include "aotgrad/runtime/effects.h"
-#include "aotgrad/transforms/reinplace.h"
+#include "aotgrad/transforms/passes/reinplace.h"
 
 namespace aotgrad {
 

@@ -25,8 +25,8 @@
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/saved_tensors_hooks.h"
 #include "aotgrad/runtime/write_back.h"
-#include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/transforms/passes/dce.h"
 
 namespace aotgrad {
 

@@ -19,8 +19,8 @@
 #include "aotgrad/runtime/synthetic_base.h"
 #include "aotgrad/runtime/write_back.h"
 #include "aotgrad/support/logging.h"
-#include "aotgrad/transforms/decompose.h"
 #include "aotgrad/transforms/input_mutations.h"
+#include "aotgrad/transforms/passes/decompose.h"
 
 namespace aotgrad {
 namespace {

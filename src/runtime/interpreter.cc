@@ -11,13 +11,13 @@
 #include "aotgrad/ir/symbol_binding.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
-#include "aotgrad/runtime/collectives.h"
 #include "aotgrad/runtime/compiler.h"
+#include "aotgrad/runtime/distributed/collectives.h"
+#include "aotgrad/runtime/distributed/process_group.h"
 #include "aotgrad/runtime/effects.h"
-#include "aotgrad/runtime/process_group.h"
-#include "aotgrad/transforms/dce.h"
-#include "aotgrad/transforms/memory_timeline.h"
-#include "aotgrad/transforms/reinplace.h"
+#include "aotgrad/transforms/partition/memory_timeline.h"
+#include "aotgrad/transforms/passes/dce.h"
+#include "aotgrad/transforms/passes/reinplace.h"
 
 namespace aotgrad {
 

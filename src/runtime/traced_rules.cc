@@ -17,8 +17,8 @@
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/dispatcher_ops.h"
 #include "aotgrad/runtime/fake_tensor.h"
-#include "aotgrad/transforms/dce.h"
 #include "aotgrad/transforms/functionalize.h"
+#include "aotgrad/transforms/passes/dce.h"
 
 namespace aotgrad {
 namespace {

@@ -9,7 +9,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/cond_autograd.h"
 #include "aotgrad/transforms/requires_grad.h"
-#include "arg_remap.h"
+#include "passes/arg_remap.h"
 
 namespace aotgrad {
 namespace {

@@ -4,7 +4,7 @@
 #include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/transforms/autograd.h"
-#include "aotgrad/transforms/dce.h"
+#include "aotgrad/transforms/passes/dce.h"
 
 namespace aotgrad {
 

@@ -84,47 +84,36 @@ bool needs_autograd(const Graph& g, const std::vector<bool>& input_requires_grad
   if (g.output())
     g.output()->args()[0].for_each_node([&](Node* n) { output_rg = output_rg || by_node[n]; });
   if (output_rg) return true;
+  // The storages written with a value that requires grad (one walk of the storage roots, for the
+  // two cases below).
+  std::vector<const Node*> storage = storage_roots(g);
+  std::unordered_map<const Node*, const Node*> storage_of;
+  i = 0;
+  for (const Node* n : g.nodes()) storage_of[n] = storage[i++];
+  std::unordered_set<const Node*> written;
+  for (const Node* n : g.nodes())
+    if (n->kind() == NodeKind::Call && by_node[n])
+      for (int a : n->op()->mutated_args())
+        n->args()[static_cast<size_t>(a)].for_each_node(
+            [&](Node* w) { written.insert(storage_of[w]); });
+  // An input that does not require grad, written with a value that does: eagerly it gains the
+  // write's history, and the runtime writes it back under autograd.
+  for (const Node* s : written)
+    if (s->kind() == NodeKind::Placeholder) return true;
   // An output that views a storage written with a value that requires grad: eagerly a view follows
   // its base, and requires grad, though taken before the write (Note [Views of a value made
   // under no_grad, written] in functionalize.cc).
-  {
-    std::vector<const Node*> storage = storage_roots(g);
-    std::unordered_map<const Node*, const Node*> storage_of;
-    i = 0;
-    for (const Node* n : g.nodes()) storage_of[n] = storage[i++];
-    std::unordered_set<const Node*> written;
-    for (const Node* n : g.nodes())
-      if (n->kind() == NodeKind::Call && by_node[n])
-        for (int a : n->op()->mutated_args())
-          n->args()[static_cast<size_t>(a)].for_each_node(
-              [&](Node* w) { written.insert(storage_of[w]); });
-    bool views_written = false;
-    if (g.output() && !written.empty())
-      g.output()->args()[0].for_each_node(
-          [&](Node* n) { views_written = views_written || written.count(storage_of[n]); });
-    if (views_written) return true;
-  }
+  bool views_written = false;
+  if (g.output() && !written.empty())
+    g.output()->args()[0].for_each_node(
+        [&](Node* n) { views_written = views_written || written.count(storage_of[n]); });
+  if (views_written) return true;
   InputMutations m = analyze_input_mutations(g);
   std::vector<Node*> phs = g.placeholders();
   for (size_t k = 0; k < phs.size(); ++k)
     if (k < input_requires_grad.size() && input_requires_grad[k] &&
         (m.data_mutated[k] || m.metadata_mutated[k]))
       return true;
-  // An input that does not require grad, written with a value that does: eagerly it gains the
-  // write's history, and the runtime writes it back under autograd.
-  std::vector<int> roots = input_alias_roots(g);
-  std::unordered_map<const Node*, int> root_of;
-  i = 0;
-  for (const Node* n : g.nodes()) root_of[n] = roots[i++];
-  for (const Node* n : g.nodes()) {
-    if (n->kind() != NodeKind::Call || !by_node[n]) continue;
-    for (int a : n->op()->mutated_args()) {
-      bool of_input = false;
-      n->args()[static_cast<size_t>(a)].for_each_node(
-          [&](Node* w) { of_input = of_input || root_of[w] >= 0; });
-      if (of_input) return true;
-    }
-  }
   return false;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `aotgrad launch`'s allocator (Note [The ranks' allocator], src/tools/launch_command.cc): by
+# `aotgrad launch`'s allocator (Note [The ranks' allocator], src/cli/launch_command.cc): by
 # default each rank runs with tcmalloc preloaded, as PyTorch's CPU launcher does; --enable-jemalloc
 # preloads jemalloc with run_cpu's MALLOC_CONF; --use-default-allocator and an allocator the caller
 # preloaded already are left alone; two choices at once are a usage error. scripts/setup.sh

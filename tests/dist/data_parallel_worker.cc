@@ -37,7 +37,7 @@
 
 #include "../../examples/gpt_demo/char_gpt.h"
 #include "aotgrad/aotgrad.h"
-#include "aotgrad/runtime/data_parallel.h"
+#include "aotgrad/runtime/distributed/data_parallel.h"
 
 namespace {
 

@@ -19,8 +19,8 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/support/logging.h"
 #include "commands.h"
+#include "compile_args.h"
 #include "fuzz_check.h"
-#include "pipeline.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 
 #include "../graph_text.h"
 #include "aotgrad/ir/error.h"
-#include "aotgrad/transforms/min_cut.h"
-#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/partition/min_cut.h"
+#include "aotgrad/transforms/partition/partition.h"
 
 namespace aotgrad {
 namespace {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "../graph_text.h"
-#include "aotgrad/transforms/min_cut.h"
-#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/partition/min_cut.h"
+#include "aotgrad/transforms/partition/partition.h"
 
 namespace aotgrad {
 namespace {

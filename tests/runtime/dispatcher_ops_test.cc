@@ -11,7 +11,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
-#include "aotgrad/transforms/decompose.h"
+#include "aotgrad/transforms/passes/decompose.h"
 
 namespace aotgrad {
 namespace {

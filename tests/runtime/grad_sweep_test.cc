@@ -53,7 +53,7 @@
 #include "aotgrad/runtime/dispatcher_ops.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/transforms/autograd.h"
-#include "aotgrad/transforms/decompose.h"
+#include "aotgrad/transforms/passes/decompose.h"
 #include "op_samples.h"
 #include "sample_inputs.h"
 

@@ -11,7 +11,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/runtime/aten_call.h"
 #include "aotgrad/runtime/memory.h"
-#include "aotgrad/transforms/reinplace.h"
+#include "aotgrad/transforms/passes/reinplace.h"
 
 namespace aotgrad {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "../graph_text.h"
 #include "aotgrad/runtime/compiled_function.h"
-#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition/memory_timeline.h"
 
 namespace aotgrad {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "../graph_text.h"
 #include "aotgrad/ir/error.h"
-#include "aotgrad/transforms/cost_model.h"
-#include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/partition/cost_model.h"
+#include "aotgrad/transforms/partition/min_cut.h"
 
 namespace aotgrad {
 namespace {

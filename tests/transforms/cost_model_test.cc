@@ -1,6 +1,6 @@
 // Tests for the cost model: the measured curves' interpolation, the profile's JSON (round trip and
 // every kind of bad file), the measured estimate per kind of op and the cache fingerprint.
-#include "aotgrad/transforms/cost_model.h"
+#include "aotgrad/transforms/partition/cost_model.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // graph: on every pass case of tests/passes (cse_*.fx, dce_*.fx), the dry run says "changes"
 // exactly when the pass changes the graph. What the passes do to graphs is checked by the .fx
 // cases.
-#include "aotgrad/transforms/cse.h"
+#include "aotgrad/transforms/passes/cse.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/dce.h"
+#include "aotgrad/transforms/passes/dce.h"
 
 namespace aotgrad {
 namespace {

@@ -1,10 +1,10 @@
-// Tests for the data-parallel gradient buckets (src/transforms/data_parallel.cc): buckets follow
-// the backward's node order and DDP's caps, each gradient is copied into its bucket as it is
-// computed and each bucket is one all_reduce issued right after its last gradient and waited
-// before the output, the rewritten graph parses back, and its plan reads back from the graph (the
-// concatenated form of earlier graphs too); sharded gradients are reduce-scattered as soon as they
-// are computed.
-#include "aotgrad/transforms/data_parallel.h"
+// Tests for the data-parallel gradient buckets (src/transforms/distributed/data_parallel.cc):
+// buckets follow the backward's node order and DDP's caps, each gradient is copied into its bucket
+// as it is computed and each bucket is one all_reduce issued right after its last gradient and
+// waited before the output, the rewritten graph parses back, and its plan reads back from the graph
+// (the concatenated form of earlier graphs too); sharded gradients are reduce-scattered as soon as
+// they are computed.
+#include "aotgrad/transforms/distributed/data_parallel.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Tests for dead code elimination's predicates and API; what the pass does to graphs is checked by
 // tests/passes/dce_*.fx.
-#include "aotgrad/transforms/dce.h"
+#include "aotgrad/transforms/passes/dce.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // make_fx records for the composite ops (where 1.13 writes in place into a fresh result --
 // squeeze_, add_
 // -- the functional form is expected).
-#include "aotgrad/transforms/decompose.h"
+#include "aotgrad/transforms/passes/decompose.h"
 
 #include <gtest/gtest.h>
 

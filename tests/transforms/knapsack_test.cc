@@ -1,5 +1,5 @@
 // Tests for the memory budget's knapsack solvers against a brute force over every subset.
-#include "aotgrad/transforms/knapsack.h"
+#include "aotgrad/transforms/partition/knapsack.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // priced by the training step's peak, a predicted peak that never rises as the budget falls and
 // the cheapest allowed plan; priced by summed bytes (PyTorch's), saved activation bytes that never
 // grow as the budget falls (synthetic and exported models).
-#include "aotgrad/transforms/memory_budget.h"
+#include "aotgrad/transforms/partition/memory_budget.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition/memory_timeline.h"
 
 namespace aotgrad {
 namespace {

@@ -1,12 +1,12 @@
 // Tests for memory-aware scheduling: forward and backward graphs in, their order and the predicted
 // peaks (training_step_timeline) out.
-#include "aotgrad/transforms/memory_schedule.h"
+#include "aotgrad/transforms/partition/memory_schedule.h"
 
 #include <gtest/gtest.h>
 
 #include "../graph_text.h"
 #include "aotgrad/ir/error.h"
-#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition/memory_timeline.h"
 
 namespace aotgrad {
 namespace {

@@ -1,12 +1,12 @@
 // Tests for the activation timeline: a small joint graph partitioned in, live bytes per step out.
-#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition/memory_timeline.h"
 
 #include <gtest/gtest.h>
 
 #include "../graph_text.h"
 #include "aotgrad/ir/error.h"
-#include "aotgrad/transforms/min_cut.h"
-#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/partition/min_cut.h"
+#include "aotgrad/transforms/partition/partition.h"
 
 namespace aotgrad {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "../graph_text.h"
 #include "aotgrad/driver/driver.h"
-#include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/partition/min_cut.h"
 
 namespace aotgrad {
 namespace {

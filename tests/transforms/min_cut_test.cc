@@ -1,6 +1,6 @@
 // Tests for the min-cut rematerialization partitioner: joint graphs in, forward/backward graphs,
 // saved values and the explanation out; optimality against a brute force on random graphs.
-#include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/partition/min_cut.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,11 @@
 // Tests for the pass interface and make_pass (the pass pipeline:
 // tests/driver/pass_pipeline_test.cc).
-#include "aotgrad/transforms/pass.h"
-
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "../graph_text.h"
+#include "aotgrad/driver/pass_registry.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"

@@ -1,12 +1,12 @@
 // Tests for computing a backward value again after the step's peak: forward and backward graphs
 // in, the rewritten backward and the predicted peaks out.
-#include "aotgrad/transforms/recompute_again.h"
+#include "aotgrad/transforms/partition/recompute_again.h"
 
 #include <gtest/gtest.h>
 
 #include "../graph_text.h"
 #include "aotgrad/ir/error.h"
-#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition/memory_timeline.h"
 
 namespace aotgrad {
 namespace {

@@ -1,11 +1,11 @@
 // Tests for the re-inplacing plan: a graph in, the calls that may run in place (and into which
 // value) out; and the training-step timeline that prices it.
-#include "aotgrad/transforms/reinplace.h"
+#include "aotgrad/transforms/passes/reinplace.h"
 
 #include <gtest/gtest.h>
 
 #include "../graph_text.h"
-#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition/memory_timeline.h"
 
 namespace aotgrad {
 namespace {

@@ -1,6 +1,6 @@
 // Tests for functionalize_rng_ops: partitions in (forward and backward as text), the rewritten
 // graphs out; and through min_cut_partition, a recomputed dropout replays its generator state.
-#include "aotgrad/transforms/rng_functionalize.h"
+#include "aotgrad/transforms/partition/rng_functionalize.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/partition/min_cut.h"
 
 namespace aotgrad {
 namespace {

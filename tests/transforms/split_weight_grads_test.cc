@@ -1,6 +1,6 @@
 // Tests for split_weight_gradients: a backward graph in, the same graph with each
 // convolution_backward's weight gradient a call of its own out.
-#include "aotgrad/transforms/split_weight_grads.h"
+#include "aotgrad/transforms/partition/split_weight_grads.h"
 
 #include <gtest/gtest.h>
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "aotgrad/transforms/decompose.h"
-#include "aotgrad/transforms/memory_schedule.h"
-#include "aotgrad/transforms/min_cut.h"
+#include "aotgrad/transforms/partition/memory_schedule.h"
+#include "aotgrad/transforms/partition/min_cut.h"
+#include "aotgrad/transforms/passes/decompose.h"
 
 namespace aotgrad {
 
@@ -62,8 +62,8 @@ struct CompileOptions {
   PartitionFn partition_fn;
   /// Training: the order of the partition's graphs -- kMemory reorders them (within data
   /// dependences and effect order) so that the step's predicted peak falls, never rises
-  /// (transforms/memory_schedule.h; the "schedule" stage after "partition"); kNone keeps the
-  /// partitioner's order and leaves the stage out.
+  /// (transforms/partition/memory_schedule.h; the "schedule" stage after "partition"); kNone keeps
+  /// the partitioner's order and leaves the stage out.
   ScheduleKind schedule = ScheduleKind::kMemory;
   /// Inference and export: data mutations of inputs stay in the graph as a trailing copy_ (the
   /// seed's keep_inference_input_mutations, §13.13) instead of being returned.

@@ -23,7 +23,7 @@
 #include "aotgrad/driver/pass_pipeline.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/support/timer.h"
-#include "aotgrad/transforms/partition.h"
+#include "aotgrad/transforms/partition/partition.h"
 
 namespace aotgrad {
 
@@ -105,7 +105,8 @@ std::string training_cache_key(const Graph& graph, const std::vector<bool>& requ
                                const CompileOptions& options, std::string_view version);
 
 /// What the saved values of a training compilation cost: the explanation's figures when the
-/// min-cut gave one, else summarize_saved over the forward graph (transforms/partition.h).
+/// min-cut gave one, else summarize_saved over the forward graph
+/// (transforms/partition/partition.h).
 SavedSummary saved_summary(const TrainingArtifacts& a);
 
 }  // namespace aotgrad

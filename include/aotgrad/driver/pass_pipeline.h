@@ -11,14 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "aotgrad/driver/pass_registry.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/support/timer.h"
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/functionalize.h"
-#include "aotgrad/transforms/min_cut.h"
-#include "aotgrad/transforms/pass.h"
+#include "aotgrad/transforms/partition/min_cut.h"
 
 namespace aotgrad {
 

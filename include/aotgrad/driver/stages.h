@@ -6,7 +6,7 @@
 
 #include "aotgrad/driver/compile_options.h"
 #include "aotgrad/driver/pass_pipeline.h"
-#include "aotgrad/transforms/data_parallel.h"
+#include "aotgrad/transforms/distributed/data_parallel.h"
 
 namespace aotgrad {
 
@@ -26,7 +26,7 @@ std::unique_ptr<Stage> functionalize_stage(bool keep_input_mutations, bool posit
 /// (transforms/autograd.h) over s.requires_grad; fills s.joint.
 std::unique_ptr<Stage> joint_stage();
 
-/// "decompose": s.graph decomposed with `table` (transforms/decompose.h).
+/// "decompose": s.graph decomposed with `table` (transforms/passes/decompose.h).
 std::unique_ptr<Stage> decompose_stage(DecompositionTable table);
 
 /// "partition": the joint graph in s.graph split into s.fw and s.bw (default_partition, the
@@ -36,15 +36,16 @@ std::unique_ptr<Stage> decompose_stage(DecompositionTable table);
 std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
                                        bool explain, PartitionFn custom = {});
 
-/// "schedule": s.fw and s.bw reordered by schedule_for_memory (transforms/memory_schedule.h) when
-/// `kind` is ScheduleKind::kMemory; last in the training pipeline, after the stages front ends add
-/// after "partition". Logs the peaks before and after on AOTGRAD_LOGS=partitioner.
-/// `gradients_kept`: MinCutOptions::gradients_kept, the peak it lowers.
+/// "schedule": s.fw and s.bw reordered by schedule_for_memory
+/// (transforms/partition/memory_schedule.h) when `kind` is ScheduleKind::kMemory; last in the
+/// training pipeline, after the stages front ends add after "partition". Logs the peaks before and
+/// after on AOTGRAD_LOGS=partitioner. `gradients_kept`: MinCutOptions::gradients_kept, the peak it
+/// lowers.
 std::unique_ptr<Stage> schedule_stage(ScheduleKind kind, bool gradients_kept = false);
 
 /// "data_parallel": s.bw all-reduces the gradients `options` names in buckets
-/// (transforms/data_parallel.h, Note [Gradient buckets]); inserted after "partition" by front ends
-/// that train data-parallel. Logs the buckets on AOTGRAD_LOGS=collectives.
+/// (transforms/distributed/data_parallel.h, Note [Gradient buckets]); inserted after "partition" by
+/// front ends that train data-parallel. Logs the buckets on AOTGRAD_LOGS=collectives.
 std::unique_ptr<Stage> data_parallel_stage(DataParallelOptions options);
 /// Sharded training, before "joint": gather_parameters_at_first_use on the functional graph.
 std::unique_ptr<Stage> gather_at_first_use_stage();

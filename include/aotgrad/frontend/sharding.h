@@ -1,6 +1,6 @@
 // aotgrad: FSDP2-style parameter sharding -- each parameter split along dim 0 into one row block
 // per rank, and gathered whole inside the traced function (Note [Sharded parameters],
-// transforms/data_parallel.cc).
+// transforms/distributed/data_parallel.cc).
 #pragma once
 
 #include <ATen/core/Tensor.h>

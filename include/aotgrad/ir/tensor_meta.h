@@ -73,6 +73,10 @@ struct ValueMeta {
     return v;
   }
   bool is_tensor() const { return kind == Kind::Tensor; }
+  /// A SymInt, SymFloat or SymBool.
+  bool is_sym_scalar() const {
+    return kind == Kind::SymInt || kind == Kind::SymFloat || kind == Kind::SymBool;
+  }
   /// Same kind and, for tensors, same_layout; tuples element-wise.
   bool same_as(const ValueMeta& o) const;
   /// Annotation text ("f32[4][1]cpu", "Sym(s0)"), empty for None and tuples.

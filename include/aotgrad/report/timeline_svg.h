@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "aotgrad/transforms/autograd.h"
-#include "aotgrad/transforms/memory_timeline.h"
+#include "aotgrad/transforms/partition/memory_timeline.h"
 
 namespace aotgrad {
 

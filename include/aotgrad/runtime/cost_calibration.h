@@ -1,8 +1,9 @@
 // aotgrad: measures this machine's kernel speeds for the measured cost model
-// (transforms/cost_model.h): `aotgrad calibrate`, or a libtorch program before it compiles.
+// (transforms/partition/cost_model.h): `aotgrad calibrate`, or a libtorch program before it
+// compiles.
 #pragma once
 
-#include "aotgrad/transforms/cost_model.h"
+#include "aotgrad/transforms/partition/cost_model.h"
 
 namespace aotgrad {
 

@@ -33,8 +33,8 @@ class SymbolBinder {
 
 /// How an Interpreter runs its graph.
 struct InterpreterOptions {
-  /// Run the calls transforms/reinplace.h's reinplace_plan picks with their in-place variant or
-  /// their out= overload, into the buffer of an argument that dies there: a functional graph
+  /// Run the calls transforms/passes/reinplace.h's reinplace_plan picks with their in-place variant
+  /// or their out= overload, into the buffer of an argument that dies there: a functional graph
   /// allocates no more than the eager program did. A call runs in place only when, at that moment,
   /// nothing else holds that tensor or its storage (the caller, autograd, a view) and it does not
   /// require grad; else as written.

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
-#include "aotgrad/transforms/dce.h"  // eliminate_dead_code, used on functionalized graphs
+#include "aotgrad/transforms/passes/dce.h"  // eliminate_dead_code, used on functionalized graphs
 
 namespace aotgrad {
 

@@ -32,8 +32,9 @@ std::vector<int> input_alias_roots(const Graph& g);
 
 /// For each node (by position in g.nodes()): the node whose storage its value lives in -- itself
 /// for fresh values, the viewed value's root for views (a placeholder for views of inputs).
-/// `written_into` (by position, as reinplaced_args of transforms/reinplace.h; empty: none) gives
-/// the argument a re-inplaced call writes its result into (-1: none): it lives in that storage.
+/// `written_into` (by position, as reinplaced_args of transforms/passes/reinplace.h; empty: none)
+/// gives the argument a re-inplaced call writes its result into (-1: none): it lives in that
+/// storage.
 std::vector<const Node*> storage_roots(const Graph& g, const std::vector<int>& written_into = {});
 
 /// Per output leaf of `g`: the placeholder it is the very tensor of (the placeholder itself, or an
