@@ -265,7 +265,7 @@ int memory_main(int argc, char** argv, const c10::intrusive_ptr<c10d::ProcessGro
       aotgrad::AOTConfig config;
       config.data_parallel = c.mode;
       config.reshard_after_forward = c.reshard;
-      config.activation_memory_budget = c.budget;
+      config.min_cut.activation_memory_budget = c.budget;
       Mlp* raw = m.get();
       auto compiled = std::make_shared<aotgrad::AOTModule>(aotgrad::aot_module(
           m,

@@ -245,7 +245,7 @@ void BM_TrainStep_NanoGPTCompiled(benchmark::State& state, const Variant& v) {
   NanoGPT g = make_nanogpt(/*checkpoint_blocks=*/false);
   aotgrad::AOTConfig config;
   config.partition = v.partition;
-  config.activation_memory_budget = v.budget;
+  config.min_cut.activation_memory_budget = v.budget;
   config.min_cut.max_slowdown = v.max_slowdown;
   config.min_cut.cost_model = cost_model(v);
   if (!v.reinplace) config.fw_compiler = config.bw_compiler = functional_compiler();

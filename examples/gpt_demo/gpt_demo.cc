@@ -326,7 +326,7 @@ RunResult train(const std::string& mode, bool compiled, const Options& o, const 
   if (compiled) {
     aotgrad::AOTConfig config;
     config.partition = aotgrad::PartitionKind::kMinCut;
-    config.activation_memory_budget = o.memory_budget;
+    config.min_cut.activation_memory_budget = o.memory_budget;
     config.min_cut.max_slowdown = o.max_slowdown;
     // --zero-grad=in-place keeps each .grad and zeroes it: the step adds each gradient into it as
     // soon as the backward makes it, and the plan and order lower that peak (not with data

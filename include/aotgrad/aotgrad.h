@@ -44,23 +44,17 @@ enum class DynamicMode {
           // 0 and 1, and those the function needs static, stay static)
 };
 
-struct AOTConfig {
-  /// min_cut_rematerialization_partition (the default) or default_partition; or a function of
-  /// the user's (functorch.compile's partition_fn), which replaces them when set.
-  PartitionKind partition = PartitionKind::kMinCut;
-  PartitionFn partition_fn;
-  /// Applied after functionalization (§13.10); composite ops always decompose first.
-  DecompositionTable decompositions = DecompositionTable::core();
-  /// Inference: input data mutations stay in the graph as a trailing copy_ (§13.13).
-  bool keep_inference_input_mutations = false;
-  /// The min-cut partitioner's activation memory budget in [0, 1] and its knapsack solver (they
-  /// replace min_cut's activation_memory_budget and memory_budget_solver).
-  double activation_memory_budget = 1.0;
-  KnapsackSolver solver = KnapsackSolver::kDp;
-  /// The min-cut partitioner's other switches, as functorch's config: the ban_recompute_*
-  /// heuristics, recompute_views, cse, max_dist_from_bw, treat_parameters_as_free_to_save, ...
-  /// (transforms/partition/min_cut.h). Its static_lifetime_inputs come from num_params_buffers.
-  MinCutOptions min_cut;
+struct AOTConfig : CompileOptions {
+  // The compile driver's options are the CompileOptions this config is (driver/compile_options.h):
+  // partition and partition_fn (min_cut_rematerialization_partition, the default, or
+  // default_partition; or a function of the user's, functorch.compile's partition_fn, which
+  // replaces them when set), decompositions (applied after functionalization, §13.10; composite
+  // ops always decompose first), keep_inference_input_mutations (§13.13), min_cut (the min-cut
+  // partitioner's switches as functorch's config, with the activation memory budget in [0, 1] and
+  // its knapsack solver; its static_lifetime_inputs come from num_params_buffers), schedule (the
+  // order of a training compilation's forward and backward graphs) and cache_dir (the on-disk
+  // compile cache: unset, $AOTGRAD_CACHE_DIR or else the user's cache directory; "" or "off",
+  // none; else that directory). What follows is the front end's own.
   /// The leading arguments that outlive the step (a module's parameters and buffers, which
   /// aot_module sets): with min_cut.treat_parameters_as_free_to_save they cost nothing to save.
   size_t num_params_buffers = 0;
@@ -71,10 +65,6 @@ struct AOTConfig {
   std::shared_ptr<const Compiler> inference_compiler;
   /// Placeholder names of the captured graph, one per input (empty: arg0_1, arg1_1, ...).
   std::vector<std::string> input_names;
-  /// The on-disk compile cache (TrainOptions::cache_dir): unset, $AOTGRAD_CACHE_DIR or else the
-  /// user's cache directory ($XDG_CACHE_HOME/aotgrad, ~/.cache/aotgrad); "" or "off", none; else
-  /// that directory.
-  std::optional<std::string> cache_dir;
   /// PyTorch's config.debug_assert: every training call checks each input's requires_grad
   /// against the compiled one (TrainOptions::debug_assert).
   bool debug_assert = false;
@@ -120,10 +110,6 @@ struct AOTConfig {
   /// the dimensions compiled as symbols from the first call, unless `dynamic` is kOff. A marked
   /// dimension the function needs static is an Error.
   std::map<size_t, std::vector<int64_t>> dynamic_dims;
-
-  /// Training: the order of the forward and backward graphs (CompileOptions::schedule): kMemory
-  /// reorders them so that the step's predicted peak falls; kNone keeps the partitioner's order.
-  ScheduleKind schedule = ScheduleKind::kMemory;
 };
 
 /// The input signature a compilation is keyed by: per input its dtype, device, sizes, strides and

@@ -7,9 +7,9 @@ namespace aotgrad {
 
 /// Throws Error (prefixed with `who`) for a config no compilation can use.
 inline void check_config(const AOTConfig& config, const char* who) {
-  AOTGRAD_CHECK(config.activation_memory_budget >= 0 && config.activation_memory_budget <= 1, who,
-                ": activation_memory_budget must be in [0, 1], got ",
-                config.activation_memory_budget);
+  const double budget = config.min_cut.activation_memory_budget;
+  AOTGRAD_CHECK(budget >= 0 && budget <= 1, who,
+                ": min_cut.activation_memory_budget must be in [0, 1], got ", budget);
   AOTGRAD_CHECK(config.bucket_cap_bytes > 0 && config.first_bucket_cap_bytes > 0, who,
                 ": bucket_cap_bytes and first_bucket_cap_bytes must be positive, got ",
                 config.bucket_cap_bytes, " and ", config.first_bucket_cap_bytes);
@@ -20,21 +20,9 @@ inline std::string data_parallel_group(const AOTConfig& config) {
   return config.process_group.empty() ? std::string("0") : config.process_group;
 }
 
-/// The compile driver's options of `config`, filled once for every compilation of a front end:
-/// decompositions, partition, the min-cut's switches, memory budget and solver, the schedule,
-/// keep_inference_input_mutations, the cache.
+/// The compile driver's options of `config`: the CompileOptions it is.
 inline CompileOptions compile_options(const AOTConfig& config) {
-  CompileOptions options;
-  options.decompositions = config.decompositions;
-  options.partition = config.partition;
-  options.partition_fn = config.partition_fn;
-  options.min_cut = config.min_cut;
-  options.min_cut.activation_memory_budget = config.activation_memory_budget;
-  options.min_cut.memory_budget_solver = config.solver;
-  options.keep_inference_input_mutations = config.keep_inference_input_mutations;
-  options.schedule = config.schedule;
-  options.cache_dir = config.cache_dir;
-  return options;
+  return static_cast<const CompileOptions&>(config);
 }
 
 }  // namespace aotgrad

@@ -1,4 +1,5 @@
-// aotgrad: graph loading and --grad parsing for the commands.
+// aotgrad: what the commands that compile share: graph loading, --grad, --hint, --recompute,
+// --reinplace, and the compile options (driver/compile_options.h's table) of a command line.
 #include "compile_args.h"
 
 #include <cmath>
@@ -101,114 +102,20 @@ std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec) {
 }
 
 CompileOptions compile_options(const Args& args) {
-  CompileOptions o;
+  GivenCompileOptions given;
+  for (const CompileOptionDecl& d : compile_option_table()) {
+    std::string name(d.name);
+    if (args.has(name)) given.emplace_back(name, args.get(name).value_or(""));
+  }
+  // The command line uses no cache unless asked: the user's cache is not a command's business.
+  if (!args.has("cache-dir")) given.emplace_back("cache-dir", "off");
   try {
-    o.decompositions = parse_decomposition_spec(args.get("decomp").value_or("core"));
+    return parse_compile_options(given);
+  } catch (const CompileOptionFileError&) {
+    throw;  // a missing or corrupt file: exit 1, with the file's error
   } catch (const Error& e) {
-    throw UsageError{"--decomp: " + e.message()};
+    throw UsageError{e.message()};
   }
-  std::string partition = args.get("partition").value_or("min_cut");
-  if (partition == "default") {
-    o.partition = PartitionKind::kDefault;
-  } else if (partition == "min_cut") {
-    o.partition = PartitionKind::kMinCut;
-  } else {
-    throw UsageError{"--partition: unknown partition '" + partition +
-                     "' (known: default, min_cut)"};
-  }
-  if (auto b = args.get("memory-budget"); b && *b == "auto") {
-    o.min_cut.max_slowdown = kDefaultMaxSlowdown;
-    if (auto m = args.get("max-slowdown")) {
-      size_t used = 0;
-      double v = -1;
-      try {
-        v = std::stod(*m, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (used != m->size() || !(v >= 0) || !std::isfinite(v))
-        throw UsageError{"--max-slowdown takes a fraction of at least 0, got '" + *m + "'"};
-      o.min_cut.max_slowdown = v;
-    }
-  } else if (args.has("max-slowdown")) {
-    throw UsageError{"--max-slowdown applies to --memory-budget=auto"};
-  } else if (auto b = args.get("memory-budget")) {
-    size_t used = 0;
-    double v = -1;
-    try {
-      v = std::stod(*b, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != b->size() || !(v >= 0 && v <= 1))
-      throw UsageError{"--memory-budget takes a number in [0, 1] or auto, got '" + *b + "'"};
-    o.min_cut.activation_memory_budget = v;
-  }
-  if (auto s = args.get("solver")) {
-    try {
-      o.min_cut.memory_budget_solver = parse_knapsack_solver(*s);
-    } catch (const Error& e) {
-      throw UsageError{"--solver: " + e.message()};
-    }
-  }
-  if (auto m = args.get("cost-model")) {
-    try {
-      o.min_cut.cost_model.kind = parse_cost_model(*m);
-    } catch (const Error& e) {
-      throw UsageError{"--cost-model: " + e.message()};
-    }
-  }
-  if (args.has("cost-profile") && o.min_cut.cost_model.kind != CostModelKind::kMeasured)
-    throw UsageError{"--cost-profile applies to --cost-model=measured"};
-  if (o.min_cut.cost_model.kind == CostModelKind::kMeasured) {
-    std::string path = args.get("cost-profile").value_or(default_cost_profile_path());
-    if (path.empty())
-      throw UsageError{
-          "--cost-model=measured: no --cost-profile and no cache directory (set "
-          "AOTGRAD_COST_PROFILE, XDG_CACHE_HOME or HOME)"};
-    o.min_cut.cost_model.profile = std::make_shared<const CostProfile>(read_cost_profile(path));
-  }
-  if (auto p = args.get("budget-pricing")) {
-    if (*p != "peak" && *p != "sum")
-      throw UsageError{"--budget-pricing takes peak or sum, got '" + *p + "'"};
-    o.min_cut.budget_pricing = *p == "peak" ? BudgetPricing::kPeak : BudgetPricing::kSum;
-  }
-  if (auto r = args.get("recompute-pointwise-from-saved")) {
-    if (*r != "on" && *r != "off")
-      throw UsageError{"--recompute-pointwise-from-saved takes on or off, got '" + *r + "'"};
-    o.min_cut.recompute_pointwise_from_saved = *r == "on";
-  }
-  if (auto r = args.get("recompute-again")) {
-    if (*r != "on" && *r != "off")
-      throw UsageError{"--recompute-again takes on or off, got '" + *r + "'"};
-    o.min_cut.recompute_again = *r == "on";
-  }
-  if (o.partition != PartitionKind::kMinCut &&
-      (args.has("memory-budget") || args.has("solver") || args.has("budget-pricing") ||
-       args.has("cost-model") || args.has("recompute-pointwise-from-saved") ||
-       args.has("recompute-again")))
-    throw UsageError{
-        "--memory-budget, --solver, --budget-pricing, --cost-model, "
-        "--recompute-pointwise-from-saved and --recompute-again apply to the min_cut "
-        "partition; drop --partition=default"};
-  if (auto k = args.get("schedule")) {
-    try {
-      o.schedule = parse_schedule_kind(*k);
-    } catch (const Error& e) {
-      throw UsageError{"--schedule: " + e.message()};
-    }
-  }
-  if (auto z = args.get("zero-grad")) {
-    if (*z != "set-to-none" && *z != "in-place")
-      throw UsageError{"--zero-grad takes set-to-none or in-place, got '" + *z + "'"};
-    o.min_cut.gradients_kept = *z == "in-place";
-  }
-  o.keep_inference_input_mutations = args.has("keep-inference-input-mutations");
-  std::string dir = args.get("cache-dir").value_or("off");
-  if (args.has("cache-dir") && dir.empty())
-    throw UsageError{"--cache-dir takes a directory (or off)"};
-  o.cache_dir = dir;
-  return o;
 }
 
 void apply_recompute_option(const Args& args, Graph& g) {
@@ -259,68 +166,13 @@ void apply_recompute_option(const Args& args, Graph& g) {
 }
 
 std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
-  own.push_back({"decomp", true,
-                 "decomposition table: none, core (default), full, op names, -op to leave one out "
-                 "(e.g. full,-aten::native_layer_norm)",
-                 "SPEC"});
-  own.push_back({"partition", true,
-                 "how the joint graph is split: min_cut (default: save what is cheapest, recompute "
-                 "cheap forward ops in the backward) or default (save every forward value the "
-                 "backward uses)",
-                 "default|min_cut"});
-  own.push_back({"memory-budget", true,
-                 "activation memory budget of the min_cut partition in [0, 1]: 1 (default) saves "
-                 "what is fastest; below 1, of the plans PyTorch's budget weighs (the min cut "
-                 "without its heuristics, knapsacks, only the inputs) the fastest whose predicted "
-                 "training-step peak is at most that fraction of the way from the lowest plan's "
-                 "peak (0) to the fastest plan's (1); auto: the lowest predicted peak within "
-                 "--max-slowdown",
-                 "F|auto"});
-  own.push_back({"max-slowdown", true,
-                 "with --memory-budget=auto: the estimated extra step time allowed, as a fraction "
-                 "of the fastest plan's (default 0.1)",
-                 "F"});
-  own.push_back({"cost-model", true,
-                 "what the memory budget thinks a recomputed op costs: flops (default, PyTorch's "
-                 "estimate) or measured (seconds from this machine's kernels, `aotgrad calibrate`)",
-                 "flops|measured"});
-  own.push_back({"cost-profile", true,
-                 "with --cost-model=measured: the profile `aotgrad calibrate` wrote (default: "
-                 "AOTGRAD_COST_PROFILE, else cost_profile.json in the user's cache directory)",
-                 "FILE"});
-  own.push_back({"budget-pricing", true,
-                 "how --memory-budget prices a plan: peak (default: the training step's "
-                 "predicted peak) or sum (PyTorch's summed saved bytes; 0 saves only the inputs)",
-                 "peak|sum"});
-  own.push_back({"solver", true,
-                 "the memory budget's knapsack solver: dp (default), greedy or ilp (CBC)",
-                 "greedy|dp|ilp"});
-  own.push_back({"recompute-pointwise-from-saved", true,
-                 "on (default): the min_cut partition may recompute a cheap op (silu, gelu, mul, "
-                 "a small mean) in the backward from values the backward has anyway, through at "
-                 "most three calls, instead of saving its output for a norm's or convolution's "
-                 "backward, as functorch 1.13 did; off: PyTorch 2.x's materialized-backward ban "
-                 "saves it",
-                 "on|off"});
-  own.push_back({"recompute-again", true,
-                 "on (default): below --memory-budget=1, the budget also weighs the lowest-peak "
-                 "plan (and auto's choice) with values of its backward computed a second time "
-                 "just before their uses after the step's peak, so that they are not live there "
-                 "(one more plan per value, priced with the copied calls); off: each forward "
-                 "value is computed at most once, as PyTorch's partitioner",
-                 "on|off"});
-  own.push_back({"schedule", true,
-                 "training: memory (default) reorders the forward and backward graphs, within "
-                 "data dependences and effect order, so that the step's predicted peak falls; "
-                 "none keeps the partitioner's order",
-                 "memory|none"});
-  own.push_back({"zero-grad", true,
-                 "training: how the caller resets the gradients between steps -- set-to-none "
-                 "(default, PyTorch 2.x's zero_grad) or in-place (zero_grad(set_to_none=False): "
-                 "each .grad is "
-                 "kept and zeroed, and the step adds each gradient into it as soon as it is "
-                 "made); the predicted peak, the memory budget and the schedule follow",
-                 "set-to-none|in-place"});
+  for (const CompileOptionDecl& d : compile_option_table()) {
+    std::string help(d.help);
+    if (!d.default_text.empty()) help += " (default: " + std::string(d.default_text) + ")";
+    if (!d.applies_with.empty()) help += "; applies with --" + std::string(d.applies_with);
+    own.push_back({std::string(d.name), !d.metavar.empty(), help,
+                   d.metavar.empty() ? std::string("VALUE") : std::string(d.metavar)});
+  }
   own.push_back({"reinplace", true,
                  "on (default): the interpreter runs a call whose first argument dies there in "
                  "place (add as add_), so the functional graphs allocate no more than eager; off "
@@ -337,11 +189,6 @@ std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own) {
                  "hints of the graph's size symbols, over its `# hints:` comment: the sizes byte "
                  "counts and --random-inputs use",
                  "s0=N,..."});
-  own.push_back({"cache-dir", true,
-                 "use the on-disk compile cache in DIR (off by default on the command line): a hit "
-                 "loads the stored forward/backward graphs instead of compiling; --stats=json "
-                 "reports hits and misses",
-                 "DIR"});
   return own;
 }
 

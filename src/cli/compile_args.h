@@ -34,14 +34,10 @@ void add_symbols_json(nlohmann::ordered_json& j, const Graph& g);
 /// Throws UsageError for an unknown or non-floating name.
 std::vector<bool> parse_grad_spec(const Graph& g, const std::string& spec);
 
-/// The compile driver's options of a command line, filled once: --decomp=none|core|full|LIST
-/// (default core), --partition=default|min_cut (default min_cut), --memory-budget=F,
-/// --solver=greedy|dp|ilp, --recompute-pointwise-from-saved=on|off (MinCutOptions'
-/// recompute_pointwise_from_saved), --recompute-again=on|off (MinCutOptions::recompute_again),
-/// --schedule=memory|none (CompileOptions::schedule),
-/// --keep-inference-input-mutations and --cache-dir=DIR (no cache
-/// without it, so the command line never uses the user's cache unless asked; "off" is also no
-/// cache). Throws UsageError naming what is not understood.
+/// The compile driver's options of a command line, filled once from the options
+/// compile_option_table() declares (driver/compile_options.h): each --NAME it has, parsed by its
+/// declaration; no cache without --cache-dir, so the command line never uses the user's cache
+/// unless asked ("off" is also no cache). Throws UsageError naming what is not understood.
 CompileOptions compile_options(const Args& args);
 
 /// --reinplace=on|off (on by default): whether the interpreter re-inplaces
@@ -56,11 +52,8 @@ bool reinplace_option(const Args& args);
 /// a UsageError. Without the option, nothing changes.
 void apply_recompute_option(const Args& args, Graph& g);
 
-/// A command's own options followed by those compile_options() reads (--decomp, --partition,
-/// --memory-budget, --solver, --recompute-pointwise-from-saved, --recompute-again, --schedule,
-/// --recompute,
-/// --cache-dir), for the
-/// commands that compile.
+/// A command's own options followed by every compile option of compile_option_table() (its
+/// help with its default) and --reinplace, --recompute and --hint, for the commands that compile.
 std::vector<OptionSpec> with_compile_options(std::vector<OptionSpec> own);
 
 /// The compile cache's counters and directory (of `options`; null without a cache) as one JSON

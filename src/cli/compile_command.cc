@@ -304,8 +304,6 @@ const Command& compile_command() {
        with_compile_options(
            {{"grad", true,
              "inputs that require grad: all (floating-point), none (default), or names", "SPEC"},
-            {"keep-inference-input-mutations", false,
-             "keep input mutations in the graph as a trailing copy_"},
             {"dump", true, "write the compiled graphs into this directory (fw.fx; joint.fx, bw.fx)",
              "DIR"},
             {"stats", true, "print statistics and metadata as one JSON object", "json"},

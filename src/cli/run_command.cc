@@ -38,9 +38,7 @@ const Command& run_command() {
             {"split-batch", true,
              "with --data-parallel: rank r takes the r-th of WORLD_SIZE equal slices of dim 0 of "
              "these inputs (the graph's placeholders have a slice's sizes)",
-             "NAMES"},
-            {"keep-inference-input-mutations", false,
-             "keep input mutations in the compiled graph as copy_"}}),
+             "NAMES"}}),
        1, 1},
       [](const Args& args) { return torch_module().run(args); }};
   return cmd;

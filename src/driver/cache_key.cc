@@ -82,6 +82,8 @@ std::string compile_cache_key(const CompileState& s, const PassPipeline& pipelin
     for (bool b : s.requires_grad) m += b ? " 1" : " 0";
     m += "\n";
   }
+  m += "options " + std::to_string(pipeline.options().options_key.size()) + "\n" +
+       pipeline.options().options_key;
   const auto& stages = pipeline.stages();
   for (size_t i = first_stage; i < stages.size(); ++i)
     m += "stage " + std::string(stages[i]->name()) + " " + stages[i]->fingerprint() + "\n";

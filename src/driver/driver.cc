@@ -10,16 +10,18 @@
 namespace aotgrad {
 namespace {
 
-// Verification, cache and error settings every standard pipeline shares.
-PassPipelineOptions driver_options(const CompileOptions& o, bool cached) {
+// Verification, cache and error settings every standard pipeline shares, for a compilation by
+// `kind`; only inference and training are cached.
+PassPipelineOptions driver_options(const CompileOptions& o, PipelineKind kind) {
   PassPipelineOptions p;
   p.verify = o.verify;
   p.intermediate = VerifyLevel::kStructure;
   p.errors_name_the_stage = false;
-  if (cached) {
+  if (kind != PipelineKind::kExport) {
     p.cache_dir = resolve_compile_cache_dir(o.cache_dir);
     p.read_cache = o.read_cache;
     p.version = version();
+    p.options_key = compile_options_key(o, kind);
   }
   return p;
 }
@@ -49,7 +51,7 @@ const char* partition_kind_name(PartitionKind kind) {
 }
 
 PassPipeline inference_pipeline(const CompileOptions& options) {
-  PassPipelineOptions p = driver_options(options, /*cached=*/true);
+  PassPipelineOptions p = driver_options(options, PipelineKind::kInference);
   p.results = {GraphSlot::kGraph};
   p.graph_logs = {{GraphSlot::kGraph, &LogSettings::graphs, "Forward graph"}};
   PassPipeline pipeline(std::move(p));
@@ -61,7 +63,7 @@ PassPipeline inference_pipeline(const CompileOptions& options) {
 }
 
 PassPipeline training_pipeline(const CompileOptions& options) {
-  PassPipelineOptions p = driver_options(options, /*cached=*/true);
+  PassPipelineOptions p = driver_options(options, PipelineKind::kTraining);
   p.results = {GraphSlot::kForward, GraphSlot::kBackward};
   p.graph_logs = {{GraphSlot::kGraph, &LogSettings::joint_graph, "Joint graph"},
                   {GraphSlot::kForward, &LogSettings::graphs, "Forward graph"},
@@ -71,16 +73,14 @@ PassPipeline training_pipeline(const CompileOptions& options) {
       .add(functionalize_stage(/*keep_input_mutations=*/false, /*positional_input_names=*/false))
       .add(joint_stage())
       .add(decompose_stage(options.decompositions));
-  MinCutOptions min_cut = options.min_cut;
-  min_cut.budget_prices_scheduled = options.schedule == ScheduleKind::kMemory;
-  pipeline.add(partition_stage(options.partition, min_cut, options.explain, options.partition_fn));
+  pipeline.add(partition_stage(options, options.schedule));
   if (options.schedule != ScheduleKind::kNone)
     pipeline.add(schedule_stage(options.schedule, options.min_cut.gradients_kept));
   return with_extra_stages(std::move(pipeline), options, PipelineKind::kTraining);
 }
 
 PassPipeline export_pipeline(const CompileOptions& options, bool trace_joint) {
-  PassPipelineOptions p = driver_options(options, /*cached=*/false);
+  PassPipelineOptions p = driver_options(options, PipelineKind::kExport);
   if (trace_joint)
     p.results = {GraphSlot::kGraph, GraphSlot::kForward, GraphSlot::kBackward};
   else
@@ -92,10 +92,7 @@ PassPipeline export_pipeline(const CompileOptions& options, bool trace_joint) {
   if (trace_joint) pipeline.add(joint_stage());
   pipeline.add(decompose_stage(options.decompositions));
   if (trace_joint) {
-    MinCutOptions min_cut = options.min_cut;
-    min_cut.budget_prices_scheduled = false;  // nothing reorders an export's graphs
-    pipeline.add(
-        partition_stage(options.partition, min_cut, options.explain, options.partition_fn));
+    pipeline.add(partition_stage(options, ScheduleKind::kNone));  // an export is not reordered
   }
   return with_extra_stages(std::move(pipeline), options, PipelineKind::kExport);
 }

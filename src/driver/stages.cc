@@ -15,20 +15,6 @@
 namespace aotgrad {
 namespace {
 
-std::string exact_double(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-std::string table_fingerprint(const DecompositionTable& t) {
-  std::string out = std::to_string(t.ops.size());
-  for (const std::string& op : t.ops) out += " " + op;  // std::set: sorted
-  if (t.provided_composites) out += " +provided_composites";
-  for (const std::string& op : t.excluded) out += " -" + op;
-  return out;
-}
-
 class DecomposeCompositesStage : public Stage {
  public:
   std::string_view name() const override { return "decompose_composites"; }
@@ -91,7 +77,6 @@ class DecomposeStage : public Stage {
     changes_ = decompose(*s.graph, table_);
     return changes_ > 0;
   }
-  std::string fingerprint() const override { return "decompositions " + table_fingerprint(table_); }
 
  private:
   DecompositionTable table_;
@@ -129,8 +114,13 @@ std::string partitioner_log(int aot_id, const Graph& joint, const MinCutExplain*
 
 class PartitionStage : public Stage {
  public:
-  PartitionStage(PartitionKind kind, MinCutOptions min_cut, bool explain, PartitionFn custom)
-      : kind_(kind), min_cut_(std::move(min_cut)), explain_(explain), custom_(std::move(custom)) {}
+  PartitionStage(PartitionKind kind, MinCutOptions min_cut, bool explain, PartitionFn custom,
+                 bool scheduled)
+      : kind_(kind),
+        min_cut_(std::move(min_cut)),
+        explain_(explain),
+        custom_(std::move(custom)),
+        scheduled_(scheduled) {}
   std::string_view name() const override { return "partition"; }
   bool run(CompileState& s) override {
     AOTGRAD_CHECK(s.graph != nullptr, "partition: no joint graph");
@@ -144,7 +134,8 @@ class PartitionStage : public Stage {
       } else if (kind_ == PartitionKind::kMinCut) {
         std::shared_ptr<MinCutExplain> explain;
         if (explain_ || log_settings().partitioner) explain = std::make_shared<MinCutExplain>();
-        p = min_cut_partition(s.joint, min_cut_, explain.get());
+        p = min_cut_partition(s.joint, min_cut_, explain.get(),
+                              scheduled_ ? ScheduleKind::kMemory : ScheduleKind::kNone);
         s.explain = std::move(explain);
       } else {
         p = default_partition(s.joint);
@@ -164,32 +155,14 @@ class PartitionStage : public Stage {
   std::vector<GraphSlot> writes() const override {
     return {GraphSlot::kForward, GraphSlot::kBackward};
   }
+  // The partition kind and the min-cut's options enter the key as compile options; what the
+  // stage is given besides: the custom function's name, the inputs that outlive the step, whether
+  // the memory schedule will reorder the graphs (which the budget's pricing mimics).
   std::string fingerprint() const override {
-    if (custom_) return "partition=custom:" + custom_.name;
-    std::string m = std::string("partition=") + partition_kind_name(kind_);
-    if (kind_ != PartitionKind::kMinCut) return m;
-    const MinCutOptions& o = min_cut_;
-    m += " ban_if_used_far_apart=" + std::to_string(o.ban_if_used_far_apart) +
-         " ban_if_long_fusible_chains=" + std::to_string(o.ban_if_long_fusible_chains) +
-         " ban_if_materialized_backward=" + std::to_string(o.ban_if_materialized_backward) +
-         " recompute_pointwise_from_saved=" + std::to_string(o.recompute_pointwise_from_saved) +
-         " recompute_norms_from_saved=" + std::to_string(o.recompute_norms_from_saved) +
-         " ban_if_not_in_allowlist=" + std::to_string(o.ban_if_not_in_allowlist) +
-         " ban_if_reduction=" + std::to_string(o.ban_if_reduction) +
-         " max_dist_from_bw=" + std::to_string(o.max_dist_from_bw) +
-         " recompute_views=" + std::to_string(o.recompute_views) +
-         " treat_parameters_as_free_to_save=" + std::to_string(o.treat_parameters_as_free_to_save) +
-         " cse=" + std::to_string(o.cse) +
-         " recompute_random_ops=" + std::to_string(o.recompute_random_ops) +
-         " activation_memory_budget=" + exact_double(o.activation_memory_budget) +
-         " solver=" + std::string(knapsack_solver_name(o.memory_budget_solver)) +
-         " budget_pricing=" + (o.budget_pricing == BudgetPricing::kPeak ? "peak" : "sum") +
-         " budget_prices_scheduled=" + std::to_string(o.budget_prices_scheduled) +
-         " cost_model=" + o.cost_model.fingerprint() +
-         " max_slowdown=" + exact_double(o.max_slowdown) +
-         " recompute_again=" + std::to_string(o.recompute_again) +
-         (o.gradients_kept ? " gradients_kept=1" : "") + " static_lifetime_inputs=";
-    for (bool b : o.static_lifetime_inputs) m += b ? "1" : "0";
+    if (custom_) return "custom:" + custom_.name;
+    std::string m =
+        std::string("scheduled=") + (scheduled_ ? "1" : "0") + " static_lifetime_inputs=";
+    for (bool b : min_cut_.static_lifetime_inputs) m += b ? "1" : "0";
     return m;
   }
   void log(const CompileState& s, const LogSettings& logs) const override {
@@ -225,6 +198,7 @@ class PartitionStage : public Stage {
   MinCutOptions min_cut_;
   bool explain_;
   PartitionFn custom_;
+  bool scheduled_;
 };
 
 class ScheduleStage : public Stage {
@@ -243,10 +217,6 @@ class ScheduleStage : public Stage {
   }
   std::vector<GraphSlot> writes() const override {
     return {GraphSlot::kForward, GraphSlot::kBackward};
-  }
-  std::string fingerprint() const override {
-    return std::string("schedule=") + schedule_kind_name(kind_) +
-           (gradients_kept_ ? " gradients_kept=1" : "");
   }
   void log(const CompileState& s, const LogSettings& logs) const override {
     if (logs.partitioner && kind_ != ScheduleKind::kNone && s.fw)
@@ -326,9 +296,9 @@ std::unique_ptr<Stage> decompose_stage(DecompositionTable table) {
   return std::make_unique<DecomposeStage>(std::move(table));
 }
 
-std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
-                                       bool explain, PartitionFn custom) {
-  return std::make_unique<PartitionStage>(kind, min_cut, explain, std::move(custom));
+std::unique_ptr<Stage> partition_stage(const CompileOptions& options, ScheduleKind then) {
+  return std::make_unique<PartitionStage>(options.partition, options.min_cut, options.explain,
+                                          options.partition_fn, then == ScheduleKind::kMemory);
 }
 
 std::unique_ptr<Stage> schedule_stage(ScheduleKind kind, bool gradients_kept) {

@@ -372,7 +372,7 @@ TEST(AotFunction, TensorsMadeInsideTheFunctionAreLiftedConstants) {
 TEST(AotFunction, Errors) {
   EXPECT_THROW(aot_function(TensorFunction(), AOTConfig{}), Error);
   AOTConfig bad;
-  bad.activation_memory_budget = 2;
+  bad.min_cut.activation_memory_budget = 2;
   EXPECT_THROW(aot_function(mlp, bad), Error);
   auto f = aot_function(
       [](const std::vector<at::Tensor>& a) -> std::vector<at::Tensor> {

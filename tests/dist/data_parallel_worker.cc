@@ -184,7 +184,7 @@ double train(const std::string& name, const Case& c, int rank, int world, int st
   config.data_parallel =
       sharded ? aotgrad::DataParallelMode::kSharded : aotgrad::DataParallelMode::kReplicated;
   config.reshard_after_forward = reshard;
-  config.activation_memory_budget = budget;
+  config.min_cut.activation_memory_budget = budget;
   config.process_group = g_group;
   config.first_bucket_cap_bytes = 4096;  // several buckets in small models
   config.bucket_cap_bytes = 16384;

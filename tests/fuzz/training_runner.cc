@@ -297,7 +297,7 @@ std::vector<ConfigResult> run_case(const Program& p, const std::vector<Config>& 
       continue;
     }
     AOTConfig config;
-    config.activation_memory_budget = c.budget;
+    config.min_cut.activation_memory_budget = c.budget;
     config.schedule = c.schedule ? ScheduleKind::kMemory : ScheduleKind::kNone;
     if (!c.reinplace) {
       config.fw_compiler = std::make_shared<InterpreterCompiler>(/*reinplace=*/false);

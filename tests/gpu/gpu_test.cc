@@ -53,7 +53,7 @@ struct CompiledModel {
     AOTConfig cfg;
     cfg.num_params_buffers = tensors.size();
     cfg.input_names = compiled->placeholder_names();
-    cfg.activation_memory_budget = budget;
+    cfg.min_cut.activation_memory_budget = budget;
     models::EagerModel* m = compiled.get();
     fn.emplace(aot_function(functional_call(tensors,
                                             [m](const std::vector<at::Tensor>& in) {

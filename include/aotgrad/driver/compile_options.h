@@ -1,14 +1,18 @@
-// aotgrad: CompileOptions, the one options struct of the compile driver. Every front end -- the
-// command line, CompiledGraph, CompiledFunction, aot_function / aot_module and aot_export -- fills
-// it once and hands it to the driver (driver/driver.h). Std only.
+// aotgrad: CompileOptions, the one options struct of the compile driver, and the table that
+// declares each of its text options once. Every front end -- the command line, CompiledGraph,
+// CompiledFunction, aot_function / aot_module (AOTConfig is a CompileOptions) and aot_export --
+// fills it once and hands it to the driver (driver/driver.h). Std only.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "aotgrad/support/error.h"
 #include "aotgrad/transforms/partition/memory_schedule.h"
 #include "aotgrad/transforms/partition/min_cut.h"
 #include "aotgrad/transforms/passes/decompose.h"
@@ -88,5 +92,53 @@ struct CompileOptions {
   /// Error naming its stages.
   std::vector<StageInsertion> extra_stages;
 };
+
+/// One compile option, declared once, in compile_option_table(): the command line's `--NAME`
+/// option and its help, the parsing of its text, its default, and what the compile cache's key
+/// holds of it are all generated from this declaration.
+struct CompileOptionDecl {
+  std::string_view name;     // "memory-budget": the command line's --memory-budget
+  std::string_view metavar;  // what the value looks like: "F|auto", "on|off"; "" for a flag
+  std::string_view help;     // one paragraph, without the default
+  /// The default as the command line writes it ("" for none to write): CompileOptions' own
+  /// member initializers hold it, and parse(default_text) leaves CompileOptions{} as it was (a
+  /// test holds every declaration but a flag's to it).
+  std::string_view default_text;
+  /// Sets the option in `o` from `text` ("" for a flag); throws Error saying what the option
+  /// takes, for text it does not take.
+  std::function<void(CompileOptions& o, const std::string& text)> parse;
+  /// What the compile cache's key holds of the option in `o`; null: the option does not enter
+  /// the key (where the cache lives, say).
+  std::function<std::string(const CompileOptions& o)> key;
+  /// "NAME=VALUE": the option means something only where option NAME has VALUE (given, or by
+  /// default); giving it elsewhere is an error. "" for always.
+  std::string_view applies_with = {};
+  /// The one pipeline that reads the option (the min-cut's switches: training), whose keys alone
+  /// hold it; nullopt: every pipeline reads it.
+  std::optional<PipelineKind> read_by = std::nullopt;
+};
+
+/// An error reading a file a compile option names (a cost profile that is missing or corrupt): the
+/// file's error, not the option text's, which parse_compile_options passes on as it is (the
+/// command line exits 1 for it, 2 for a usage error).
+class CompileOptionFileError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Every compile option, in the order parse_compile_options applies them.
+const std::vector<CompileOptionDecl>& compile_option_table();
+
+/// Options as given, by name ("memory-budget" -> "0.5"; "" for a flag), in the order given.
+using GivenCompileOptions = std::vector<std::pair<std::string, std::string>>;
+
+/// CompileOptions{} with the `given` options set, in table order. Throws Error "--NAME: ..." for
+/// a name the table does not declare, text its option does not take, or an option given where its
+/// applies_with does not hold.
+CompileOptions parse_compile_options(const GivenCompileOptions& given);
+
+/// What the compile cache keys on of `o` for a compilation by `pipeline`: "NAME=KEY" for every
+/// declaration with a key that the pipeline reads, one per line, in table order.
+std::string compile_options_key(const CompileOptions& o, PipelineKind pipeline);
 
 }  // namespace aotgrad

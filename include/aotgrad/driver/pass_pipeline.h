@@ -142,6 +142,10 @@ struct PassPipelineOptions {
   std::string cache_dir;
   bool read_cache = true;
   std::string version;
+  /// What the key holds of the compile options the stages were made from
+  /// (compile_options_key, driver/compile_options.h): a stage's fingerprint holds only what it is
+  /// given that is not a compile option.
+  std::string options_key;
 };
 
 /// Runs stages in order on one compilation and keeps what each did. A stage that throws, or leaves
@@ -152,6 +156,8 @@ class PassPipeline {
   ~PassPipeline();
   PassPipeline(PassPipeline&&) noexcept;
   PassPipeline& operator=(PassPipeline&&) noexcept;
+
+  const PassPipelineOptions& options() const { return options_; }
 
   PassPipeline& add(std::unique_ptr<Stage> stage);
   /// add(pass_stage(pass)): a pass on GraphSlot::kGraph.

@@ -29,12 +29,13 @@ std::unique_ptr<Stage> joint_stage();
 /// "decompose": s.graph decomposed with `table` (transforms/passes/decompose.h).
 std::unique_ptr<Stage> decompose_stage(DecompositionTable table);
 
-/// "partition": the joint graph in s.graph split into s.fw and s.bw (default_partition, the
-/// min-cut, or `custom` when set, whose result must fit the joint graph), with the saved values
-/// and, when `explain` or the partitioner log asks, the min-cut's explanation. Logs the
-/// partitioner's decisions on AOTGRAD_LOGS=partitioner.
-std::unique_ptr<Stage> partition_stage(PartitionKind kind, const MinCutOptions& min_cut,
-                                       bool explain, PartitionFn custom = {});
+/// "partition": the joint graph in s.graph split into s.fw and s.bw as `options` say
+/// (default_partition, the min-cut, or options.partition_fn when set, whose result must fit the
+/// joint graph), with the saved values and, when options.explain or the partitioner log asks, the
+/// min-cut's explanation. `then`: the order the pipeline gives the graphs after it (kMemory: the
+/// schedule stage follows), which the memory budget's peak pricing mimics. Logs the partitioner's
+/// decisions on AOTGRAD_LOGS=partitioner.
+std::unique_ptr<Stage> partition_stage(const CompileOptions& options, ScheduleKind then);
 
 /// "schedule": s.fw and s.bw reordered by schedule_for_memory
 /// (transforms/partition/memory_schedule.h) when `kind` is ScheduleKind::kMemory; last in the

@@ -67,8 +67,8 @@ struct Plan {
 // re-inplaced, and reordered by the memory schedule when the pipeline will) and the estimated
 // runtime of the forward calls its backward computes again.
 BudgetPlan price(const Graph& joint, const JointNodeClasses& c, const Plan& plan,
-                 const MinCutOptions& options) {
-  const bool scheduled = options.budget_prices_scheduled;
+                 const MinCutOptions& options, ScheduleKind then) {
+  const bool scheduled = then == ScheduleKind::kMemory;
   Partition p = partition_with_saved_values(joint, c, plan.solution.saved);
   BudgetPlan r;
   r.stage = plan.stage;
@@ -93,10 +93,10 @@ BudgetPlan price(const Graph& joint, const JointNodeClasses& c, const Plan& plan
 // plans[base] with values of its backward computed again (recompute_again), one plan per round,
 // appended to `plans` and, priced, to `priced`.
 void add_again_plans(const Graph& joint, const JointNodeClasses& c, size_t base,
-                     const MinCutOptions& options, std::vector<Plan>& plans,
+                     const MinCutOptions& options, ScheduleKind then, std::vector<Plan>& plans,
                      std::vector<BudgetPlan>& priced) {
   Partition p = partition_with_saved_values(joint, c, plans[base].solution.saved);
-  RecomputeAgain again = recompute_plan_again(p, options, RecomputeAgainOptions{}.max_rounds);
+  RecomputeAgain again = recompute_plan_again(p, options, RecomputeAgainOptions{}.max_rounds, then);
   for (size_t k = 0; k < again.rounds.size(); ++k) {
     const RecomputeAgainRound& round = again.rounds[k];
     Plan plan = plans[base];
@@ -134,11 +134,12 @@ std::string capacity_stage(int k) {
 
 }  // namespace
 
-RecomputeAgain recompute_plan_again(Partition& p, const MinCutOptions& options, int max_rounds) {
-  if (options.budget_prices_scheduled)
+RecomputeAgain recompute_plan_again(Partition& p, const MinCutOptions& options, int max_rounds,
+                                    ScheduleKind then) {
+  if (then == ScheduleKind::kMemory)
     schedule_for_memory(p.fw, p.bw, p.saved, options.gradients_kept);
   RecomputeAgainOptions o;
-  o.scheduled = options.budget_prices_scheduled;
+  o.scheduled = then == ScheduleKind::kMemory;
   o.gradients_kept = options.gradients_kept;
   o.cost_model = options.cost_model;
   o.max_rounds = max_rounds;
@@ -146,7 +147,7 @@ RecomputeAgain recompute_plan_again(Partition& p, const MinCutOptions& options, 
 }
 
 BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions& options,
-                                 const OpClasses& ops) {
+                                 const OpClasses& ops, ScheduleKind then) {
   const double budget = options.activation_memory_budget;
   if (!(budget >= 0 && budget <= 1)) {
     std::ostringstream os;
@@ -269,7 +270,7 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
   // saving only the primals on most models; where recomputing everything keeps more alive at once
   // than a knapsack's plan does (nanoGPT, whose backward then holds every layer's recomputed
   // attention), anchoring at it would put the knapsacks below 0, every one allowed at every budget.
-  for (const Plan& p : plans) r.plans.push_back(price(g, c, p, options));
+  for (const Plan& p : plans) r.plans.push_back(price(g, c, p, options, then));
   const BudgetPlan fastest = r.plans.front();
   // Automatic: within the allowance, the lowest peak, then the least recompute cost.
   auto within_allowance = [&](const BudgetPlan& p) {
@@ -291,8 +292,8 @@ BudgetChoice choose_saved_values(const JointNodeClasses& c, const MinCutOptions&
       for (size_t i = 0; i < n; ++i)
         if (within_allowance(r.plans[i]) && (pick == n || lower_peak(r.plans[i], r.plans[pick])))
           pick = i;
-    add_again_plans(g, c, lowest, options, plans, r.plans);
-    if (pick != n && pick != lowest) add_again_plans(g, c, pick, options, plans, r.plans);
+    add_again_plans(g, c, lowest, options, then, plans, r.plans);
+    if (pick != n && pick != lowest) add_again_plans(g, c, pick, options, then, plans, r.plans);
   }
   const int64_t top = r.plans.front().peak_bytes;
   int64_t bottom = r.plans.back().peak_bytes;

@@ -341,7 +341,7 @@ void explain_saved(const std::vector<RngStateSave>& rng, const Partition& p, Min
 }  // namespace
 
 Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& options,
-                            MinCutExplain* explain) {
+                            MinCutExplain* explain, ScheduleKind then) {
   // The joint graph without dead code and with common subexpressions merged (fx_graph_cse): a
   // copy when either changes something, else the joint graph itself.
   std::unique_ptr<Graph> cleaned;
@@ -360,13 +360,13 @@ Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& option
   JointNodeClasses c = classify_joint_nodes(*g, joint, options);
   bool any_bw = std::find(c.required_bw.begin(), c.required_bw.end(), true) != c.required_bw.end();
   if (!any_bw) return default_partition(joint);
-  BudgetChoice choice = choose_saved_values(c, options);
+  BudgetChoice choice = choose_saved_values(c, options, OpClasses::defaults(), then);
   const MinCutSolution& sol = choice.solution;
   Partition p = partition_with_saved_values(*g, c, sol.saved);
   RecomputeAgain again;
   if (choice.again_rounds > 0) {
     // As the budget priced the plan: the same rounds on the same graphs.
-    again = recompute_plan_again(p, options, choice.again_rounds);
+    again = recompute_plan_again(p, options, choice.again_rounds, then);
     AOTGRAD_CHECK(static_cast<int>(again.rounds.size()) == choice.again_rounds,
                   "min-cut partition: the budget's plan computes ", choice.again_rounds,
                   " values again, its partition ", again.rounds.size());

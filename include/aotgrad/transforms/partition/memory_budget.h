@@ -12,6 +12,7 @@
 
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/transforms/partition/cost_model.h"
+#include "aotgrad/transforms/partition/memory_schedule.h"
 #include "aotgrad/transforms/partition/min_cut.h"
 #include "aotgrad/transforms/partition/partition.h"
 #include "aotgrad/transforms/partition/recompute_again.h"
@@ -53,11 +54,12 @@ struct BudgetChoice {
 /// the primals..runtime-optimized scale, runtime from estimate_runtime (options.cost_model); each
 /// saves what it picks and lets the min cut recompute the rest (solve_min_cut's dont_ban) -- and
 /// saving only the primals ("inputs"). Each is partitioned and priced by its predicted
-/// training-step peak; the budget takes, among the plans whose peak ratio is at most the budget,
-/// the one with the least recompute cost (then the lower peak, then the earlier plan). The plans do
-/// not depend on the budget, so a lower budget only removes plans: its choice never peaks higher
-/// (and never recomputes less). At 0 that is the lowest peak among the plans (saving only the
-/// primals, unless a plan peaks no higher for less).
+/// training-step peak (the graphs reordered by schedule_for_memory first when `then`, the order the
+/// pipeline will give them, is ScheduleKind::kMemory); the budget takes, among the plans whose peak
+/// ratio is at most the budget, the one with the least recompute cost (then the lower peak, then
+/// the earlier plan). The plans do not depend on the budget, so a lower budget only removes plans:
+/// its choice never peaks higher (and never recomputes less). At 0 that is the lowest peak among
+/// the plans (saving only the primals, unless a plan peaks no higher for less).
 ///
 /// With options.max_slowdown at least 0 (--memory-budget=auto), the same plans, and the lowest
 /// peak among those whose recompute cost exceeds the runtime-optimized cut's by at most
@@ -67,13 +69,15 @@ struct BudgetChoice {
 /// otherwise the first of the more-aggressive and aggressive cuts whose summed memory ratio is
 /// below the budget, else the knapsack at capacity the budget.
 BudgetChoice choose_saved_values(const JointNodeClasses& classes, const MinCutOptions& options,
-                                 const OpClasses& ops = OpClasses::defaults());
+                                 const OpClasses& ops = OpClasses::defaults(),
+                                 ScheduleKind then = ScheduleKind::kMemory);
 
 /// At most `max_rounds` rounds of recompute_again on a plan's partition `p` (its backward
-/// replaced), as the budget prices them: `p` ordered by schedule_for_memory first when
-/// options.budget_prices_scheduled, the peak with options.gradients_kept, the copies' cost by
+/// replaced), as the budget prices them: `p` ordered by schedule_for_memory first when `then` is
+/// ScheduleKind::kMemory, the peak with options.gradients_kept, the copies' cost by
 /// options.cost_model. The budget runs it to weigh the plans that compute values again; the
 /// min-cut partition runs it again with the chosen plan's BudgetChoice::again_rounds.
-RecomputeAgain recompute_plan_again(Partition& p, const MinCutOptions& options, int max_rounds);
+RecomputeAgain recompute_plan_again(Partition& p, const MinCutOptions& options, int max_rounds,
+                                    ScheduleKind then = ScheduleKind::kMemory);
 
 }  // namespace aotgrad

@@ -15,6 +15,7 @@
 #include "aotgrad/transforms/op_classes.h"
 #include "aotgrad/transforms/partition/cost_model.h"
 #include "aotgrad/transforms/partition/knapsack.h"
+#include "aotgrad/transforms/partition/memory_schedule.h"
 #include "aotgrad/transforms/partition/partition.h"
 
 namespace aotgrad {
@@ -76,9 +77,6 @@ struct MinCutOptions {
   /// How the budget prices a plan: by the training step's predicted peak (aotgrad's default), or
   /// by summed saved bytes as PyTorch's choose_saved_values_set (memory_budget.h).
   BudgetPricing budget_pricing = BudgetPricing::kPeak;
-  /// Peak pricing reorders each plan's graphs with schedule_for_memory first, as the training
-  /// pipeline's schedule stage will (the driver sets it from CompileOptions::schedule).
-  bool budget_prices_scheduled = true;
   /// The caller keeps each parameter's `.grad` between steps and zeroes it in place (libtorch
   /// 1.13's Optimizer::zero_grad(), PyTorch's zero_grad(set_to_none=False)) instead of dropping
   /// it: CompiledFunction then adds each gradient into `.grad` as soon as the backward makes it
@@ -250,7 +248,10 @@ Partition partition_with_saved_values(const Graph& joint, const JointNodeClasses
 /// min_cut_rematerialization_partition: CSE on a copy of the joint graph (options.cse), node
 /// classification, the min cut, then partition_with_saved_values. A joint graph whose backward
 /// uses no tangent goes to default_partition, as in PyTorch. `explain`, when given, is filled.
+/// `then`: the order the pipeline gives the forward and backward graphs after the partition
+/// (kMemory: the memory schedule reorders them), which the memory budget prices.
 Partition min_cut_partition(const JointGraph& joint, const MinCutOptions& options = {},
-                            MinCutExplain* explain = nullptr);
+                            MinCutExplain* explain = nullptr,
+                            ScheduleKind then = ScheduleKind::kMemory);
 
 }  // namespace aotgrad

@@ -14,7 +14,7 @@ namespace aotgrad {
 
 struct RecomputeAgainOptions {
   /// Price each candidate after schedule_backward_for_memory, as the training pipeline's schedule
-  /// stage will order the backward (MinCutOptions::budget_prices_scheduled); off: in graph order,
+  /// stage will order the backward (recompute_plan_again's `then`); off: in graph order,
   /// each copy just before its first use.
   bool scheduled = true;
   /// MinCutOptions::gradients_kept: the peak as the runtime makes it then.
