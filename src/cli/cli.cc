@@ -67,8 +67,10 @@ std::string help_text(const CommandSpec& spec) {
   if (!spec.options.empty()) os << "\noptions:\n";
   for (auto& o : spec.options) {
     std::string flag = "--" + o.name + (o.takes_value ? "=" + o.value_name : "");
+    // The help starts in column 30; a flag that reaches it puts its help on the next line.
     os << "  " << flag;
-    for (size_t pad = flag.size(); pad < 28; ++pad) os << ' ';
+    if (flag.size() >= 28) os << "\n" << std::string(2, ' ');
+    for (size_t pad = flag.size() >= 28 ? 0 : flag.size(); pad < 28; ++pad) os << ' ';
     os << o.help << "\n";
   }
   os << "  --help                      show this help\n";

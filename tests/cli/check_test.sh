@@ -44,6 +44,11 @@ for c in "" check ops; do
   expect_exit 0 "help $c" "$bin" $c --help
   grep -q "usage" "$tmp/out" && pass || fail "'$c --help' prints no usage"
 done
+# A flag as long as the help column puts its help on the next line, never against the flag.
+expect_exit 0 "help compile" "$bin" compile --help
+grep -qx -- "  --recompute-pointwise-from-saved=on|off" "$tmp/out" && pass ||
+  fail "compile --help runs a long flag into its help"
+grep -qE -- '^  --cse=on\|off +PyTorch' "$tmp/out" && pass || fail "compile --help lost a short flag's column"
 
 # ops: one overload per line with tags.
 expect_exit 0 "ops" "$bin" ops
