@@ -47,7 +47,7 @@ ExportedGraphs export_graphs(const TensorFunction& fn, const std::vector<at::Ten
     requires_grad.resize(requires_grad.size() + out.tensor_constants.size(), false);
     AOTGRAD_CHECK(any, who, ": trace_joint needs an argument that requires grad");
   }
-  CompileOptions options = compile_options(config);
+  CompileOptions options = config;
   options.explain = false;  // an export returns no explanation
   ExportArtifacts a = compile_for_export(*out.captured, requires_grad, options);
   out.forward = std::move(a.forward);

@@ -476,8 +476,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     c->downgraded = true;
   }
   if (training) {
-    TrainOptions options{config.fw_compiler, config.bw_compiler, compile_options(config),
-                         config.debug_assert};
+    TrainOptions options{config.fw_compiler, config.bw_compiler, config, config.debug_assert};
     // The primals that are parameters or buffers (free to save), by distinct argument.
     std::vector<bool>& lifetime = options.pipeline.min_cut.static_lifetime_inputs;
     lifetime.clear();
@@ -501,8 +500,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
         std::make_unique<CompiledFunction>(c->graph, std::move(requires_grad), std::move(options));
     if (data_parallel) synchronize(*c, args, dp);
   } else {
-    c->infer = std::make_unique<CompiledGraph>(c->graph, compile_options(config),
-                                               config.inference_compiler);
+    c->infer = std::make_unique<CompiledGraph>(c->graph, config, config.inference_compiler);
   }
   return c;
 }

@@ -1,4 +1,5 @@
-// aotgrad (api internal): what an AOTConfig means for the compile pipeline.
+// aotgrad (api internal): the checks and defaults of an AOTConfig (its compile options are the
+// CompileOptions it is).
 #pragma once
 
 #include "aotgrad/aotgrad.h"
@@ -18,11 +19,6 @@ inline void check_config(const AOTConfig& config, const char* who) {
 /// The process group data-parallel training uses: the config's, else the world group.
 inline std::string data_parallel_group(const AOTConfig& config) {
   return config.process_group.empty() ? std::string("0") : config.process_group;
-}
-
-/// The compile driver's options of `config`: the CompileOptions it is.
-inline CompileOptions compile_options(const AOTConfig& config) {
-  return static_cast<const CompileOptions&>(config);
 }
 
 }  // namespace aotgrad

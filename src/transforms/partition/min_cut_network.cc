@@ -167,17 +167,17 @@ struct NodeTraits {
 class MinCutNetwork {
  public:
   MinCutNetwork(const JointNodeClasses& c, const MinCutOptions& options,
-                const std::unordered_set<const Node*>& dont_ban)
+                const std::unordered_set<const Node*>& dont_ban, const OpClasses& ops)
       : c_(c),
         options_(options),
         dont_ban_(dont_ban),
+        ops_(ops),
         n_(c.nodes.size()),
         norms_(options.recompute_pointwise_from_saved && options.recompute_norms_from_saved) {}
 
-  MinCutSolution solve(const OpClasses& ops) {
-    ops_ = &ops;
+  MinCutSolution solve() {
     seen_.assign(n_, 0);
-    classify_ops(ops);
+    classify_ops();
     measure_recompute_chains();
     add_node_edges();
     for (size_t i = 0; i < n_; ++i)
@@ -199,7 +199,7 @@ class MinCutNetwork {
 
   // Step 1. traits_[i] for every node: a getitem is fusible and recomputable; a call has its op's
   // classes (regather per node: it depends on the node's arguments); anything else has none.
-  void classify_ops(const OpClasses& ops) {
+  void classify_ops() {
     traits_.assign(n_, NodeTraits{});
     std::unordered_map<const OpDef*, NodeTraits> by_op;
     for (size_t i = 0; i < n_; ++i) {
@@ -212,15 +212,15 @@ class MinCutNetwork {
       auto [it, fresh] = by_op.emplace(n.op(), NodeTraits{});
       if (fresh) {
         NodeTraits& k = it->second;
-        k.fusible = ops.is_fusible(n);
-        k.view = ops.is_view(n);
-        k.random = ops.is_random(n);
-        k.recomputable = ops.is_recomputable(n);
-        k.intensive = ops.is_compute_intensive(n);
+        k.fusible = ops_.is_fusible(n);
+        k.view = ops_.is_view(n);
+        k.random = ops_.is_random(n);
+        k.recomputable = ops_.is_recomputable(n);
+        k.intensive = ops_.is_compute_intensive(n);
         k.cat = ops::is_call_of_packet(&n, ops::cat());
-        k.collective = ops.is_collective(n);
+        k.collective = ops_.is_collective(n);
         k.effectful = is_effectful(*n.op());
-        k.norm = ops.is_normalization(n);
+        k.norm = ops_.is_normalization(n);
       }
       traits_[i] = it->second;
       traits_[i].regather = OpClasses::is_regather(n);
@@ -354,7 +354,7 @@ class MinCutNetwork {
       return nullptr;
     if (options_.ban_if_not_in_allowlist) {
       if (!t(i).recomputable && !(is_norm(i) && recomputable_from_saved(i)))
-        return ops_->is_unknown(n) ? "unknown op class" : "not in recomputable allowlist";
+        return ops_.is_unknown(n) ? "unknown op class" : "not in recomputable allowlist";
     } else if (t(i).intensive) {
       return "compute intensive op";
     }
@@ -605,7 +605,7 @@ class MinCutNetwork {
   const JointNodeClasses& c_;
   const MinCutOptions& options_;
   const std::unordered_set<const Node*>& dont_ban_;
-  const OpClasses* ops_ = nullptr;
+  const OpClasses& ops_;
   const size_t n_;
   const bool norms_;
   std::vector<NodeTraits> traits_;
@@ -626,7 +626,7 @@ class MinCutNetwork {
 MinCutSolution solve_min_cut(const JointNodeClasses& c, const MinCutOptions& options,
                              const std::unordered_set<const Node*>& dont_ban,
                              const OpClasses& ops) {
-  return MinCutNetwork(c, options, dont_ban).solve(ops);
+  return MinCutNetwork(c, options, dont_ban, ops).solve();
 }
 
 }  // namespace aotgrad
