@@ -12,17 +12,17 @@
 #include <set>
 #include <sstream>
 
+#include "aotgrad/driver/driver.h"
 #include "aotgrad/driver/stages.h"
 #include "aotgrad/frontend/dynamic_capture.h"
 #include "aotgrad/ir/printer.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
 #include "aotgrad/runtime/distributed/data_parallel.h"
-#include "aotgrad/runtime/synthetic_base.h"
+#include "aotgrad/runtime/wrappers/stack.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/input_mutations.h"
-#include "aotgrad/transforms/requires_grad.h"
 #include "config_options.h"
 
 namespace aotgrad {
@@ -37,63 +37,25 @@ bool is_training_call(const std::vector<at::Tensor>& args) {
 
 /// One compilation: the captured graph over the distinct arguments and its compiled form.
 struct Compilation {
-  std::vector<size_t> unique;  // argument positions passed to the graph (first occurrences)
+  /// R1-R2 (runtime/wrappers/stack.h): the distinct arguments, and with overlapping views that the
+  /// function writes in training (§13.23, AOTSyntheticBaseWrapper) the groups of them regenerated
+  /// from one base each.
+  ArgumentWrappers wrappers;
   std::shared_ptr<const Graph> graph;
   std::vector<at::Tensor> constants;  // values of the graph's lifted tensor constants, after args
   std::unique_ptr<CompiledFunction> train;
   std::unique_ptr<CompiledGraph> infer;
-  bool downgraded = false;    // a training call compiled for inference (§13.11): run under no_grad
-  std::vector<int> position;  // argument -> index among the distinct ones
-  std::string family;         // input_family of the call it was compiled for
+  bool downgraded = false;  // a training call compiled for inference (§13.11): run under no_grad
+  std::string family;       // input_family of the call it was compiled for
   std::vector<std::vector<int64_t>> sizes;  // the distinct arguments' sizes then
   std::shared_ptr<DynamicCapture> dynamic;  // a dynamic compilation: its symbols and guards
-  /// Training with overlapping views that the function writes (§13.23, AOTSyntheticBaseWrapper):
-  /// the groups of distinct arguments regenerated from one base each, and per placeholder of
-  /// `graph` the distinct argument it takes or -(1 + b) for base b. Empty: the graph takes the
-  /// distinct arguments as they are.
-  std::vector<std::vector<int>> synthetic_bases;
-  std::vector<int> input_sources;
-
   /// The compiled graph's tensor inputs for a call: the distinct arguments (synthetic bases in the
   /// place of the views they regenerate), then the lifted constants.
-  std::vector<at::Tensor> graph_inputs(const std::vector<at::Tensor>& args) const;
-};
-
-std::vector<at::Tensor> pick(const std::vector<at::Tensor>& args, const std::vector<size_t>& at) {
-  std::vector<at::Tensor> out;
-  out.reserve(at.size());
-  for (size_t i : at) out.push_back(args[i]);
-  return out;
-}
-
-// The base of each group of `distinct` (the distinct arguments, then the lifted constants) by
-// synthetic_base's differentiable rule; errors name the caller's argument positions.
-std::vector<at::Tensor> view_bases(const std::vector<std::vector<int>>& groups,
-                                   const std::vector<at::Tensor>& distinct,
-                                   const std::vector<size_t>& unique) {
-  std::vector<at::Tensor> bases;
-  for (const std::vector<int>& group : groups) {
-    std::vector<at::Tensor> views;
-    std::vector<int> positions;
-    for (int k : group) {
-      views.push_back(distinct[k]);
-      positions.push_back(k < static_cast<int>(unique.size()) ? static_cast<int>(unique[k]) : -1);
-    }
-    bases.push_back(synthetic_base(views, positions, /*differentiable=*/true));
+  std::vector<at::Tensor> graph_inputs(const std::vector<at::Tensor>& args) const {
+    return wrappers.inputs(args, constants);
   }
-  return bases;
-}
-
-std::vector<at::Tensor> Compilation::graph_inputs(const std::vector<at::Tensor>& args) const {
-  std::vector<at::Tensor> in = pick(args, unique);
-  in.insert(in.end(), constants.begin(), constants.end());
-  if (input_sources.empty()) return in;
-  std::vector<at::Tensor> bases = view_bases(synthetic_bases, in, unique);
-  std::vector<at::Tensor> out;
-  out.reserve(input_sources.size());
-  for (int s : input_sources) out.push_back(s >= 0 ? in[s] : bases[-1 - s]);
-  return out;
-}
+  const std::vector<size_t>& unique() const { return wrappers.dedupe.unique; }
+};
 
 std::string dims_text(const DynamicCapture& d, const Graph& g) {
   std::string s;
@@ -178,7 +140,6 @@ struct AOTFunction::State {
   /// whether they are the ones the user marked.
   std::vector<DynamicDim> dynamic_dims(const std::vector<at::Tensor>& args,
                                        const Compilation& c) const;
-  TensorFunction on_distinct(const std::vector<int>& position) const;
   CaptureOptions capture_options(Compilation& c) const;
   /// Data parallel: the stage that all-reduces the parameters' gradients, for the distinct
   /// arguments of `c` (and its constants, never reduced).
@@ -200,7 +161,7 @@ DataParallelOptions AOTFunction::State::data_parallel_options(
   const std::vector<bool>& params = config.data_parallel_params;
   AOTGRAD_CHECK(params.empty() || params.size() == args.size(), "aot_function: ", params.size(),
                 " data_parallel_params flags for ", args.size(), " arguments");
-  for (size_t i : c.unique)
+  for (size_t i : c.unique())
     o.reduce.push_back(args[i].requires_grad() && (params.empty() || params[i]));
   for (const Node* p : c.graph->placeholders()) o.names.push_back(p->name());
   o.reduce.resize(o.names.size(), false);
@@ -230,9 +191,9 @@ void AOTFunction::State::synchronize(const Compilation& c, const std::vector<at:
   if (params_broadcast || config.data_parallel == DataParallelMode::kSharded) return;
   std::vector<at::Tensor> params;
   std::vector<std::string> names;
-  for (size_t k = 0; k < c.unique.size(); ++k)
+  for (size_t k = 0; k < c.unique().size(); ++k)
     if (o.reduce[k]) {
-      params.push_back(args[c.unique[k]]);
+      params.push_back(args[c.unique()[k]]);
       names.push_back(o.names[k]);
     }
   broadcast_from_rank0(o.group_name, params, names);
@@ -287,23 +248,13 @@ std::string input_signature(const std::vector<at::Tensor>& args) {
   return signature_of(args, true);
 }
 
-TensorFunction AOTFunction::State::on_distinct(const std::vector<int>& position) const {
-  // The function sees every argument, the same tensor where the caller passed one twice.
-  return [this, position](const std::vector<at::Tensor>& d) {
-    std::vector<at::Tensor> full;
-    full.reserve(position.size());
-    for (int p : position) full.push_back(d[p]);
-    return fn(full);
-  };
-}
-
 CaptureOptions AOTFunction::State::capture_options(Compilation& c) const {
   CaptureOptions o;
   if (!config.input_names.empty()) {
-    AOTGRAD_CHECK(config.input_names.size() == c.position.size(),
+    AOTGRAD_CHECK(config.input_names.size() == c.wrappers.dedupe.position.size(),
                   "aot_function: ", config.input_names.size(), " input names for ",
-                  c.position.size(), " arguments");
-    for (size_t i : c.unique) o.input_names.push_back(config.input_names[i]);
+                  c.wrappers.dedupe.position.size(), " arguments");
+    for (size_t i : c.unique()) o.input_names.push_back(config.input_names[i]);
   }
   o.lifted_constants = &c.constants;
   return o;
@@ -320,23 +271,23 @@ std::vector<DynamicDim> AOTFunction::State::dynamic_dims(const std::vector<at::T
       const int64_t n = args[i].dim();
       AOTGRAD_CHECK(d >= -n && d < n, "aot_function: dynamic_dims marks dimension ", d,
                     " of argument ", i, ", which has ", n);
-      dims.push_back({static_cast<size_t>(c.position[i]), d < 0 ? d + n : d});
+      dims.push_back({static_cast<size_t>(c.wrappers.dedupe.position[i]), d < 0 ? d + n : d});
     }
   }
-  auto unmarked = [&](size_t k) { return c.unique[k] >= config.num_params_buffers; };
+  auto unmarked = [&](size_t k) { return c.unique()[k] >= config.num_params_buffers; };
   if (config.dynamic == DynamicMode::kOn) {
-    for (size_t k = 0; k < c.unique.size(); ++k)
-      for (int64_t d = 0; unmarked(k) && d < args[c.unique[k]].dim(); ++d)
-        if (args[c.unique[k]].size(d) >= 2) dims.push_back({k, d});
+    for (size_t k = 0; k < c.unique().size(); ++k)
+      for (int64_t d = 0; unmarked(k) && d < args[c.unique()[k]].dim(); ++d)
+        if (args[c.unique()[k]].size(d) >= 2) dims.push_back({k, d});
     return dims;
   }
   // kAuto: the dimensions whose sizes differ from a compilation of this family, and those an
   // earlier dynamic one made symbols.
   auto seen = [&](const std::shared_ptr<Compilation>& o) {
     if (o->family != c.family) return;
-    for (size_t k = 0; k < c.unique.size(); ++k)
-      for (int64_t d = 0; unmarked(k) && d < args[c.unique[k]].dim(); ++d)
-        if (o->sizes[k][d] != args[c.unique[k]].size(d)) dims.push_back({k, d});
+    for (size_t k = 0; k < c.unique().size(); ++k)
+      for (int64_t d = 0; unmarked(k) && d < args[c.unique()[k]].dim(); ++d)
+        if (o->sizes[k][d] != args[c.unique()[k]].size(d)) dims.push_back({k, d});
     if (o->dynamic)
       for (const auto& [dim, sym] : o->dynamic->dims) dims.push_back(dim);
   };
@@ -355,11 +306,11 @@ std::shared_ptr<Compilation> AOTFunction::State::find(const std::vector<at::Tens
   for (auto it = dynamic.rbegin(); it != dynamic.rend(); ++it) {
     Compilation& c = **it;
     if (c.family != family) continue;
-    std::vector<at::Tensor> distinct = pick(args, c.unique);
+    std::vector<at::Tensor> distinct = c.wrappers.dedupe.distinct(args);
     std::string why;
     if (bind_dynamic(*c.dynamic, distinct, &why)) return served[key] = *it;
     if (auto values = bind_dynamic(*c.dynamic, distinct, nullptr, false)) {
-      if (same_graph_at(*c.dynamic, on_distinct(c.position), distinct, *values,
+      if (same_graph_at(*c.dynamic, c.wrappers.dedupe.on_distinct(fn), distinct, *values,
                         capture_options(c))) {
         for (size_t i = 0; i < values->size(); ++i)
           if ((*values)[i] < 2) c.dynamic->verified_small[i].push_back((*values)[i]);
@@ -382,19 +333,11 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
                                                          std::string* note) const {
   auto c = std::make_shared<Compilation>();
   c->family = family;
-  std::vector<int>& position = c->position;
-  position.resize(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    position[i] = static_cast<int>(c->unique.size());
-    for (size_t k = 0; k < c->unique.size(); ++k)
-      if (args[c->unique[k]].unsafeGetTensorImpl() == args[i].unsafeGetTensorImpl())
-        position[i] = static_cast<int>(k);
-    if (position[i] == static_cast<int>(c->unique.size())) c->unique.push_back(i);
-  }
-  std::vector<at::Tensor> distinct = pick(args, c->unique);
+  c->wrappers.dedupe = DedupedArgs::of(args);  // R1
+  std::vector<at::Tensor> distinct = c->wrappers.dedupe.distinct(args);
   for (const at::Tensor& t : distinct) c->sizes.push_back(t.sizes().vec());
   const CaptureOptions options = capture_options(*c);
-  const TensorFunction traced = on_distinct(position);
+  const TensorFunction traced = c->wrappers.dedupe.on_distinct(fn);
   std::vector<DynamicDim> dims = dynamic_dims(args, *c);
   if (config.dynamic_dims.empty() && static_only.count(family)) dims.clear();
   std::sort(dims.begin(), dims.end());
@@ -435,12 +378,12 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
   } else {
     c->graph = capture(traced, distinct, options);
   }
-  // Views of one storage train as independent inputs unless the function writes one that overlaps
-  // another: then PyTorch's merge_view_inputs gives them one base (§13.23), their autograd base,
-  // and the graph regenerates them from it with as_strided.
+  // R2: views of one storage train as independent inputs unless the function writes one that
+  // overlaps another: then PyTorch's merge_view_inputs gives them one base (§13.23), their
+  // autograd base, and the graph regenerates them from it with as_strided.
   if (training) {
-    std::vector<at::Tensor> inputs = distinct;  // the placeholders' tensors: constants last
-    inputs.insert(inputs.end(), c->constants.begin(), c->constants.end());
+    // The placeholders' tensors: constants last.
+    std::vector<at::Tensor> inputs = c->wrappers.distinct(args, c->constants);
     std::vector<const at::Tensor*> tensors;
     for (const at::Tensor& t : inputs) tensors.push_back(&t);
     AliasPlan plan = plan_aliasing(tensors, analyze_input_mutations(*c->graph));
@@ -453,11 +396,10 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
         c->graph = capture(traced, distinct, options);
         if (note) *note = "\n    compiled with static sizes: synthetic bases of written views";
       }
-      c->synthetic_bases = plan.bases;
-      MergedInputs merged =
-          merge_view_inputs(*c->graph, plan, tensors, view_bases(plan.bases, inputs, c->unique));
-      c->graph = std::move(merged.graph);
-      c->input_sources = std::move(merged.input_sources);
+      c->wrappers.synthetic_bases = SyntheticBaseInputs(plan, {}, /*differentiable=*/true);
+      MergedInputs merged = merge_view_inputs(*c->graph, plan, tensors, c->wrappers.bases(inputs));
+      c->graph = merged.graph;
+      c->wrappers.synthetic_bases = SyntheticBaseInputs(plan, std::move(merged), true);
     }
   }
   // The captured graph holds autocast's casts; the compilation runs without autocast.
@@ -469,9 +411,9 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     requires_grad.push_back(training && t.requires_grad());
   std::fill(requires_grad.end() - static_cast<int64_t>(c->constants.size()), requires_grad.end(),
             false);
-  // §13.11: no output requires grad and no input that requires grad is mutated: an inference
-  // graph, run under no_grad.
-  if (training && !needs_autograd(*c->graph, requires_grad)) {
+  // §13.11 (the driver's choice): no output requires grad and no input that requires grad is
+  // mutated: an inference graph, run under no_grad.
+  if (training && choose_compile_kind(*c->graph, requires_grad) == CompileKind::kInference) {
     training = false;
     c->downgraded = true;
   }
@@ -480,11 +422,12 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     // The primals that are parameters or buffers (free to save), by distinct argument.
     std::vector<bool>& lifetime = options.pipeline.min_cut.static_lifetime_inputs;
     lifetime.clear();
-    for (size_t k = 0; k < c->unique.size() && c->input_sources.empty(); ++k)
-      lifetime.push_back(c->unique[k] < config.num_params_buffers);
-    for (int s : c->input_sources)  // a synthetic base is not free to save
-      lifetime.push_back(s >= 0 && s < static_cast<int>(c->unique.size()) &&
-                         c->unique[s] < config.num_params_buffers);
+    const std::vector<int>& sources = c->wrappers.synthetic_bases.sources;
+    for (size_t k = 0; k < c->unique().size() && sources.empty(); ++k)
+      lifetime.push_back(c->unique()[k] < config.num_params_buffers);
+    for (int s : sources)  // a synthetic base is not free to save
+      lifetime.push_back(s >= 0 && s < static_cast<int>(c->unique().size()) &&
+                         c->unique()[s] < config.num_params_buffers);
     const bool data_parallel = config.data_parallel != DataParallelMode::kNone;
     DataParallelOptions dp;
     if (data_parallel) {

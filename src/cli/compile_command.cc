@@ -16,7 +16,6 @@
 #include "aotgrad/support/file.h"
 #include "aotgrad/support/timer.h"
 #include "aotgrad/transforms/partition/memory_timeline.h"
-#include "aotgrad/transforms/requires_grad.h"
 #include "commands.h"
 #include "compile_args.h"
 
@@ -245,7 +244,7 @@ int run_compile(const Args& args) {
     throw Error("cannot create directory '" + *dump + "': " + std::strerror(errno));
   CompileOptions o = compile_options(args);
 
-  if (needs_autograd(*graph, rg))
+  if (choose_compile_kind(*graph, rg) == CompileKind::kTraining)
     return compile_training(args, *graph, rg, o, timer, dump, json_stats);
   if (args.has("explain"))
     throw UsageError{"--explain describes the partition of a training compilation: give --grad"};

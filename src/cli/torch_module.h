@@ -24,8 +24,8 @@ const TorchModule& torch_module();
 
 /// Installs, when no op provider is installed yet, one that loads the module on the first op the
 /// registry does not declare: the runtime the module links installs libtorch's op provider
-/// (runtime/dispatcher_ops.h) as it loads, and this one then forwards to it. So `check`, `opt` and
-/// `compile` read any ATen op, and pay for libtorch only for graphs that use such ops.
+/// (providers/dispatcher_ops.h) as it loads, and this one then forwards to it. So `check`, `opt`
+/// and `compile` read any ATen op, and pay for libtorch only for graphs that use such ops.
 void install_lazy_libtorch_ops();
 
 }  // namespace aotgrad::cli

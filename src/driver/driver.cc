@@ -6,6 +6,7 @@
 #include "aotgrad/driver/stages.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/support/version.h"
+#include "aotgrad/transforms/requires_grad.h"
 
 namespace aotgrad {
 namespace {
@@ -104,6 +105,10 @@ CompileState begin_compilation(CompileKind kind, const Graph& graph,
   s.graph = graph.clone();
   s.requires_grad = std::move(requires_grad);
   return s;
+}
+
+CompileKind choose_compile_kind(const Graph& graph, const std::vector<bool>& requires_grad) {
+  return needs_autograd(graph, requires_grad) ? CompileKind::kTraining : CompileKind::kInference;
 }
 
 InferenceArtifacts compile_for_inference(const Graph& graph, const CompileOptions& options) {

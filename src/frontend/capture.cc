@@ -10,8 +10,8 @@
 
 #include <unordered_map>
 
-#include "aotgrad/runtime/aten_call.h"
-#include "aotgrad/runtime/fake_tensor.h"
+#include "aotgrad/providers/aten_call.h"
+#include "aotgrad/providers/fake_tensor.h"
 
 namespace aotgrad {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "aotgrad/runtime/fake_tensor.h"
+#include "aotgrad/providers/fake_tensor.h"
 
 namespace aotgrad {
 

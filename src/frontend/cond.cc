@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/fake_tensor.h"
+#include "aotgrad/providers/fake_tensor.h"
 
 namespace aotgrad {
 namespace {

@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "aotgrad/ir/printer.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 
 namespace aotgrad {
 namespace {

@@ -2,7 +2,6 @@
 #include "aotgrad/runtime/compiled_function.h"
 
 #include <ATen/ATen.h>
-#include <ATen/MemoryOverlap.h>
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -20,11 +19,12 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
-#include "aotgrad/runtime/aten_call.h"
-#include "aotgrad/runtime/effects.h"
+#include "aotgrad/providers/aten_call.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/saved_tensors_hooks.h"
-#include "aotgrad/runtime/write_back.h"
+#include "aotgrad/runtime/wrappers/debug_assert.h"
+#include "aotgrad/runtime/wrappers/runtime_wrapper.h"
+#include "aotgrad/runtime/wrappers/stack.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/passes/dce.h"
 
@@ -42,20 +42,17 @@ struct DifferentiableBackward {
 struct CompiledFunction::State {
   TrainingArtifacts art;
   CompiledFn fw, bw;
-  std::unique_ptr<Interpreter> input_views;  // nullptr when the views graph returns nothing
-  std::vector<int> output_is_arg;            // per user output: the argument it is, or -1
+  RuntimeWrapper runtime;  // R3 (runtime/wrappers/stack.h): write-back, aliased outputs
   std::vector<bool> requires_grad;
   // The forward's outputs as the runtime sees them: after the effect tokens, which
   // with_effect_tokens passes in and drops (Note [Effect tokens]).
   size_t num_outputs = 0;                 // mutated-input values + user outputs
   std::vector<int> tangent_of_output;     // per such output (JointGraph::tangent_of_output)
-  std::vector<bool> leaf_output;          // per such output (JointGraph::leaf_output)
   std::vector<TensorMeta> output_metas;   // forward outputs' metadata, for zero tangents
   bool symbolic_outputs = false;          // an output's size is symbolic
   std::unique_ptr<SymbolBinder> symbols;  // the user graph's size symbols (null: static sizes)
   int64_t id = 0;                         // key of this state in the registry backward reads
   bool cache_hit = false;                 // the artifacts came from the compile cache
-  bool custom_fw = false;                 // the forward compiler is not the interpreter
   bool debug_assert = false;
   // Double backward (Note [Double backward]): the graph and options compiled, and per
   // requires_grad of the differentiated backward's inputs (primals, tangents) its compilation.
@@ -190,7 +187,6 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
     size_t n_out = state->num_outputs;
     AOTGRAD_CHECK(outs.size() == n_out + state->art.saved.size(), "forward graph returned ",
                   outs.size(), " values, expected ", n_out + state->art.saved.size());
-    if (state->custom_fw) restride_outputs(*state, outs);
     torch::autograd::variable_list saved;
     std::vector<int64_t> saved_ints;
     // A saved value that is (a view of) an input the runtime writes new data into after this
@@ -261,42 +257,6 @@ struct CompiledAutogradFunction : public torch::autograd::Function<CompiledAutog
       if (t.defined() && state->tangent_of_output[k] < 0) non_diff.insert(t.unsafeGetTensorImpl());
     }
     return result;
-  }
-
-  // FakifiedOutWrapper (§13.7): a custom forward compiler's user outputs keep the strides traced
-  // for them. A fresh output with other strides is copied to the traced ones; an output that is
-  // (a view of) an input cannot be moved, so other strides there are an error.
-  static void restride_outputs(const CompiledFunction::State& state,
-                               std::vector<c10::IValue>& outs) {
-    const ViewAndMutationMeta& meta = state.art.meta;
-    size_t n_mut = meta.mutated_inputs_returned.size();
-    for (size_t k = n_mut; k < state.num_outputs; ++k) {
-      if (!outs[k].isTensor()) continue;
-      const at::Tensor& t = outs[k].toTensor();
-      const TensorMeta& m = state.output_metas[k];
-      if (!t.defined() || static_cast<int64_t>(m.strides.size()) != t.dim()) continue;
-      std::vector<int64_t> sizes, strides;
-      bool concrete = true;
-      for (size_t d = 0; d < m.sizes.size() && concrete; ++d) {
-        concrete = m.sizes[d].is_concrete() && m.strides[d].is_concrete();
-        if (concrete) {
-          sizes.push_back(m.sizes[d].value());
-          strides.push_back(m.strides[d].value());
-        }
-      }
-      if (!concrete || (t.sizes().vec() == sizes && t.strides().vec() == strides)) continue;
-      size_t j = k - n_mut;
-      const std::string what = "forward compiler output " + std::to_string(j);
-      AOTGRAD_CHECK(t.sizes().vec() == sizes, what, " has sizes ", t.sizes(),
-                    ", but the traced graph gives ", to_string(m.sizes));
-      bool alias = j < meta.outputs.size() && meta.outputs[j].kind != OutputKind::kFresh;
-      AOTGRAD_CHECK(!alias, what, " is a view of an input with strides ", t.strides(),
-                    ", but the traced graph gives ", to_string(m.strides),
-                    "; a view cannot be copied to other strides");
-      at::Tensor fixed = at::empty_strided(sizes, strides, t.options());
-      fixed.copy_(t);
-      outs[k] = fixed;
-    }
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -698,7 +658,6 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
   state_->requires_grad = requires_grad;
   state_->graph = graph;
   state_->options = options;
-  state_->custom_fw = options.fw_compiler->name() != InterpreterCompiler().name();
   state_->debug_assert = options.debug_assert;
   {
     std::lock_guard<std::mutex> lock(g_registry_mu);
@@ -710,12 +669,17 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
   state_->art = compile_for_training(*graph, requires_grad, options.pipeline);
   state_->cache_hit = state_->art.cache_hit;
   const auto num_tokens = static_cast<size_t>(state_->art.meta.num_tokens);
-  state_->fw = with_effect_tokens(options.fw_compiler->compile(state_->art.fw),
-                                  static_cast<int>(num_tokens));
+  state_->fw = compile_forward(*options.fw_compiler, state_->art.fw, state_->art.meta);
   state_->bw = options.bw_compiler->compile(state_->art.bw);
-  state_->output_is_arg = outputs_that_are_args(*graph);
-  if (!state_->art.input_views->output()->args()[0].list.empty())
-    state_->input_views = std::make_unique<Interpreter>(state_->art.input_views);
+  OutputAliasing aliasing;
+  aliasing.meta = state_->art.meta;
+  aliasing.output_is_arg = outputs_that_are_args(*graph);
+  if (!state_->art.input_views->output()->args()[0].list.empty()) {
+    auto views = std::make_shared<Interpreter>(state_->art.input_views);
+    aliasing.input_views = [views](std::vector<c10::IValue> args) {
+      return views->run(std::move(args));
+    };
+  }
   std::vector<Arg> outs;
   const Arg& out = state_->art.fw->output()->args()[0];
   AOTGRAD_CHECK(state_->art.num_forward_outputs >= num_tokens, "the forward returns ",
@@ -727,8 +691,9 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
                                    tangent_of.end());
   const std::vector<bool>& leaf = state_->art.joint_info.leaf_output;
   if (leaf.size() == tangent_of.size())
-    state_->leaf_output.assign(leaf.begin() + static_cast<int64_t>(num_tokens), leaf.end());
-  state_->leaf_output.resize(state_->tangent_of_output.size(), false);
+    aliasing.leaf_output.assign(leaf.begin() + static_cast<int64_t>(num_tokens), leaf.end());
+  aliasing.leaf_output.resize(state_->tangent_of_output.size(), false);
+  state_->runtime = RuntimeWrapper(std::move(aliasing));
   for (size_t k = num_tokens; k < state_->art.num_forward_outputs; ++k) {
     const Arg& a = out.list[k];
     state_->output_metas.push_back(a.is_node() && a.node->meta().is_tensor() ? a.node->meta().tensor
@@ -747,198 +712,18 @@ const TrainingArtifacts& CompiledFunction::artifacts() const { return state_->ar
 
 bool CompiledFunction::cache_hit() const { return state_->cache_hit; }
 
-namespace {
-
-// The caller's view `view` (replayed under grad mode) of an output whose graph value is `value`:
-// with value's history. A view through a detach has none of its own, so it is given value's the
-// way eager gives it the history of a write: written in place with value, whose values it already
-// holds. A view that cannot be written so (an expand's, a split's) is an Error: the graph's value
-// would not alias the caller's tensor, as the eager output does.
-at::Tensor view_with_history(const at::Tensor& view, const at::Tensor& value, size_t output) {
-  if (!value.requires_grad()) return view.detach();
-  if (view.requires_grad()) return view;
-  auto refuse = [&](const std::string& why) {
-    throw Error("output " + std::to_string(output) +
-                " is a view of an input through a detach() the function writes, which aotgrad "
-                "gives the write's history by writing it, and " +
-                why + ": not supported");
-  };
-  if (at::has_internal_overlap(view) == at::MemOverlap::Yes)
-    refuse("it has elements that share memory (an expand)");
-  c10::AutoGradMode grad(true);
-  at::Tensor v = view;
-  try {
-    v.copy_(value);
-  } catch (const c10::Error& e) {
-    refuse(std::string("libtorch refuses the write: ") + e.what_without_backtrace());
-  }
-  return v;
-}
-
-}  // namespace
-
 std::vector<at::Tensor> CompiledFunction::operator()(const std::vector<at::Tensor>& args) {
-  const auto& rg = state_->requires_grad;
-  AOTGRAD_CHECK(args.size() == rg.size(), "expected ", rg.size(), " arguments, got ", args.size());
-  const bool grad_mode = c10::GradMode::is_enabled();
-  for (size_t i = 0; i < args.size(); ++i) {
-    AOTGRAD_CHECK(args[i].defined(), "argument ", i, " is an undefined tensor");
-    // DebugAssertWrapper; without it, only the case that would lose a gradient.
-    AOTGRAD_CHECK(!grad_mode || !args[i].requires_grad() || rg[i], "argument ", i,
-                  " requires grad but was compiled as not requiring grad: its gradient would be "
-                  "missing; compile with requires_grad[",
-                  i, "] = true");
-    AOTGRAD_CHECK(!state_->debug_assert || args[i].requires_grad() || !rg[i],
-                  "debug_assert: argument ", i,
-                  " was compiled as requiring grad but does not require grad");
-  }
+  check_compiled_requires_grad(args, state_->requires_grad, state_->debug_assert);  // DebugAssert
   if (state_->symbols)  // errors name the user's inputs, not the compiled graphs' primals_N
     state_->symbols->check([&](int input, int dim) {
       const at::Tensor& t = args[input];
       return dim < t.dim() ? t.size(dim) : int64_t{-1};
     });
-  // RuntimeWrapper (as CompiledGraph does for inference): write mutated inputs back, return user
-  // outputs. Eager's views of the inputs are taken from the caller's tensors first, and their
-  // storage offsets kept, before any metadata write-back changes them.
-  const ViewAndMutationMeta& meta = state_->art.meta;
-  size_t n_mut = meta.mutated_inputs_returned.size();
-  std::vector<c10::IValue> views;
-  std::vector<int64_t> offsets;
-  {
-    c10::NoGradGuard no_grad;
-    if (state_->input_views)
-      views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
-    for (const at::Tensor& t : args) offsets.push_back(t.storage_offset());
-  }
-  // Passed as a TensorList so that autograd sees every tensor as an input with an edge.
-  torch::autograd::variable_list outs = apply_compiled(state_->id, state_, at::TensorList(args));
-  {
-    c10::NoGradGuard no_grad;
-    for (size_t k = 0; k < n_mut; ++k) {
-      int p = meta.mutated_inputs_returned[k];
-      at::Tensor target = args[p];
-      const at::Tensor& value = outs[k];
-      const InputInfo& info = meta.inputs[p];
-      if (info.mutates_metadata && info.view >= 0) {
-        const at::Tensor& g = views[info.view].toTensor();
-        target.as_strided_(g.sizes(), g.strides(), g.storage_offset());
-      } else if (info.mutates_metadata) {
-        target.as_strided_(value.sizes(), value.strides(),
-                           value.storage_offset() + (info.mutates_data ? offsets[p] : 0));
-      }
-      if (!info.mutates_data) continue;
-      // A non-leaf that requires grad (a view of an activation the function writes) is written
-      // under autograd, as PyTorch's runtime wrapper copies: the caller's graph then sees the
-      // write and its gradient flows through the compiled function's new value. So is an input
-      // that does not require grad written with a value that does: it gets the write's history,
-      // as eagerly. A write autograd does not see (under torch.no_grad, through a detach) is
-      // written back under no_grad: the input keeps its history, a leaf stays a leaf. A leaf
-      // that requires grad, written otherwise, is refused (write_back says why).
-      c10::AutoGradMode grad(grad_mode && !info.mutations_hidden_from_autograd &&
-                             (target.requires_grad() || value.requires_grad()));
-      write_back(target, value, static_cast<size_t>(p));
-    }
-  }
-  // Outputs that are inputs, or views of inputs, are the caller's tensors (or eager's views of
-  // them) when no gradient flows through them; else the graph's value, which carries the grad_fn.
-  std::vector<at::Tensor> result(outs.begin() + static_cast<int64_t>(n_mut), outs.end());
-  std::vector<size_t> replayed;         // outputs that are views replayed under grad mode
-  std::vector<c10::IValue> leaf_views;  // eager's views for leaf outputs, taken after the writes
-  for (size_t j = 0; j < meta.outputs.size() && j < result.size(); ++j) {
-    const OutputInfo& info = meta.outputs[j];
-    int arg = j < state_->output_is_arg.size() ? state_->output_is_arg[j] : -1;
-    // The argument itself (mutations written back): when no gradient flows through it, or when
-    // it was written back under autograd, which gave it the write's history.
-    if (arg >= 0 && (!args[arg].requires_grad() ||
-                     (grad_mode && static_cast<size_t>(arg) < meta.inputs.size() &&
-                      meta.inputs[arg].mutates_data))) {
-      result[j] = args[arg];
-      continue;
-    }
-    // Eagerly a leaf of its own that requires grad (JointGraph::leaf_output), whose backward
-    // reaches nothing: a view of an input taken under no_grad after the writes, as eagerly (a
-    // view of a tensor that requires grad does too), or else a detached leaf.
-    if (state_->leaf_output[n_mut + j] && info.kind != OutputKind::kIsInput) {
-      c10::NoGradGuard no_grad;
-      const at::Tensor& out = result[j];
-      if (info.kind == OutputKind::kAliasOfInput && info.view >= 0 && state_->input_views) {
-        if (leaf_views.empty())
-          leaf_views = state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
-        result[j] = leaf_views[info.view].toTensor();
-      } else if (info.kind == OutputKind::kAliasOfInput &&
-                 !meta.inputs[info.input].mutates_metadata &&
-                 (meta.inputs[info.input].mutates_data || out.is_alias_of(args[info.input]))) {
-        // The graph's value of a written input is a new tensor: its offset is from the input's.
-        const int64_t base = meta.inputs[info.input].mutates_data ? offsets[info.input] : 0;
-        result[j] =
-            args[info.input].as_strided(out.sizes(), out.strides(), base + out.storage_offset());
-      } else if (grad_mode && std::any_of(args.begin(), args.end(),
-                                          [](const at::Tensor& t) { return t.requires_grad(); })) {
-        result[j] = out.detach().requires_grad_(true);
-      }
-      // The views graph replays the capture's detach: the leaf requires grad as its base does.
-      if (info.input >= 0 && result[j].is_alias_of(args[info.input]) &&
-          args[info.input].requires_grad() && !result[j].requires_grad() && result[j].is_leaf())
-        result[j].requires_grad_(true);
-      continue;
-    }
-    if (info.input < 0) continue;
-    // The input itself, as eagerly and as PyTorch's runtime returns it: with its own history
-    // (a returned graph value would be a view the function made, which a later write of the
-    // input's base, by the write-back of another input, breaks for the backward).
-    if (info.kind == OutputKind::kIsInput) {
-      result[j] = args[info.input];
-      continue;
-    }
-    const InputInfo& in = meta.inputs[info.input];
-    // A view replayed under grad mode: of an input written back under autograd, the view of the
-    // written input, as eagerly (autograd's view of the write's history); of an input that does
-    // not require grad, a view through a detach the function wrote (Note [Writes through detach]
-    // in src/transforms/functionalize.cc). The caller's view gets the graph value's history.
-    const bool replay_with_grad = args[info.input].requires_grad() || result[j].requires_grad();
-    if (replay_with_grad && grad_mode && info.kind == OutputKind::kAliasOfInput && info.view >= 0 &&
-        in.mutates_data && !in.mutates_metadata && state_->input_views) {
-      replayed.push_back(j);
-      continue;
-    }
-    if (args[info.input].requires_grad()) continue;
-    if (info.kind == OutputKind::kIsInput) {
-      result[j] = args[info.input];
-    } else if (info.kind == OutputKind::kAliasOfInput && info.view >= 0) {
-      result[j] = views[info.view].toTensor();
-    } else if (info.kind == OutputKind::kAliasOfInput && meta.inputs[info.input].mutates_data) {
-      const at::Tensor& out = result[j];
-      result[j] = args[info.input].as_strided(out.sizes(), out.strides(),
-                                              offsets[info.input] + out.storage_offset());
-    }
-  }
-  if (replayed.empty()) return result;
-  // First the views given their history by a write (view_with_history), then the others, viewed
-  // again after those writes: eagerly every view the function returns is taken after its writes
-  // (a view taken before a write is, for a split's, an error in the backward).
-  auto run_views = [&] {
-    return state_->input_views->run(std::vector<c10::IValue>(args.begin(), args.end()));
-  };
-  std::vector<c10::IValue> grad_views = run_views();
-  std::vector<size_t> rest;
-  for (size_t j : replayed) {
-    const at::Tensor view = grad_views[meta.outputs[j].view].toTensor();
-    if (result[j].requires_grad() && !view.requires_grad())
-      result[j] = view_with_history(view, result[j], j);
-    else
-      rest.push_back(j);
-  }
-  if (rest.size() != replayed.size() && !rest.empty()) grad_views = run_views();
-  for (size_t j : rest) {
-    at::Tensor view = grad_views[meta.outputs[j].view].toTensor();
-    // Eagerly taken before a later write of its storage: autograd regenerates its grad_fn as an
-    // as_strided of its base (OutputInfo::grad_fn_from_base).
-    if (meta.outputs[j].grad_fn_from_base && view.requires_grad() && view.is_view())
-      view =
-          at::Tensor(view._base()).as_strided(view.sizes(), view.strides(), view.storage_offset());
-    result[j] = view_with_history(view, result[j], j);
-  }
-  return result;
+  // R3 around R4: passed as a TensorList so that autograd sees every tensor as an input with an
+  // edge.
+  return state_->runtime.training(args, [this](const std::vector<at::Tensor>& in) {
+    return apply_compiled(state_->id, state_, at::TensorList(in));
+  });
 }
 
 }  // namespace aotgrad

@@ -1,7 +1,7 @@
 // aotgrad: the interpreter backend.
 #include "aotgrad/runtime/compiler.h"
 
-#include "aotgrad/runtime/effects.h"
+#include "aotgrad/providers/effect_ops.h"
 #include "aotgrad/runtime/interpreter.h"
 
 namespace aotgrad {

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "aotgrad/ir/error.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 
 namespace aotgrad {
 

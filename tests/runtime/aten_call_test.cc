@@ -1,5 +1,5 @@
 // aotgrad: tests of calling ATen ops from the IR (aten_call.h): conversions and boxed calls.
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -17,6 +17,7 @@
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/registry.h"
+#include "transposing_compiler.h"
 
 namespace aotgrad {
 namespace {
@@ -503,21 +504,6 @@ TEST(CompiledFunction, RequiresGradOfInputsIsChecked) {
     EXPECT_NE(e.message().find("debug_assert: argument 1"), std::string::npos) << e.message();
   }
 }
-
-// A backend whose forward returns the traced values with other strides (column-major copies).
-class TransposingCompiler final : public Compiler {
- public:
-  std::string name() const override { return "transposing"; }
-  CompiledFn compile(std::shared_ptr<const Graph> graph) const override {
-    CompiledFn inner = InterpreterCompiler().compile(std::move(graph));
-    return [inner](std::vector<c10::IValue> in) {
-      std::vector<c10::IValue> out = inner(std::move(in));
-      for (c10::IValue& v : out)
-        if (v.isTensor() && v.toTensor().dim() == 2) v = v.toTensor().t().contiguous().t();
-      return out;
-    };
-  }
-};
 
 // FakifiedOutWrapper: a custom forward compiler's outputs get the traced strides back.
 TEST(CompiledFunction, CustomForwardOutputsKeepTracedStrides) {

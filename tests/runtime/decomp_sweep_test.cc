@@ -51,7 +51,7 @@
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/decomposition.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 #include "aotgrad/runtime/compiler.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/transforms/autograd.h"

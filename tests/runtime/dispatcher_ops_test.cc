@@ -1,6 +1,6 @@
 // Ops the registry does not declare, from libtorch's dispatcher: their OpDefs, metadata from
 // libtorch's kernels, traced derivatives and decompositions, run and trained against eager.
-#include "aotgrad/runtime/dispatcher_ops.h"
+#include "aotgrad/providers/dispatcher_ops.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -1,8 +1,6 @@
 // Effectful ops at run time (Note [Effect tokens]): aten::_print's kernel and stream, compiled
 // graphs and functions that print in program order once per call (never again in the backward),
 // a user's op registered effectful, and the errors. Values compared with eager libtorch.
-#include "aotgrad/runtime/effects.h"
-
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <gmock/gmock.h>
@@ -19,6 +17,7 @@
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ops/custom_ops.h"
 #include "aotgrad/ops/registry.h"
+#include "aotgrad/providers/effect_ops.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
 

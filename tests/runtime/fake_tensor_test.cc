@@ -1,6 +1,6 @@
 // FakeTrace: ops on fake tensors recorded below autograd, and a backward traced by applying a fake
 // result's grad_fn (libtorch's own derivative formulas, the seed's §13.20 joint graph).
-#include "aotgrad/runtime/fake_tensor.h"
+#include "aotgrad/providers/fake_tensor.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "../graph_text.h"
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/ir/verifier.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 
 namespace aotgrad {
 namespace {

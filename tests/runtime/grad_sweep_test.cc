@@ -21,7 +21,8 @@
 //      as_strided_scatter backward is wrong). Where PyTorch's formula is not the true derivative
 //      (embedding with scale_grad_by_freq) and aotgrad matches PyTorch, that is a note, not a
 //      failure.
-//   5. the op world's traced backward (runtime/traced_rules.h): the same forward graph read against
+//   5. the op world's traced backward (providers/traced_rules.h): the same forward graph read
+//   against
 //      a table whose every op is libtorch's provider's (derivative traced through libtorch's
 //      autograd on fake tensors) must give the declared rule's gradients for the same inputs and
 //      tangents (issue 20: the declared rule and the traced backward agree). Ops libtorch
@@ -49,8 +50,8 @@
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/aten_call.h"
-#include "aotgrad/runtime/dispatcher_ops.h"
+#include "aotgrad/providers/aten_call.h"
+#include "aotgrad/providers/dispatcher_ops.h"
 #include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/passes/decompose.h"

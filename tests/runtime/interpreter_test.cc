@@ -9,7 +9,7 @@
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 #include "aotgrad/runtime/memory.h"
 #include "aotgrad/transforms/passes/reinplace.h"
 

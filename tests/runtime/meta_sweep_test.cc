@@ -29,7 +29,7 @@
 
 #include "aotgrad/ir/parser.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 #include "op_samples.h"
 #include "sample_inputs.h"
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 
 namespace aotgrad::op_samples {
 

@@ -82,6 +82,12 @@ PassPipeline export_pipeline(const CompileOptions& options, bool trace_joint);
 CompileState begin_compilation(CompileKind kind, const Graph& graph,
                                std::vector<bool> requires_grad = {});
 
+/// §13.11, decided here for every front end: a graph whose inputs require grad as
+/// `requires_grad` says (per placeholder; none when grad mode is off) compiles for training when it
+/// needs autograd -- an output requires grad, a grad-requiring input is written, or an input is
+/// written with a value that requires grad (needs_autograd) -- and for inference otherwise.
+CompileKind choose_compile_kind(const Graph& graph, const std::vector<bool>& requires_grad);
+
 /// Compiles `graph` for inference. The graph is logged on AOTGRAD_LOGS=aot_graphs ("Forward
 /// graph N") when compiled. Throws Error naming the node for what a stage cannot handle.
 InferenceArtifacts compile_for_inference(const Graph& graph, const CompileOptions& options = {});

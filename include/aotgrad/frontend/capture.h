@@ -33,10 +33,11 @@ struct CaptureOptions {
 /// under autocast records its casts, so the state belongs to a compilation's key.
 std::optional<c10::ScalarType> cpu_autocast_dtype();
 
-/// Runs `fn` once on fake tensors (runtime/fake_tensor.h) standing for `example_inputs` and records
-/// the ops libtorch runs on them, below autograd, as make_fx does: one placeholder per input (its
-/// dtype, sizes, strides, device and requires_grad), a call per ATen op that reached the fakes --
-/// CompositeImplicitAutograd ops arrive decomposed (`linear` as `t` and `addmm`, `x.to(dtype)` as
+/// Runs `fn` once on fake tensors (providers/fake_tensor.h) standing for `example_inputs` and
+/// records the ops libtorch runs on them, below autograd, as make_fx does: one placeholder per
+/// input (its dtype, sizes, strides, device and requires_grad), a call per ATen op that reached the
+/// fakes -- CompositeImplicitAutograd ops arrive decomposed (`linear` as `t` and `addmm`,
+/// `x.to(dtype)` as
 /// `_to_copy`); in-place ops and views are recorded as written, for functionalization --, getitems
 /// for multi-result ops and Tensor[] results, and the function's results as the output tuple.
 /// Every op libtorch has can be recorded (ops the registry does not declare come from libtorch's

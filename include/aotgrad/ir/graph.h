@@ -185,8 +185,8 @@ struct NodeInfo {
   bool lifted_constant = false;
   /// A detach the capture added where a value made under torch.no_grad is read with grad mode on:
   /// it stands for that value without its history, not for a tensor of its own, and a write
-  /// through it writes the value (Note [Values made under no_grad] in src/runtime/fake_tensor.cc).
-  /// Not part of the text form.
+  /// through it writes the value (Note [Values made under no_grad] in
+  /// src/providers/fake_tensor.cc). Not part of the text form.
   bool no_grad_read = false;
   /// A no_grad_read detach of a view made under torch.no_grad of a tensor that requires grad:
   /// eagerly that view requires grad, a leaf of its own whose gradient reaches nothing. The

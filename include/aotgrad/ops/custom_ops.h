@@ -12,7 +12,7 @@ namespace aotgrad {
 
 // Note [Custom ops]
 // A C++ user defines an op with libtorch's TORCH_LIBRARY (schema and CPU kernel); the op world's
-// provider (runtime/dispatcher_ops.h) then makes it an op of aotgrad like any ATen op: metadata
+// provider (providers/dispatcher_ops.h) then makes it an op of aotgrad like any ATen op: metadata
 // from its Meta kernel or its CPU kernel run on zeros, a derivative traced through the Autograd
 // kernel the user registered (an autograd::Function), a decomposition traced from a
 // CompositeImplicitAutograd kernel. What libtorch cannot say, the user says here, before the op's

@@ -14,7 +14,7 @@ namespace aotgrad {
 const OpTable& aten_ops();
 
 /// Installs the provider aten_ops() asks for ops the registry does not declare (the runtime
-/// layer's libtorch provider, runtime/dispatcher_ops.h); nullptr removes it. Process-wide and
+/// layer's libtorch provider, providers/dispatcher_ops.h); nullptr removes it. Process-wide and
 /// thread-safe; `provider` must stay alive while installed. Ops given before a change stay in the
 /// table.
 void install_op_provider(const OpProvider* provider);

@@ -1,6 +1,6 @@
-// aotgrad: a graph compiled for inference, with the runtime wrappers of the seed's §13.7 that make
-// it behave as eager does: input dedupe, synthetic bases, input-mutation write-back, aliased
-// outputs.
+// aotgrad: a graph compiled for inference, inside the inference stack of the seed's §13.7
+// (runtime/wrappers/stack.h) that makes it behave as eager does: written duplicates merged,
+// synthetic bases, input-mutation write-back, aliased outputs, effect tokens.
 #pragma once
 
 #include <ATen/core/ivalue.h>
@@ -16,7 +16,8 @@
 #include "aotgrad/driver/compile_options.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/runtime/compiler.h"
-#include "aotgrad/runtime/synthetic_base.h"
+#include "aotgrad/runtime/wrappers/runtime_wrapper.h"
+#include "aotgrad/runtime/wrappers/synthetic_base.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/input_mutations.h"
 
@@ -28,14 +29,13 @@ struct Specialization {
   std::shared_ptr<const Graph> source;  // the graph after dedupe / synthetic-base rewriting
   std::shared_ptr<const Graph> fw;      // the functional graph the backend received
   ViewAndMutationMeta meta;
-  CompiledFn fn;
-  /// Runs FunctionalizeResult::input_views on fw's inputs (nullptr when it returns nothing).
-  CompiledFn input_views;
-  /// How to build fw's inputs: caller argument index, or -(1 + synthetic base index).
-  std::vector<int> input_sources;
-  /// For each synthetic base: the caller arguments that are views of it.
-  std::vector<std::vector<int>> synthetic_bases;
   bool deduped = false;
+  /// R1-R2: fw's inputs from the caller's arguments (empty: the arguments as they are).
+  SyntheticBaseInputs inputs;
+  /// R3: the write-back and the aliased outputs.
+  RuntimeWrapper runtime;
+  /// R5-R8: fw compiled, with its effect tokens and (a custom compiler) traced strides.
+  CompiledFn fn;
 };
 
 /// A graph compiled for inference. Calling it runs the compiled functional graph and then does what
@@ -64,8 +64,8 @@ class CompiledGraph {
   int num_specializations() const;
 
  private:
-  std::shared_ptr<Specialization> compile(std::shared_ptr<const Graph> source,
-                                          std::string key) const;
+  std::shared_ptr<Specialization> compile(std::shared_ptr<const Graph> source, std::string key,
+                                          SyntheticBaseInputs inputs) const;
 
   std::shared_ptr<const Graph> graph_;
   std::shared_ptr<const InputMutations> mutations_;

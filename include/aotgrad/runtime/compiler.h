@@ -42,7 +42,7 @@ class InterpreterCompiler final : public Compiler {
 std::shared_ptr<const Compiler> default_compiler();
 
 /// Registers, once, aotgrad's kernels beside libtorch's own: aten::_print's at BackendSelect
-/// (runtime/effects.h).
+/// (providers/effect_ops.h).
 void register_compat_ops();
 
 }  // namespace aotgrad

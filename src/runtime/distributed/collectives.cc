@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "aotgrad/ir/error.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 #include "aotgrad/runtime/distributed/process_group.h"
 #include "aotgrad/support/logging.h"
 

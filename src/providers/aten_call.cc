@@ -1,5 +1,5 @@
 // aotgrad: resolving IR ops in the c10 dispatcher, converting IR arguments to IValues, calling.
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -14,8 +14,8 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/dispatcher_ops.h"
-#include "aotgrad/runtime/effects.h"
+#include "aotgrad/providers/dispatcher_ops.h"
+#include "aotgrad/providers/effect_ops.h"
 #include "aotgrad/transforms/passes/reinplace.h"
 
 namespace aotgrad {

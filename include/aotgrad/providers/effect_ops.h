@@ -1,13 +1,12 @@
 // aotgrad: effectful ops at run time (Note [Effect tokens] in src/ops/higher_order_ops.cc) --
-// aten::_print's kernel and the stream it writes to, effect tokens, and the EffectTokensWrapper.
+// aten::_print's kernel and the stream it writes to, and effect tokens. The EffectTokensWrapper
+// that threads tokens through a compiled graph is runtime/wrappers/effect_tokens.h.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <ostream>
 #include <string>
-
-#include "aotgrad/runtime/compiler.h"
 
 namespace aotgrad {
 
@@ -23,15 +22,9 @@ std::ostream* set_print_stream(std::ostream* stream);
 /// A fresh effect token: an empty f32 tensor on the CPU (torch.tensor([])).
 at::Tensor new_effect_token();
 
-/// PyTorch's EffectTokensWrapper: `fn`, a compiled graph that takes `num_tokens` effect tokens
-/// before its inputs and returns the final tokens before its outputs, as a function of the other
-/// inputs that returns the other outputs; fresh tokens go in on every call. `fn` itself when
-/// `num_tokens` is 0.
-CompiledFn with_effect_tokens(CompiledFn fn, int num_tokens);
-
 /// Adds aotgrad's kernel for aten::_print at BackendSelect, which records the call inside a
 /// capture and makes libtorch's kernel write to the print stream. Once per process
-/// (register_compat_ops calls it).
+/// (runtime's register_compat_ops calls it; print() does too).
 void register_effect_ops();
 
 }  // namespace aotgrad

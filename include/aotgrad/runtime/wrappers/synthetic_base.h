@@ -1,5 +1,6 @@
-// aotgrad: arguments that alias each other (§13.23, §13.24) -- the plan and the graph rewrite that
-// the inference wrappers (CompiledGraph) and aot_function's training path share.
+// aotgrad: PyTorch's AOTSyntheticBaseWrapper (§13.7 R2, §13.23) and the merge of written
+// duplicates (§13.24) -- the plan, the graph rewrite, and the inputs of each call, which the
+// inference stack (CompiledGraph) and aot_function's training stack share.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -69,5 +70,30 @@ struct MergedInputs {
 MergedInputs merge_view_inputs(const Graph& graph, const AliasPlan& plan,
                                const std::vector<const at::Tensor*>& args,
                                const std::vector<at::Tensor>& bases);
+
+/// The wrapper at call time: a merged graph's inputs made from a call's tensors. Empty (no
+/// sources): the graph takes the tensors as they are.
+struct SyntheticBaseInputs {
+  std::vector<std::vector<int>> groups;  // per base: the tensors (indices) regenerated from it
+  std::vector<int> sources;              // per graph input: a tensor index, or -(1 + b): base b
+  bool differentiable = false;           // synthetic_base's rule: training's, or inference's
+
+  SyntheticBaseInputs() = default;
+  SyntheticBaseInputs(const AliasPlan& plan, MergedInputs merged, bool differentiable);
+  bool empty() const { return sources.empty(); }
+  /// This call's bases (synthetic_base). `positions` names each tensor in errors (the caller's
+  /// argument position, or -1); empty: the tensor indices themselves.
+  std::vector<at::Tensor> bases(const std::vector<const at::Tensor*>& tensors,
+                                const std::vector<int>& positions = {}) const;
+  /// The graph's inputs: per source, the tensor or the base.
+  template <typename T>
+  std::vector<T> inputs(const std::vector<T>& tensors, const std::vector<at::Tensor>& bases) const {
+    if (empty()) return tensors;
+    std::vector<T> out;
+    out.reserve(sources.size());
+    for (int s : sources) out.push_back(s >= 0 ? tensors[s] : T(bases[-1 - s]));
+    return out;
+  }
+};
 
 }  // namespace aotgrad

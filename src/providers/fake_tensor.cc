@@ -1,5 +1,5 @@
 // aotgrad: fake tensors on libtorch's VE device, and the trace that records their ops.
-#include "aotgrad/runtime/fake_tensor.h"
+#include "aotgrad/providers/fake_tensor.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -17,8 +17,8 @@
 #include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/known_ops.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/aten_call.h"
-#include "aotgrad/runtime/dispatcher_ops.h"
+#include "aotgrad/providers/aten_call.h"
+#include "aotgrad/providers/dispatcher_ops.h"
 
 namespace aotgrad {
 

@@ -1,5 +1,5 @@
 // aotgrad: aten::_print's kernel, effect tokens and the EffectTokensWrapper.
-#include "aotgrad/runtime/effects.h"
+#include "aotgrad/providers/effect_ops.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "aotgrad/ir/error.h"
-#include "aotgrad/runtime/fake_tensor.h"
+#include "aotgrad/providers/fake_tensor.h"
 
 namespace aotgrad {
 namespace {
@@ -44,7 +44,7 @@ void print_select_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
 }
 
 const c10::OperatorHandle& print_op() {
-  register_compat_ops();
+  register_effect_ops();
   static const c10::OperatorHandle op =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::_print", "");
   return op;
@@ -76,20 +76,5 @@ std::ostream* set_print_stream(std::ostream* stream) {
 }
 
 at::Tensor new_effect_token() { return at::empty({0}, at::TensorOptions().dtype(at::kFloat)); }
-
-CompiledFn with_effect_tokens(CompiledFn fn, int num_tokens) {
-  if (num_tokens == 0) return fn;
-  return [fn = std::move(fn), num_tokens](std::vector<c10::IValue> args) {
-    std::vector<c10::IValue> in;
-    in.reserve(args.size() + static_cast<size_t>(num_tokens));
-    for (int k = 0; k < num_tokens; ++k) in.emplace_back(new_effect_token());
-    for (c10::IValue& a : args) in.push_back(std::move(a));
-    std::vector<c10::IValue> outs = fn(std::move(in));
-    AOTGRAD_CHECK(outs.size() >= static_cast<size_t>(num_tokens), "the compiled graph returned ",
-                  outs.size(), " values, fewer than its ", num_tokens, " effect tokens");
-    outs.erase(outs.begin(), outs.begin() + num_tokens);
-    return outs;
-  };
-}
 
 }  // namespace aotgrad

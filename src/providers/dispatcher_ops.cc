@@ -1,5 +1,5 @@
 // aotgrad: OpDefs for the ops of libtorch's dispatcher that the registry does not declare.
-#include "aotgrad/runtime/dispatcher_ops.h"
+#include "aotgrad/providers/dispatcher_ops.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -12,8 +12,8 @@
 #include "aotgrad/ops/custom_ops.h"
 #include "aotgrad/ops/functionalization.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/fallback_meta.h"
-#include "aotgrad/runtime/traced_rules.h"
+#include "aotgrad/providers/fallback_meta.h"
+#include "aotgrad/providers/traced_rules.h"
 
 namespace aotgrad {
 

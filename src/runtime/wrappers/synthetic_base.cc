@@ -1,5 +1,6 @@
-// aotgrad: arguments that alias each other -- dedupe and synthetic bases (§13.23, §13.24).
-#include "aotgrad/runtime/synthetic_base.h"
+// aotgrad: arguments that alias each other -- written duplicates merged, synthetic bases (§13.23,
+// §13.24).
+#include "aotgrad/runtime/wrappers/synthetic_base.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/variable.h>
@@ -8,7 +9,7 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/aten_call.h"
+#include "aotgrad/providers/aten_call.h"
 
 namespace aotgrad {
 namespace {
@@ -289,6 +290,28 @@ MergedInputs merge_view_inputs(const Graph& graph, const AliasPlan& plan,
     r.input_sources.push_back(-1 - static_cast<int>(b));
   r.graph = std::move(g);
   return r;
+}
+
+SyntheticBaseInputs::SyntheticBaseInputs(const AliasPlan& plan, MergedInputs merged,
+                                         bool differentiable)
+    : groups(plan.bases),
+      sources(std::move(merged.input_sources)),
+      differentiable(differentiable) {}
+
+std::vector<at::Tensor> SyntheticBaseInputs::bases(const std::vector<const at::Tensor*>& tensors,
+                                                   const std::vector<int>& positions) const {
+  std::vector<at::Tensor> out;
+  out.reserve(groups.size());
+  for (const std::vector<int>& group : groups) {
+    std::vector<at::Tensor> views;
+    std::vector<int> named;
+    for (int k : group) {
+      views.push_back(*tensors[k]);
+      named.push_back(positions.empty() ? k : positions[k]);
+    }
+    out.push_back(synthetic_base(views, named, differentiable));
+  }
+  return out;
 }
 
 }  // namespace aotgrad

@@ -1,5 +1,5 @@
 // aotgrad: metadata of ops without a declared meta function, from libtorch's Meta or CPU kernels.
-#include "aotgrad/runtime/fallback_meta.h"
+#include "aotgrad/providers/fallback_meta.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -9,8 +9,8 @@
 
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/graph.h"
-#include "aotgrad/runtime/aten_call.h"
-#include "aotgrad/runtime/dispatcher_ops.h"
+#include "aotgrad/providers/aten_call.h"
+#include "aotgrad/providers/dispatcher_ops.h"
 
 namespace aotgrad {
 namespace {

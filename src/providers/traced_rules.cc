@@ -1,5 +1,5 @@
 // aotgrad: derivatives and decompositions of provided ops, traced through libtorch on fake tensors.
-#include "aotgrad/runtime/traced_rules.h"
+#include "aotgrad/providers/traced_rules.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -14,9 +14,9 @@
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ops/op_call.h"
 #include "aotgrad/ops/registry.h"
-#include "aotgrad/runtime/aten_call.h"
-#include "aotgrad/runtime/dispatcher_ops.h"
-#include "aotgrad/runtime/fake_tensor.h"
+#include "aotgrad/providers/aten_call.h"
+#include "aotgrad/providers/dispatcher_ops.h"
+#include "aotgrad/providers/fake_tensor.h"
 #include "aotgrad/transforms/functionalize.h"
 #include "aotgrad/transforms/passes/dce.h"
 
