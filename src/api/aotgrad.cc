@@ -223,6 +223,9 @@ std::string signature_of(const std::vector<at::Tensor>& args, bool with_sizes) {
     }
     key += m.annotation();
     if (t.requires_grad()) key += " requires_grad";
+    // Written, its synthetic base is its autograd base (strided_past_its_view): of that geometry.
+    if (strided_past_its_view(t))
+      key += " strided past its view of base " + tensor_meta_of(at::Tensor(t._base())).annotation();
     for (size_t j = 0; j < i; ++j) {
       const at::Tensor& u = args[j];
       if (u.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
@@ -386,7 +389,7 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
     std::vector<at::Tensor> inputs = c->wrappers.distinct(args, c->constants);
     std::vector<const at::Tensor*> tensors;
     for (const at::Tensor& t : inputs) tensors.push_back(&t);
-    AliasPlan plan = plan_aliasing(tensors, analyze_input_mutations(*c->graph));
+    AliasPlan plan = plan_aliasing(tensors, analyze_input_mutations(*c->graph), true);
     if (!plan.bases.empty()) {
       AOTGRAD_CHECK(config.data_parallel == DataParallelMode::kNone,
                     "aot_function: arguments that are overlapping views written by the function "

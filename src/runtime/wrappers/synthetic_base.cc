@@ -3,6 +3,7 @@
 #include "aotgrad/runtime/wrappers/synthetic_base.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/generated/Functions.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <unordered_set>
@@ -111,7 +112,27 @@ std::string AliasPlan::key() const {
   return k;
 }
 
-AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputMutations& mut) {
+bool strided_past_its_view(const at::Tensor& t) {
+  if (!t.defined() || !t.requires_grad() || !t.is_view()) return false;
+  const auto* node =
+      dynamic_cast<const torch::autograd::generated::AsStridedBackward0*>(t.grad_fn().get());
+  if (!node) return false;
+  const at::TensorGeometry& in = node->self_geometry;
+  // Each of t's elements among the view's (a large view is taken to reach past: a synthetic base
+  // is right either way, only dearer).
+  constexpr int64_t kMaxElements = int64_t{1} << 20;
+  if (in.numel() > kMaxElements || t.numel() > kMaxElements) return true;
+  std::unordered_set<int64_t> covered;
+  each_offset(in.storage_offset(), in.sizes(), in.strides(), [&](int64_t at) {
+    covered.insert(at);
+    return true;
+  });
+  return !each_offset(t.storage_offset(), t.sizes(), t.strides(),
+                      [&](int64_t at) { return covered.count(at) > 0; });
+}
+
+AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputMutations& mut,
+                        bool training) {
   AliasPlan plan;
   const size_t n = args.size();
   plan.duplicate_of.assign(n, -1);
@@ -171,13 +192,15 @@ AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputM
   // An input the graph writes and views by as_strided past its own elements: eagerly those reads
   // and writes reach the caller's storage there, which the graph has only through a base (a
   // synthetic base of the inputs of that storage; functionalization alone sees each input's
-  // elements). Not where they differ in dtype or one's metadata changes (the groups above raise).
+  // elements). In training also a written input that is itself as_strided past its view: the
+  // gradient of its old value reaches the base there only through a base. Not where they differ in
+  // dtype or one's metadata changes (the groups above raise).
   for (size_t i = 0; i < n && i < mut.absolute_views.size(); ++i) {
     const at::Tensor* t = tensor(i);
     if (!t || grouped[i] || plan.duplicate_of[i] >= 0 || !t->has_storage() ||
         !mut.data_mutated.at(i))
       continue;
-    bool past = false;
+    bool past = training && strided_past_its_view(*t);
     for (const InputMutations::AbsoluteView& v : mut.absolute_views[i])
       past = past || reaches_past(*t, v);
     if (!past) continue;

@@ -42,10 +42,21 @@ struct AliasPlan {
   std::string key() const;
 };
 
+/// Whether `t`, which requires grad, is as_strided of a view (its grad_fn an AsStridedBackward)
+/// reaching elements of the storage that view does not have. Written in place, eagerly the write's
+/// backward reaches its old value through the base (CopySlices) there too; a compiled function
+/// that takes `t` itself as its input would send that gradient through the as_strided's own
+/// backward, which drops those elements (as PyTorch 2.11's AOTAutograd does).
+bool strided_past_its_view(const at::Tensor& t);
+
 /// The plan for `args` (undefined tensors are never aliased) of a graph whose placeholders are
 /// mutated as `mut` says. Overlapping views with different dtypes, or of which one has its
-/// metadata changed, are an Error naming them (no synthetic base can serve them).
-AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputMutations& mut);
+/// metadata changed, are an Error naming them (no synthetic base can serve them). `training`:
+/// an argument the graph writes that is strided_past_its_view gets a synthetic base too (its
+/// autograd base), with the other arguments of its storage, so that its gradient reaches the base
+/// as eagerly.
+AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputMutations& mut,
+                        bool training = false);
 
 /// The tensor a group's views are regenerated from. `differentiable` (a training compilation):
 /// PyTorch's rule, the views' common autograd base (`_base`, or one of the views that is the
