@@ -674,12 +674,7 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const Graph> graph,
   OutputAliasing aliasing;
   aliasing.meta = state_->art.meta;
   aliasing.output_is_arg = outputs_that_are_args(*graph);
-  if (!state_->art.input_views->output()->args()[0].list.empty()) {
-    auto views = std::make_shared<Interpreter>(state_->art.input_views);
-    aliasing.input_views = [views](std::vector<c10::IValue> args) {
-      return views->run(std::move(args));
-    };
-  }
+  aliasing.input_views = compile_input_views(state_->art.input_views);
   std::vector<Arg> outs;
   const Arg& out = state_->art.fw->output()->args()[0];
   AOTGRAD_CHECK(state_->art.num_forward_outputs >= num_tokens, "the forward returns ",

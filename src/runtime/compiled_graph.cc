@@ -9,7 +9,6 @@
 #include "aotgrad/driver/driver.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/verifier.h"
-#include "aotgrad/runtime/interpreter.h"
 #include "aotgrad/runtime/wrappers/stack.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/passes/decompose.h"
@@ -61,12 +60,7 @@ std::shared_ptr<Specialization> CompiledGraph::compile(std::shared_ptr<const Gra
   OutputAliasing aliasing;
   aliasing.meta = spec->meta;
   aliasing.output_is_arg = output_is_arg_;
-  if (!r.input_views->output()->args()[0].list.empty()) {
-    auto views = std::make_shared<Interpreter>(std::move(r.input_views));
-    aliasing.input_views = [views](std::vector<c10::IValue> args) {
-      return views->run(std::move(args));
-    };
-  }
+  aliasing.input_views = compile_input_views(std::move(r.input_views));
   spec->runtime = RuntimeWrapper(std::move(aliasing));
   return spec;
 }

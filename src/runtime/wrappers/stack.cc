@@ -34,6 +34,11 @@ CompiledFn compile_forward(const Compiler& compiler, std::shared_ptr<const Graph
   return fn;
 }
 
+CompiledFn compile_input_views(std::shared_ptr<const Graph> input_views) {
+  if (input_views->output()->args()[0].list.empty()) return nullptr;
+  return InterpreterCompiler().compile(std::move(input_views));
+}
+
 std::vector<at::Tensor> ArgumentWrappers::distinct(const std::vector<at::Tensor>& args,
                                                    const std::vector<at::Tensor>& constants) const {
   std::vector<at::Tensor> in = dedupe.distinct(args);

@@ -39,6 +39,11 @@ namespace aotgrad {
 CompiledFn compile_forward(const Compiler& compiler, std::shared_ptr<const Graph> fw,
                            const ViewAndMutationMeta& meta);
 
+/// The functionalization's input_views graph (eager's views of the inputs, replayed on the
+/// caller's tensors) compiled for the RuntimeWrapper's OutputAliasing: null when it returns
+/// nothing.
+CompiledFn compile_input_views(std::shared_ptr<const Graph> input_views);
+
 /// R1-R2 of aot_function: the compiled graph's inputs from a call's arguments -- the distinct
 /// arguments, then the lifted constants -- with synthetic bases in the place of the views they
 /// regenerate.
