@@ -1,10 +1,12 @@
 """PyTorch 2.11's own AOTAutograd on two cases of aotgrad's training fuzzer.
 
-as_strided_argument_written (tests/fuzz/training_regressions/known_as_strided_argument_written.txt),
-a known issue of aotgrad's: the argument is as_strided of a diagonal, reaching past the diagonal,
-and the function writes it in place. Eagerly the write's backward reaches the old value through the
-base (CopySlices), so the elements outside the diagonal get gradient; through an AOTAutograd
-compiled function the gradient goes through the argument's own AsStridedBackward, which drops them.
+as_strided_argument_written (tests/fuzz/training_regressions/as_strided_argument_written.txt), once
+a known issue of aotgrad's, fixed there: the argument is as_strided of a diagonal, reaching past the
+diagonal, and the function writes it in place. Eagerly the write's backward reaches the old value
+through the base (CopySlices), so the elements outside the diagonal get gradient; through PyTorch's
+AOTAutograd compiled function the gradient goes through the argument's own AsStridedBackward, which
+drops them. aotgrad compiles the argument's autograd base in its place and gives eager's gradient
+(AliasedInputs.AsStridedPastItsViewWrittenTrainsThroughItsBase).
 
 no_grad_leaf_output_backward (tests/fuzz/training_regressions/no_grad_leaf_output_backward.txt),
 fixed in aotgrad: an output that is a view made under torch.no_grad of an input that requires grad
