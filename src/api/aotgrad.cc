@@ -399,10 +399,10 @@ std::shared_ptr<Compilation> AOTFunction::State::compile(const std::vector<at::T
         c->graph = capture(traced, distinct, options);
         if (note) *note = "\n    compiled with static sizes: synthetic bases of written views";
       }
-      c->wrappers.synthetic_bases = SyntheticBaseInputs(plan, {}, /*differentiable=*/true);
-      MergedInputs merged = merge_view_inputs(*c->graph, plan, tensors, c->wrappers.bases(inputs));
-      c->graph = merged.graph;
-      c->wrappers.synthetic_bases = SyntheticBaseInputs(plan, std::move(merged), true);
+      MergedInputs merged = merge_view_inputs(*c->graph, plan, tensors, /*differentiable=*/true,
+                                              c->wrappers.positions(inputs.size()));
+      c->graph = std::move(merged.graph);
+      c->wrappers.synthetic_bases = std::move(merged.inputs);
     }
   }
   // The captured graph holds autocast's casts; the compilation runs without autocast.

@@ -74,10 +74,8 @@ const Specialization& CompiledGraph::specialization_for(const std::vector<c10::I
     if (auto it = by_key_.find(key); it != by_key_.end()) return *it->second;
   }
   // A copy of the graph with duplicates merged and grouped views as_strided of a new base.
-  MergedInputs merged = merge_view_inputs(*graph_, plan, tensors,
-                                          SyntheticBaseInputs(plan, {}, false).bases(tensors));
-  std::shared_ptr<const Graph> source = merged.graph;
-  auto spec = compile(source, key, SyntheticBaseInputs(plan, std::move(merged), false));
+  MergedInputs merged = merge_view_inputs(*graph_, plan, tensors, /*differentiable=*/false);
+  auto spec = compile(merged.graph, key, std::move(merged.inputs));
   spec->deduped =
       std::any_of(plan.duplicate_of.begin(), plan.duplicate_of.end(), [](int d) { return d >= 0; });
   std::lock_guard<std::mutex> lock(mu_);

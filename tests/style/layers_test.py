@@ -90,7 +90,8 @@ def violations(root):
 
 
 def self_test(root):
-    """The check catches an upward include and a libtorch include below providers."""
+    """The check catches upward includes (providers reaching into runtime among them) and a libtorch
+    include below providers."""
     import shutil
     import tempfile
     tmp = tempfile.mkdtemp()
@@ -99,6 +100,7 @@ def self_test(root):
             ("include/aotgrad/transforms/passes/p.h", '#include "aotgrad/transforms/partition/q.h"\n'),
             ("src/transforms/partition/q.cc", '#include "../passes/p.h"\n#include <ATen/ATen.h>\n'),
             ("src/runtime/r.cc", '#include <ATen/ATen.h>\n#include "aotgrad/driver/d.h"\n'),
+            ("src/providers/o.cc", '#include <ATen/ATen.h>\n#include "aotgrad/runtime/r.h"\n'),
         ]:
             os.makedirs(os.path.join(tmp, os.path.dirname(rel)), exist_ok=True)
             with open(os.path.join(tmp, rel), "w") as f:
@@ -108,6 +110,7 @@ def self_test(root):
             "include/aotgrad/transforms/passes/p.h:1: transforms/passes includes "
             "aotgrad/transforms/partition/q.h of transforms/partition, a unit above it",
             "src/transforms/partition/q.cc:2: transforms/partition includes libtorch's ATen/ATen.h",
+            "src/providers/o.cc:2: providers includes aotgrad/runtime/r.h of runtime, a unit above it",
         ]
         if sorted(got) != sorted(want):
             print("FAIL self-test: got", got)

@@ -46,21 +46,21 @@ std::vector<at::Tensor> ArgumentWrappers::distinct(const std::vector<at::Tensor>
   return in;
 }
 
-std::vector<at::Tensor> ArgumentWrappers::bases(const std::vector<at::Tensor>& distinct) const {
-  std::vector<const at::Tensor*> tensors;
-  std::vector<int> positions;
-  for (size_t k = 0; k < distinct.size(); ++k) {
-    tensors.push_back(&distinct[k]);
-    positions.push_back(k < dedupe.unique.size() ? static_cast<int>(dedupe.unique[k]) : -1);
-  }
-  return synthetic_bases.bases(tensors, positions);
+std::vector<int> ArgumentWrappers::positions(size_t n) const {
+  std::vector<int> out;
+  out.reserve(n);
+  for (size_t k = 0; k < n; ++k)
+    out.push_back(k < dedupe.unique.size() ? static_cast<int>(dedupe.unique[k]) : -1);
+  return out;
 }
 
 std::vector<at::Tensor> ArgumentWrappers::inputs(const std::vector<at::Tensor>& args,
                                                  const std::vector<at::Tensor>& constants) const {
   std::vector<at::Tensor> in = distinct(args, constants);
   if (synthetic_bases.empty()) return in;
-  return synthetic_bases.inputs(in, bases(in));
+  std::vector<const at::Tensor*> tensors;
+  for (const at::Tensor& t : in) tensors.push_back(&t);
+  return synthetic_bases.inputs(in, synthetic_bases.bases(tensors, positions(in.size())));
 }
 
 }  // namespace aotgrad

@@ -271,11 +271,12 @@ at::Tensor synthetic_base(const std::vector<at::Tensor>& group, const std::vecto
 }
 
 MergedInputs merge_view_inputs(const Graph& graph, const AliasPlan& plan,
-                               const std::vector<const at::Tensor*>& args,
-                               const std::vector<at::Tensor>& bases) {
-  AOTGRAD_CHECK(bases.size() == plan.bases.size(), "merge_view_inputs: ", bases.size(),
-                " bases for ", plan.bases.size(), " groups");
+                               const std::vector<const at::Tensor*>& args, bool differentiable,
+                               const std::vector<int>& positions) {
   MergedInputs r;
+  r.inputs.groups = plan.bases;
+  r.inputs.differentiable = differentiable;
+  const std::vector<at::Tensor> bases = r.inputs.bases(args, positions);
   std::shared_ptr<Graph> g = graph.clone();
   std::vector<Node*> phs = g->placeholders();
   AOTGRAD_CHECK(phs.size() == args.size() && plan.duplicate_of.size() == args.size(),
@@ -307,19 +308,13 @@ MergedInputs merge_view_inputs(const Graph& graph, const AliasPlan& plan,
     if (removed[j])
       g->erase(phs[j]);
     else
-      r.input_sources.push_back(static_cast<int>(j));
+      r.inputs.sources.push_back(static_cast<int>(j));
   }
   for (size_t b = 0; b < base_nodes.size(); ++b)
-    r.input_sources.push_back(-1 - static_cast<int>(b));
+    r.inputs.sources.push_back(-1 - static_cast<int>(b));
   r.graph = std::move(g);
   return r;
 }
-
-SyntheticBaseInputs::SyntheticBaseInputs(const AliasPlan& plan, MergedInputs merged,
-                                         bool differentiable)
-    : groups(plan.bases),
-      sources(std::move(merged.input_sources)),
-      differentiable(differentiable) {}
 
 std::vector<at::Tensor> SyntheticBaseInputs::bases(const std::vector<const at::Tensor*>& tensors,
                                                    const std::vector<int>& positions) const {

@@ -55,9 +55,9 @@ struct ArgumentWrappers {
   /// The distinct arguments, then `constants`.
   std::vector<at::Tensor> distinct(const std::vector<at::Tensor>& args,
                                    const std::vector<at::Tensor>& constants) const;
-  /// The synthetic bases of `distinct` (as distinct() gives them); errors name the caller's
-  /// argument positions.
-  std::vector<at::Tensor> bases(const std::vector<at::Tensor>& distinct) const;
+  /// Per tensor of distinct() (`n` of them), the caller's argument position it came from, or -1
+  /// for a constant: what errors about synthetic bases name.
+  std::vector<int> positions(size_t n) const;
   /// The compiled graph's inputs for a call.
   std::vector<at::Tensor> inputs(const std::vector<at::Tensor>& args,
                                  const std::vector<at::Tensor>& constants) const;

@@ -67,21 +67,6 @@ AliasPlan plan_aliasing(const std::vector<const at::Tensor*>& args, const InputM
 at::Tensor synthetic_base(const std::vector<at::Tensor>& group, const std::vector<int>& positions,
                           bool differentiable);
 
-/// `graph` with its placeholders rewritten for `plan` (PyTorch's merge_view_inputs followed by the
-/// view regeneration of its synthetic-base wrapper): a duplicate uses its first occurrence's
-/// placeholder; the views of group b become `as_strided` of a new placeholder `base` laid out as
-/// `bases[b]`, with each view's sizes, strides and storage offset. The bases come after the
-/// arguments kept (PyTorch passes them first; the order is aotgrad's calling convention only).
-/// `input_sources` gives, per placeholder of the result, the caller argument it takes or -(1 + b)
-/// for base b.
-struct MergedInputs {
-  std::shared_ptr<Graph> graph;
-  std::vector<int> input_sources;
-};
-MergedInputs merge_view_inputs(const Graph& graph, const AliasPlan& plan,
-                               const std::vector<const at::Tensor*>& args,
-                               const std::vector<at::Tensor>& bases);
-
 /// The wrapper at call time: a merged graph's inputs made from a call's tensors. Empty (no
 /// sources): the graph takes the tensors as they are.
 struct SyntheticBaseInputs {
@@ -89,8 +74,6 @@ struct SyntheticBaseInputs {
   std::vector<int> sources;              // per graph input: a tensor index, or -(1 + b): base b
   bool differentiable = false;           // synthetic_base's rule: training's, or inference's
 
-  SyntheticBaseInputs() = default;
-  SyntheticBaseInputs(const AliasPlan& plan, MergedInputs merged, bool differentiable);
   bool empty() const { return sources.empty(); }
   /// This call's bases (synthetic_base). `positions` names each tensor in errors (the caller's
   /// argument position, or -1); empty: the tensor indices themselves.
@@ -106,5 +89,20 @@ struct SyntheticBaseInputs {
     return out;
   }
 };
+
+/// `graph` with its placeholders rewritten for `plan` (PyTorch's merge_view_inputs followed by the
+/// view regeneration of its synthetic-base wrapper): a duplicate uses its first occurrence's
+/// placeholder; the views of group b become `as_strided` of a new placeholder `base`, laid out as
+/// that group's synthetic base for `args` (by the `differentiable` rule; `positions` as for
+/// SyntheticBaseInputs::bases), with each view's sizes, strides and storage offset. The bases come
+/// after the arguments kept (PyTorch passes them first; the order is aotgrad's calling convention
+/// only). `inputs` makes the merged graph's inputs from a later call's tensors.
+struct MergedInputs {
+  std::shared_ptr<Graph> graph;
+  SyntheticBaseInputs inputs;
+};
+MergedInputs merge_view_inputs(const Graph& graph, const AliasPlan& plan,
+                               const std::vector<const at::Tensor*>& args, bool differentiable,
+                               const std::vector<int>& positions = {});
 
 }  // namespace aotgrad
