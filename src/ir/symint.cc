@@ -289,6 +289,52 @@ std::optional<std::pair<std::string, int64_t>> SymInt::scaled_symbol() const {
   return std::make_pair(m[0]->key, c);
 }
 
+std::optional<SymInt::MonomialForm> SymInt::monomial_form() const {
+  if (is_concrete() || expr_->terms.size() != 1) return std::nullopt;
+  const auto& [m, c] = expr_->terms[0];
+  MonomialForm f;
+  f.c = c;
+  f.k = expr_->constant;
+  for (const AtomPtr& a : m) {
+    if (a->kind != SymAtom::Kind::Symbol) return std::nullopt;
+    if (!f.powers.empty() && f.powers.back().first == a->key)
+      ++f.powers.back().second;
+    else
+      f.powers.emplace_back(a->key, 1);
+  }
+  return f;
+}
+
+namespace {
+
+// The least value of an atom when symbols are at least `least` (floordiv / mod of a value bounded
+// below by 0 and a positive constant are at least 0), or nullopt.
+std::optional<int64_t> atom_lower_bound(const SymAtom& a, int64_t least) {
+  if (a.kind == SymAtom::Kind::Symbol) return least;
+  if (!a.rhs.is_concrete() || a.rhs.value() <= 0) return std::nullopt;
+  if (a.kind == SymAtom::Kind::Mod) return 0;
+  std::optional<int64_t> l = a.lhs.lower_bound(least);
+  if (!l || *l < 0) return std::nullopt;
+  return py_floordiv(*l, a.rhs.value());
+}
+
+}  // namespace
+
+std::optional<int64_t> SymInt::lower_bound(int64_t least_symbol) const {
+  if (is_concrete()) return value_;
+  int64_t total = expr_->constant;
+  for (const auto& [m, c] : expr_->terms) {
+    if (c < 0) return std::nullopt;  // unbounded below: atoms have no upper bound
+    int64_t prod = c;
+    for (const AtomPtr& a : m) {
+      std::optional<int64_t> l = atom_lower_bound(*a, least_symbol);
+      if (!l || __builtin_mul_overflow(prod, *l, &prod)) return std::nullopt;
+    }
+    if (__builtin_add_overflow(total, prod, &total)) return std::nullopt;
+  }
+  return total;
+}
+
 void SymInt::collect_symbols(std::vector<std::string>& out) const {
   if (!is_concrete()) SymExprOps::symbols(*expr_, out);
 }
@@ -391,6 +437,8 @@ SymInt mod(const SymInt& a, const SymInt& b) {
   AOTGRAD_CHECK(!(b == 0), "integer modulo by zero");
   if (a.is_concrete() && b.is_concrete()) return SymInt(py_mod(a.value_, b.value_));
   if (b == 1 || b == -1 || a == b) return SymInt(0);
+  // A divisor that divides exactly (8*s0*s1 % 8*s1, as sympy simplifies): 0.
+  if (floordiv(a, b) * b == a) return SymInt(0);
   return opaque(SymAtom::Kind::Mod, a, b);
 }
 

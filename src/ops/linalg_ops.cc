@@ -18,11 +18,7 @@ using meta::one;
 std::string sizes_str(const SymIntVector& s) { return to_string(s); }
 
 // True when two sizes are known to differ (concrete, or symbolic with differing hints).
-bool differ(const SymInt& a, const SymInt& b) {
-  if (a == b) return false;
-  auto ha = a.hint(), hb = b.hint();
-  return ha && hb && *ha != *hb;
-}
+bool differ(const SymInt& a, const SymInt& b) { return meta::known_differ(a, b); }
 
 int64_t hint(const SymInt& s) { return s.hint_or(1); }
 
@@ -323,8 +319,7 @@ void check_conv_shapes(const TensorMeta& input, const TensorMeta& weight, const 
     for (int64_t i = 2; i < k; ++i) {
       SymInt padded = input.sizes[i] + 2 * p.padding[i - 2];
       SymInt kernel = p.dilation[i - 2] * (ws[i] - 1) + 1;
-      auto hp = padded.hint(), hk = kernel.hint();
-      if (hp && hk && *hp < *hk) kernel_ok = false;
+      if (!meta::holds_by_hints(padded, meta::SizeAssumption::AtLeast, kernel)) kernel_ok = false;
       in_s += (i > 2 ? " x " : "") + padded.to_string();
       k_s += (i > 2 ? " x " : "") + kernel.to_string();
     }

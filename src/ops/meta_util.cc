@@ -333,10 +333,7 @@ SymIntVector infer_view_size(const SymIntVector& shape, const SymInt& numel) {
     out[infer] = floordiv(numel, known);
     known = known * out[infer];
   }
-  bool mismatch =
-      known.is_concrete() && numel.is_concrete()
-          ? known != numel
-          : !(known == numel) && known.hint() && numel.hint() && *known.hint() != *numel.hint();
+  bool mismatch = !holds_by_hints(known, SizeAssumption::Equal, numel);
   if (mismatch)
     throw Error("shape '" + to_string(shape) + "' is invalid for input of size " +
                 numel.to_string());
@@ -715,10 +712,28 @@ std::string_view c10_type_name(ScalarType t) {
   return kNames[static_cast<int>(t)];
 }
 
-bool known_differ(const SymInt& a, const SymInt& b) {
-  if (a == b) return false;
+namespace {
+thread_local SizeAssumptionSink g_sink;
+}  // namespace
+
+ScopedSizeAssumptions::ScopedSizeAssumptions(SizeAssumptionSink sink) : saved_(std::move(g_sink)) {
+  g_sink = std::move(sink);
+}
+ScopedSizeAssumptions::~ScopedSizeAssumptions() { g_sink = std::move(saved_); }
+
+bool holds_by_hints(const SymInt& a, SizeAssumption rel, const SymInt& b) {
+  if (a.is_concrete() && b.is_concrete())
+    return rel == SizeAssumption::Equal ? a.value() == b.value() : a.value() >= b.value();
+  if (rel == SizeAssumption::Equal && a == b) return true;
   auto ha = a.hint(), hb = b.hint();
-  return ha && hb && *ha != *hb;
+  if (!ha || !hb) return true;  // no hint to go by: as before, the check passes
+  const bool holds = rel == SizeAssumption::Equal ? *ha == *hb : *ha >= *hb;
+  if (holds && g_sink) g_sink(a, rel, b);
+  return holds;
+}
+
+bool known_differ(const SymInt& a, const SymInt& b) {
+  return !holds_by_hints(a, SizeAssumption::Equal, b);
 }
 
 bool known_zero(const SymInt& s) { return s.is_concrete() && s.value() == 0; }

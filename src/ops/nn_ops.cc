@@ -400,7 +400,8 @@ void pool2d_shape_check(const TensorMeta& input, const Pool2d& p, const SymInt& 
         "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
         "but got:" +
         sizes_str(input.sizes));
-  if (oh.hint().value_or(1) < 1 || ow.hint().value_or(1) < 1)
+  if (!meta::holds_by_hints(oh, meta::SizeAssumption::AtLeast, 1) ||
+      !meta::holds_by_hints(ow, meta::SizeAssumption::AtLeast, 1))
     throw Error("Given input size: (" + input.sizes[ndim - 3].to_string() + "x" +
                 input.sizes[ndim - 2].to_string() + "x" + input.sizes[ndim - 1].to_string() +
                 "). Calculated output size: (" + input.sizes[ndim - 3].to_string() + "x" +

@@ -150,7 +150,7 @@ ValueMeta split_with_sizes_meta(const MetaArgs& a) {
           to_string(sizes));
     total = total + s;
   }
-  if (total != dim_size && !(total.hint() && dim_size.hint() && *total.hint() == *dim_size.hint()))
+  if (!meta::holds_by_hints(total, meta::SizeAssumption::Equal, dim_size))
     throw Error("split_with_sizes expects split_sizes to sum exactly to " + dim_size.to_string() +
                 " (input tensor's size at dimension " + std::to_string(dim) +
                 "), but got split_sizes=" + to_string(sizes));

@@ -1,8 +1,10 @@
 // aotgrad: one symbolic graph from traces of a program at several sizes.
 //
-// Note [Unifying traces]: libtorch 1.13 has no symbolic shapes below the dispatcher, so the
-// dynamic capture traces the program at three size points with real (fake) sizes and reads the
-// symbolic program off what varies. A value that depends on the sizes is fitted as
+// Note [Unifying traces]: what the dynamic capture cannot trace once with symbolic sizes (Note [One
+// symbolic trace] in frontend/dynamic_capture.cc: an op whose metadata only libtorch's Meta kernel
+// gives, which refuses symbolic sizes from C++; a kernel or module that reads sizes as integers) it
+// traces at three size points with concrete (fake) sizes, and reads the symbolic program off what
+// varies. A value that depends on the sizes is fitted as
 // c * m(s) + k, m a monomial with each symbol at most squared (sizes, strides and view
 // arguments of ordinary programs: B*T, C*T, T*T, 2*s0 + 1). The points are chosen so that no two
 // symbols are affinely related over them, which makes the fit unique; the monomials are tried
@@ -25,15 +27,13 @@ namespace aotgrad {
 
 std::string symbol_name(size_t i) { return "s" + std::to_string(i); }
 
+bool SizeFit::operator<(const SizeFit& o) const {
+  return std::tie(c, mono, k) < std::tie(o.c, o.mono, o.k);
+}
+
 namespace {
 
-/// c * prod(s_i ** p_i) + k; c == 0: the constant k.
-struct Fit {
-  int64_t c = 0;
-  std::vector<std::pair<size_t, int>> mono;
-  int64_t k = 0;
-  bool operator<(const Fit& o) const { return std::tie(c, mono, k) < std::tie(o.c, o.mono, o.k); }
-};
+using Fit = SizeFit;
 
 std::string join(const std::vector<int64_t>& v) {
   std::string s;
@@ -100,8 +100,6 @@ class Unifier {
   ValueMeta fit_meta(const std::vector<const ValueMeta*>& m, const std::string& what) const;
   bool agrees(const ValueMeta& sym, const ValueMeta& concrete, size_t t) const;
   Arg rewrite(const std::vector<const Arg*>& a, Node* user, const std::string& where);
-  Node* node_for(const Fit& f, Node* user);
-  Node* add(const OpDef& op, std::vector<Arg> args);
 
   const std::vector<const Graph*>& traces_;
   const TracePoints& p_;
@@ -110,7 +108,7 @@ class Unifier {
   std::vector<std::vector<std::pair<size_t, int>>> monomials_;
   Graph* g_ = nullptr;
   std::vector<Node*> placeholders_;
-  std::map<Fit, Node*> made_;
+  std::unique_ptr<SizeNodes> sizes_;
 };
 
 std::optional<Fit> Unifier::fit(const std::vector<int64_t>& s) const {
@@ -219,56 +217,6 @@ bool Unifier::agrees(const ValueMeta& sym, const ValueMeta& concrete, size_t t) 
   }
 }
 
-Node* Unifier::add(const OpDef& op, std::vector<Arg> args) {
-  return g_->add_call(op, std::move(args));
-}
-
-Node* Unifier::node_for(const Fit& f, Node* user) {
-  if (auto it = made_.find(f); it != made_.end()) return it->second;
-  Node* saved = g_->insertion_point();
-  g_->set_insertion_point(user);
-  Node* acc = nullptr;
-  std::vector<std::pair<size_t, int>> prefix;
-  for (auto [i, power] : f.mono) {
-    Fit bare{1, {{i, 1}}, 0};
-    if (!made_.count(bare)) {
-      const SymbolSource& src = p_.sources[i];
-      // Named as PyTorch 2.x names the node: sym_size_int, sym_size_int_1, ...
-      Node* size =
-          g_->add_call(ops::sym_size_int(), {Arg(placeholders_[src.input]), Arg::of_int(src.dim)},
-                       {}, g_->unique_name("sym_size_int"));
-      if (src.divisor != 1)
-        size = g_->add_call(ops::sym_floordiv(), {Arg(size), Arg::of_int(src.divisor)}, {},
-                            g_->unique_name("floordiv"));
-      made_[bare] = size;
-    }
-    for (int e = 0; e < power; ++e) {
-      if (!prefix.empty() && prefix.back().first == i)
-        ++prefix.back().second;
-      else
-        prefix.emplace_back(i, 1);
-      Fit partial{1, prefix, 0};
-      if (auto it = made_.find(partial); it != made_.end()) {
-        acc = it->second;
-        continue;
-      }
-      acc = acc ? add(ops::sym_mul(), {Arg(acc), Arg(made_[bare])}) : made_[bare];
-      made_[partial] = acc;
-    }
-  }
-  if (f.c != 1) {
-    Fit scaled{f.c, f.mono, 0};
-    if (auto it = made_.find(scaled); it != made_.end())
-      acc = it->second;
-    else
-      acc = made_[scaled] = add(ops::sym_mul(), {Arg(acc), Arg::of_int(f.c)});
-  }
-  if (f.k > 0) acc = add(ops::sym_add(), {Arg(acc), Arg::of_int(f.k)});
-  if (f.k < 0) acc = add(ops::sym_sub(), {Arg(acc), Arg::of_int(-f.k)});
-  g_->set_insertion_point(saved);
-  return made_[f] = acc;
-}
-
 Arg Unifier::rewrite(const std::vector<const Arg*>& a, Node* user, const std::string& where) {
   const Arg& base = *a[0];
   if (base.is_list()) {
@@ -293,7 +241,7 @@ Arg Unifier::rewrite(const std::vector<const Arg*>& a, Node* user, const std::st
   std::optional<Fit> f = fit(s);
   if (!f) fit_or_throw(s, user->describe() + "'s argument " + where);
   if (f->c == 0) return base;
-  return Arg(node_for(*f, user));
+  return Arg(sizes_->node_for(*f, user));
 }
 
 // The traces have the same ops in the same order with the same argument structure: nodes
@@ -345,6 +293,7 @@ std::unique_ptr<Graph> Unifier::run() {
   std::unique_ptr<Graph> out = traces_[0]->clone();
   g_ = out.get();
   placeholders_ = out->placeholders();
+  sizes_ = std::make_unique<SizeNodes>(*out, p_.sources);
   for (size_t i = 0; i < p_.sources.size(); ++i) {
     const SymbolSource& src = p_.sources[i];
     AOTGRAD_CHECK(src.input < placeholders_.size() && placeholders_[src.input]->meta().is_tensor(),
@@ -405,6 +354,74 @@ std::unique_ptr<Graph> Unifier::run() {
 }
 
 }  // namespace
+
+SizeNodes::SizeNodes(Graph& graph, std::vector<SymbolSource> sources)
+    : g_(graph), sources_(std::move(sources)), placeholders_(graph.placeholders()) {}
+
+Node* SizeNodes::add(const OpDef& op, std::vector<Arg> args) {
+  return g_.add_call(op, std::move(args));
+}
+
+Node* SizeNodes::node_for(const Fit& f, Node* user) {
+  if (auto it = made_.find(f); it != made_.end()) return it->second;
+  Node* saved = g_.insertion_point();
+  if (user) g_.set_insertion_point(user);
+  Node* acc = nullptr;
+  std::vector<std::pair<size_t, int>> prefix;
+  for (auto [i, power] : f.mono) {
+    Fit bare{1, {{i, 1}}, 0};
+    if (!made_.count(bare)) {
+      const SymbolSource& src = sources_.at(i);
+      // Named as PyTorch 2.x names the node: sym_size_int, sym_size_int_1, ...
+      Node* size =
+          g_.add_call(ops::sym_size_int(), {Arg(placeholders_[src.input]), Arg::of_int(src.dim)},
+                      {}, g_.unique_name("sym_size_int"));
+      if (src.divisor != 1)
+        size = g_.add_call(ops::sym_floordiv(), {Arg(size), Arg::of_int(src.divisor)}, {},
+                           g_.unique_name("floordiv"));
+      made_[bare] = size;
+    }
+    for (int e = 0; e < power; ++e) {
+      if (!prefix.empty() && prefix.back().first == i)
+        ++prefix.back().second;
+      else
+        prefix.emplace_back(i, 1);
+      Fit partial{1, prefix, 0};
+      if (auto it = made_.find(partial); it != made_.end()) {
+        acc = it->second;
+        continue;
+      }
+      acc = acc ? add(ops::sym_mul(), {Arg(acc), Arg(made_[bare])}) : made_[bare];
+      made_[partial] = acc;
+    }
+  }
+  if (f.c != 1) {
+    Fit scaled{f.c, f.mono, 0};
+    if (auto it = made_.find(scaled); it != made_.end())
+      acc = it->second;
+    else
+      acc = made_[scaled] = add(ops::sym_mul(), {Arg(acc), Arg::of_int(f.c)});
+  }
+  if (f.k > 0) acc = add(ops::sym_add(), {Arg(acc), Arg::of_int(f.k)});
+  if (f.k < 0) acc = add(ops::sym_sub(), {Arg(acc), Arg::of_int(-f.k)});
+  g_.set_insertion_point(saved);
+  return made_[f] = acc;
+}
+
+std::optional<Arg> SizeNodes::arg_for(const SymInt& e, Node* user) {
+  if (e.is_concrete()) return Arg::of_int(e.value());
+  std::optional<SymInt::MonomialForm> m = e.monomial_form();
+  if (!m) return std::nullopt;
+  SizeFit f{m->c, {}, m->k};
+  for (const auto& [name, power] : m->powers) {
+    size_t i = 0;
+    while (i < sources_.size() && symbol_name(i) != name) ++i;
+    if (i == sources_.size()) return std::nullopt;
+    f.mono.emplace_back(i, power);
+  }
+  std::sort(f.mono.begin(), f.mono.end());
+  return Arg(node_for(f, user));
+}
 
 std::unique_ptr<Graph> symbolize(const std::vector<const Graph*>& traces, const TracePoints& p) {
   return Unifier(traces, p).run();

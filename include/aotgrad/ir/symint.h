@@ -47,6 +47,18 @@ class SymInt {
   /// {name, c} when this is `c*name` for a symbol `name` and c >= 1 (no constant, no other
   /// term): "s0" gives {s0, 1}, "4*s0" {s0, 4}; else nullopt.
   std::optional<std::pair<std::string, int64_t>> scaled_symbol() const;
+  /// `c * s_a**p_a * s_b**p_b ... + k` over bare symbols, c != 0 (no floordiv or mod atom).
+  struct MonomialForm {
+    int64_t c = 1;
+    std::vector<std::pair<std::string, int>> powers;  // by symbol name, each once
+    int64_t k = 0;
+  };
+  /// This symbolic value as a MonomialForm, or nullopt (concrete, several terms, an atom).
+  std::optional<MonomialForm> monomial_form() const;
+  /// The least value this can take when every symbol is at least `least_symbol` (>= 0), or
+  /// nullopt when that bounds it from below by no known value: the range reasoning that decides a
+  /// size comparison without a guard (s0*s1 + 1 > 0 for sizes, 2*s0 != 1).
+  std::optional<int64_t> lower_bound(int64_t least_symbol) const;
   /// Appends the names of the symbols this expression reads (each once) to `out`.
   void collect_symbols(std::vector<std::string>& out) const;
   /// The same expression with its symbols' hints replaced where `hint_of` gives one.
@@ -81,6 +93,9 @@ class SymInt {
   std::shared_ptr<const SymExpr> expr_;  // canonical polynomial, never a bare constant
   friend struct SymExprOps;
 };
+
+SymInt floordiv(const SymInt& a, const SymInt& b);
+SymInt mod(const SymInt& a, const SymInt& b);
 
 using SymIntVector = std::vector<SymInt>;
 

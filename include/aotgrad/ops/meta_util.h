@@ -2,6 +2,7 @@
 // output strides, dimension wrapping, reductions, views. Each mirrors the ATen code it names.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -102,7 +103,30 @@ TensorMeta diagonal(const TensorMeta& self, int64_t offset, int64_t dim1, int64_
 /// c10's name of a dtype as ATen's messages print it: "Float", "Long", "Bool", "BFloat16", ...
 std::string_view c10_type_name(ScalarType t);
 
-/// True when two sizes are known to differ (concrete, or symbolic with differing hints).
+/// What a meta function assumes of symbolic sizes from their hints where their expressions do not
+/// settle it: `a == b` (s0 against 5, s0 against s1) or `a >= b` (a padded input at least its
+/// kernel). Reported to the thread's sink (a symbolic trace records each as a guard,
+/// providers/sym_node.h); without one, nothing.
+enum class SizeAssumption { Equal, AtLeast };
+using SizeAssumptionSink =
+    std::function<void(const SymInt& a, SizeAssumption rel, const SymInt& b)>;
+/// Installs `sink` on this thread while alive (restoring the previous one).
+class ScopedSizeAssumptions {
+ public:
+  explicit ScopedSizeAssumptions(SizeAssumptionSink sink);
+  ~ScopedSizeAssumptions();
+  ScopedSizeAssumptions(const ScopedSizeAssumptions&) = delete;
+  ScopedSizeAssumptions& operator=(const ScopedSizeAssumptions&) = delete;
+
+ private:
+  SizeAssumptionSink saved_;
+};
+/// Whether `a rel b` holds by the hints (or by the expressions), reporting an assumption to the
+/// sink when the expressions alone do not settle it.
+bool holds_by_hints(const SymInt& a, SizeAssumption rel, const SymInt& b);
+
+/// True when two sizes are known to differ (concrete, or symbolic with differing hints); equal
+/// hints of different expressions are an assumption (holds_by_hints).
 bool known_differ(const SymInt& a, const SymInt& b);
 bool known_zero(const SymInt& s);
 /// The error AT_DISPATCH raises in a CPU kernel that has no floating-point-only instance.

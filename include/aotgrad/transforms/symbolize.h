@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,36 @@ std::unique_ptr<Graph> symbolize(const std::vector<const Graph*>& traces, const 
 
 /// The size symbol names: "s0", "s1", ...
 std::string symbol_name(size_t i);
+
+/// `c * prod(s_i ** p_i) + k` over the size symbols by index (c == 0: the constant k).
+struct SizeFit {
+  int64_t c = 0;
+  std::vector<std::pair<size_t, int>> mono;  // (symbol index, power), by index
+  int64_t k = 0;
+  bool operator<(const SizeFit& o) const;
+};
+
+/// The nodes of `graph` that compute size expressions from its placeholders' sizes, as PyTorch 2.x
+/// writes them: `sym_size.int` of the dimension a symbol is read from (named sym_size_int,
+/// sym_size_int_1, ...), `operator.floordiv` by its divisor, then `operator.mul` / `add` / `sub`.
+/// Each expression's node is made once, before its first user.
+class SizeNodes {
+ public:
+  SizeNodes(Graph& graph, std::vector<SymbolSource> sources);
+  /// The node of `f` (c != 0), made before `user` (null: at the graph's insertion point).
+  Node* node_for(const SizeFit& f, Node* user);
+  /// `e` as an argument: its value when concrete, else the node of its SizeFit. Nullopt when `e`
+  /// reads a symbol that is not s0, s1, ... of `sources`, or is no SizeFit (a floordiv, a sum of
+  /// two monomials).
+  std::optional<Arg> arg_for(const SymInt& e, Node* user);
+
+ private:
+  Node* add(const OpDef& op, std::vector<Arg> args);
+  Graph& g_;
+  std::vector<SymbolSource> sources_;
+  std::vector<Node*> placeholders_;
+  std::map<SizeFit, Node*> made_;
+};
 
 /// A copy of `g` that keeps its values and forgets its layouts: libtorch's reshape decisions are
 /// undone (`view`, `_reshape_alias`, and `_unsafe_view` with the `clone` it alone uses become
