@@ -70,7 +70,11 @@ std::string dims_text(const DynamicCapture& d, const Graph& g) {
   s += "; guards:";
   for (const std::string& guard : d.guards) s += " " + guard + ";";
   s.pop_back();
-  return s;
+  // How (Note [One symbolic trace] in frontend/dynamic_capture.cc).
+  if (d.symbolic_trace) return s + "\n    traced once with symbolic sizes";
+  std::string why = d.unified_because.substr(0, d.unified_because.find('\n'));
+  if (why.size() > 240) why = why.substr(0, 240) + "...";
+  return s + "\n    traced at three sizes and unified" + (why.empty() ? "" : ": " + why);
 }
 
 // The lines of two input signatures (input_signature: the mode, then "I: ..." per argument) that

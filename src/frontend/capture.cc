@@ -12,6 +12,7 @@
 
 #include "aotgrad/providers/aten_call.h"
 #include "aotgrad/providers/fake_tensor.h"
+#include "aotgrad/providers/sym_node.h"
 
 namespace aotgrad {
 namespace {
@@ -59,11 +60,15 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
                   " is a fake tensor of another capture");
   }
   if (options.lifted_constants) options.lifted_constants->clear();
+  AOTGRAD_CHECK(options.input_metas.empty() || options.input_metas.size() == example_inputs.size(),
+                "capture: ", options.input_metas.size(), " input metadata for ",
+                example_inputs.size(), " inputs");
 
   auto g = std::make_unique<Graph>();
   FakeTrace::Options trace_options;
   trace_options.device = example_inputs.empty() ? Device{} : from_c10(example_inputs[0].device());
   trace_options.detach_no_grad_values = true;
+  trace_options.symbol_sources = options.symbol_sources;
   // Under at::autocast (CPU), libtorch's autocast casts the fakes: they report the CPU device.
   trace_options.real_device =
       cpu_autocast_dtype().has_value() && to_c10(trace_options.device).is_cpu();
@@ -91,7 +96,16 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
   for (size_t i = 0; i < example_inputs.size(); ++i) {
     std::string name =
         options.input_names.empty() ? "arg" + std::to_string(i) + "_1" : options.input_names[i];
-    inputs.push_back(g->add_placeholder(name, ValueMeta::of(tensor_meta_of(example_inputs[i]))));
+    TensorMeta m = tensor_meta_of(example_inputs[i]);
+    if (!options.input_metas.empty()) {
+      const TensorMeta& given = options.input_metas[i];
+      AOTGRAD_CHECK(given.dtype == m.dtype && given.dim() == m.dim(), "capture: input ", i, " is ",
+                    m.annotation(), " but its metadata says ", given.annotation());
+      bool rg = m.requires_grad;
+      m = given;
+      m.requires_grad = rg;
+    }
+    inputs.push_back(g->add_placeholder(name, ValueMeta::of(std::move(m))));
   }
 
   FakeTrace trace(*g, trace_options);
@@ -104,6 +118,7 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
     if (non_leaf) fakes.back() = as_non_leaf(fakes.back());
   }
   std::vector<at::Tensor> results;
+  ScopedShapeGuards guards;
   try {
     // A cast autocast caches (of a leaf that requires grad) would be a fake outliving the trace.
     struct NoAutocastCache {
@@ -117,6 +132,7 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
   } catch (const std::exception& e) {
     throw Error("capture: running the function on fake tensors failed: " + libtorch_message(e));
   }
+  if (options.shape_guards) *options.shape_guards = guards.taken();
   std::vector<Arg> outs;
   for (size_t i = 0; i < results.size(); ++i) {
     AOTGRAD_CHECK(results[i].defined(), "capture: result ", i,

@@ -1,5 +1,6 @@
-// aotgrad: dynamic capture -- a C++ function traced at three sizes and unified into one graph
-// with symbolic sizes (Note [Unifying traces] in transforms/symbolize.cc).
+// aotgrad: dynamic capture -- a C++ function traced once with libtorch SymInt sizes (Note [One
+// symbolic trace]), or at three sizes and unified into one graph with symbolic sizes (Note
+// [Unifying traces] in transforms/symbolize.cc).
 #include "aotgrad/frontend/dynamic_capture.h"
 
 #include <ATen/ATen.h>
@@ -9,6 +10,7 @@
 
 #include "aotgrad/ir/printer.h"
 #include "aotgrad/providers/aten_call.h"
+#include "aotgrad/providers/sym_node.h"
 
 namespace aotgrad {
 namespace {
@@ -63,6 +65,89 @@ std::vector<at::Tensor> inputs_at(const std::vector<at::Tensor>& ex, const Dynam
   return out;
 }
 
+// Note [One symbolic trace]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// libtorch 2.x carries symbolic sizes below the dispatcher: a TensorImpl's sizes may be
+// c10::SymInts whose SymNodeImpl is aotgrad's own (providers/sym_node.h), so the function runs
+// once on fakes of sizes s0, s1, ... (hints: the example sizes). Autograd and the composite kernels
+// compute on those SymInts; each recorded call's metadata is what the registry's meta functions
+// infer over the symbols; a symbolic size an op reads becomes sym_size.int and operator nodes, as
+// make_fx's symbolic mode records them. libtorch's own Meta kernels refuse symbolic sizes from C++
+// (tools/symbolic_meta_probe.cc), so a call of an op the registry does not declare cannot be
+// recorded symbolically; nor can a kernel that reads sizes as integers (`sizes()`, `numel()`:
+// matmul's has an aotgrad kernel that does not, providers/symbolic_kernels.h). A decision about
+// the sizes that their range (2 and up) does not settle -- libtorch's comparisons of SymInts, a
+// meta function's check that holds by the hints -- is taken by the hints and recorded as a guard,
+// which bind_dynamic checks, as PyTorch's ShapeEnv does; a guard that fixes a size (Eq(s0, 6))
+// leaves no dynamic graph. Where the one trace cannot be, the capture traces at three sizes and
+// unifies (Note [Unifying traces]), which also checks a size 0 or 1.
+
+// The strides of a dense tensor of `sizes` (symbolic) laid out in `like`'s dimension order.
+SymIntVector symbolic_strides(const at::Tensor& like, const SymIntVector& sizes) {
+  const int64_t n = like.dim();
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (!like.is_contiguous())
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+  SymIntVector strides(n, 1);
+  for (int64_t k = n - 2; k >= 0; --k) {
+    const SymInt& inner = sizes[order[k + 1]];
+    strides[order[k]] =
+        strides[order[k + 1]] * (inner.is_concrete() ? std::max<int64_t>(inner.value(), 1) : inner);
+  }
+  return strides;
+}
+
+// The placeholders' metadata of a symbolic trace: each dynamic dimension divisor * its symbol
+// (hint: `hints`), the tensor dense in its example's dimension order at offset 0.
+std::vector<TensorMeta> symbolic_inputs(const std::vector<at::Tensor>& ex, const DynamicCapture& c,
+                                        const std::vector<int64_t>& hints) {
+  std::vector<TensorMeta> out;
+  for (const at::Tensor& t : ex) out.push_back(tensor_meta_of(t));
+  std::vector<bool> changed(ex.size(), false);
+  for (const auto& [d, sym] : c.dims) {
+    const SymbolSource& src = c.points.sources[sym];
+    out[d.input].sizes[d.dim] = src.divisor * SymInt::symbol(symbol_name(sym), hints[sym]);
+    changed[d.input] = true;
+  }
+  for (size_t j = 0; j < ex.size(); ++j) {
+    if (!changed[j]) continue;
+    out[j].strides = symbolic_strides(ex[j], out[j].sizes);
+    out[j].storage_offset = 0;
+  }
+  return out;
+}
+
+// The function traced once with symbolic sizes (Note [One symbolic trace]), with every symbol a
+// bare size of value `hints` (2 and up), and the guards it took into c.size_guards; nullptr with
+// the reason in `why` when it cannot be.
+std::unique_ptr<Graph> trace_symbolic(const TensorFunction& fn, const std::vector<at::Tensor>& ex,
+                                      DynamicCapture& c, const std::vector<int64_t>& hints,
+                                      const CaptureOptions& options,
+                                      std::vector<at::Tensor>* constants, std::string* why) {
+  for (SymbolSource& s : c.points.sources) s.divisor = 1;
+  c.points.points = {hints};
+  CaptureOptions o = options;
+  o.lifted_constants = options.lifted_constants ? constants : nullptr;
+  o.input_metas = symbolic_inputs(ex, c, hints);
+  o.symbol_sources = c.points.sources;
+  o.shape_guards = &c.size_guards;
+  std::unique_ptr<Graph> g;
+  try {
+    g = capture(fn, ex, o);
+  } catch (const std::exception& e) {
+    *why = e.what();
+  }
+  for (const ShapeGuard& guard : c.size_guards)
+    if (g && guard.pins) {
+      *why = "the trace fixes a dynamic size: " + guard.text;
+      g.reset();
+    }
+  if (!g) c.size_guards.clear();
+  return g;
+}
+
 std::unique_ptr<Graph> trace_at(const TensorFunction& fn, const std::vector<at::Tensor>& ex,
                                 const DynamicCapture& c, const std::vector<int64_t>& point,
                                 const CaptureOptions& options, std::vector<at::Tensor>* constants) {
@@ -107,6 +192,32 @@ bool same_values(const std::vector<const Graph*>& traces, const TracePoints& p) 
   }
 }
 
+// The points the traces are taken at: `base` (each value 2 or more) and two others chosen so that
+// no two symbols are affinely related over them.
+std::vector<std::vector<int64_t>> three_points(const std::vector<int64_t>& base) {
+  std::vector<std::vector<int64_t>> points(3, base);
+  for (size_t i = 0; i < base.size(); ++i) {
+    const auto k = static_cast<int64_t>(i);
+    points[1][i] = base[i] + 1 + k;
+    points[2][i] = base[i] + 3 + 3 * k + k * k;
+  }
+  return points;
+}
+
+// `c` with the traces at three points that a unified graph has: `c` itself when it was unified, a
+// copy traced at its hints and two other points (with `ex`'s dtypes and layouts) when it was
+// traced once symbolically.
+DynamicCapture with_traces(const DynamicCapture& c, const TensorFunction& fn,
+                           const std::vector<at::Tensor>& ex, const CaptureOptions& options) {
+  if (!c.traces.empty()) return c;
+  DynamicCapture u = c;
+  u.points.points = three_points(c.points.points.at(0));
+  std::vector<at::Tensor> constants;
+  for (const std::vector<int64_t>& point : u.points.points)
+    u.traces.push_back(trace_at(fn, ex, u, point, options, &constants));
+  return u;
+}
+
 // The dimensions' symbols traced with symbol i = size / divisors[i] (c.points.sources and the
 // example sizes `sizes` set): the points, the traces and the unified graph into `c`. Throws Error
 // when the function fails at a point or the traces do not unify.
@@ -125,12 +236,7 @@ void trace_and_unify(const TensorFunction& fn, const std::vector<at::Tensor>& ex
     base[i] = values[i] >= 2 ? values[i] : 16 + 5 * static_cast<int64_t>(i);
     small = small || values[i] < 2;
   }
-  c.points.points.assign(3, base);
-  for (size_t i = 0; i < n; ++i) {
-    const auto k = static_cast<int64_t>(i);
-    c.points.points[1][i] = base[i] + 1 + k;
-    c.points.points[2][i] = base[i] + 3 + 3 * k + k * k;
-  }
+  c.points.points = three_points(base);
   if (small) c.points.points.push_back(values);
   c.traces.clear();
   std::vector<std::vector<at::Tensor>> constants(c.points.points.size());
@@ -213,7 +319,8 @@ std::string divisor_guard(const std::vector<Node*>& ph, const SymbolSource& s) {
 
 DynamicCapture capture_dynamic(const TensorFunction& fn,
                                const std::vector<at::Tensor>& example_inputs,
-                               std::vector<DynamicDim> dims, const CaptureOptions& options) {
+                               std::vector<DynamicDim> dims, const CaptureOptions& options,
+                               DynamicTrace how) {
   DynamicCapture c;
   std::sort(dims.begin(), dims.end());
   dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
@@ -247,20 +354,35 @@ DynamicCapture capture_dynamic(const TensorFunction& fn,
   // Every symbol a bare size first; a function that needs sizes divisible by some m (a view of
   // half the batch) is traced again with the symbol size / m (Note [Unifying traces]).
   std::vector<at::Tensor> constants;
-  try {
-    trace_and_unify(fn, example_inputs, values, std::vector<int64_t>(values.size(), 1), options, c,
-                    &constants);
-  } catch (const Error&) {
-    bool done = false;
-    for (const std::vector<int64_t>& d : divisor_tries(values)) {
-      try {
-        trace_and_unify(fn, example_inputs, values, d, options, c, &constants);
-        done = true;
-        break;
-      } catch (const Error&) {
+  bool small = false;
+  for (int64_t v : values) small = small || v < 2;
+  if (how != DynamicTrace::Unified) {
+    if (small)
+      c.unified_because = "a dynamic size is 0 or 1 (symbols stand for sizes 2 and up)";
+    else if (std::unique_ptr<Graph> g = trace_symbolic(fn, example_inputs, c, values, options,
+                                                       &constants, &c.unified_because))
+      c.graph = std::move(g), c.symbolic_trace = true;
+    AOTGRAD_CHECK(c.graph || how != DynamicTrace::Symbolic,
+                  "dynamic capture: one symbolic trace: ", c.unified_because);
+  }
+  if (c.graph) {
+    c.verified_small.assign(values.size(), {});
+  } else {
+    try {
+      trace_and_unify(fn, example_inputs, values, std::vector<int64_t>(values.size(), 1), options,
+                      c, &constants);
+    } catch (const Error&) {
+      bool done = false;
+      for (const std::vector<int64_t>& d : divisor_tries(values)) {
+        try {
+          trace_and_unify(fn, example_inputs, values, d, options, c, &constants);
+          done = true;
+          break;
+        } catch (const Error&) {
+        }
       }
+      if (!done) throw;  // the error of the first attempt, with every symbol a bare size
     }
-    if (!done) throw;  // the error of the first attempt, with every symbol a bare size
   }
   // An example at a storage offset (a slice of a batch) was traced at offset 0: the function traced
   // at its own offset must be the same program, so that the offset is no part of the guards.
@@ -270,10 +392,11 @@ DynamicCapture capture_dynamic(const TensorFunction& fn,
     std::vector<at::Tensor> ignored;
     std::unique_ptr<Graph> own =
         trace_at(fn, example_inputs, DynamicCapture{}, {}, options, &ignored);
+    const DynamicCapture u = with_traces(c, fn, example_inputs, options);
     std::vector<const Graph*> traces;
-    for (const auto& t : c.traces) traces.push_back(t.get());
+    for (const auto& t : u.traces) traces.push_back(t.get());
     traces.push_back(own.get());
-    TracePoints p = c.points;
+    TracePoints p = u.points;
     p.points.push_back(p.points[0]);
     AOTGRAD_CHECK(same_values(traces, p),
                   "dynamic capture: the function traced at its inputs' "
@@ -294,6 +417,7 @@ DynamicCapture capture_dynamic(const TensorFunction& fn,
     c.guards.push_back(size_text(ph, d.input, d.dim) +
                        " == " + ph[d.input]->tensor_meta().sizes[d.dim].to_string());
   }
+  for (const ShapeGuard& g : c.size_guards) c.guards.push_back(g.text);
   return c;
 }
 
@@ -348,6 +472,13 @@ std::optional<std::vector<int64_t>> bind_dynamic(const DynamicCapture& c,
       return fail(arg + "'s storage offset is " + got.storage_offset.to_string() + ", not " +
                   want.storage_offset.to_string());
   }
+  for (const ShapeGuard& g : c.size_guards) {
+    if (g.holds(value_of) == true) continue;
+    std::string at;
+    for (size_t i = 0; i < values.size(); ++i)
+      at += (i ? ", " : "") + symbol_name(i) + " = " + std::to_string(values[i]);
+    return fail(g.text + " (" + at + ")");
+  }
   for (size_t i = 0; check_small && i < values.size(); ++i) {
     const auto& ok = c.verified_small[i];
     if (values[i] < 2 && std::find(ok.begin(), ok.end(), values[i]) == ok.end())
@@ -376,10 +507,16 @@ bool same_graph_at(const DynamicCapture& c, const TensorFunction& fn,
       return false;
     }
   }
+  DynamicCapture u;
+  try {
+    u = with_traces(c, fn, args, options);
+  } catch (const std::exception&) {
+    return false;
+  }
   std::vector<const Graph*> traces;
-  for (const auto& t : c.traces) traces.push_back(t.get());
+  for (const auto& t : u.traces) traces.push_back(t.get());
   traces.push_back(now.get());
-  TracePoints p = c.points;
+  TracePoints p = u.points;
   p.points.push_back(values);
   try {
     if (print_graph(*symbolize(traces, p)) == print_graph(*c.graph)) return true;

@@ -19,6 +19,8 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/providers/aten_call.h"
 #include "aotgrad/providers/dispatcher_ops.h"
+#include "aotgrad/providers/sym_node.h"
+#include "aotgrad/providers/symbolic_kernels.h"
 
 namespace aotgrad {
 
@@ -111,6 +113,7 @@ void register_kernels() {
       fallthrough.emplace(c10::Dispatcher::singleton().registerFallback(
           kAutogradKey, c10::KernelFunction::makeFallthrough(),
           "aotgrad fake tensors: as AutogradCPU's"));
+    register_symbolic_kernels();
     guard_registered = true;
   }
   auto& d = c10::Dispatcher::singleton();
@@ -126,26 +129,93 @@ void register_kernels() {
   }
 }
 
+// The bytes a storage needs for `m` (at the symbols' hints: a symbolic fake's storage is never
+// read, and nothing checks its size against symbolic sizes).
 int64_t storage_bytes(const TensorMeta& m) {
-  int64_t extent = m.storage_offset.value() + 1;
+  int64_t extent = m.storage_offset.hint_or(0) + 1;
   for (size_t d = 0; d < m.sizes.size(); ++d) {
-    if (m.sizes[d].value() == 0) return 0;
-    extent += (m.sizes[d].value() - 1) * m.strides[d].value();
+    const int64_t size = m.sizes[d].hint_or(0);
+    if (size == 0) return 0;
+    extent += (size - 1) * m.strides[d].hint_or(0);
   }
   return extent * element_size(m.dtype);
 }
+
+// A fake with symbolic sizes: libtorch's TensorImpl answers its SymInt sizes itself, but sends a
+// read of them as integers (`sizes()`, `numel()`) to the Python interpreter PyTorch's fake tensors
+// live beside. Here such a read is an error that names it: a kernel that reads concrete sizes
+// cannot be traced symbolically (Note [One symbolic trace] in frontend/dynamic_capture.cc).
+class SymbolicFake final : public c10::TensorImpl {
+ public:
+  SymbolicFake(c10::Storage&& storage, c10::DispatchKeySet keys, caffe2::TypeMeta dtype)
+      : TensorImpl(std::move(storage), keys, dtype) {}
+
+  const char* tensorimpl_type_name() const override { return "aotgrad's symbolic fake tensor"; }
+
+  c10::intrusive_ptr<TensorImpl> shallow_copy_and_detach(
+      const c10::VariableVersion& version_counter,
+      bool allow_tensor_metadata_change) const override {
+    return copy(version_counter, allow_tensor_metadata_change);
+  }
+  c10::intrusive_ptr<TensorImpl> shallow_copy_and_detach(
+      c10::VariableVersion&& version_counter, bool allow_tensor_metadata_change) const override {
+    return copy(version_counter, allow_tensor_metadata_change);
+  }
+
+ protected:
+  c10::IntArrayRef sizes_custom() const override { concrete_read("sizes()"); }
+  c10::IntArrayRef strides_custom() const override { concrete_read("strides()"); }
+  int64_t numel_custom() const override { concrete_read("numel()"); }
+  int64_t storage_offset_custom() const override { concrete_read("storage_offset()"); }
+  int64_t size_custom(int64_t d) const override {
+    d = c10::maybe_wrap_dim(d, dim_default(), /*wrap_scalar=*/false);
+    if (auto v = sym_sizes_default()[d].maybe_as_int()) return *v;
+    concrete_read("size(" + std::to_string(d) + ")");
+  }
+  int64_t dim_custom() const override { return dim_default(); }
+  c10::Device device_custom() const override { return device_default(); }
+  c10::Layout layout_custom() const override { return c10::kStrided; }
+  c10::SymIntArrayRef sym_sizes_custom() const override { return sym_sizes_default(); }
+  c10::SymIntArrayRef sym_strides_custom() const override { return sym_strides_default(); }
+  c10::SymInt sym_numel_custom() const override { return sym_numel_default(); }
+  c10::SymInt sym_storage_offset_custom() const override { return sym_storage_offset_default(); }
+  c10::SymInt sym_size_custom(int64_t d) const override {
+    d = c10::maybe_wrap_dim(d, dim_default(), /*wrap_scalar=*/false);
+    return sym_sizes_default()[d];
+  }
+  c10::SymBool sym_is_contiguous_custom(at::MemoryFormat format) const override {
+    return sym_is_contiguous_default(format);
+  }
+  bool is_strides_like_custom(at::MemoryFormat format) const override {
+    return is_strides_like_default(format);
+  }
+  c10::SymBool sym_is_non_overlapping_and_dense_custom() const override {
+    return sym_is_non_overlapping_and_dense_default();
+  }
+
+ private:
+  template <typename Version>
+  c10::intrusive_ptr<TensorImpl> copy(Version&& version, bool allow_metadata_change) const {
+    auto impl = c10::make_intrusive<SymbolicFake>(c10::Storage(storage_), key_set_, data_type_);
+    copy_tensor_metadata(this, impl.get(), std::forward<Version>(version), allow_metadata_change);
+    return impl;
+  }
+  [[noreturn]] void concrete_read(const std::string& what) const {
+    std::string sizes;
+    for (const c10::SymInt& s : sym_sizes_default())
+      sizes += (sizes.empty() ? "" : ", ") + c10::str(s);
+    TORCH_CHECK(false, "a kernel reads the symbolic sizes [", sizes, "] as integers (", what,
+                "), which a symbolic trace cannot record");
+  }
+};
 
 // A fake tensor with `m`'s dtype, sizes, strides and storage offset, on a data-less storage of the
 // size those need.
 c10::intrusive_ptr<c10::TensorImpl> new_fake(const TensorMeta& m, const std::string& what,
                                              const FakeTrace::Options& options) {
-  std::vector<int64_t> sizes, strides;
-  for (const SymInt& s : m.sizes) {
-    AOTGRAD_CHECK(s.is_concrete(), "fake tensor for ", what, " with symbolic sizes ",
-                  m.annotation(), " (not supported yet)");
-    sizes.push_back(s.value());
-  }
-  for (const SymInt& s : m.strides) strides.push_back(s.value());
+  const bool symbolic = has_symbolic_sizes(m);
+  AOTGRAD_CHECK(!symbolic || !options.symbol_sources.empty(), "fake tensor for ", what,
+                " with symbolic sizes ", m.annotation(), " in a trace without size symbols");
   c10::Device device(kFakeDevice, 0);
   c10::DispatchKeySet keys = fake_keys();
   if (options.real_device) {  // a CPU device (checked by FakeTrace's constructor)
@@ -154,8 +224,20 @@ c10::intrusive_ptr<c10::TensorImpl> new_fake(const TensorMeta& m, const std::str
   }
   c10::Storage storage(c10::Storage::use_byte_size_t(), storage_bytes(m),
                        c10::DataPtr(nullptr, device), nullptr, /*resizable=*/false);
+  if (symbolic) {
+    auto impl = c10::make_intrusive<SymbolicFake>(
+        std::move(storage), keys, caffe2::TypeMeta::fromScalarType(to_c10(m.dtype)));
+    std::vector<c10::SymInt> sizes, strides;
+    for (const SymInt& s : m.sizes) sizes.push_back(to_c10_symint(s));
+    for (const SymInt& s : m.strides) strides.push_back(to_c10_symint(s));
+    impl->set_sizes_and_strides(sizes, strides, to_c10_symint(m.storage_offset));
+    return impl;
+  }
   auto impl = c10::make_intrusive<c10::TensorImpl>(
       std::move(storage), keys, caffe2::TypeMeta::fromScalarType(to_c10(m.dtype)));
+  std::vector<int64_t> sizes, strides;
+  for (const SymInt& s : m.sizes) sizes.push_back(s.value());
+  for (const SymInt& s : m.strides) strides.push_back(s.value());
   impl->set_sizes_and_strides(sizes, strides);
   impl->set_storage_offset(m.storage_offset.value());
   return impl;
@@ -221,6 +303,8 @@ struct FakeTrace::State {
     Node* copy = nullptr;  // the clone the op writes instead
   };
   std::vector<RoutedWrite> routed;
+  // The nodes of the size expressions ops read (Options::symbol_sources), made on first use.
+  std::unique_ptr<SizeNodes> sizes;
 
   Node* materialize(const std::shared_ptr<Entry>& e, Graph& g) {
     if (!e->node) e->node = g.add_getitem(materialize(e->parent, g), e->index);
@@ -355,6 +439,19 @@ void FakeTrace::route_no_grad_writes(const c10::OperatorHandle& handle, const Op
   }
 }
 
+Arg FakeTrace::size_arg(const SymInt& e, const std::string& where) {
+  if (e.is_concrete()) return Arg::of_int(e.value());
+  AOTGRAD_CHECK(!options_.symbol_sources.empty(), where, " is the symbolic size ", e.to_string(),
+                " in a trace without size symbols");
+  if (!state_->sizes) state_->sizes = std::make_unique<SizeNodes>(graph_, options_.symbol_sources);
+  std::optional<Arg> a = state_->sizes->arg_for(e, nullptr);
+  if (!a)
+    throw Error(where + " is the size " + e.to_string() +
+                ", which a graph computes only as c*m + k of its size symbols (m a product of "
+                "symbols)");
+  return *a;
+}
+
 void FakeTrace::bind(const at::Tensor& t, Node* node) {
   AOTGRAD_CHECK(is_fake(t), "FakeTrace::bind: ", t.toString(), " is not a fake tensor");
   auto e = std::make_shared<Entry>();
@@ -407,7 +504,8 @@ class ArgReader {
     if (v.isDouble()) return Arg::of_float(v.toDouble());
     if (v.isSymInt()) {
       c10::SymInt s = v.toSymInt();
-      if (!s.is_symbolic()) return Arg::of_int(s.as_int_unchecked());
+      if (auto i = s.maybe_as_int()) return Arg::of_int(*i);
+      if (std::optional<SymInt> e = from_c10_symint(s)) return trace_.size_arg(*e, where_);
     }
     unsupported(v, t);
   }
@@ -433,7 +531,7 @@ class ArgReader {
     switch (t.base) {
       case BaseType::Tensor:
         if (!v.isTensor()) {
-          if (v.isInt() || v.isDouble() || v.isBool()) return scalar(v, t);
+          if (v.isInt() || v.isDouble() || v.isBool() || v.isSymInt()) return scalar(v, t);
           unsupported(v, t);
         }
         return tensor(v.toTensor());
@@ -700,8 +798,11 @@ void FakeTrace::record(const c10::OperatorHandle& handle, std::vector<c10::IValu
       stack->emplace_back(c10::List<at::Tensor>(elems));
       continue;
     }
-    if (m.kind == ValueMeta::Kind::SymInt && m.sym.is_concrete()) {
-      stack->emplace_back(m.sym.value());
+    if (m.kind == ValueMeta::Kind::SymInt) {
+      AOTGRAD_CHECK(m.sym.is_concrete() || !options_.symbol_sources.empty(),
+                    "trace: ", node->describe(), " gives the symbolic size ", m.sym.to_string(),
+                    " in a trace without size symbols");
+      stack->emplace_back(to_c10_symint(m.sym));
       continue;
     }
     if (m.kind == ValueMeta::Kind::None && ret.type()->kind() == c10::TypeKind::OptionalType) {

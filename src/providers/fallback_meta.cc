@@ -11,6 +11,7 @@
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/providers/aten_call.h"
 #include "aotgrad/providers/dispatcher_ops.h"
+#include "aotgrad/providers/sym_node.h"
 
 namespace aotgrad {
 namespace {
@@ -39,14 +40,6 @@ void append_key(std::string& key, const Arg& a) {
     return;
   }
   append_arg(key, a);
-}
-
-bool symbolic(const TensorMeta& m) {
-  for (const SymInt& s : m.sizes)
-    if (!s.is_concrete()) return true;
-  for (const SymInt& s : m.strides)
-    if (!s.is_concrete()) return true;
-  return !m.storage_offset.is_concrete();
 }
 
 std::vector<int64_t> concrete(const SymIntVector& v) {
@@ -167,7 +160,7 @@ ValueMeta fallback_meta(const MetaArgs& a) {
     key += '|';
     const Arg& arg = a.arg(i);
     arg.for_each_node([&](const Node* n) {
-      if (n->meta().is_tensor() && symbolic(n->meta().tensor))
+      if (n->meta().is_tensor() && has_symbolic_sizes(n->meta().tensor))
         throw Error(n->describe() + " has symbolic sizes (" + n->meta().tensor.annotation() +
                     "), which only a declared meta function handles");
     });

@@ -53,20 +53,25 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) {
     using torch::indexing::None;
     using torch::indexing::Slice;
-    const int64_t b = x.size(0), t = x.size(1), d = x.size(2);
+    // Sizes as SymInts, as Python's x.size() gives them: the block traces symbolically.
+    const c10::SymInt b = x.sym_size(0), t = x.sym_size(1);
+    const int64_t d = x.size(2);
     const int64_t h = heads, hd = d / heads;
     std::vector<torch::Tensor> qkv_parts = qkv(x).split(d, /*dim=*/2);
     // (b, t, d) -> (b * h, t, hd)
-    torch::Tensor q = qkv_parts[0].view({b, t, h, hd}).transpose(1, 2).reshape({b * h, t, hd});
-    torch::Tensor k = qkv_parts[1].view({b, t, h, hd}).transpose(1, 2).reshape({b * h, t, hd});
-    torch::Tensor v = qkv_parts[2].view({b, t, h, hd}).transpose(1, 2).reshape({b * h, t, hd});
+    auto heads_first = [&](const torch::Tensor& p) {
+      return p.view_symint({b, t, h, hd}).transpose(1, 2).reshape_symint({b * h, t, hd});
+    };
+    torch::Tensor q = heads_first(qkv_parts[0]);
+    torch::Tensor k = heads_first(qkv_parts[1]);
+    torch::Tensor v = heads_first(qkv_parts[2]);
     torch::Tensor att =
         torch::bmm(q, k.transpose(1, 2)) * (1.0 / std::sqrt(static_cast<double>(hd)));
     att = att.masked_fill(~causal_mask.index({Slice(None, t), Slice(None, t)}),
                           -std::numeric_limits<double>::infinity());
     att = F::softmax(att, F::SoftmaxFuncOptions(-1));
     torch::Tensor y = torch::bmm(att, v);  // (b * h, t, hd)
-    y = y.view({b, h, t, hd}).transpose(1, 2).reshape({b, t, d});
+    y = y.view_symint({b, h, t, hd}).transpose(1, 2).reshape_symint({b, t, d});
     return proj(y);
   }
   int64_t heads;
@@ -89,14 +94,14 @@ struct GPTBlockImpl : torch::nn::Module {
     head = register_module("head", torch::nn::Linear(d, vocab));
   }
   torch::Tensor forward(const torch::Tensor& idx, const torch::Tensor& targets) {
-    const int64_t b = idx.size(0), t = idx.size(1);
-    torch::Tensor pos =
-        torch::arange(0, t, torch::TensorOptions().dtype(torch::kLong).device(idx.device()));
+    const c10::SymInt b = idx.sym_size(0), t = idx.sym_size(1);
+    torch::Tensor pos = torch::arange(
+        0, c10::Scalar(t), torch::TensorOptions().dtype(torch::kLong).device(idx.device()));
     torch::Tensor x = tok_emb(idx) + pos_emb(pos);
     x = x + attn->forward(ln1(x));
     x = x + fc_proj(F::gelu(fc(ln2(x))));
     torch::Tensor logits = head(ln_f(x));
-    return F::cross_entropy(logits.view({b * t, -1}), targets.view({b * t}));
+    return F::cross_entropy(logits.view_symint({b * t, -1}), targets.view_symint({b * t}));
   }
   torch::nn::Embedding tok_emb{nullptr}, pos_emb{nullptr};
   torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr}, ln_f{nullptr};

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
+#include "aotgrad/providers/sym_node.h"
+#include "aotgrad/transforms/symbolize.h"
 
 namespace aotgrad {
 
@@ -27,6 +29,15 @@ struct CaptureOptions {
   /// get_attr constants, lifted to inputs as AOTAutograd lifts them). Null: such a read is an
   /// Error naming the op.
   std::vector<at::Tensor>* lifted_constants = nullptr;
+  /// A symbolic trace (dynamic_capture.h): the placeholders' metadata, one per input, in place of
+  /// the inputs' own -- sizes and strides over the symbols of `symbol_sources`, whose hints are the
+  /// sizes the function runs at. The fakes then have libtorch SymInt sizes and the trace is one
+  /// run for every size. Empty: the inputs' own metadata.
+  std::vector<TensorMeta> input_metas;
+  std::vector<SymbolSource> symbol_sources;
+  /// Receives the guards a symbolic trace took: decisions about its sizes that the symbols' range
+  /// (2 and up) does not settle, made by their hints (providers/sym_node.h's ScopedShapeGuards).
+  std::vector<ShapeGuard>* shape_guards = nullptr;
 };
 
 /// The dtype libtorch's CPU autocast casts to on this thread, or nullopt when it is off. A capture

@@ -37,7 +37,17 @@ struct DynamicCapture {
   /// size traced as a multiple of its symbol), "L['arg1_1'].size()[0] == s0" (a dimension that
   /// shares a symbol).
   std::vector<std::string> guards;
-  /// The traces the graph was unified from (same_graph_at adds one to them).
+  /// The graph came from one trace with symbolic sizes (Note [One symbolic trace] in
+  /// dynamic_capture.cc); else it was unified from traces at three sizes, and `unified_because`
+  /// says why the symbolic trace was not taken.
+  bool symbolic_trace = false;
+  std::string unified_because;
+  /// The guards the symbolic trace took (control flow on a size, a size read as an integer), as
+  /// PyTorch's ShapeEnv records them; their texts are in `guards` too, and bind_dynamic checks
+  /// them.
+  std::vector<ShapeGuard> size_guards;
+  /// The traces the graph was unified from (same_graph_at adds one to them); empty for a symbolic
+  /// trace.
   std::vector<std::shared_ptr<const Graph>> traces;
   /// Per symbol, the values below 2 a trace showed the graph serves (0 and 1 are otherwise
   /// guarded out, as PyTorch specializes them).
@@ -47,7 +57,16 @@ struct DynamicCapture {
   bool offset_free = false;
 };
 
-/// Captures `fn` (capture.h) at the sizes of `example_inputs` and at two other sizes of the
+/// How a dynamic capture traces: one trace with symbolic sizes where it can (Auto), else
+/// traces at three sizes unified into one graph; or only one of the two (tests compare them).
+enum class DynamicTrace { Auto, Symbolic, Unified };
+
+/// Captures `fn` (capture.h) once with symbolic sizes: the dimensions `dims` are the symbols s0,
+/// s1, ... with the example sizes as hints, and the guards the trace takes (control flow on a
+/// size) are recorded in `size_guards` (Note [One symbolic trace] in dynamic_capture.cc). When
+/// that cannot be -- an op the registry does not declare, a kernel that reads a size as an integer,
+/// a guard that fixes a size, a size 0 or 1 -- it traces at the sizes of `example_inputs` and at
+/// two other sizes of the
 /// dimensions `dims` (fresh empty tensors of the same dtype, device, stride order and
 /// requires_grad), and unifies the traces (symbolize.h) into the graph PyTorch 2.x prints for a
 /// dynamic trace: inputs `f32[s0, 8]`, SymInt nodes from `sym_size.int`, sizes `2*s0`. A size of
@@ -61,7 +80,8 @@ struct DynamicCapture {
 /// size no expression fits), naming the node; the caller may then compile statically.
 DynamicCapture capture_dynamic(const TensorFunction& fn,
                                const std::vector<at::Tensor>& example_inputs,
-                               std::vector<DynamicDim> dims, const CaptureOptions& options = {});
+                               std::vector<DynamicDim> dims, const CaptureOptions& options = {},
+                               DynamicTrace how = DynamicTrace::Auto);
 
 /// The symbols' values for `args` when they fit the dynamic graph's inputs -- each input's dtype,
 /// device, sizes, strides, storage offset and requires_grad as its placeholder says with the
@@ -69,7 +89,8 @@ DynamicCapture capture_dynamic(const TensorFunction& fn,
 /// first failed guard in `failed` ("2 <= s0 (s0 = 1)", "argument 1's size 0 is 5, not s0 = 8",
 /// "Eq(Mod(L['arg0_1'].size()[0], 2), 0) (L['arg0_1'].size()[0] = 7)"). The values are the
 /// symbols', a size traced as m*s0 giving s0 = size / m.
-/// With `check_small` false the size guards are not checked.
+/// With `check_small` false the size guards `2 <= s0` are not checked; the symbolic trace's
+/// `size_guards` always are ("s0 > 4 (s0 = 3)").
 std::optional<std::vector<int64_t>> bind_dynamic(const DynamicCapture& c,
                                                  const std::vector<at::Tensor>& args,
                                                  std::string* failed = nullptr,

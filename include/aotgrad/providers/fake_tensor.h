@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aotgrad/ir/graph.h"
+#include "aotgrad/transforms/symbolize.h"
 
 namespace c10 {
 class OperatorHandle;
@@ -56,6 +57,12 @@ class FakeTrace {
     /// not differentiate through it. Off for the traces of derivatives and decompositions, whose
     /// backward runs under grad mode off. See Note [Values made under no_grad].
     bool detach_no_grad_values = false;
+    /// Where the size symbols s0, s1, ... are read from (a placeholder's dimension). With them a
+    /// fake may have symbolic sizes (c10::SymInts of aotgrad's expressions, providers/sym_node.h),
+    /// and a symbolic size an op reads as an argument becomes the nodes that compute it from the
+    /// placeholders' sizes (SizeNodes), as make_fx's symbolic mode records them. Empty: sizes are
+    /// concrete.
+    std::vector<SymbolSource> symbol_sources;
   };
 
   FakeTrace(Graph& graph, Options options);
@@ -70,6 +77,9 @@ class FakeTrace {
   /// The node `t` stands for (its getitem made on first use; its detach when
   /// Options::detach_no_grad_values says so), or nullptr when `t` is not a fake of this trace.
   Node* node_of(const at::Tensor& t);
+  /// A size expression an op reads, as an argument: its integer, or the node that computes it
+  /// (Options::symbol_sources). Throws Error naming `where` when the graph cannot compute it.
+  Arg size_arg(const SymInt& e, const std::string& where);
   /// Makes the fake `t` (and every tensor on its storage) stand for `node`.
   void bind(const at::Tensor& t, Node* node);
 
