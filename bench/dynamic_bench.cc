@@ -6,6 +6,9 @@
 //   function holds after the steps (malloc's in-use bytes then, less before the model was made;
 //   the model's own tensors are the same in both).
 // - Step/dynamic and Step/static: the steady training step at 8x32 of each compilation.
+// - Capture/symbolic and Capture/unified: capture_dynamic alone at 3x16, by one trace with
+//   symbolic sizes (Note [One symbolic trace]) and by three traces unified (Note [Unifying
+//   traces]); both give the same graph (tests/api/symbolic_trace_test.cc).
 // `dynamic_bench --steps=N --mode=dynamic|static` instead compiles, runs 1 + N steps at 8x32 on
 // one thread and exits: under `valgrind --tool=callgrind` the difference between N=10 and N=0 is
 // the instructions of 10 steps, a figure the machine's load does not move.
@@ -18,6 +21,7 @@
 #include <string>
 
 #include "aotgrad/aotgrad.h"
+#include "aotgrad/frontend/dynamic_capture.h"
 #include "models/eager_models.h"
 
 namespace {
@@ -75,6 +79,28 @@ void BM_Step(benchmark::State& state, bool dynamic) {
   for (auto _ : state) m.step(8, 32);
 }
 
+void BM_Capture(benchmark::State& state, aotgrad::DynamicTrace how) {
+  Model m(true);
+  std::vector<at::Tensor> args = m.tensors;
+  args.push_back(at::randint(0, 64, {3, 16}, at::kLong));
+  args.push_back(at::randint(0, 64, {3, 16}, at::kLong));
+  aotgrad::models::EagerModel* model = m.model.get();
+  aotgrad::TensorFunction fn =
+      aotgrad::functional_call(m.tensors, [model](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{model->loss(in)};
+      });
+  const size_t n = m.tensors.size();
+  std::vector<aotgrad::DynamicDim> dims = {{n, 0}, {n, 1}, {n + 1, 0}, {n + 1, 1}};
+  for (auto _ : state) {
+    aotgrad::DynamicCapture c = aotgrad::capture_dynamic(fn, args, dims, {}, how);
+    benchmark::DoNotOptimize(c.graph);
+  }
+}
+
+BENCHMARK_CAPTURE(BM_Capture, symbolic, aotgrad::DynamicTrace::Symbolic)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Capture, unified, aotgrad::DynamicTrace::Unified)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, dynamic, true)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, static, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Step, dynamic, true)->Unit(benchmark::kMillisecond);

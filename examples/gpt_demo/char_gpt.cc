@@ -65,17 +65,20 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(int64_t d, int64_t heads, int64
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   using torch::indexing::None;
   using torch::indexing::Slice;
-  const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / heads;
+  // The batch and sequence length as SymInts (Python's x.size()): a dynamic capture traces the
+  // block once with them symbolic.
+  const c10::SymInt b = x.sym_size(0), t = x.sym_size(1);
+  const int64_t d = x.size(2), hd = d / heads;
   std::vector<torch::Tensor> qkv = c_attn(x).split(d, /*dim=*/2);
-  torch::Tensor q = qkv[0].view({b, t, heads, hd}).transpose(1, 2);
-  torch::Tensor k = qkv[1].view({b, t, heads, hd}).transpose(1, 2);
-  torch::Tensor v = qkv[2].view({b, t, heads, hd}).transpose(1, 2);
+  torch::Tensor q = qkv[0].view_symint({b, t, heads, hd}).transpose(1, 2);
+  torch::Tensor k = qkv[1].view_symint({b, t, heads, hd}).transpose(1, 2);
+  torch::Tensor v = qkv[2].view_symint({b, t, heads, hd}).transpose(1, 2);
   torch::Tensor att =
       torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
   att = att.masked_fill(future.index({Slice(None, t), Slice(None, t)}),
                         -std::numeric_limits<double>::infinity());
   att = F::softmax(att, F::SoftmaxFuncOptions(-1));
-  torch::Tensor y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, d});
+  torch::Tensor y = torch::matmul(att, v).transpose(1, 2).reshape_symint({b, t, d});
   return c_proj(y);
 }
 
@@ -115,13 +118,13 @@ CharGPTImpl::CharGPTImpl(const CharGPTConfig& config) : config(config) {
 }
 
 torch::Tensor CharGPTImpl::logits(const torch::Tensor& idx) {
-  const int64_t t = idx.size(1);
+  const c10::SymInt t = idx.sym_size(1);
   if (t > config.seq)
-    throw Error("CharGPT: a window of " + std::to_string(t) + " characters is longer than seq (" +
+    throw Error("CharGPT: a window of " + c10::str(t) + " characters is longer than seq (" +
                 std::to_string(config.seq) + ")");
   // On idx's device, as nanoGPT's arange(0, t, device=device): under aot_module's capture the
   // positions are then an op of the graph over the sequence length, not a constant.
-  torch::Tensor pos = torch::arange(t, idx.options().dtype(torch::kLong));
+  torch::Tensor pos = torch::arange(c10::Scalar(t), idx.options().dtype(torch::kLong));
   torch::Tensor x = wte(idx) + wpe(pos);
   for (const auto& block : blocks) {
     if (config.checkpoint_blocks && torch::GradMode::is_enabled()) {
