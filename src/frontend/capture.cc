@@ -133,6 +133,7 @@ std::unique_ptr<Graph> capture(const TensorFunction& fn,
     throw Error("capture: running the function on fake tensors failed: " + libtorch_message(e));
   }
   if (options.shape_guards) *options.shape_guards = guards.taken();
+  trace.name_size_nodes();
   std::vector<Arg> outs;
   for (size_t i = 0; i < results.size(); ++i) {
     AOTGRAD_CHECK(results[i].defined(), "capture: result ", i,

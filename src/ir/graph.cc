@@ -512,6 +512,16 @@ void Graph::claim_name(const std::string& name) {
   names_.insert(claimed_.back(), nullptr);
 }
 
+void Graph::rename(Node* n, std::string name) {
+  AOTGRAD_CHECK(n && n->graph_ == this, "rename: the node is not in this graph");
+  if (name == n->name_) return;
+  AOTGRAD_CHECK(!name.empty() && !names_.contains(name), "rename: name '", name,
+                "' is empty or taken");
+  names_.erase(n->name_);
+  n->name_ = std::move(name);
+  names_.insert(n->name_, n);  // the view of the name points into the node
+}
+
 Node* Graph::find(std::string_view name) const {
   Node* const* n = names_.find(name);
   return n ? *n : nullptr;

@@ -443,13 +443,19 @@ Arg FakeTrace::size_arg(const SymInt& e, const std::string& where) {
   if (e.is_concrete()) return Arg::of_int(e.value());
   AOTGRAD_CHECK(!options_.symbol_sources.empty(), where, " is the symbolic size ", e.to_string(),
                 " in a trace without size symbols");
-  if (!state_->sizes) state_->sizes = std::make_unique<SizeNodes>(graph_, options_.symbol_sources);
+  if (!state_->sizes)
+    state_->sizes = std::make_unique<SizeNodes>(graph_, options_.symbol_sources,
+                                                /*deferred_names=*/true);
   std::optional<Arg> a = state_->sizes->arg_for(e, nullptr);
   if (!a)
     throw Error(where + " is the size " + e.to_string() +
                 ", which a graph computes only as c*m + k of its size symbols (m a product of "
                 "symbols)");
   return *a;
+}
+
+void FakeTrace::name_size_nodes() {
+  if (state_->sizes) state_->sizes->assign_names();
 }
 
 void FakeTrace::bind(const at::Tensor& t, Node* node) {

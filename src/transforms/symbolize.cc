@@ -355,11 +355,27 @@ std::unique_ptr<Graph> Unifier::run() {
 
 }  // namespace
 
-SizeNodes::SizeNodes(Graph& graph, std::vector<SymbolSource> sources)
-    : g_(graph), sources_(std::move(sources)), placeholders_(graph.placeholders()) {}
+SizeNodes::SizeNodes(Graph& graph, std::vector<SymbolSource> sources, bool deferred_names)
+    : g_(graph),
+      sources_(std::move(sources)),
+      placeholders_(graph.placeholders()),
+      deferred_names_(deferred_names) {}
 
-Node* SizeNodes::add(const OpDef& op, std::vector<Arg> args) {
-  return g_.add_call(op, std::move(args));
+Node* SizeNodes::add(const OpDef& op, std::vector<Arg> args, std::string base) {
+  if (base.empty()) base = op.base_name;
+  if (!deferred_names_) return g_.add_call(op, std::move(args), {}, g_.unique_name(base));
+  Node* n = g_.add_call(op, std::move(args), {}, g_.unique_name("_aotgrad_size_node"));
+  pending_[n] = base;
+  return n;
+}
+
+void SizeNodes::assign_names() {
+  for (Node* n : g_.nodes()) {
+    auto it = pending_.find(n);
+    if (it == pending_.end()) continue;
+    g_.rename(n, g_.unique_name(it->second));
+    pending_.erase(it);
+  }
 }
 
 Node* SizeNodes::node_for(const Fit& f, Node* user) {
@@ -373,12 +389,10 @@ Node* SizeNodes::node_for(const Fit& f, Node* user) {
     if (!made_.count(bare)) {
       const SymbolSource& src = sources_.at(i);
       // Named as PyTorch 2.x names the node: sym_size_int, sym_size_int_1, ...
-      Node* size =
-          g_.add_call(ops::sym_size_int(), {Arg(placeholders_[src.input]), Arg::of_int(src.dim)},
-                      {}, g_.unique_name("sym_size_int"));
+      Node* size = add(ops::sym_size_int(), {Arg(placeholders_[src.input]), Arg::of_int(src.dim)},
+                       "sym_size_int");
       if (src.divisor != 1)
-        size = g_.add_call(ops::sym_floordiv(), {Arg(size), Arg::of_int(src.divisor)}, {},
-                           g_.unique_name("floordiv"));
+        size = add(ops::sym_floordiv(), {Arg(size), Arg::of_int(src.divisor)}, "floordiv");
       made_[bare] = size;
     }
     for (int e = 0; e < power; ++e) {

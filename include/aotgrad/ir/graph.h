@@ -331,6 +331,8 @@ class Graph {
   std::string unique_name(std::string_view base);
   /// Reserves `name` exactly; throws if it is taken.
   void claim_name(const std::string& name);
+  /// Gives node `n` of this graph the name `name`, which must be free (FX's node.name =).
+  void rename(Node* n, std::string name);
   bool has_name(std::string_view name) const;
 
   /// A deep copy: same nodes, names, metadata, node info and signature.

@@ -80,6 +80,10 @@ class FakeTrace {
   /// A size expression an op reads, as an argument: its integer, or the node that computes it
   /// (Options::symbol_sources). Throws Error naming `where` when the graph cannot compute it.
   Arg size_arg(const SymInt& e, const std::string& where);
+  /// Names the size nodes size_arg() made, in graph order, once the trace has recorded its calls:
+  /// a symbolic trace then names its nodes as PyTorch's does (the calls first, `mul_1:
+  /// "Sym(s0*s1)"` after the attention's `mul`), and as the unified traces' graph does.
+  void name_size_nodes();
   /// Makes the fake `t` (and every tensor on its storage) stand for `node`.
   void bind(const at::Tensor& t, Node* node);
 

@@ -61,20 +61,28 @@ struct SizeFit {
 /// Each expression's node is made once, before its first user.
 class SizeNodes {
  public:
-  SizeNodes(Graph& graph, std::vector<SymbolSource> sources);
+  /// `deferred_names`: the nodes get their names only from assign_names(), so that the nodes a
+  /// trace adds meanwhile are named first, as PyTorch's symbolic trace names them (a view's
+  /// `mul_1: "Sym(s0*s1)"` before the attention's `mul`).
+  SizeNodes(Graph& graph, std::vector<SymbolSource> sources, bool deferred_names = false);
   /// The node of `f` (c != 0), made before `user` (null: at the graph's insertion point).
   Node* node_for(const SizeFit& f, Node* user);
   /// `e` as an argument: its value when concrete, else the node of its SizeFit. Nullopt when `e`
   /// reads a symbol that is not s0, s1, ... of `sources`, or is no SizeFit (a floordiv, a sum of
   /// two monomials).
   std::optional<Arg> arg_for(const SymInt& e, Node* user);
+  /// With deferred names: names the nodes made so far, in graph order (sym_size_int, mul_1, ...).
+  void assign_names();
 
  private:
-  Node* add(const OpDef& op, std::vector<Arg> args);
+  /// A call of `op` named `base` (empty: the op's FX name), now or by assign_names().
+  Node* add(const OpDef& op, std::vector<Arg> args, std::string base = "");
   Graph& g_;
   std::vector<SymbolSource> sources_;
   std::vector<Node*> placeholders_;
   std::map<SizeFit, Node*> made_;
+  bool deferred_names_ = false;
+  std::map<Node*, std::string> pending_;  // deferred: node -> its name's base
 };
 
 /// A copy of `g` that keeps its values and forgets its layouts: libtorch's reshape decisions are
