@@ -628,15 +628,17 @@ def write_report(results_dir, md_path, svg_dir, command):
 def _kept_sections(md_path):
     """The sections the sweeps write into BENCHMARKS.md between their markers, kept as they are:
     OpInfo conformance (scripts/opinfo_sweep.sh), Real models (scripts/model_sweep.sh), saved
-    bytes against PyTorch's AOTAutograd (tools/saved_compare.py) and the memory budget against
-    PyTorch's (bench/budget_compare.py --benchmarks)."""
+    bytes against PyTorch's AOTAutograd (tools/saved_compare.py), the memory budget against
+    PyTorch's (bench/budget_compare.py --benchmarks) and the dynamic capture's two ways
+    (bench/dynamic_bench's Capture benchmarks, dated in its text)."""
     try:
         with open(md_path) as f:
             old = f.read()
     except OSError:
         return ""
     kept = ""
-    for name in ("opinfo_sweep", "model_sweep", "saved_compare", "budget_compare"):
+    for name in ("opinfo_sweep", "model_sweep", "saved_compare", "budget_compare",
+                 "dynamic_capture"):
         begin, end = "<!-- %s: begin -->" % name, "<!-- %s: end -->" % name
         if begin in old and end in old:
             kept += "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
