@@ -53,6 +53,19 @@ std::optional<bool> decide(const SymInt& a, Rel r, const SymInt& b) {
   return std::nullopt;
 }
 
+// The relation that holds where `r` does not: Lt for Ge, Ne for Eq.
+Rel negate(Rel r) {
+  switch (r) {
+    case Rel::Eq: return Rel::Ne;
+    case Rel::Ne: return Rel::Eq;
+    case Rel::Lt: return Rel::Ge;
+    case Rel::Le: return Rel::Gt;
+    case Rel::Gt: return Rel::Le;
+    case Rel::Ge: return Rel::Lt;
+  }
+  return r;
+}
+
 bool holds(int64_t a, Rel r, int64_t b) {
   switch (r) {
     case Rel::Eq: return a == b;
@@ -131,6 +144,8 @@ class SizeNode final : public c10::SymNodeImpl {
     std::optional<int64_t> ha = a.hint(), hb = b.hint();
     bool hint = ha && hb && holds(*ha, r, *hb);
     c10::SymNode n = of_bool(decide(a, r, b), hint, relation_text(a, r, b), relation_eval(a, r, b));
+    // Its negation as sympy prints it (s0 <= 64 for Not(s0 > 64)).
+    static_cast<SizeNode&>(*n).neg_text_ = relation_text(a, negate(r), b);
     // Eq(s0, 6) holding, or Ne(s0, 6) failing, fixes a size.
     if (a.is_concrete() != b.is_concrete()) {
       static_cast<SizeNode&>(*n).pins_if_true_ = r == Rel::Eq;
@@ -227,12 +242,17 @@ class SizeNode final : public c10::SymNodeImpl {
   c10::SymNode sym_not() override {
     if (known_) return of_constant(!*known_);
     Eval x = eval_;
-    return of_bool(std::nullopt, !hint_, "Not(" + text_ + ")",
-                   [x](const SymbolValues& v) -> std::optional<bool> {
-                     std::optional<bool> p = x(v);
-                     if (!p) return std::nullopt;
-                     return !*p;
-                   });
+    c10::SymNode n = of_bool(std::nullopt, !hint_, negated_text(),
+                             [x](const SymbolValues& v) -> std::optional<bool> {
+                               std::optional<bool> p = x(v);
+                               if (!p) return std::nullopt;
+                               return !*p;
+                             });
+    SizeNode& neg = static_cast<SizeNode&>(*n);
+    neg.neg_text_ = text_;
+    neg.pins_if_true_ = pins_if_false_;
+    neg.pins_if_false_ = pins_if_true_;
+    return n;
   }
   c10::SymNode sym_ite(const c10::SymNode& then_val, const c10::SymNode& else_val) override {
     return guard_bool(__FILE__, __LINE__) ? then_val : else_val;
@@ -294,7 +314,7 @@ class SizeNode final : public c10::SymNodeImpl {
     if (known_) return *known_;
     Eval x = eval_;
     const bool want = hint_;
-    ScopedShapeGuards::note({hint_ ? text_ : "Not(" + text_ + ")",
+    ScopedShapeGuards::note({hint_ ? text_ : negated_text(),
                              [x, want](const SymbolValues& v) -> std::optional<bool> {
                                std::optional<bool> p = x(v);
                                if (!p) return std::nullopt;
@@ -320,6 +340,7 @@ class SizeNode final : public c10::SymNodeImpl {
   bool is_symbolic() override { return !is_constant(); }
 
  private:
+  std::string negated_text() const { return neg_text_.empty() ? "Not(" + text_ + ")" : neg_text_; }
   // Whether `a r b` holds: decided, or by the hints with a guard.
   static bool pick(const SymInt& a, Rel r, const SymInt& b) {
     c10::SymNode n = relation(a, r, b);
@@ -390,6 +411,7 @@ class SizeNode final : public c10::SymNodeImpl {
   std::string text_;
   Eval eval_;  // the boolean at other values of the symbols
   bool pins_if_true_ = false, pins_if_false_ = false;
+  std::string neg_text_;  // a relation's negation ("s0 <= 64"); empty: Not(text_)
 };
 
 }  // namespace
