@@ -139,11 +139,12 @@ std::unique_ptr<Graph> trace_symbolic(const TensorFunction& fn, const std::vecto
   } catch (const std::exception& e) {
     *why = e.what();
   }
-  for (const ShapeGuard& guard : c.size_guards)
-    if (g && guard.pins) {
-      *why = "the trace fixes a dynamic size: " + guard.text;
-      g.reset();
-    }
+  auto pinned = std::find_if(c.size_guards.begin(), c.size_guards.end(),
+                             [](const ShapeGuard& x) { return x.pins; });
+  if (g && pinned != c.size_guards.end()) {
+    *why = "the trace fixes a dynamic size: " + pinned->text;
+    g.reset();
+  }
   if (!g) c.size_guards.clear();
   return g;
 }

@@ -17,9 +17,6 @@ using meta::one;
 
 std::string sizes_str(const SymIntVector& s) { return to_string(s); }
 
-// True when two sizes are known to differ (concrete, or symbolic with differing hints).
-bool differ(const SymInt& a, const SymInt& b) { return meta::known_differ(a, b); }
-
 int64_t hint(const SymInt& s) { return s.hint_or(1); }
 
 void check_same_dtype(const TensorMeta& expected, const TensorMeta& got) {
@@ -39,7 +36,7 @@ void check_expandable(const TensorMeta& self, const SymIntVector& target) {
   int64_t off = static_cast<int64_t>(target.size()) - self.dim();
   for (int64_t i = 0; i < self.dim(); ++i) {
     const SymInt& s = self.sizes[i];
-    if (s == 1 || !differ(s, target[off + i])) continue;
+    if (s == 1 || !meta::known_differ(s, target[off + i])) continue;
     throw Error("The expanded size of the tensor (" + target[off + i].to_string() +
                 ") must match the existing size (" + s.to_string() +
                 ") at non-singleton dimension " + std::to_string(off + i) + ".  Target sizes: " +
@@ -50,7 +47,7 @@ void check_expandable(const TensorMeta& self, const SymIntVector& target) {
 // --- matrix products ---------------------------------------------------------------------------
 
 void check_mm_shapes(const TensorMeta& m1, const TensorMeta& m2) {
-  if (differ(m1.sizes[1], m2.sizes[0]))
+  if (meta::known_differ(m1.sizes[1], m2.sizes[0]))
     throw Error("mat1 and mat2 shapes cannot be multiplied (" + m1.sizes[0].to_string() + "x" +
                 m1.sizes[1].to_string() + " and " + m2.sizes[0].to_string() + "x" +
                 m2.sizes[1].to_string() + ")");
@@ -88,7 +85,7 @@ ValueMeta addmm_meta(const MetaArgs& a) {
 TensorMeta bmm_out(const TensorMeta& b1, const TensorMeta& b2) {
   if (b1.dim() != 3) throw Error("batch1 must be a 3D tensor");
   if (b2.dim() != 3) throw Error("batch2 must be a 3D tensor");
-  if (differ(b2.sizes[0], b1.sizes[0]) || differ(b2.sizes[1], b1.sizes[2]))
+  if (meta::known_differ(b2.sizes[0], b1.sizes[0]) || meta::known_differ(b2.sizes[1], b1.sizes[2]))
     throw Error("Expected size for first two dimensions of batch2 tensor to be: [" +
                 b1.sizes[0].to_string() + ", " + b1.sizes[2].to_string() + "] but got: [" +
                 b2.sizes[0].to_string() + ", " + b2.sizes[1].to_string() + "].");
@@ -118,8 +115,8 @@ TensorMeta addmv_out(const TensorMeta& self, const TensorMeta& mat, const Tensor
   if (!(mat.dim() == 2 && vec.dim() == 1 && self.dim() <= 1))
     throw Error("vector + matrix @ vector expected, got " + std::to_string(self.dim()) + ", " +
                 std::to_string(mat.dim()) + ", " + std::to_string(vec.dim()));
-  if (differ(mat.sizes[1], vec.sizes[0]) ||
-      (differ(mat.sizes[0], self.numel()) && differ(self.numel(), 1)))
+  if (meta::known_differ(mat.sizes[1], vec.sizes[0]) ||
+      (meta::known_differ(mat.sizes[0], self.numel()) && meta::known_differ(self.numel(), 1)))
     throw Error("size mismatch, got " + (self.dim() ? self.sizes[0].to_string() : "1") + ", " +
                 mat.sizes[0].to_string() + "x" + mat.sizes[1].to_string() + "," +
                 vec.sizes[0].to_string());
@@ -146,7 +143,7 @@ TensorMeta dot_out(const TensorMeta& x, const TensorMeta& y) {
     throw Error("dot : expected both vectors to have same dtype, but found " +
                 std::string(meta::c10_type_name(x.dtype)) + " and " +
                 std::string(meta::c10_type_name(y.dtype)));
-  if (differ(x.sizes[0], y.sizes[0]))
+  if (meta::known_differ(x.sizes[0], y.sizes[0]))
     throw Error("inconsistent tensor size, expected tensor [" + x.sizes[0].to_string() +
                 "] and src [" + y.sizes[0].to_string() +
                 "] to have the same number of elements, but got " + x.sizes[0].to_string() +
@@ -183,7 +180,7 @@ TensorMeta matmul_out(const TensorMeta& t1, const TensorMeta& t2) {
   SymInt m1 = t1.sizes[d1 - 1];
   SymInt m2 = t2.sizes[d2 > 1 ? d2 - 2 : 0];
   SymInt p = d2 > 1 ? t2.sizes[d2 - 1] : SymInt(1);
-  if (differ(m1, m2)) {
+  if (meta::known_differ(m1, m2)) {
     if (d2 <= 2)  // folded into mm / mv
       throw Error(d2 == 2 ? "mat1 and mat2 shapes cannot be multiplied (" +
                                 (product(b1) * n).to_string() + "x" + m1.to_string() + " and " +
@@ -305,12 +302,12 @@ void check_conv_shapes(const TensorMeta& input, const TensorMeta& weight, const 
                 ", expected weight to be divisible by " + std::to_string(p.groups) +
                 " at dimension 0, but got weight of size [" + sizes_str(ws) + "] instead");
   if (!p.transposed) {
-    if (differ(input.sizes[1], ws[1] * p.groups))
+    if (meta::known_differ(input.sizes[1], ws[1] * p.groups))
       throw Error("Given groups=" + std::to_string(p.groups) + ", weight of size " + sizes_str(ws) +
                   ", expected input" + sizes_str(input.sizes) + " to have " +
                   (ws[1] * p.groups).to_string() + " channels, but got " +
                   input.sizes[1].to_string() + " channels instead");
-    if (bias && (bias->dim() != 1 || differ(bias->sizes[0], ws[0])))
+    if (bias && (bias->dim() != 1 || meta::known_differ(bias->sizes[0], ws[0])))
       throw Error("Given weight of size " + sizes_str(ws) +
                   ", expected bias to be 1-dimensional with " + ws[0].to_string() +
                   " elements, but got bias of size " + sizes_str(bias->sizes) + " instead");
@@ -327,11 +324,11 @@ void check_conv_shapes(const TensorMeta& input, const TensorMeta& weight, const 
       throw Error("Calculated padded input size per channel: (" + in_s + "). Kernel size: (" + k_s +
                   "). Kernel size can't be greater than actual input size");
   } else {
-    if (differ(input.sizes[1], ws[0]))
+    if (meta::known_differ(input.sizes[1], ws[0]))
       throw Error("Given transposed=1, weight of size " + sizes_str(ws) + ", expected input" +
                   sizes_str(input.sizes) + " to have " + ws[0].to_string() + " channels, but got " +
                   input.sizes[1].to_string() + " channels instead");
-    if (bias && (bias->dim() != 1 || differ(bias->sizes[0], ws[1] * p.groups)))
+    if (bias && (bias->dim() != 1 || meta::known_differ(bias->sizes[0], ws[1] * p.groups)))
       throw Error("Given transposed=1, weight of size " + sizes_str(ws) +
                   ", expected bias to be 1-dimensional with " + (ws[1] * p.groups).to_string() +
                   " elements, but got bias of size " + sizes_str(bias->sizes) + " instead");
@@ -494,7 +491,7 @@ ValueMeta convolution_backward_meta(const MetaArgs& a) {
   SymIntVector expected = conv_output_shape(input, weight, p);
   bool shape_ok = go.dim() == static_cast<int64_t>(expected.size());
   for (size_t i = 0; shape_ok && i < expected.size(); ++i)
-    shape_ok = !differ(go.sizes[i], expected[i]);
+    shape_ok = !meta::known_differ(go.sizes[i], expected[i]);
   if (!shape_ok)
     throw Error("Expected grad_output of size " + sizes_str(expected) + " but got " +
                 sizes_str(go.sizes));
