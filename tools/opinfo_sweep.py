@@ -885,6 +885,8 @@ def classify_error(stderr):
     text = stderr.strip()
     line = next((ln for ln in text.splitlines() if "error" in ln.lower()), text.splitlines()[0]
                 if text else "")
+    if "Traceback (most recent call last):" in text:  # Python's: the exception is its last line
+        line = text.splitlines()[-1]
     m = _UNKNOWN_OP.search(text)
     if m:
         return "unknown op", m.group(1)

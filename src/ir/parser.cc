@@ -321,6 +321,13 @@ class Parser {
       int64_t index = parse_index();
       expect_punct(']', "']' after the index");
       node = add_getitem(in, index, name, input, index_tok);
+      if (records_result(*in, index)) {
+        if (!ann)
+          fail(name.loc, "'" + std::string(name.text) + "' unpacks a result of " + in->describe() +
+                             ", whose sizes depend on its inputs' values (dynamic_output_shape): "
+                             "it needs a type annotation");
+        in->mutable_meta().elems[index] = *ann;
+      }
       if (ann) keep_annotation(node, std::move(*ann));
     } else if (peek().kind == TokKind::Name && peek().text == "self" && peek(1).is('.')) {
       // A tensor constant of the graph module (get_attr): a lifted input named after it.
@@ -477,6 +484,14 @@ class Parser {
   // A getitem (or view) node's metadata is known exactly, storage offset included; the annotation
   // (which has no storage offset) replaces it only when it says something else, so that the
   // verifier reports the difference.
+  // Whether result `index` of `in` is known only from the getitem's annotation: a
+  // dynamic_output_shape op's whose metadata could not be inferred (Note [Recorded sizes]).
+  static bool records_result(const Node& in, int64_t index) {
+    return in.kind() == NodeKind::Call && in.op()->has_tag(kDynamicOutputShape) &&
+           in.meta().kind == ValueMeta::Kind::Tuple &&
+           in.meta().elems[index].kind == ValueMeta::Kind::None;
+  }
+
   static void keep_annotation(Node* node, ValueMeta ann) {
     if (!same_printed_meta(node->meta(), ann)) node->mutable_meta() = std::move(ann);
   }
@@ -641,7 +656,11 @@ class Parser {
       try {
         meta = infer_meta(op, bound);
       } catch (const Error& err) {
-        fail(callee.loc, err.message());
+        // Note [Recorded sizes] (verifier.cc): the results of a dynamic_output_shape op are what
+        // the getitems that unpack them record.
+        if (!op.has_tag(kDynamicOutputShape) || op.schema.returns.size() < 2)
+          fail(callee.loc, err.message());
+        meta = ValueMeta::tuple(std::vector<ValueMeta>(op.schema.returns.size()));
       }
     }
     return g_->add_call_raw(op, std::move(bound), given, std::move(meta), std::string(name.text));

@@ -222,11 +222,39 @@ class Verifier {
     try {
       inferred = infer_meta(*op, n.args());
     } catch (const Error& e) {
+      if (op->has_tag(kDynamicOutputShape)) return check_recorded(n);
       throw Error(n.describe() + ": cannot infer metadata: " + e.message(), n.info().loc);
     }
     if (!same_significant_meta(n.meta(), inferred))
       fail(n, "recorded metadata " + meta_text(n.meta()) + " differs from inferred " +
                   meta_text(inferred));
+  }
+
+  // Note [Recorded sizes]
+  // The sizes of a dynamic_output_shape op's results come from its inputs' values: nonzero's rows
+  // are the nonzero elements, _pack_padded_sequence's the sum of its lengths. No meta function can
+  // infer them, and aotgrad has no unbacked sizes (PyTorch's u0). A graph traced on real values
+  // (make_fx's "real" mode, torch.export of a model that packs by its lengths input) records
+  // them: in the call's annotation, or in those of the getitems that unpack it. That recorded
+  // metadata is kept, through every pass that copies the node, as a graph specialized to those
+  // values; the interpreter checks each result against it when the op runs and names the node and
+  // both sizes where the values give other sizes (runtime/interpreter.cc), so the graph never runs
+  // on a shape it was not built for. What the recorded metadata must still be: a value for each
+  // result the schema declares, a tensor where it declares a tensor.
+  void check_recorded(const Node& n) {
+    const auto& returns = n.op()->schema.returns;
+    const ValueMeta& m = n.meta();
+    auto check_one = [&](const ValueMeta& v, size_t i) {
+      if (returns[i].type.base == BaseType::Tensor && !returns[i].type.list && !v.is_tensor())
+        fail(n, "result " + std::to_string(i) +
+                    " depends on its inputs' values (dynamic_output_shape) and has no recorded "
+                    "metadata: annotate it");
+    };
+    if (returns.size() == 1) return check_one(m, 0);
+    if (m.kind != ValueMeta::Kind::Tuple || m.elems.size() != returns.size())
+      fail(n, "recorded metadata " + meta_text(m) + " is not a tuple of " +
+                  std::to_string(returns.size()) + " results");
+    for (size_t i = 0; i < returns.size(); ++i) check_one(m.elems[i], i);
   }
 
   // A subgraph argument: a graph, its attribute name naming no other subgraph of this graph, and

@@ -56,7 +56,14 @@ uint32_t yaml_tags(const std::string& name) {
     return m;
   }();
   auto it = table->find(name);
-  return it == table->end() ? 0 : it->second;
+  uint32_t tags = it == table->end() ? 0 : it->second;
+  // Results whose sizes come from an input's values, though native_functions.yaml does not tag
+  // them: PyTorch's FakeTensor gives them unbacked sizes or raises DynamicOutputShapeException
+  // (torch/_subclasses/fake_impls.py). `_pack_padded_sequence`'s rows are the sum of `lengths`.
+  const std::string base = name.substr(0, name.find('.'));
+  if (base == "aten::_pack_padded_sequence" || base == "aten::_padded_dense_to_jagged_forward")
+    tags |= kGenDynamicOutputShape;
+  return tags;
 }
 
 std::string argument_text(const c10::Argument& a) {

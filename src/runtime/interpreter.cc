@@ -86,7 +86,10 @@ struct Instr {
   int64_t getitem_index = 0;
   int out_slot = -1;
   bool multi_return = false;
-  bool collective = false;   // a _c10d_functional op: call_collective
+  bool collective = false;  // a _c10d_functional op: call_collective
+  // A dynamic_output_shape op: its results are checked against the recorded sizes (Note
+  // [Recorded sizes]).
+  bool check_sizes = false;
   std::vector<int> release;  // slots whose last use is this instruction
 };
 
@@ -198,6 +201,29 @@ c10::IValue run_cond(const std::shared_ptr<const Interpreter> (&branches)[2],
 // Whether a call may write into this value: a tensor nothing else references (no other tensor
 // shares its storage: no view, no caller's or autograd's reference), outside autograd, with no
 // element written twice.
+// Note [Recorded sizes] (verifier.cc): a dynamic_output_shape op's results have the sizes the
+// graph recorded for them, where those are concrete; other values of its inputs are an error that
+// names both sizes, not a graph run on a shape it was not built for.
+void check_recorded_sizes(const Node& n, const std::vector<c10::IValue>& results) {
+  const ValueMeta& m = n.meta();
+  for (size_t r = 0; r < results.size(); ++r) {
+    const ValueMeta& want = m.kind == ValueMeta::Kind::Tuple ? m.elems.at(r) : m;
+    if (!want.is_tensor() || !results[r].isTensor()) continue;
+    c10::IntArrayRef got = results[r].toTensor().sizes();
+    bool same = got.size() == want.tensor.sizes.size();
+    for (size_t d = 0; same && d < got.size(); ++d)
+      same = !want.tensor.sizes[d].is_concrete() || want.tensor.sizes[d].value() == got[d];
+    if (same) continue;
+    std::string shown = "[";
+    for (size_t d = 0; d < got.size(); ++d) shown += (d ? ", " : "") + std::to_string(got[d]);
+    throw Error(n.describe() + ": result " + std::to_string(r) + " has sizes " + shown +
+                    "], but the graph was traced with " + want.tensor.annotation() +
+                    ": its sizes depend on the inputs' values (dynamic_output_shape), and this "
+                    "graph holds only the ones it was traced with",
+                n.info().loc);
+  }
+}
+
 bool writable_alone(const c10::IValue& v) {
   if (!v.isTensor()) return false;
   const at::Tensor& t = v.toTensor();
@@ -313,6 +339,7 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
         }
         in.op = &aten_op(target);
         in.collective = target.has_tag(kCollective) && !op.wrapped;
+        in.check_sizes = target.has_tag(kDynamicOutputShape) && in.rng == Instr::Rng::None;
         if (target.has_tag(kCollective))  // its group is made before libtorch's kernel asks
           for (size_t i = 0; i < target.schema.args.size() && i < n->args().size(); ++i)
             if (target.schema.args[i].name == "group_name" && n->args()[i].kind == Arg::Kind::Str)
@@ -321,7 +348,10 @@ Interpreter::Interpreter(std::shared_ptr<const Graph> graph, InterpreterOptions 
         throw Error(n->describe() + ": " + e.message(), n->info().loc);
       }
       // with_effects: a tuple of the new token and the op's results, whatever their number.
-      in.multi_return = target.schema.returns.size() != 1 || in.rng == Instr::Rng::WithEffects;
+      // eager_backward: one list, the gradients, whatever the op returns.
+      in.multi_return = in.rng == Instr::Rng::EagerBackward ? false
+                                                            : target.schema.returns.size() != 1 ||
+                                                                  in.rng == Instr::Rng::WithEffects;
       const auto& sargs = op.schema.args;
       for (size_t i = 0; i < n->args().size(); ++i) {
         if (static_cast<int>(i) == op.wrapped_arg) continue;  // the op reference
@@ -597,6 +627,7 @@ std::vector<c10::IValue> Interpreter::run(std::vector<c10::IValue> inputs) const
       } catch (const Error& e) {
         throw Error(in.node->describe() + ": " + e.message(), in.node->info().loc);
       }
+      if (in.check_sizes) check_recorded_sizes(*in.node, results);
       c10::IValue value = in.multi_return
                               ? c10::IValue(c10::ivalue::Tuple::create(std::move(results)))
                               : std::move(results.at(0));

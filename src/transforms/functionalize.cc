@@ -439,6 +439,15 @@ class Functionalizer {
     args.reserve(n->args().size());
     for (auto& a : n->args())
       args.push_back(a.kind == Arg::Kind::Graph ? functional_subgraph(a) : map_arg(a));
+    if (op.has_tag(kDynamicOutputShape)) {  // Note [Recorded sizes]: kept when not inferred
+      ValueMeta meta;
+      try {
+        meta = infer_meta(op, args);
+      } catch (const Error&) {
+        meta = n->meta();
+      }
+      return fresh(n, out_->add_call_raw(op, std::move(args), n->given_mask(), meta, ""));
+    }
     fresh(n, call_op(op, std::move(args), n->given_mask()));
   }
 
