@@ -17,6 +17,7 @@ packages=(
   coinor-libcbc-dev                   # CBC, the ILP solver of the activation memory budget (--solver=ilp)
   graphviz                            # dot, which renders `aotgrad compile --dot` in a test
   python3-venv                        # the project's venv: PyTorch 2.11's wheels, networkx, ... (below)
+  python3-dev                         # Python.h, for the aotgrad package's extension (aotgrad._C, src/python)
   hyperfine                           # bench/cli_startup.sh: process wall time of the command line
   libtcmalloc-minimal4 libjemalloc2   # the allocators `aotgrad launch` preloads, as PyTorch's run_cpu
 )

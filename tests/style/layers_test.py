@@ -29,6 +29,7 @@ UNITS = [
     "frontend",
     "api",
     "cli",
+    "python",
 ]
 RANK = {u: i for i, u in enumerate(UNITS)}
 NO_TORCH = {u for u in UNITS if RANK[u] < RANK["providers"]}

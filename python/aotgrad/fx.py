@@ -1,0 +1,181 @@
+"""torch.fx GraphModules into aotgrad's IR and back, node by node.
+
+`from_fx(gm)` walks the graph and hands each node to `aotgrad._C.GraphBuilder` with its fake
+value's annotation (what FX prints: "f32[4, s0][s0, 1]cpu") and its arguments encoded as plain
+values (Note [FX graphs cross node by node] in src/python/module.cc). `to_fx(graph, like=gm)`
+builds a GraphModule from an aotgrad graph, with each node's `meta["val"]` taken from the node of
+the same name in `like` where it has one.
+"""
+import operator
+
+import torch
+import torch.fx
+from torch.fx.graph import dtype_abbrs
+
+from . import _C
+
+# SymInt arithmetic as FX records it, and aotgrad's operator ops.
+_SYM_OPS = {operator.add: "operator::add", operator.sub: "operator::sub",
+            operator.mul: "operator::mul", operator.floordiv: "operator::floordiv",
+            operator.mod: "operator::mod", operator.neg: "operator::neg"}
+_SYM_TARGETS = {v: k for k, v in _SYM_OPS.items()}
+_DTYPES = {v: k for k, v in dtype_abbrs.items()}
+
+
+class UnsupportedNode(_C.AotgradError):
+    """A node aotgrad's IR cannot hold (a target that is not an ATen op, a subgraph)."""
+
+
+def _sym_text(s):
+    return str(s.node.expr) if isinstance(s, torch.SymInt) else str(int(s))
+
+
+def annotation(val):
+    """What FX prints for a fake value: "f32[2, s0][s0, 1]cpu", "Sym(s0)"; None for a tuple."""
+    if isinstance(val, torch.Tensor):
+        sizes = ", ".join(_sym_text(s) for s in val.shape)
+        strides = ", ".join(_sym_text(s) for s in val.stride())
+        return "%s[%s][%s]%s" % (dtype_abbrs[val.dtype], sizes, strides, val.device)
+    if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
+        return "Sym(%s)" % _sym_text(val)
+    if isinstance(val, torch.SymFloat):
+        return "Sym(%s)" % val.node.expr
+    if isinstance(val, torch.SymBool):
+        return "Sym(%s)" % val.node.expr
+    return None
+
+
+def _offset(val):
+    """A tensor's storage offset as text ("" for anything else): no annotation prints it."""
+    return _sym_text(val.storage_offset()) if isinstance(val, torch.Tensor) else ""
+
+
+def _hints(gm):
+    """Each size symbol's hint (s0 -> 8) from the fake values' ShapeEnv."""
+    for n in gm.graph.nodes:
+        val = n.meta.get("val")
+        env = getattr(getattr(val, "fake_mode", None), "shape_env", None)
+        if env is None and isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            env = val.node.shape_env
+        if env is not None:
+            return {str(k): int(v) for k, v in (getattr(env, "backed_var_to_val", None) or env.var_to_val).items()}
+    return {}
+
+
+def _encode(a, where):
+    if a is None or isinstance(a, (bool, int, float, str)):
+        return a
+    if isinstance(a, torch.fx.Node):
+        return ("node", a.name)
+    if isinstance(a, (list, tuple)):
+        return [_encode(e, where) for e in a]
+    if isinstance(a, torch.dtype):
+        return ("dtype", dtype_abbrs[a])
+    if isinstance(a, torch.device):
+        return ("device", str(a))
+    if isinstance(a, torch.layout):
+        return ("layout", str(a).replace("torch.", ""))
+    if isinstance(a, torch.memory_format):
+        return ("memory_format", str(a).replace("torch.", ""))
+    if isinstance(a, torch._ops.OpOverload):
+        return ("op", "%s.%s" % (a._schema.name, a._overloadname))
+    raise UnsupportedNode("%s: aotgrad's IR has no argument like %r (%s)"
+                          % (where, a, type(a).__name__))
+
+
+def _is_joint(gm):
+    names = [n.name for n in gm.graph.find_nodes(op="placeholder")]
+    return any(name.startswith("tangents") for name in names)
+
+
+def from_fx(gm):
+    """The aotgrad graph of GraphModule `gm` (every node needs `meta["val"]`, as AOTAutograd's
+    graphs have it), verified: aotgrad's inferred metadata of each node is compared with its fake
+    value's, and a difference, an op aotgrad does not know or a target that is not an ATen op is
+    an AotgradError naming the node."""
+    b = _C.GraphBuilder(_hints(gm))
+    for n in gm.graph.nodes:
+        where = "node '%s'" % n.name
+        val = n.meta.get("val")
+        if n.op == "placeholder":
+            ann = annotation(val)
+            if ann is None:
+                raise UnsupportedNode("%s: a placeholder without a tensor or SymInt value" % where)
+            b.placeholder(n.name, ann, _offset(val))
+        elif n.op == "call_function" and n.target is operator.getitem:
+            b.getitem(n.name, n.args[0].name, n.args[1], annotation(val), _offset(val))
+        elif n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload):
+            schema = n.target._schema
+            b.call(n.name, schema.name, n.target._overloadname,
+                   [_encode(a, where) for a in n.args],
+                   {k: _encode(v, where) for k, v in n.kwargs.items()},
+                   annotation(val), _offset(val))
+        elif n.op == "call_function" and n.target in _SYM_OPS:
+            b.call(n.name, _SYM_OPS[n.target], "default", [_encode(a, where) for a in n.args], {},
+                   annotation(val))
+        elif n.op == "output":
+            out = n.args[0]
+            b.output(("tuple", _encode(out, where)) if isinstance(out, tuple) else _encode(out, where))
+        else:
+            raise UnsupportedNode("%s: %s %r is not an ATen op aotgrad takes"
+                                  % (where, n.op, getattr(n.target, "__name__", n.target)))
+    return b.finish(joint=_is_joint(gm))
+
+
+def _decode(a, env):
+    if isinstance(a, tuple):
+        tag, v = a
+        if tag == "node":
+            return env[v]
+        if tag == "tuple":
+            return tuple(_decode(e, env) for e in v)
+        if tag == "dtype":
+            return _DTYPES[v]
+        if tag == "device":
+            return torch.device(v)
+        if tag == "layout":
+            return getattr(torch, v)
+        if tag == "memory_format":
+            return getattr(torch, v)
+        if tag == "op":
+            return _target(v)
+        raise ValueError("unknown argument tag %r" % tag)
+    if isinstance(a, list):
+        return [_decode(e, env) for e in a]
+    return a
+
+
+def _target(qualified):
+    if qualified in _SYM_TARGETS:
+        return _SYM_TARGETS[qualified]
+    ns, _, rest = qualified.partition("::")
+    name, _, overload = rest.partition(".")
+    return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+
+
+def to_fx(graph, like=None):
+    """A GraphModule of aotgrad graph `graph`: flat placeholders, calls of torch.ops overloads,
+    getitems and SymInt arithmetic, and a tuple output. `meta["val"]` of a node comes from the node
+    of the same name in GraphModule `like`, where it has one."""
+    vals = {}
+    if like is not None:
+        vals = {n.name: n.meta["val"] for n in like.graph.nodes if "val" in n.meta}
+    g = torch.fx.Graph()
+    env = {}
+    for kind, name, target, args, kwargs, _ in graph.nodes():
+        if kind == "placeholder":
+            node = g.create_node("placeholder", name, name=name)
+        elif kind == "getitem":
+            node = g.create_node("call_function", operator.getitem, (env[args[0]], args[1]),
+                                 name=name)
+        elif kind == "call":
+            node = g.create_node("call_function", _target(target),
+                                 tuple(_decode(a, env) for a in args),
+                                 {k: _decode(v, env) for k, v in kwargs.items()}, name=name)
+        else:
+            g.output(_decode(args, env))
+            continue
+        if name in vals:
+            node.meta["val"] = vals[name]
+        env[name] = node
+    return torch.fx.GraphModule(like if like is not None else torch.nn.Module(), g)

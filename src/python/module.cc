@@ -1,0 +1,318 @@
+// aotgrad._C: the Python package's binding of the C++ library (pybind11, the copy torch ships).
+//
+// Note [FX graphs cross node by node]
+// A torch.fx GraphModule enters aotgrad's IR one node at a time (aotgrad/fx.py walks it): each
+// placeholder with the annotation its fake value prints as ("f32[4, s0][s0, 1]cpu"), each call
+// with its op's qualified name and overload and its arguments, each getitem, then the output.
+// Arguments arrive encoded as plain Python values: None, bool, int, float and str as themselves,
+// lists as lists, and tagged tuples for the rest -- ("node", name), ("dtype", "f32"),
+// ("device", "cuda:0"), ("layout", "strided"), ("memory_format", "contiguous_format"),
+// ("op", "aten::t.default"). A call's metadata is its fake value's -- the annotation, and the
+// storage offset no annotation prints -- when it has one, as the text parser takes an annotation;
+// a tuple's is inferred. finish() verifies the graph, so aotgrad's own
+// inference is compared with PyTorch's node by node and a difference names the node. No text is
+// printed or parsed on the way. The way back (Graph.nodes()) gives the same encoding.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ir/graph.h"
+#include "aotgrad/ir/parser.h"
+#include "aotgrad/ir/printer.h"
+#include "aotgrad/ir/symint.h"
+#include "aotgrad/ir/verifier.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/providers/dispatcher_ops.h"
+
+namespace py = pybind11;
+
+namespace aotgrad {
+namespace {
+
+// The op named `qualified` ("aten::add") with overload `overload` ("Tensor", "default").
+const OpDef& find_op(const std::string& qualified, const std::string& overload) {
+  std::string name =
+      overload.empty() || overload == "default" ? qualified : qualified + "." + overload;
+  return aten_ops().get(name);
+}
+
+// An encoded argument (Note [FX graphs cross node by node]) as an Arg of `g`.
+Arg decode(const py::handle& v, const Graph& g,
+           const std::unordered_map<std::string, Node*>& nodes) {
+  if (v.is_none()) return Arg::none();
+  if (py::isinstance<py::bool_>(v)) return Arg::of_bool(v.cast<bool>());
+  if (py::isinstance<py::int_>(v)) return Arg::of_int(v.cast<int64_t>());
+  if (py::isinstance<py::float_>(v)) return Arg::of_float(v.cast<double>());
+  if (py::isinstance<py::str>(v)) return Arg::of_str(v.cast<std::string>());
+  if (py::isinstance<py::list>(v)) {
+    std::vector<Arg> elems;
+    for (const py::handle& e : v) elems.push_back(decode(e, g, nodes));
+    return Arg::of_list(std::move(elems));
+  }
+  if (py::isinstance<py::tuple>(v)) {
+    auto t = v.cast<py::tuple>();
+    if (t.size() != 2 || !py::isinstance<py::str>(t[0]))
+      throw Error("an encoded argument is a (tag, value) pair, got " +
+                  py::repr(v).cast<std::string>());
+    std::string tag = t[0].cast<std::string>();
+    if (tag == "tuple") {
+      std::vector<Arg> elems;
+      for (const py::handle& e : t[1]) elems.push_back(decode(e, g, nodes));
+      return Arg::of_tuple(std::move(elems));
+    }
+    std::string s = t[1].cast<std::string>();
+    if (tag == "node") {
+      auto it = nodes.find(s);
+      if (it == nodes.end()) throw Error("argument '" + s + "' names no earlier node");
+      return Arg(it->second);
+    }
+    if (tag == "dtype") {
+      if (auto d = scalar_type_from_short_name(s)) return Arg::of_dtype(*d);
+      throw Error("aotgrad has no dtype '" + s + "'");
+    }
+    if (tag == "device") {
+      if (auto d = device_from_string(s)) return Arg::of_device(*d);
+      throw Error("aotgrad has no device '" + s + "'");
+    }
+    if (tag == "layout") {
+      if (auto l = layout_from_torch_name(s)) return Arg::of_layout(*l);
+      throw Error("aotgrad has no layout '" + s + "'");
+    }
+    if (tag == "memory_format") {
+      if (auto m = memory_format_from_torch_name(s)) return Arg::of_memory_format(*m);
+      throw Error("aotgrad has no memory format '" + s + "'");
+    }
+    if (tag == "op") {
+      size_t dot = s.find('.', s.find("::"));
+      return Arg::of_op(
+          find_op(s.substr(0, dot), dot == std::string::npos ? "" : s.substr(dot + 1)));
+    }
+    throw Error("unknown argument tag '" + tag + "'");
+  }
+  throw Error("cannot encode " + py::repr(v).cast<std::string>() + " as an argument");
+}
+
+py::object encode(const Arg& a) {
+  switch (a.kind) {
+    case Arg::Kind::None: return py::none();
+    case Arg::Kind::Node: return py::make_tuple("node", a.node->name());
+    case Arg::Kind::Int: return py::int_(a.i);
+    case Arg::Kind::Float: return py::float_(a.f);
+    case Arg::Kind::Bool: return py::bool_(a.i != 0);
+    case Arg::Kind::Str: return py::str(a.str);
+    case Arg::Kind::Dtype:
+      return py::make_tuple("dtype", std::string(short_name(static_cast<ScalarType>(a.i))));
+    case Arg::Kind::Device: return py::make_tuple("device", to_string(a.device));
+    case Arg::Kind::Layout:
+      return py::make_tuple("layout", std::string(torch_name(static_cast<Layout>(a.i))));
+    case Arg::Kind::MemoryFormat:
+      return py::make_tuple("memory_format",
+                            std::string(torch_name(static_cast<MemoryFormat>(a.i))));
+    case Arg::Kind::List: {
+      py::list l;
+      for (const Arg& e : a.list) l.append(encode(e));
+      return l;
+    }
+    case Arg::Kind::Tuple: {
+      py::list l;
+      for (const Arg& e : a.list) l.append(encode(e));
+      return py::make_tuple("tuple", l);
+    }
+    case Arg::Kind::Op: return py::make_tuple("op", a.op->name);
+    case Arg::Kind::Graph: break;
+  }
+  throw Error("a subgraph argument ('" + a.str + "') does not cross into Python yet");
+}
+
+// Graph: an aotgrad graph held for Python.
+struct PyGraph {
+  std::shared_ptr<Graph> graph;
+
+  std::string text() const { return print_graph(*graph); }
+
+  // One tuple per node, in graph order: (kind, name, target, args, kwargs, annotation). kind is
+  // "placeholder", "call", "getitem" or "output"; a call's target is its op's qualified name and
+  // overload ("aten::add.Tensor"), its args the schema's given positional arguments and its kwargs
+  // the given keyword-only ones, as FX writes them; annotation "" for a tuple or None.
+  py::list nodes() const {
+    py::list out;
+    for (const Node* n : graph->nodes()) {
+      std::string ann = n->meta().annotation();
+      switch (n->kind()) {
+        case NodeKind::Placeholder:
+          out.append(
+              py::make_tuple("placeholder", n->name(), py::none(), py::list(), py::dict(), ann));
+          break;
+        case NodeKind::GetItem:
+          out.append(py::make_tuple("getitem", n->name(), py::none(),
+                                    py::make_tuple(n->getitem_input()->name(), n->getitem_index()),
+                                    py::dict(), ann));
+          break;
+        case NodeKind::Output:
+          out.append(py::make_tuple("output", n->name(), py::none(), encode(n->args()[0]),
+                                    py::dict(), ann));
+          break;
+        case NodeKind::Call: {
+          const OpDef& op = *n->op();
+          py::list args;
+          py::dict kwargs;
+          const auto& sargs = op.schema.args;
+          for (size_t i = 0; i < sargs.size(); ++i) {
+            if (!((n->given_mask() >> i) & 1u)) continue;
+            if (sargs[i].kwarg_only)
+              kwargs[py::str(sargs[i].name)] = encode(n->args()[i]);
+            else
+              args.append(encode(n->args()[i]));
+          }
+          std::string target = op.schema.qualified_name();
+          out.append(py::make_tuple("call", n->name(), target, args, kwargs, ann));
+          break;
+        }
+      }
+    }
+    return out;
+  }
+};
+
+// GraphBuilder: an FX graph, node by node (Note [FX graphs cross node by node]).
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(const SymbolHints& hints)
+      : hints_(hints), graph_(std::make_unique<Graph>()) {}
+
+  void placeholder(const std::string& name, const std::string& annotation,
+                   const std::string& offset) {
+    ScopedSymbolHints scope(&hints_);
+    add(name, graph_->add_placeholder(name, meta(name, annotation, offset)));
+  }
+
+  void call(const std::string& name, const std::string& qualified, const std::string& overload,
+            const py::list& args, const py::dict& kwargs,
+            const std::optional<std::string>& annotation, const std::string& offset) {
+    ScopedSymbolHints scope(&hints_);
+    try {
+      const OpDef& op = find_op(qualified, overload);
+      std::vector<Arg> positional;
+      for (const py::handle& a : args) positional.push_back(decode(a, *graph_, nodes_));
+      std::vector<std::pair<std::string, Arg>> named;
+      for (auto [k, v] : kwargs)
+        named.emplace_back(k.cast<std::string>(), decode(v, *graph_, nodes_));
+      auto [bound, given] = bind_arguments(op, std::move(positional), std::move(named));
+      ValueMeta m;
+      if (annotation) {
+        m = meta(name, *annotation, offset);
+      } else {
+        try {
+          m = infer_meta(op, bound);
+        } catch (const Error& e) {
+          // Note [Recorded sizes]: the getitems' annotations give a dynamic_output_shape op's
+          // results.
+          if (!op.has_tag(kDynamicOutputShape) || op.schema.returns.size() < 2) throw;
+          m = ValueMeta::tuple(std::vector<ValueMeta>(op.schema.returns.size()));
+        }
+      }
+      add(name, graph_->add_call_raw(op, std::move(bound), given, std::move(m), name));
+    } catch (const Error& e) {
+      throw Error("node '" + name + "' (" + qualified + "." + overload + "): " + e.message());
+    }
+  }
+
+  void getitem(const std::string& name, const std::string& input, int64_t index,
+               const std::optional<std::string>& annotation, const std::string& offset) {
+    ScopedSymbolHints scope(&hints_);
+    auto it = nodes_.find(input);
+    if (it == nodes_.end())
+      throw Error("node '" + name + "': '" + input + "' names no earlier node");
+    Node* in = it->second;
+    if (in->meta().kind != ValueMeta::Kind::Tuple || index < 0 ||
+        index >= static_cast<int64_t>(in->meta().elems.size()))
+      throw Error("node '" + name + "': " + in->describe() + " has no result " +
+                  std::to_string(index));
+    if (annotation && in->meta().elems[index].kind == ValueMeta::Kind::None)
+      in->mutable_meta().elems[index] = meta(name, *annotation, offset);
+    Node* n = graph_->add_getitem(in, index, name);
+    if (annotation) {
+      ValueMeta m = meta(name, *annotation, offset);
+      if (!n->meta().same_as(m)) n->mutable_meta() = std::move(m);  // the verifier reports it
+    }
+    add(name, n);
+  }
+
+  void output(const py::handle& value) { graph_->set_output(decode(value, *graph_, nodes_)); }
+
+  PyGraph finish(bool joint) {
+    if (!graph_) throw Error("GraphBuilder.finish() was called twice");
+    if (!graph_->output()) throw Error("the graph has no output");
+    graph_->signature = joint ? Signature::Joint : Signature::Plain;
+    ScopedSymbolHints scope(&hints_);
+    verify(*graph_);
+    return PyGraph{std::shared_ptr<Graph>(std::move(graph_))};
+  }
+
+ private:
+  // The metadata of a fake value: its annotation and, for a tensor, its storage offset (which no
+  // annotation prints).
+  ValueMeta meta(const std::string& name, const std::string& annotation,
+                 const std::string& offset) {
+    ValueMeta m;
+    try {
+      m = parse_annotation(annotation);
+    } catch (const Error& e) {
+      throw Error("node '" + name + "': annotation \"" + annotation + "\": " + e.message());
+    }
+    if (m.is_tensor() && !offset.empty()) {
+      std::string error;
+      std::optional<SymInt> o = parse_sym_expr(offset, &error);
+      if (!o) throw Error("node '" + name + "': storage offset '" + offset + "': " + error);
+      m.tensor.storage_offset = *o;
+    }
+    return m;
+  }
+  void add(const std::string& name, Node* n) {
+    if (!nodes_.emplace(name, n).second) throw Error("two nodes are named '" + name + "'");
+  }
+
+  SymbolHints hints_;
+  std::unique_ptr<Graph> graph_;
+  std::unordered_map<std::string, Node*> nodes_;
+};
+
+}  // namespace
+}  // namespace aotgrad
+
+PYBIND11_MODULE(_C, m) {
+  using namespace aotgrad;
+  m.doc() = "aotgrad's C++ library: FX graphs into aotgrad's IR and back";
+  py::register_exception<Error>(m, "AotgradError", PyExc_RuntimeError);
+  install_libtorch_ops();
+
+  py::class_<PyGraph>(m, "Graph")
+      .def("text", &PyGraph::text, "The graph in aotgrad's text form (PyTorch's printed code).")
+      .def("nodes", &PyGraph::nodes, "One (kind, name, target, args, kwargs, annotation) per node.")
+      .def("__len__", [](const PyGraph& g) { return g.graph->size(); });
+
+  m.def(
+      "parse",
+      [](const std::string& text) {
+        return PyGraph{std::shared_ptr<Graph>(parse_graph(text, aten_ops()))};
+      },
+      py::arg("text"), "Parses a graph's text form (the code PyTorch prints).");
+
+  py::class_<GraphBuilder>(m, "GraphBuilder")
+      .def(py::init<const SymbolHints&>(), py::arg("hints") = SymbolHints())
+      .def("placeholder", &GraphBuilder::placeholder, py::arg("name"), py::arg("annotation"),
+           py::arg("offset") = "")
+      .def("call", &GraphBuilder::call, py::arg("name"), py::arg("op"), py::arg("overload"),
+           py::arg("args"), py::arg("kwargs"), py::arg("annotation") = py::none(),
+           py::arg("offset") = "")
+      .def("getitem", &GraphBuilder::getitem, py::arg("name"), py::arg("input"), py::arg("index"),
+           py::arg("annotation") = py::none(), py::arg("offset") = "")
+      .def("output", &GraphBuilder::output, py::arg("value"))
+      .def("finish", &GraphBuilder::finish, py::arg("joint") = false);
+}
