@@ -58,7 +58,8 @@ def _hints(gm):
         if env is None and isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             env = val.node.shape_env
         if env is not None:
-            return {str(k): int(v) for k, v in (getattr(env, "backed_var_to_val", None) or env.var_to_val).items()}
+            table = env.backed_var_to_val if hasattr(env, "backed_var_to_val") else env.var_to_val
+            return {str(k): int(v) for k, v in table.items()}
     return {}
 
 
@@ -153,16 +154,21 @@ def _target(qualified):
     return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
 
 
-def to_fx(graph, like=None):
+def to_fx(graph, like=None, syms_first=False, fake_mode=None):
     """A GraphModule of aotgrad graph `graph`: flat placeholders, calls of torch.ops overloads,
-    getitems and SymInt arithmetic, and a tuple output. `meta["val"]` of a node comes from the node
-    of the same name in GraphModule `like`, where it has one."""
+    getitems and SymInt arithmetic, and its output. `meta["val"]` of a node comes from the node of
+    the same name in GraphModule `like` where it has one; with `fake_mode`, the nodes left without
+    one get theirs from FakeTensorProp. `syms_first`: the SymInt placeholders come first (a
+    backward graph's, as PyTorch's runtime passes the saved SymInts before the saved tensors)."""
     vals = {}
     if like is not None:
         vals = {n.name: n.meta["val"] for n in like.graph.nodes if "val" in n.meta}
     g = torch.fx.Graph()
     env = {}
-    for kind, name, target, args, kwargs, _ in graph.nodes():
+    nodes = graph.nodes()
+    if syms_first:
+        nodes.sort(key=lambda n: 0 if n[0] == "placeholder" and n[5].startswith("Sym(") else 1)
+    for kind, name, target, args, kwargs, _ in nodes:
         if kind == "placeholder":
             node = g.create_node("placeholder", name, name=name)
         elif kind == "getitem":
@@ -173,9 +179,16 @@ def to_fx(graph, like=None):
                                  tuple(_decode(a, env) for a in args),
                                  {k: _decode(v, env) for k, v in kwargs.items()}, name=name)
         else:
-            g.output(_decode(args, env))
+            out = _decode(args, env)
+            g.output(tuple(out) if isinstance(out, list) else out)
             continue
         if name in vals:
             node.meta["val"] = vals[name]
         env[name] = node
-    return torch.fx.GraphModule(like if like is not None else torch.nn.Module(), g)
+    gm = torch.fx.GraphModule(like if like is not None else torch.nn.Module(), g)
+    missing = [n for n in g.nodes if n.op != "output" and "val" not in n.meta]
+    if fake_mode is not None and missing:
+        from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+        inputs = [n.meta["val"] for n in g.find_nodes(op="placeholder")]
+        FakeTensorProp(gm, fake_mode).propagate_dont_convert_inputs(*inputs)
+    return gm

@@ -29,6 +29,8 @@
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/providers/dispatcher_ops.h"
+#include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/partition/min_cut.h"
 
 namespace py = pybind11;
 
@@ -283,6 +285,42 @@ class GraphBuilder {
   std::unordered_map<std::string, Node*> nodes_;
 };
 
+// min_cut_rematerialization_partition's joint graph (primals_*, then tangents_*; the forward
+// outputs, then one gradient or None per primal) partitioned by aotgrad's min-cut. Returns the
+// forward and backward graphs and the saved values' names, tensors then SymInts, in the order the
+// forward returns them.
+py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
+                  const std::vector<int64_t>& static_lifetime_input_indices,
+                  const py::object& memory_budget) {
+  JointGraph j;
+  j.graph = joint.graph->clone();
+  for (const Node* p : j.graph->placeholders())
+    (p->name().rfind("tangents", 0) == 0 ? j.num_tangents : j.num_primals) += 1;
+  j.num_forward_outputs = num_fwd_outputs;
+  MinCutOptions options;
+  options.static_lifetime_inputs.assign(j.num_primals, false);
+  for (int64_t i : static_lifetime_input_indices) {
+    if (i < 0 || i >= static_cast<int64_t>(j.num_primals))
+      throw Error("static_lifetime_input_indices: " + std::to_string(i) +
+                  " is not a primal's index (" + std::to_string(j.num_primals) + " primals)");
+    options.static_lifetime_inputs[i] = true;
+  }
+  if (py::isinstance<py::str>(memory_budget)) {
+    if (memory_budget.cast<std::string>() != "auto")
+      throw Error("memory_budget is a number in [0, 1] or \"auto\", got \"" +
+                  memory_budget.cast<std::string>() + "\"");
+    options.max_slowdown = kDefaultMaxSlowdown;
+  } else if (!memory_budget.is_none()) {
+    double b = memory_budget.cast<double>();
+    if (!(b >= 0 && b <= 1))
+      throw Error("memory_budget is a number in [0, 1] or \"auto\", got " + std::to_string(b));
+    options.activation_memory_budget = b;
+  }
+  Partition p = min_cut_partition(j, options);
+  return py::make_tuple(PyGraph{std::shared_ptr<Graph>(std::move(p.fw))},
+                        PyGraph{std::shared_ptr<Graph>(std::move(p.bw))}, p.saved);
+}
+
 }  // namespace
 }  // namespace aotgrad
 
@@ -303,6 +341,11 @@ PYBIND11_MODULE(_C, m) {
         return PyGraph{std::shared_ptr<Graph>(parse_graph(text, aten_ops()))};
       },
       py::arg("text"), "Parses a graph's text form (the code PyTorch prints).");
+
+  m.def("min_cut_partition", &min_cut, py::arg("joint"), py::arg("num_fwd_outputs"),
+        py::arg("static_lifetime_input_indices") = std::vector<int64_t>(),
+        py::arg("memory_budget") = py::none(),
+        "aotgrad's min-cut partition of a joint graph: (forward, backward, saved names).");
 
   py::class_<GraphBuilder>(m, "GraphBuilder")
       .def(py::init<const SymbolHints&>(), py::arg("hints") = SymbolHints())

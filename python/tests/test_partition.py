@@ -1,0 +1,150 @@
+"""aotgrad.min_cut_partition as PyTorch 2.11's partitioner: under torch.compile with the
+aot_autograd backend, losses and gradients equal eager's over optimizer steps."""
+import copy
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from functorch.compile import make_boxed_func
+from torch._dynamo.backends.common import aot_autograd
+
+import aotgrad
+from helpers import train
+
+
+def boxed(gm, _):
+    return make_boxed_func(gm.forward)
+
+
+def backend(**options):
+    """aot_autograd with aotgrad's partitioner and no-op compilers; records the graphs."""
+    graphs = []
+
+    def partition(joint, joint_inputs, **kw):
+        fw, bw = aotgrad.min_cut_partition(joint, joint_inputs, **kw, **options)
+        graphs.append((joint, fw, bw))
+        return fw, bw
+
+    return aot_autograd(fw_compiler=boxed, bw_compiler=boxed, partition_fn=partition), graphs
+
+
+class Block(nn.Module):
+    """A GPT block: LayerNorm, causal attention, a GELU MLP, residuals."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (y.view(b, t, self.heads, d // self.heads).transpose(1, 2) for y in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / (d // self.heads) ** 0.5
+        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        att = att.masked_fill(~mask, float("-inf")).softmax(-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+def check_equal_training(make_model, batches, opt="sgd", dynamic=None, **options):
+    torch.manual_seed(0)
+    model = make_model()
+    twin = copy.deepcopy(model)
+    be, graphs = backend(**options)
+    torch._dynamo.reset()
+    compiled = torch.compile(twin, backend=be, dynamic=dynamic)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eager, ours = train(model, compiled, batches, opt)
+    assert graphs, "aotgrad's partitioner was not called"
+    fell_back = [str(w.message) for w in caught if "aotgrad:" in str(w.message)]
+    assert not fell_back, fell_back
+    assert ours == pytest.approx(eager, rel=1e-5, abs=1e-6), (eager, ours)
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert torch.allclose(p, q, rtol=1e-5, atol=1e-6), name
+    return graphs
+
+
+def test_mlp_trains_as_eager():
+    torch.manual_seed(1)
+    batches = [(torch.randn(8, 16), torch.randn(8, 4)) for _ in range(3)]
+    graphs = check_equal_training(
+        lambda: nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)), batches)
+    joint, fw, bw = graphs[0]
+    # The forward returns what the backward takes, in the runtime's layout.
+    fw_out = fw.graph.output_node().args[0]
+    bw_in = [n.name for n in bw.graph.find_nodes(op="placeholder")]
+    assert [n.name for n in fw_out[1:]] == [n for n in bw_in if not n.startswith("tangents")]
+    assert all("val" in n.meta for n in fw.graph.nodes if n.op != "output")
+
+
+def test_gpt_block_trains_as_eager_with_adam():
+    torch.manual_seed(2)
+    batches = [(torch.randn(2, 8, 32), torch.randn(2, 8, 32)) for _ in range(3)]
+    check_equal_training(Block, batches, opt="adam")
+
+
+@pytest.mark.parametrize("budget", [0.5, 0.0, "auto"])
+def test_memory_budgets_train_as_eager(budget):
+    torch.manual_seed(3)
+    batches = [(torch.randn(2, 8, 32), torch.randn(2, 8, 32)) for _ in range(3)]
+    graphs = check_equal_training(Block, batches, memory_budget=budget)
+    _, fw, _ = graphs[0]
+    saved = len(fw.graph.output_node().args[0]) - 1
+    assert saved > 0
+
+
+def test_batch_norm_trains_as_eager():
+    torch.manual_seed(4)
+    batches = [(torch.randn(4, 3, 8, 8), torch.randn(4, 8, 8, 8)) for _ in range(3)]
+    check_equal_training(
+        lambda: nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()),
+        batches)
+
+
+def test_a_bad_memory_budget_is_an_error():
+    be, _ = backend(memory_budget=2.0)
+    torch._dynamo.reset()
+    f = torch.compile(nn.Linear(4, 4), backend=be)
+    with pytest.raises(Exception, match="memory_budget is a number in \\[0, 1\\]"):
+        f(torch.randn(2, 4)).sum().backward()
+
+
+def test_dynamic_batch_sizes_compile_once():
+    torch.manual_seed(5)
+    batches = [(torch.randn(b, 16), torch.randn(b, 4)) for b in (8, 5, 11)]
+    graphs = check_equal_training(
+        lambda: nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)), batches,
+        dynamic=True)
+    assert len(graphs) == 1
+    joint, fw, bw = graphs[0]
+    assert any(isinstance(n.meta["val"], torch.SymInt)
+               for n in joint.graph.find_nodes(op="placeholder"))
+
+
+def test_a_graph_aotgrad_cannot_take_falls_back_with_a_warning():
+    def f(x, w):
+        return torch.cond(x.sum() > 0, lambda x, w: (x * w).sin(), lambda x, w: (x + w).cos(),
+                          (x, w)).sum()
+
+    be, graphs = backend()
+    x, w = torch.randn(4), torch.randn(4, requires_grad=True)
+    torch._dynamo.reset()
+    with pytest.warns(UserWarning, match="aotgrad: PyTorch's min_cut_rematerialization_partition"):
+        loss = torch.compile(f, backend=be)(x, w)
+        loss.backward()
+    we = w.detach().clone().requires_grad_()
+    f(x, we).backward()
+    assert torch.allclose(w.grad, we.grad)
+    aotgrad.config.strict = True
+    try:
+        torch._dynamo.reset()
+        with pytest.raises(Exception, match="node"):
+            torch.compile(f, backend=be)(x, w).backward()
+    finally:
+        aotgrad.config.strict = False
