@@ -115,11 +115,16 @@ def from_fx(gm):
             b.call(n.name, _SYM_OPS[n.target], "default", [_encode(a, where) for a in n.args], {},
                    annotation(val))
         elif n.op == "output":
-            out = n.args[0]
-            b.output(("tuple", _encode(out, where)) if isinstance(out, tuple) else _encode(out, where))
+            pass
         else:
             raise UnsupportedNode("%s: %s %r is not an ATen op aotgrad takes"
                                   % (where, n.op, getattr(n.target, "__name__", n.target)))
+        policy = n.meta.get("recompute")
+        if policy is not None and n.op == "call_function" and n.target is not operator.getitem:
+            b.recompute(n.name, getattr(policy, "name", str(policy)))
+        if n.op == "output":
+            out = n.args[0]
+            b.output(("tuple", _encode(out, where)) if isinstance(out, tuple) else _encode(out, where))
     return b.finish(joint=_is_joint(gm))
 
 

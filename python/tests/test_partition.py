@@ -1,6 +1,7 @@
 """aotgrad.min_cut_partition as PyTorch 2.11's partitioner: under torch.compile with the
 aot_autograd backend, losses and gradients equal eager's over optimizer steps."""
 import copy
+import functools
 import warnings
 
 import pytest
@@ -67,6 +68,8 @@ def check_equal_training(make_model, batches, opt="sgd", dynamic=None, **options
     assert ours == pytest.approx(eager, rel=1e-5, abs=1e-6), (eager, ours)
     for (name, p), q in zip(model.named_parameters(), twin.parameters()):
         assert torch.allclose(p, q, rtol=1e-5, atol=1e-6), name
+    for (name, b), c in zip(model.named_buffers(), twin.buffers()):  # BatchNorm's statistics
+        assert torch.allclose(b.double(), c.double(), rtol=1e-5, atol=1e-6), name
     return graphs
 
 
@@ -148,3 +151,70 @@ def test_a_graph_aotgrad_cannot_take_falls_back_with_a_warning():
             torch.compile(f, backend=be)(x, w).backward()
     finally:
         aotgrad.config.strict = False
+
+
+def saved_names(fw, num_fwd_outputs=1):
+    return [n.name for n in fw.graph.output_node().args[0][num_fwd_outputs:]]
+
+
+class Checkpointed(nn.Module):
+    """Two linears around a sin, under torch.utils.checkpoint with a selective policy."""
+
+    def __init__(self, policy):
+        super().__init__()
+        self.a, self.b = nn.Linear(16, 32), nn.Linear(32, 32)
+        self.policy = policy
+
+    def body(self, x):
+        return self.b(torch.sin(self.a(x))).cos()
+
+    def forward(self, x):
+        if self.policy is None:
+            return self.body(x)
+        from torch.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts
+        return checkpoint(self.body, x, use_reentrant=False, context_fn=functools.partial(
+            create_selective_checkpoint_contexts, self.policy))
+
+
+def test_selective_checkpoint_policies_are_honoured():
+    from torch.utils.checkpoint import CheckpointPolicy
+
+    def save_sin(ctx, op, *args, **kwargs):
+        return (CheckpointPolicy.MUST_SAVE if op is torch.ops.aten.sin.default
+                else CheckpointPolicy.PREFER_RECOMPUTE)
+
+    torch.manual_seed(6)
+    batches = [(torch.randn(4, 16), torch.randn(4, 32)) for _ in range(3)]
+    # Without a policy the min-cut saves the first linear's output and recomputes its sin; the
+    # policy makes it save the sin.
+    _, fw, _ = check_equal_training(lambda: Checkpointed(None), batches)[0]
+    assert "sin" not in saved_names(fw), saved_names(fw)
+    joint, fw, _ = check_equal_training(lambda: Checkpointed(save_sin), batches)[0]
+    assert str(next(n for n in joint.graph.nodes if n.name == "sin").meta["recompute"]) == \
+        "CheckpointPolicy.MUST_SAVE"
+    assert "sin" in saved_names(fw), saved_names(fw)
+
+
+def test_dropout_draws_as_pytorchs_partitioner():
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    def run(partition_fn):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 32), nn.Dropout(0.5), nn.GELU(), nn.Linear(32, 4))
+        torch._dynamo.reset()
+        compiled = torch.compile(model, backend=aot_autograd(
+            fw_compiler=boxed, bw_compiler=boxed, partition_fn=partition_fn))
+        torch.manual_seed(7)
+        out = compiled(torch.randn(8, 16))
+        out.sum().backward()
+        return [out.detach()] + [p.grad for p in model.parameters()]
+
+    ours, theirs = run(aotgrad.min_cut_partition), run(min_cut_rematerialization_partition)
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
+
+
+def test_resnet18_trains_as_eager():
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(8)
+    batches = [(torch.randn(2, 3, 32, 32), torch.randn(2, 10)) for _ in range(3)]
+    check_equal_training(lambda: torchvision.models.resnet18(num_classes=10), batches)

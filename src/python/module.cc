@@ -246,6 +246,19 @@ class GraphBuilder {
     add(name, n);
   }
 
+  // A selective checkpoint policy on a call (node.meta["recompute"]: MUST_SAVE, PREFER_SAVE,
+  // MUST_RECOMPUTE or PREFER_RECOMPUTE), which the min-cut honours.
+  void recompute(const std::string& name, const std::string& policy) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end() || it->second->kind() != NodeKind::Call)
+      throw Error("a recompute policy on '" + name + "', which is not an earlier call");
+    std::optional<RecomputePolicy> p = parse_recompute_policy(policy);
+    if (!p)
+      throw Error("node '" + name + "': unknown recompute policy '" + policy +
+                  "'; expected MUST_SAVE, PREFER_SAVE, MUST_RECOMPUTE or PREFER_RECOMPUTE");
+    it->second->info().recompute = *p;
+  }
+
   void output(const py::handle& value) { graph_->set_output(decode(value, *graph_, nodes_)); }
 
   PyGraph finish(bool joint) {
@@ -356,6 +369,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("offset") = "")
       .def("getitem", &GraphBuilder::getitem, py::arg("name"), py::arg("input"), py::arg("index"),
            py::arg("annotation") = py::none(), py::arg("offset") = "")
+      .def("recompute", &GraphBuilder::recompute, py::arg("name"), py::arg("policy"))
       .def("output", &GraphBuilder::output, py::arg("value"))
       .def("finish", &GraphBuilder::finish, py::arg("joint") = false);
 }
