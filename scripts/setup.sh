@@ -44,8 +44,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${AOTGRAD_VENV:-$root/.venv}"
 # Beside them: networkx for PyTorch's min-cut partitioner (the reference of the benchmarks and of
 # tests/cli/partition_test.sh), expecttest for op_db's imports (tools/opinfo_sweep.py), pyyaml for
-# tools/gen_op_tags.py, pytest.
-python_packages=(torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0 expecttest networkx pytest pyyaml)
+# tools/gen_op_tags.py, pytest; scikit-build-core, which builds the aotgrad package (pyproject.toml).
+python_packages=(torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0 expecttest networkx pytest pyyaml
+  scikit-build-core)
 if ! "$venv/bin/python" - "${python_packages[@]}" 2>/dev/null <<'PY'
 import sys
 from importlib.metadata import version, PackageNotFoundError
@@ -63,3 +64,13 @@ then
   [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${python_packages[@]}"
 fi
+
+# The aotgrad Python package, into the same venv (issue 42): built by the project's CMake in the
+# project's build tree (scripts/build_dir.sh; only the extension and the libraries it links), so
+# that scripts/build.sh then builds the rest. --no-build-isolation: it links the venv's libtorch.
+. "$root/scripts/build_dir.sh"
+echo "setup: installing the aotgrad package into $venv (build tree $build)"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+  --config-settings=build-dir="$build" \
+  --config-settings=cmake.build-type="${AOTGRAD_BUILD_TYPE:-RelWithDebInfo}" \
+  --config-settings=cmake.define.AOTGRAD_PYTHON="$venv/bin/python" "$root"

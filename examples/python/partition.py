@@ -5,7 +5,8 @@
 2. aot_autograd(fw_compiler=..., bw_compiler=..., partition_fn=aotgrad.min_cut_partition).
 
 Trains a small MLP 3 SGD steps eagerly and both ways and prints the losses and what the
-partitioner saved.  usage: PYTHONPATH=build/python .venv/bin/python examples/python/partition.py
+partitioner saved.  usage: .venv/bin/python examples/python/partition.py (scripts/setup.sh
+installs the package; or PYTHONPATH=build/python for the build tree's copy)
 """
 import copy
 
