@@ -1,6 +1,6 @@
 """ctest python.installed: the aotgrad package pip installed into the venv (scripts/setup.sh)
-imports from site-packages and partitions as torch.compile's partitioner (not a pytest module: it
-must not see the build tree's copy)."""
+imports from site-packages, partitions as torch.compile's partitioner and is the Dynamo backend
+"aotgrad" by its entry point (not a pytest module: it must not see the build tree's copy)."""
 import os
 import sys
 
@@ -23,4 +23,11 @@ grads = [p.grad.clone() for p in model.parameters()]
 model.zero_grad()
 model(x).sum().backward()
 assert all(torch.allclose(a, p.grad) for a, p in zip(grads, model.parameters()))
-print("installed aotgrad %s: %s" % (aotgrad.__name__, where))
+# The Dynamo backend by name, from the package's entry point.
+torch._dynamo.reset()
+twin = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 2))
+twin.load_state_dict(model.state_dict())
+by_name = torch.compile(twin, backend="aotgrad")
+assert torch.allclose(by_name(x), model(x))
+assert "aotgrad" in torch._dynamo.list_backends()
+print("installed aotgrad: %s" % where)

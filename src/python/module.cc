@@ -29,6 +29,7 @@
 #include "aotgrad/ir/verifier.h"
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/providers/dispatcher_ops.h"
+#include "aotgrad/python/bindings.h"
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/partition/min_cut.h"
 
@@ -132,19 +133,16 @@ py::object encode(const Arg& a) {
   throw Error("a subgraph argument ('" + a.str + "') does not cross into Python yet");
 }
 
-// Graph: an aotgrad graph held for Python.
-struct PyGraph {
-  std::shared_ptr<Graph> graph;
+std::string graph_text(const PyGraph& g) { return print_graph(*g.graph); }
 
-  std::string text() const { return print_graph(*graph); }
-
-  // One tuple per node, in graph order: (kind, name, target, args, kwargs, annotation). kind is
-  // "placeholder", "call", "getitem" or "output"; a call's target is its op's qualified name and
-  // overload ("aten::add.Tensor"), its args the schema's given positional arguments and its kwargs
-  // the given keyword-only ones, as FX writes them; annotation "" for a tuple or None.
-  py::list nodes() const {
+// One tuple per node, in graph order: (kind, name, target, args, kwargs, annotation). kind is
+// "placeholder", "call", "getitem" or "output"; a call's target is its op's qualified name and
+// overload ("aten::add.Tensor"), its args the schema's given positional arguments and its kwargs
+// the given keyword-only ones, as FX writes them; annotation "" for a tuple or None.
+py::list graph_nodes(const PyGraph& g) {
+  {
     py::list out;
-    for (const Node* n : graph->nodes()) {
+    for (const Node* n : g.graph->nodes()) {
       std::string ann = n->meta().annotation();
       switch (n->kind()) {
         case NodeKind::Placeholder:
@@ -180,7 +178,7 @@ struct PyGraph {
     }
     return out;
   }
-};
+}
 
 // GraphBuilder: an FX graph, node by node (Note [FX graphs cross node by node]).
 class GraphBuilder {
@@ -344,8 +342,8 @@ PYBIND11_MODULE(_C, m) {
   install_libtorch_ops();
 
   py::class_<PyGraph>(m, "Graph")
-      .def("text", &PyGraph::text, "The graph in aotgrad's text form (PyTorch's printed code).")
-      .def("nodes", &PyGraph::nodes, "One (kind, name, target, args, kwargs, annotation) per node.")
+      .def("text", &graph_text, "The graph in aotgrad's text form (PyTorch's printed code).")
+      .def("nodes", &graph_nodes, "One (kind, name, target, args, kwargs, annotation) per node.")
       .def("__len__", [](const PyGraph& g) { return g.graph->size(); });
 
   m.def(
@@ -359,6 +357,8 @@ PYBIND11_MODULE(_C, m) {
         py::arg("static_lifetime_input_indices") = std::vector<int64_t>(),
         py::arg("memory_budget") = py::none(),
         "aotgrad's min-cut partition of a joint graph: (forward, backward, saved names).");
+
+  bind_compiled(m);
 
   py::class_<GraphBuilder>(m, "GraphBuilder")
       .def(py::init<const SymbolHints&>(), py::arg("hints") = SymbolHints())

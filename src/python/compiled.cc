@@ -1,0 +1,82 @@
+// aotgrad._C.compile: a forward graph through aotgrad's whole pipeline -- functionalization, the
+// joint graph, decompositions, the partition and memory planning -- run by aotgrad's runtime inside
+// libtorch's autograd (CompiledFunction; CompiledGraph when no input requires grad), for
+// torch.compile(backend="aotgrad") (python/aotgrad/dynamo.py). Tensors cross with torch's own
+// pybind11 casters, so a Python tensor is the at::Tensor aotgrad runs on, autograd history and all.
+#include <torch/csrc/utils/pybind.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aotgrad/driver/compile_options.h"
+#include "aotgrad/ir/error.h"
+#include "aotgrad/python/bindings.h"
+#include "aotgrad/runtime/compiled_function.h"
+#include "aotgrad/runtime/compiled_graph.h"
+
+namespace py = pybind11;
+
+namespace aotgrad {
+namespace {
+
+// A compiled forward graph: training when some input requires grad, else inference.
+class PyCompiled {
+ public:
+  PyCompiled(const PyGraph& g, std::vector<bool> requires_grad,
+             const std::map<std::string, std::string>& options) {
+    GivenCompileOptions given(options.begin(), options.end());
+    CompileOptions pipeline = parse_compile_options(given);
+    bool training = false;
+    for (bool r : requires_grad) training = training || r;
+    if (training) {
+      TrainOptions t;
+      t.pipeline = std::move(pipeline);
+      train_ = std::make_unique<CompiledFunction>(g.graph, std::move(requires_grad), std::move(t));
+    } else {
+      infer_ = std::make_unique<CompiledGraph>(g.graph, std::move(pipeline));
+    }
+  }
+
+  py::tuple operator()(const std::vector<at::Tensor>& args) {
+    std::vector<at::Tensor> out;
+    {
+      py::gil_scoped_release release;
+      if (train_) {
+        out = (*train_)(args);
+      } else {
+        std::vector<c10::IValue> in(args.begin(), args.end());
+        for (c10::IValue& v : (*infer_)(std::move(in)))
+          out.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
+      }
+    }
+    py::tuple t(out.size());
+    for (size_t i = 0; i < out.size(); ++i) t[i] = out[i].defined() ? py::cast(out[i]) : py::none();
+    return t;
+  }
+
+  bool training() const { return train_ != nullptr; }
+
+ private:
+  std::unique_ptr<CompiledFunction> train_;
+  std::unique_ptr<CompiledGraph> infer_;
+};
+
+}  // namespace
+
+void bind_compiled(py::module_& m) {
+  py::class_<PyCompiled>(m, "CompiledFunction")
+      .def(py::init<const PyGraph&, std::vector<bool>, const std::map<std::string, std::string>&>(),
+           py::arg("graph"), py::arg("requires_grad"),
+           py::arg("options") = std::map<std::string, std::string>(),
+           "Compiles a forward graph of ATen ops (in-place ops and views allowed) with aotgrad's "
+           "pipeline; `options` are the command line's compile options by name "
+           "({'memory-budget': '0.5'}).")
+      .def("__call__", &PyCompiled::operator(), py::arg("args"),
+           "Runs it on one tensor per placeholder; the outputs are connected to autograd.")
+      .def_property_readonly("training", &PyCompiled::training);
+}
+
+}  // namespace aotgrad
