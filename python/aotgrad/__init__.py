@@ -9,7 +9,8 @@ import torch  # noqa: F401  (loads libtorch before the extension, which links it
 from . import _C, config
 from ._C import AotgradError, Graph
 from .fx import from_fx, to_fx
+from .explanation import Explanation, explain, explanations
 from .partition import inductor, min_cut_partition
 
-__all__ = ["AotgradError", "Graph", "config", "from_fx", "inductor", "min_cut_partition", "to_fx",
-           "_C"]
+__all__ = ["AotgradError", "Explanation", "Graph", "config", "explain", "explanations", "from_fx",
+           "inductor", "min_cut_partition", "to_fx", "_C"]

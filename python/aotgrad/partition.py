@@ -17,7 +17,7 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._guards import detect_fake_mode
 from torch._inductor.custom_graph_pass import CustomPartitionerFn, get_hash_for_files
 
-from . import _C, config
+from . import _C, config, explanation
 from . import fx as afx
 
 
@@ -39,11 +39,11 @@ def min_cut_partition(joint_module, _joint_inputs, compiler="inductor", *, num_f
         return min_cut_rematerialization_partition(
             joint_module, _joint_inputs, compiler, num_fwd_outputs=num_fwd_outputs,
             static_lifetime_input_indices=static_lifetime_input_indices)
-    fw, bw, _ = _C.min_cut_partition(joint, num_fwd_outputs,
-                                     list(static_lifetime_input_indices or []), memory_budget)
+    e = explanation.partition(joint, num_fwd_outputs, static_lifetime_input_indices or (),
+                              memory_budget)
     mode = detect_fake_mode(_joint_inputs) if _joint_inputs else None
-    fw_module = afx.to_fx(fw, like=joint_module, fake_mode=mode)
-    bw_module = afx.to_fx(bw, like=joint_module, syms_first=True, fake_mode=mode)
+    fw_module = afx.to_fx(e.fw, like=joint_module, fake_mode=mode)
+    bw_module = afx.to_fx(e.bw, like=joint_module, syms_first=True, fake_mode=mode)
     return fw_module, bw_module
 
 

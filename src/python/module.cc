@@ -30,6 +30,9 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/providers/dispatcher_ops.h"
 #include "aotgrad/python/bindings.h"
+#include "aotgrad/report/partition_dot.h"
+#include "aotgrad/report/timeline_svg.h"
+#include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/autograd.h"
 #include "aotgrad/transforms/partition/min_cut.h"
 
@@ -296,18 +299,24 @@ class GraphBuilder {
   std::unordered_map<std::string, Node*> nodes_;
 };
 
-// min_cut_rematerialization_partition's joint graph (primals_*, then tangents_*; the forward
-// outputs, then one gradient or None per primal) partitioned by aotgrad's min-cut. Returns the
-// forward and backward graphs and the saved values' names, tensors then SymInts, in the order the
-// forward returns them.
-py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
-                  const std::vector<int64_t>& static_lifetime_input_indices,
-                  const py::object& memory_budget) {
+// The joint graph's layout, as min_cut_rematerialization_partition receives it: primals_*, then
+// tangents_*; the forward outputs, then one gradient or None per primal.
+JointGraph joint_layout(const PyGraph& joint, size_t num_fwd_outputs) {
   JointGraph j;
   j.graph = joint.graph->clone();
   for (const Node* p : j.graph->placeholders())
     (p->name().rfind("tangents", 0) == 0 ? j.num_tangents : j.num_primals) += 1;
   j.num_forward_outputs = num_fwd_outputs;
+  return j;
+}
+
+// The joint graph partitioned by aotgrad's min-cut: (forward, backward, saved names -- tensors
+// then SymInts, in the order the forward returns them --, the partitioner's explanation). Logged
+// as the pipeline logs (AOTGRAD_LOGS: aot_joint_graph, aot_graphs, partitioner).
+py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
+                  const std::vector<int64_t>& static_lifetime_input_indices,
+                  const py::object& memory_budget) {
+  JointGraph j = joint_layout(joint, num_fwd_outputs);
   MinCutOptions options;
   options.static_lifetime_inputs.assign(j.num_primals, false);
   for (int64_t i : static_lifetime_input_indices) {
@@ -327,9 +336,21 @@ py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
       throw Error("memory_budget is a number in [0, 1] or \"auto\", got " + std::to_string(b));
     options.activation_memory_budget = b;
   }
-  Partition p = min_cut_partition(j, options);
+  MinCutExplain explain;
+  Partition p = min_cut_partition(j, options, &explain);
+  std::string text = explain_text(explain);
+  const LogSettings& logs = log_settings();
+  if (logs.any()) {
+    std::string id = std::to_string(next_aot_id());
+    if (logs.joint_graph) log_graph("Joint graph " + id, *j.graph);
+    if (logs.graphs) {
+      log_graph("Forward graph " + id, *p.fw);
+      log_graph("Backward graph " + id, *p.bw);
+    }
+    if (logs.partitioner) log_text("aotgrad partitioner " + id + ": " + text);
+  }
   return py::make_tuple(PyGraph{std::shared_ptr<Graph>(std::move(p.fw))},
-                        PyGraph{std::shared_ptr<Graph>(std::move(p.bw))}, p.saved);
+                        PyGraph{std::shared_ptr<Graph>(std::move(p.bw))}, p.saved, text);
 }
 
 }  // namespace
@@ -353,10 +374,31 @@ PYBIND11_MODULE(_C, m) {
       },
       py::arg("text"), "Parses a graph's text form (the code PyTorch prints).");
 
+  m.def(
+      "partition_dot",
+      [](const PyGraph& joint, const PyGraph& fw, const PyGraph& bw,
+         const std::vector<std::string>& saved) {
+        return joint_graph_dot(*joint.graph, *fw.graph, *bw.graph, saved);
+      },
+      py::arg("joint"), py::arg("fw"), py::arg("bw"), py::arg("saved"),
+      "Graphviz of the joint graph, each node filled by its role in the partition.");
+  m.def(
+      "partition_timeline_svg",
+      [](const PyGraph& joint, size_t num_fwd_outputs, const PyGraph& fw, const PyGraph& bw,
+         const std::vector<std::string>& saved, const std::string& label) {
+        JointGraph j = joint_layout(joint, num_fwd_outputs);
+        return partition_timeline_svg(*j.graph, j, *fw.graph, *bw.graph, saved, label);
+      },
+      py::arg("joint"), py::arg("num_fwd_outputs"), py::arg("fw"), py::arg("bw"), py::arg("saved"),
+      py::arg("label") = "aotgrad",
+      "SVG of the training step's live bytes, the partition against default_partition.");
+  m.def(
+      "set_logs", [](const std::string& spec) { set_log_settings(parse_log_settings(spec)); },
+      py::arg("spec"), "Sets what is logged, as AOTGRAD_LOGS does (\"partitioner,aot_graphs\").");
   m.def("min_cut_partition", &min_cut, py::arg("joint"), py::arg("num_fwd_outputs"),
         py::arg("static_lifetime_input_indices") = std::vector<int64_t>(),
         py::arg("memory_budget") = py::none(),
-        "aotgrad's min-cut partition of a joint graph: (forward, backward, saved names).");
+        "aotgrad's min-cut partition of a joint graph: (forward, backward, saved names, why).");
 
   bind_compiled(m);
 
