@@ -629,8 +629,9 @@ def _kept_sections(md_path):
     """The sections the sweeps write into BENCHMARKS.md between their markers, kept as they are:
     OpInfo conformance (scripts/opinfo_sweep.sh), Real models (scripts/model_sweep.sh), saved
     bytes against PyTorch's AOTAutograd (tools/saved_compare.py), the memory budget against
-    PyTorch's (bench/budget_compare.py --benchmarks) and the dynamic capture's two ways
-    (bench/dynamic_bench's Capture benchmarks, dated in its text)."""
+    PyTorch's (bench/budget_compare.py --benchmarks), the dynamic capture's two ways
+    (bench/dynamic_bench's Capture benchmarks, dated in its text) and aotgrad's partitioner inside
+    torch.compile against PyTorch's (bench/python_partition.py --benchmarks)."""
     try:
         with open(md_path) as f:
             old = f.read()
@@ -638,7 +639,7 @@ def _kept_sections(md_path):
         return ""
     kept = ""
     for name in ("opinfo_sweep", "model_sweep", "saved_compare", "budget_compare",
-                 "dynamic_capture"):
+                 "dynamic_capture", "python_partition"):
         begin, end = "<!-- %s: begin -->" % name, "<!-- %s: end -->" % name
         if begin in old and end in old:
             kept += "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"

@@ -10,6 +10,7 @@ import operator
 
 import torch
 import torch.fx
+from torch.fx._lazy_graph_module import _make_graph_module
 from torch.fx.graph import dtype_abbrs
 
 from . import _C
@@ -124,7 +125,8 @@ def from_fx(gm):
             b.recompute(n.name, getattr(policy, "name", str(policy)))
         if n.op == "output":
             out = n.args[0]
-            b.output(("tuple", _encode(out, where)) if isinstance(out, tuple) else _encode(out, where))
+            encoded = _encode(out, where)
+            b.output(("tuple", encoded) if isinstance(out, tuple) else encoded)
     return b.finish(joint=_is_joint(gm))
 
 
@@ -190,7 +192,9 @@ def to_fx(graph, like=None, syms_first=False, fake_mode=None):
         if name in vals:
             node.meta["val"] = vals[name]
         env[name] = node
-    gm = torch.fx.GraphModule(like if like is not None else torch.nn.Module(), g)
+    # As PyTorch's partitioner builds its graphs: the module's Python code is generated on first
+    # use, not here (torch.fx's lazy graph module).
+    gm = _make_graph_module(like if like is not None else torch.nn.Module(), g)
     missing = [n for n in g.nodes if n.op != "output" and "val" not in n.meta]
     if fake_mode is not None and missing:
         from torch.fx.passes.fake_tensor_prop import FakeTensorProp

@@ -24,7 +24,8 @@ def joint_of(fn, *args):
         return default_partition(joint, joint_inputs, **kwargs)
 
     compiler = lambda gm, _: make_boxed_func(gm.forward)  # noqa: E731
-    out = aot_function(fn, fw_compiler=compiler, bw_compiler=compiler, partition_fn=partition)(*args)
+    compiled = aot_function(fn, fw_compiler=compiler, bw_compiler=compiler, partition_fn=partition)
+    out = compiled(*args)
     return seen["joint"], seen["num_fwd_outputs"], out
 
 
