@@ -124,3 +124,16 @@ def test_getitem_and_operator_nodes_cross():
     back = afx.to_fx(afx.from_fx(gm), like=gm)
     x = torch.randn(4, 3)
     assert torch.equal(back(x), f(x))
+
+
+def test_a_builder_is_finished_once():
+    b = aotgrad._C.GraphBuilder()
+    b.placeholder("x", "f32[3][1]cpu")
+    b.output(("node", "x"))
+    assert "x" in b.finish().text()
+    for use in (lambda: b.finish(), lambda: b.placeholder("y", "f32[3][1]cpu"),
+                lambda: b.output(None)):
+        with pytest.raises(aotgrad.AotgradError, match="graph is finished"):
+            use()
+    with pytest.raises(aotgrad.AotgradError, match="the graph has no output"):
+        aotgrad._C.GraphBuilder().finish()

@@ -192,7 +192,7 @@ class GraphBuilder {
   void placeholder(const std::string& name, const std::string& annotation,
                    const std::string& offset) {
     ScopedSymbolHints scope(&hints_);
-    add(name, graph_->add_placeholder(name, meta(name, annotation, offset)));
+    add(name, graph().add_placeholder(name, meta(name, annotation, offset)));
   }
 
   void call(const std::string& name, const std::string& qualified, const std::string& overload,
@@ -202,10 +202,10 @@ class GraphBuilder {
     try {
       const OpDef& op = find_op(qualified, overload);
       std::vector<Arg> positional;
-      for (const py::handle& a : args) positional.push_back(decode(a, *graph_, nodes_));
+      for (const py::handle& a : args) positional.push_back(decode(a, graph(), nodes_));
       std::vector<std::pair<std::string, Arg>> named;
       for (auto [k, v] : kwargs)
-        named.emplace_back(k.cast<std::string>(), decode(v, *graph_, nodes_));
+        named.emplace_back(k.cast<std::string>(), decode(v, graph(), nodes_));
       auto [bound, given] = bind_arguments(op, std::move(positional), std::move(named));
       ValueMeta m;
       if (annotation) {
@@ -220,7 +220,7 @@ class GraphBuilder {
           m = ValueMeta::tuple(std::vector<ValueMeta>(op.schema.returns.size()));
         }
       }
-      add(name, graph_->add_call_raw(op, std::move(bound), given, std::move(m), name));
+      add(name, graph().add_call_raw(op, std::move(bound), given, std::move(m), name));
     } catch (const Error& e) {
       throw Error("node '" + name + "' (" + qualified + "." + overload + "): " + e.message());
     }
@@ -229,6 +229,7 @@ class GraphBuilder {
   void getitem(const std::string& name, const std::string& input, int64_t index,
                const std::optional<std::string>& annotation, const std::string& offset) {
     ScopedSymbolHints scope(&hints_);
+    graph();
     auto it = nodes_.find(input);
     if (it == nodes_.end())
       throw Error("node '" + name + "': '" + input + "' names no earlier node");
@@ -239,7 +240,7 @@ class GraphBuilder {
                   std::to_string(index));
     if (annotation && in->meta().elems[index].kind == ValueMeta::Kind::None)
       in->mutable_meta().elems[index] = meta(name, *annotation, offset);
-    Node* n = graph_->add_getitem(in, index, name);
+    Node* n = graph().add_getitem(in, index, name);
     if (annotation) {
       ValueMeta m = meta(name, *annotation, offset);
       if (!n->meta().same_as(m)) n->mutable_meta() = std::move(m);  // the verifier reports it
@@ -250,6 +251,7 @@ class GraphBuilder {
   // A selective checkpoint policy on a call (node.meta["recompute"]: MUST_SAVE, PREFER_SAVE,
   // MUST_RECOMPUTE or PREFER_RECOMPUTE), which the min-cut honours.
   void recompute(const std::string& name, const std::string& policy) {
+    graph();
     auto it = nodes_.find(name);
     if (it == nodes_.end() || it->second->kind() != NodeKind::Call)
       throw Error("a recompute policy on '" + name + "', which is not an earlier call");
@@ -260,11 +262,10 @@ class GraphBuilder {
     it->second->info().recompute = *p;
   }
 
-  void output(const py::handle& value) { graph_->set_output(decode(value, *graph_, nodes_)); }
+  void output(const py::handle& value) { graph().set_output(decode(value, graph(), nodes_)); }
 
   PyGraph finish(bool joint) {
-    if (!graph_) throw Error("GraphBuilder.finish() was called twice");
-    if (!graph_->output()) throw Error("the graph has no output");
+    if (!graph().output()) throw Error("the graph has no output");
     graph_->signature = joint ? Signature::Joint : Signature::Plain;
     ScopedSymbolHints scope(&hints_);
     verify(*graph_);
@@ -272,6 +273,11 @@ class GraphBuilder {
   }
 
  private:
+  Graph& graph() {
+    if (!graph_) throw Error("this GraphBuilder's graph is finished: start another");
+    return *graph_;
+  }
+
   // The metadata of a fake value: its annotation and, for a tensor, its storage offset (which no
   // annotation prints).
   ValueMeta meta(const std::string& name, const std::string& annotation,
