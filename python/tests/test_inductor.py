@@ -41,3 +41,21 @@ def test_the_partitioner_uuid_follows_the_options():
     b = partition._InductorPartitioner(memory_budget=0.2)
     assert a.uuid() != b.uuid()
     assert a.uuid() == partition._InductorPartitioner(memory_budget=0.5).uuid()
+
+
+def test_dynamic_batch_sizes_under_inductor_partition_once():
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))
+    twin = copy.deepcopy(model)
+    aotgrad.explanations.clear()
+    with torch._inductor.config.patch(fx_graph_cache=False), \
+            torch._functorch.config.patch(enable_autograd_cache=False):
+        compiled = torch.compile(twin, backend=aotgrad.inductor(), dynamic=True)
+        torch.manual_seed(1)
+        batches = [(torch.randn(b, 16), torch.randn(b, 4)) for b in (8, 5, 11)]
+        losses = train(model, compiled, batches)
+    # One joint graph with a symbolic batch, partitioned once by aotgrad for every size.
+    assert len(aotgrad.explanations) == 1
+    assert '"f32[s' in aotgrad.explanations[0].joint.text()
+    assert losses[1] == pytest.approx(losses[0], rel=1e-4), losses
