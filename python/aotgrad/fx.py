@@ -6,6 +6,7 @@ values (Note [FX graphs cross node by node] in src/python/module.cc). `to_fx(gra
 builds a GraphModule from an aotgrad graph, with each node's `meta["val"]` taken from the node of
 the same name in `like` where it has one.
 """
+import functools
 import operator
 
 import torch
@@ -31,12 +32,25 @@ def _sym_text(s):
     return str(s.node.expr) if isinstance(s, torch.SymInt) else str(int(s))
 
 
+_ANNOTATIONS = {}  # (dtype, sizes, strides, device) of concrete tensors -> their annotation
+
+
 def annotation(val):
     """What FX prints for a fake value: "f32[2, s0][s0, 1]cpu", "Sym(s0)"; None for a tuple."""
     if isinstance(val, torch.Tensor):
-        sizes = ", ".join(_sym_text(s) for s in val.shape)
-        strides = ", ".join(_sym_text(s) for s in val.stride())
-        return "%s[%s][%s]%s" % (dtype_abbrs[val.dtype], sizes, strides, val.device)
+        shape, stride = tuple(val.shape), val.stride()
+        try:  # concrete sizes: one string per layout (a SymInt is not hashable)
+            key = (val.dtype, shape, stride, val.device)
+            text = _ANNOTATIONS.get(key)
+        except TypeError:
+            key = text = None
+        if text is None:
+            sizes = ", ".join(_sym_text(s) for s in shape)
+            strides = ", ".join(_sym_text(s) for s in stride)
+            text = "%s[%s][%s]%s" % (dtype_abbrs[val.dtype], sizes, strides, val.device)
+            if key is not None:
+                _ANNOTATIONS[key] = text
+        return text
     if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
         return "Sym(%s)" % _sym_text(val)
     if isinstance(val, torch.SymFloat):
@@ -153,6 +167,7 @@ def _decode(a, env):
     return a
 
 
+@functools.lru_cache(maxsize=None)
 def _target(qualified):
     if qualified in _SYM_TARGETS:
         return _SYM_TARGETS[qualified]
