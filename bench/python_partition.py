@@ -39,6 +39,7 @@ from torch._dynamo.backends.common import aot_autograd  # noqa: E402
 from torch._functorch.partitioners import min_cut_rematerialization_partition  # noqa: E402
 
 import aotgrad  # noqa: E402
+import benchmarks_md  # noqa: E402  BENCHMARKS.md's marked sections
 import export  # noqa: E402  nanoGPT's GPT
 
 
@@ -179,8 +180,7 @@ def measure(name, reps):
 
 
 def table(results, when, command, reps):
-    lines = ["<!-- python_partition: begin -->",
-             "## aotgrad's partitioner inside torch.compile, against PyTorch's",
+    lines = ["## aotgrad's partitioner inside torch.compile, against PyTorch's",
              "",
              "`aotgrad.min_cut_partition` against PyTorch 2.11's `min_cut_rematerialization_"
              "partition` on the same joint graphs (torch.compile, the aot_autograd backend with "
@@ -211,21 +211,8 @@ def table(results, when, command, reps):
               ("met" if all(r["aotgrad_saved"] <= r["pytorch_saved"] for r in results)
                else "missed"),
               "- Not yet measured here: the training-step peak at budgets 1, 0.5, 0.2 and 0.05, "
-              "and the step time under Inductor.", "<!-- python_partition: end -->"]
+              "and the step time under Inductor."]
     return "\n".join(lines) + "\n"
-
-
-def write_section(path, section):
-    text = open(path).read() if os.path.exists(path) else ""
-    begin, end = "<!-- python_partition: begin -->", "<!-- python_partition: end -->"
-    if begin in text and end in text:
-        text = text[:text.index(begin)] + section.rstrip("\n") + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def main():
@@ -258,7 +245,8 @@ def main():
     if args.benchmarks:
         cmd = "bench/python_partition.py" + ("" if args.models == ",".join(MODELS)
                                              else " --models=" + args.models)
-        write_section(args.benchmarks, table(results, when, cmd, args.reps))
+        benchmarks_md.put_section(args.benchmarks, "python_partition",
+                                  table(results, when, cmd, args.reps))
 
 
 if __name__ == "__main__":

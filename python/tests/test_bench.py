@@ -23,7 +23,8 @@ def test_llama_block_both_ways(tmp_path):
     md = tmp_path / "B.md"
     md.write_text("# b\n\n<!-- other: begin -->\nKEEP\n<!-- other: end -->\n")
     for _ in range(2):  # a second run replaces the section
-        bench.write_section(str(md), bench.table([r], "now", "CMD", 1))
+        section = bench.table([r], "now", "CMD", 1)
+        bench.benchmarks_md.put_section(str(md), "python_partition", section)
     text = md.read_text()
     assert text.count("<!-- python_partition: begin -->") == 1 and "KEEP" in text, text
     assert "| llama_block | 1 |" in text, text

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "aotgrad/driver/compile_options.h"
 #include "aotgrad/ir/error.h"
 #include "aotgrad/ir/graph.h"
 #include "aotgrad/ir/parser.h"
@@ -48,9 +49,16 @@ const OpDef& find_op(const std::string& qualified, const std::string& overload) 
   return aten_ops().get(name);
 }
 
-// An encoded argument (Note [FX graphs cross node by node]) as an Arg of `g`.
-Arg decode(const py::handle& v, const Graph& g,
-           const std::unordered_map<std::string, Node*>& nodes) {
+// `parsed`'s value made an Arg by `make`, else an Error naming the unknown `what`.
+template <class T, class Make>
+Arg known(const std::optional<T>& parsed, Make make, const char* what, const std::string& s) {
+  if (!parsed) throw Error(std::string("aotgrad has no ") + what + " '" + s + "'");
+  return make(*parsed);
+}
+
+// An encoded argument (Note [FX graphs cross node by node]) as an Arg; `nodes`: the graph's nodes
+// so far, by name.
+Arg decode(const py::handle& v, const std::unordered_map<std::string, Node*>& nodes) {
   if (v.is_none()) return Arg::none();
   if (py::isinstance<py::bool_>(v)) return Arg::of_bool(v.cast<bool>());
   if (py::isinstance<py::int_>(v)) return Arg::of_int(v.cast<int64_t>());
@@ -58,7 +66,7 @@ Arg decode(const py::handle& v, const Graph& g,
   if (py::isinstance<py::str>(v)) return Arg::of_str(v.cast<std::string>());
   if (py::isinstance<py::list>(v)) {
     std::vector<Arg> elems;
-    for (const py::handle& e : v) elems.push_back(decode(e, g, nodes));
+    for (const py::handle& e : v) elems.push_back(decode(e, nodes));
     return Arg::of_list(std::move(elems));
   }
   if (py::isinstance<py::tuple>(v)) {
@@ -69,7 +77,7 @@ Arg decode(const py::handle& v, const Graph& g,
     std::string tag = t[0].cast<std::string>();
     if (tag == "tuple") {
       std::vector<Arg> elems;
-      for (const py::handle& e : t[1]) elems.push_back(decode(e, g, nodes));
+      for (const py::handle& e : t[1]) elems.push_back(decode(e, nodes));
       return Arg::of_tuple(std::move(elems));
     }
     std::string s = t[1].cast<std::string>();
@@ -78,22 +86,11 @@ Arg decode(const py::handle& v, const Graph& g,
       if (it == nodes.end()) throw Error("argument '" + s + "' names no earlier node");
       return Arg(it->second);
     }
-    if (tag == "dtype") {
-      if (auto d = scalar_type_from_short_name(s)) return Arg::of_dtype(*d);
-      throw Error("aotgrad has no dtype '" + s + "'");
-    }
-    if (tag == "device") {
-      if (auto d = device_from_string(s)) return Arg::of_device(*d);
-      throw Error("aotgrad has no device '" + s + "'");
-    }
-    if (tag == "layout") {
-      if (auto l = layout_from_torch_name(s)) return Arg::of_layout(*l);
-      throw Error("aotgrad has no layout '" + s + "'");
-    }
-    if (tag == "memory_format") {
-      if (auto m = memory_format_from_torch_name(s)) return Arg::of_memory_format(*m);
-      throw Error("aotgrad has no memory format '" + s + "'");
-    }
+    if (tag == "dtype") return known(scalar_type_from_short_name(s), Arg::of_dtype, "dtype", s);
+    if (tag == "device") return known(device_from_string(s), Arg::of_device, "device", s);
+    if (tag == "layout") return known(layout_from_torch_name(s), Arg::of_layout, "layout", s);
+    if (tag == "memory_format")
+      return known(memory_format_from_torch_name(s), Arg::of_memory_format, "memory format", s);
     if (tag == "op") {
       size_t dot = s.find('.', s.find("::"));
       return Arg::of_op(
@@ -143,44 +140,42 @@ std::string graph_text(const PyGraph& g) { return print_graph(*g.graph); }
 // overload ("aten::add.Tensor"), its args the schema's given positional arguments and its kwargs
 // the given keyword-only ones, as FX writes them; annotation "" for a tuple or None.
 py::list graph_nodes(const PyGraph& g) {
-  {
-    py::list out;
-    for (const Node* n : g.graph->nodes()) {
-      std::string ann = n->meta().annotation();
-      switch (n->kind()) {
-        case NodeKind::Placeholder:
-          out.append(
-              py::make_tuple("placeholder", n->name(), py::none(), py::list(), py::dict(), ann));
-          break;
-        case NodeKind::GetItem:
-          out.append(py::make_tuple("getitem", n->name(), py::none(),
-                                    py::make_tuple(n->getitem_input()->name(), n->getitem_index()),
-                                    py::dict(), ann));
-          break;
-        case NodeKind::Output:
-          out.append(py::make_tuple("output", n->name(), py::none(), encode(n->args()[0]),
-                                    py::dict(), ann));
-          break;
-        case NodeKind::Call: {
-          const OpDef& op = *n->op();
-          py::list args;
-          py::dict kwargs;
-          const auto& sargs = op.schema.args;
-          for (size_t i = 0; i < sargs.size(); ++i) {
-            if (!((n->given_mask() >> i) & 1u)) continue;
-            if (sargs[i].kwarg_only)
-              kwargs[py::str(sargs[i].name)] = encode(n->args()[i]);
-            else
-              args.append(encode(n->args()[i]));
-          }
-          std::string target = op.schema.qualified_name();
-          out.append(py::make_tuple("call", n->name(), target, args, kwargs, ann));
-          break;
+  py::list out;
+  for (const Node* n : g.graph->nodes()) {
+    std::string ann = n->meta().annotation();
+    switch (n->kind()) {
+      case NodeKind::Placeholder:
+        out.append(
+            py::make_tuple("placeholder", n->name(), py::none(), py::list(), py::dict(), ann));
+        break;
+      case NodeKind::GetItem:
+        out.append(py::make_tuple("getitem", n->name(), py::none(),
+                                  py::make_tuple(n->getitem_input()->name(), n->getitem_index()),
+                                  py::dict(), ann));
+        break;
+      case NodeKind::Output:
+        out.append(
+            py::make_tuple("output", n->name(), py::none(), encode(n->args()[0]), py::dict(), ann));
+        break;
+      case NodeKind::Call: {
+        const OpDef& op = *n->op();
+        py::list args;
+        py::dict kwargs;
+        const auto& sargs = op.schema.args;
+        for (size_t i = 0; i < sargs.size(); ++i) {
+          if (!((n->given_mask() >> i) & 1u)) continue;
+          if (sargs[i].kwarg_only)
+            kwargs[py::str(sargs[i].name)] = encode(n->args()[i]);
+          else
+            args.append(encode(n->args()[i]));
         }
+        std::string target = op.schema.qualified_name();
+        out.append(py::make_tuple("call", n->name(), target, args, kwargs, ann));
+        break;
       }
     }
-    return out;
   }
+  return out;
 }
 
 // GraphBuilder: an FX graph, node by node (Note [FX graphs cross node by node]).
@@ -202,10 +197,9 @@ class GraphBuilder {
     try {
       const OpDef& op = find_op(qualified, overload);
       std::vector<Arg> positional;
-      for (const py::handle& a : args) positional.push_back(decode(a, graph(), nodes_));
+      for (const py::handle& a : args) positional.push_back(decode(a, nodes_));
       std::vector<std::pair<std::string, Arg>> named;
-      for (auto [k, v] : kwargs)
-        named.emplace_back(k.cast<std::string>(), decode(v, graph(), nodes_));
+      for (auto [k, v] : kwargs) named.emplace_back(k.cast<std::string>(), decode(v, nodes_));
       auto [bound, given] = bind_arguments(op, std::move(positional), std::move(named));
       ValueMeta m;
       if (annotation) {
@@ -238,13 +232,12 @@ class GraphBuilder {
         index >= static_cast<int64_t>(in->meta().elems.size()))
       throw Error("node '" + name + "': " + in->describe() + " has no result " +
                   std::to_string(index));
-    if (annotation && in->meta().elems[index].kind == ValueMeta::Kind::None)
-      in->mutable_meta().elems[index] = meta(name, *annotation, offset);
+    std::optional<ValueMeta> m;
+    if (annotation) m = meta(name, *annotation, offset);
+    if (m && in->meta().elems[index].kind == ValueMeta::Kind::None)
+      in->mutable_meta().elems[index] = *m;  // Note [Recorded sizes]
     Node* n = graph().add_getitem(in, index, name);
-    if (annotation) {
-      ValueMeta m = meta(name, *annotation, offset);
-      if (!n->meta().same_as(m)) n->mutable_meta() = std::move(m);  // the verifier reports it
-    }
+    if (m && !n->meta().same_as(*m)) n->mutable_meta() = std::move(*m);  // the verifier reports it
     add(name, n);
   }
 
@@ -262,7 +255,7 @@ class GraphBuilder {
     it->second->info().recompute = *p;
   }
 
-  void output(const py::handle& value) { graph().set_output(decode(value, graph(), nodes_)); }
+  void output(const py::handle& value) { graph().set_output(decode(value, nodes_)); }
 
   PyGraph finish(bool joint) {
     if (!graph().output()) throw Error("the graph has no output");
@@ -323,24 +316,22 @@ py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
                   const std::vector<int64_t>& static_lifetime_input_indices,
                   const py::object& memory_budget) {
   JointGraph j = joint_layout(joint, num_fwd_outputs);
+  // The budget as the command line's --memory-budget reads it (a number in [0, 1], or auto).
   MinCutOptions options;
+  if (!memory_budget.is_none()) {
+    std::string text = py::str(memory_budget).cast<std::string>();
+    try {
+      options = parse_compile_options({{"memory-budget", text}}).min_cut;
+    } catch (const Error& e) {
+      throw Error("memory_budget is a number in [0, 1] or \"auto\": " + e.message());
+    }
+  }
   options.static_lifetime_inputs.assign(j.num_primals, false);
   for (int64_t i : static_lifetime_input_indices) {
     if (i < 0 || i >= static_cast<int64_t>(j.num_primals))
       throw Error("static_lifetime_input_indices: " + std::to_string(i) +
                   " is not a primal's index (" + std::to_string(j.num_primals) + " primals)");
     options.static_lifetime_inputs[i] = true;
-  }
-  if (py::isinstance<py::str>(memory_budget)) {
-    if (memory_budget.cast<std::string>() != "auto")
-      throw Error("memory_budget is a number in [0, 1] or \"auto\", got \"" +
-                  memory_budget.cast<std::string>() + "\"");
-    options.max_slowdown = kDefaultMaxSlowdown;
-  } else if (!memory_budget.is_none()) {
-    double b = memory_budget.cast<double>();
-    if (!(b >= 0 && b <= 1))
-      throw Error("memory_budget is a number in [0, 1] or \"auto\", got " + std::to_string(b));
-    options.activation_memory_budget = b;
   }
   MinCutExplain explain;
   Partition p = min_cut_partition(j, options, &explain);
