@@ -1,8 +1,10 @@
 """torch.fx GraphModules into aotgrad's IR and back, node by node.
 
-`from_fx(gm)` walks the graph and hands each node to `aotgrad._C.GraphBuilder` with its fake
-value's annotation (what FX prints: "f32[4, s0][s0, 1]cpu") and its arguments encoded as plain
-values (Note [FX graphs cross node by node] in src/python/module.cc). `to_fx(graph, like=gm)`
+`from_fx(gm)` walks the graph in C++ (`aotgrad._C.from_fx`, src/python/from_fx.cc): each node
+enters aotgrad's IR with its fake value's metadata and its arguments (Note [FX graphs cross node by
+node] in src/python/module.cc); `aotgrad._C.GraphBuilder` takes the same nodes one call each, their
+annotations as FX prints them ("f32[4, s0][s0, 1]cpu") and their arguments encoded as plain
+values. `to_fx(graph, like=gm)`
 builds a GraphModule from an aotgrad graph, with each node's `meta["val"]` taken from the node of
 the same name in `like` where it has one.
 """
@@ -24,8 +26,8 @@ _SYM_TARGETS = {v: k for k, v in _SYM_OPS.items()}
 _DTYPES = {v: k for k, v in dtype_abbrs.items()}
 
 
-class UnsupportedNode(_C.AotgradError):
-    """A node aotgrad's IR cannot hold (a target that is not an ATen op, a subgraph)."""
+# A node aotgrad's IR cannot hold (a target that is not an ATen op, a subgraph): an AotgradError.
+UnsupportedNode = _C.UnsupportedNode
 
 
 def _sym_text(s):
@@ -109,39 +111,11 @@ def from_fx(gm):
     graphs have it), verified: aotgrad's inferred metadata of each node is compared with its fake
     value's, and a difference, an op aotgrad does not know or a target that is not an ATen op is
     an AotgradError naming the node."""
-    b = _C.GraphBuilder(_hints(gm))
-    for n in gm.graph.nodes:
-        where = "node '%s'" % n.name
-        val = n.meta.get("val")
-        if n.op == "placeholder":
-            ann = annotation(val)
-            if ann is None:
-                raise UnsupportedNode("%s: a placeholder without a tensor or SymInt value" % where)
-            b.placeholder(n.name, ann, _offset(val))
-        elif n.op == "call_function" and n.target is operator.getitem:
-            b.getitem(n.name, n.args[0].name, n.args[1], annotation(val), _offset(val))
-        elif n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload):
-            schema = n.target._schema
-            b.call(n.name, schema.name, n.target._overloadname,
-                   [_encode(a, where) for a in n.args],
-                   {k: _encode(v, where) for k, v in n.kwargs.items()},
-                   annotation(val), _offset(val))
-        elif n.op == "call_function" and n.target in _SYM_OPS:
-            b.call(n.name, _SYM_OPS[n.target], "default", [_encode(a, where) for a in n.args], {},
-                   annotation(val))
-        elif n.op == "output":
-            pass
-        else:
-            raise UnsupportedNode("%s: %s %r is not an ATen op aotgrad takes"
-                                  % (where, n.op, getattr(n.target, "__name__", n.target)))
-        policy = n.meta.get("recompute")
-        if policy is not None and n.op == "call_function" and n.target is not operator.getitem:
-            b.recompute(n.name, getattr(policy, "name", str(policy)))
-        if n.op == "output":
-            out = n.args[0]
-            encoded = _encode(out, where)
-            b.output(("tuple", encoded) if isinstance(out, tuple) else encoded)
-    return b.finish(joint=_is_joint(gm))
+    return _C.from_fx(gm.graph, _hints(gm), _is_joint(gm), _KINDS)
+
+
+# What the C++ walk compares nodes with, and how it encodes the rare values it does not read.
+_KINDS = (torch.fx.Node, torch._ops.OpOverload, operator.getitem, _SYM_OPS, annotation, _encode)
 
 
 def _decode(a, env):
@@ -176,6 +150,10 @@ def _target(qualified):
     return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
 
 
+# What the C++ build of an FX graph makes nodes with, and how it decodes the rare values.
+_BACK = (torch.fx.Graph, operator.getitem, _target, _decode)
+
+
 def to_fx(graph, like=None, syms_first=False, fake_mode=None):
     """A GraphModule of aotgrad graph `graph`: flat placeholders, calls of torch.ops overloads,
     getitems and SymInt arithmetic, and its output. `meta["val"]` of a node comes from the node of
@@ -185,28 +163,7 @@ def to_fx(graph, like=None, syms_first=False, fake_mode=None):
     vals = {}
     if like is not None:
         vals = {n.name: n.meta["val"] for n in like.graph.nodes if "val" in n.meta}
-    g = torch.fx.Graph()
-    env = {}
-    nodes = graph.nodes()
-    if syms_first:
-        nodes.sort(key=lambda n: 0 if n[0] == "placeholder" and n[5].startswith("Sym(") else 1)
-    for kind, name, target, args, kwargs, _ in nodes:
-        if kind == "placeholder":
-            node = g.create_node("placeholder", name, name=name)
-        elif kind == "getitem":
-            node = g.create_node("call_function", operator.getitem, (env[args[0]], args[1]),
-                                 name=name)
-        elif kind == "call":
-            node = g.create_node("call_function", _target(target),
-                                 tuple(_decode(a, env) for a in args),
-                                 {k: _decode(v, env) for k, v in kwargs.items()}, name=name)
-        else:
-            out = _decode(args, env)
-            g.output(tuple(out) if isinstance(out, list) else out)
-            continue
-        if name in vals:
-            node.meta["val"] = vals[name]
-        env[name] = node
+    g = _C.to_fx(graph, vals, syms_first, _BACK)
     # As PyTorch's partitioner builds its graphs: the module's Python code is generated on first
     # use, not here (torch.fx's lazy graph module).
     gm = _make_graph_module(like if like is not None else torch.nn.Module(), g)

@@ -137,3 +137,31 @@ def test_a_builder_is_finished_once():
             use()
     with pytest.raises(aotgrad.AotgradError, match="the graph has no output"):
         aotgrad._C.GraphBuilder().finish()
+
+
+@pytest.mark.parametrize("mode", ["fake", "symbolic"])
+def test_every_kind_of_argument_crosses_both_ways(mode):
+    # dtypes, a device, a layout and a memory format as keyword arguments, a view's storage
+    # offset, concrete and symbolic sizes: into aotgrad's IR as the printed code parses, and back
+    # into FX as the same code.
+    def f(x):
+        y = x.to(torch.float64).sum()
+        z = torch.full([2, 3], 2.0, dtype=torch.float32, layout=torch.strided, device="cpu")
+        w = x.clone(memory_format=torch.contiguous_format)
+        v = x[1:, 1:]
+        return y + z.sum() + (w * 2).sum() + v.sum(), v
+
+    x = torch.randn(5, 4)
+    gm = make_fx(f, tracing_mode=mode)(x)
+    g = crosses_as_its_text_parses(gm)
+    text = g.text()
+    assert "dtype = torch.float64" in text and "memory_format = torch.contiguous_format" in text
+    back = afx.to_fx(g, like=gm)
+    def code(m):  # the printed code, below the class line (the module's name)
+        return m.print_readable(print_output=False, include_stride=True,
+                                include_device=True).split("\n", 1)[1]
+
+    assert code(back) == code(gm)
+    got, want = back(x), f(x)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    assert got[1].storage_offset() == 5

@@ -1,23 +1,25 @@
 // aotgrad._C: the Python package's binding of the C++ library (pybind11, the copy torch ships).
 //
 // Note [FX graphs cross node by node]
-// A torch.fx GraphModule enters aotgrad's IR one node at a time (aotgrad/fx.py walks it): each
-// placeholder with the annotation its fake value prints as ("f32[4, s0][s0, 1]cpu"), each call
-// with its op's qualified name and overload and its arguments, each getitem, then the output.
-// Arguments arrive encoded as plain Python values: None, bool, int, float and str as themselves,
-// lists as lists, and tagged tuples for the rest -- ("node", name), ("dtype", "f32"),
-// ("device", "cuda:0"), ("layout", "strided"), ("memory_format", "contiguous_format"),
-// ("op", "aten::t.default"). A call's metadata is its fake value's -- the annotation, and the
-// storage offset no annotation prints -- when it has one, as the text parser takes an annotation;
-// a tuple's is inferred. finish() verifies the graph, so aotgrad's own
-// inference is compared with PyTorch's node by node and a difference names the node. No text is
-// printed or parsed on the way. The way back (Graph.nodes()) gives the same encoding.
+// A torch.fx GraphModule enters aotgrad's IR one node at a time, walked in C++ (from_fx.cc): each
+// placeholder with its fake value's metadata -- a tensor's dtype, device, sizes, strides and
+// storage offset read from its at::Tensor, symbolic ones as the expressions their SymNodes print
+// -- each call with its op's OpDef (looked up once per OpOverload) and its arguments made Args as
+// they are read, each getitem and SymInt operation, then the output. A call without a fake value
+// (a tuple) has its metadata inferred. finish() verifies the graph, so aotgrad's own inference is
+// compared with PyTorch's node by node and a difference names the node. No text is printed or
+// parsed on the way. GraphBuilder takes the same nodes one Python call each, with the annotation
+// a fake value prints as ("f32[4, s0][s0, 1]cpu") and arguments encoded as plain Python values:
+// None, bool, int, float and str as themselves, lists as lists, and tagged tuples for the rest --
+// ("node", name), ("dtype", "f32"), ("device", "cuda:0"), ("layout", "strided"),
+// ("memory_format", "contiguous_format"), ("op", "aten::t.default"); Graph.nodes() gives the same
+// encoding. The way back to FX is built in C++ too (to_fx.cc), one Graph.create_node per node.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,6 +33,7 @@
 #include "aotgrad/ops/registry.h"
 #include "aotgrad/providers/dispatcher_ops.h"
 #include "aotgrad/python/bindings.h"
+#include "aotgrad/python/graph_builder.h"
 #include "aotgrad/report/partition_dot.h"
 #include "aotgrad/report/timeline_svg.h"
 #include "aotgrad/support/logging.h"
@@ -54,51 +57,6 @@ template <class T, class Make>
 Arg known(const std::optional<T>& parsed, Make make, const char* what, const std::string& s) {
   if (!parsed) throw Error(std::string("aotgrad has no ") + what + " '" + s + "'");
   return make(*parsed);
-}
-
-// An encoded argument (Note [FX graphs cross node by node]) as an Arg; `nodes`: the graph's nodes
-// so far, by name.
-Arg decode(const py::handle& v, const std::unordered_map<std::string, Node*>& nodes) {
-  if (v.is_none()) return Arg::none();
-  if (py::isinstance<py::bool_>(v)) return Arg::of_bool(v.cast<bool>());
-  if (py::isinstance<py::int_>(v)) return Arg::of_int(v.cast<int64_t>());
-  if (py::isinstance<py::float_>(v)) return Arg::of_float(v.cast<double>());
-  if (py::isinstance<py::str>(v)) return Arg::of_str(v.cast<std::string>());
-  if (py::isinstance<py::list>(v)) {
-    std::vector<Arg> elems;
-    for (const py::handle& e : v) elems.push_back(decode(e, nodes));
-    return Arg::of_list(std::move(elems));
-  }
-  if (py::isinstance<py::tuple>(v)) {
-    auto t = v.cast<py::tuple>();
-    if (t.size() != 2 || !py::isinstance<py::str>(t[0]))
-      throw Error("an encoded argument is a (tag, value) pair, got " +
-                  py::repr(v).cast<std::string>());
-    std::string tag = t[0].cast<std::string>();
-    if (tag == "tuple") {
-      std::vector<Arg> elems;
-      for (const py::handle& e : t[1]) elems.push_back(decode(e, nodes));
-      return Arg::of_tuple(std::move(elems));
-    }
-    std::string s = t[1].cast<std::string>();
-    if (tag == "node") {
-      auto it = nodes.find(s);
-      if (it == nodes.end()) throw Error("argument '" + s + "' names no earlier node");
-      return Arg(it->second);
-    }
-    if (tag == "dtype") return known(scalar_type_from_short_name(s), Arg::of_dtype, "dtype", s);
-    if (tag == "device") return known(device_from_string(s), Arg::of_device, "device", s);
-    if (tag == "layout") return known(layout_from_torch_name(s), Arg::of_layout, "layout", s);
-    if (tag == "memory_format")
-      return known(memory_format_from_torch_name(s), Arg::of_memory_format, "memory format", s);
-    if (tag == "op") {
-      size_t dot = s.find('.', s.find("::"));
-      return Arg::of_op(
-          find_op(s.substr(0, dot), dot == std::string::npos ? "" : s.substr(dot + 1)));
-    }
-    throw Error("unknown argument tag '" + tag + "'");
-  }
-  throw Error("cannot encode " + py::repr(v).cast<std::string>() + " as an argument");
 }
 
 py::object encode(const Arg& a) {
@@ -158,18 +116,8 @@ py::list graph_nodes(const PyGraph& g) {
             py::make_tuple("output", n->name(), py::none(), encode(n->args()[0]), py::dict(), ann));
         break;
       case NodeKind::Call: {
-        const OpDef& op = *n->op();
-        py::list args;
-        py::dict kwargs;
-        const auto& sargs = op.schema.args;
-        for (size_t i = 0; i < sargs.size(); ++i) {
-          if (!((n->given_mask() >> i) & 1u)) continue;
-          if (sargs[i].kwarg_only)
-            kwargs[py::str(sargs[i].name)] = encode(n->args()[i]);
-          else
-            args.append(encode(n->args()[i]));
-        }
-        std::string target = op.schema.qualified_name();
+        auto [args, kwargs] = call_arguments(*n, encode);
+        std::string target = n->op()->schema.qualified_name();
         out.append(py::make_tuple("call", n->name(), target, args, kwargs, ann));
         break;
       }
@@ -177,126 +125,6 @@ py::list graph_nodes(const PyGraph& g) {
   }
   return out;
 }
-
-// GraphBuilder: an FX graph, node by node (Note [FX graphs cross node by node]).
-class GraphBuilder {
- public:
-  explicit GraphBuilder(const SymbolHints& hints)
-      : hints_(hints), graph_(std::make_unique<Graph>()) {}
-
-  void placeholder(const std::string& name, const std::string& annotation,
-                   const std::string& offset) {
-    ScopedSymbolHints scope(&hints_);
-    add(name, graph().add_placeholder(name, meta(name, annotation, offset)));
-  }
-
-  void call(const std::string& name, const std::string& qualified, const std::string& overload,
-            const py::list& args, const py::dict& kwargs,
-            const std::optional<std::string>& annotation, const std::string& offset) {
-    ScopedSymbolHints scope(&hints_);
-    try {
-      const OpDef& op = find_op(qualified, overload);
-      std::vector<Arg> positional;
-      for (const py::handle& a : args) positional.push_back(decode(a, nodes_));
-      std::vector<std::pair<std::string, Arg>> named;
-      for (auto [k, v] : kwargs) named.emplace_back(k.cast<std::string>(), decode(v, nodes_));
-      auto [bound, given] = bind_arguments(op, std::move(positional), std::move(named));
-      ValueMeta m;
-      if (annotation) {
-        m = meta(name, *annotation, offset);
-      } else {
-        try {
-          m = infer_meta(op, bound);
-        } catch (const Error& e) {
-          // Note [Recorded sizes]: the getitems' annotations give a dynamic_output_shape op's
-          // results.
-          if (!op.has_tag(kDynamicOutputShape) || op.schema.returns.size() < 2) throw;
-          m = ValueMeta::tuple(std::vector<ValueMeta>(op.schema.returns.size()));
-        }
-      }
-      add(name, graph().add_call_raw(op, std::move(bound), given, std::move(m), name));
-    } catch (const Error& e) {
-      throw Error("node '" + name + "' (" + qualified + "." + overload + "): " + e.message());
-    }
-  }
-
-  void getitem(const std::string& name, const std::string& input, int64_t index,
-               const std::optional<std::string>& annotation, const std::string& offset) {
-    ScopedSymbolHints scope(&hints_);
-    graph();
-    auto it = nodes_.find(input);
-    if (it == nodes_.end())
-      throw Error("node '" + name + "': '" + input + "' names no earlier node");
-    Node* in = it->second;
-    if (in->meta().kind != ValueMeta::Kind::Tuple || index < 0 ||
-        index >= static_cast<int64_t>(in->meta().elems.size()))
-      throw Error("node '" + name + "': " + in->describe() + " has no result " +
-                  std::to_string(index));
-    std::optional<ValueMeta> m;
-    if (annotation) m = meta(name, *annotation, offset);
-    if (m && in->meta().elems[index].kind == ValueMeta::Kind::None)
-      in->mutable_meta().elems[index] = *m;  // Note [Recorded sizes]
-    Node* n = graph().add_getitem(in, index, name);
-    if (m && !n->meta().same_as(*m)) n->mutable_meta() = std::move(*m);  // the verifier reports it
-    add(name, n);
-  }
-
-  // A selective checkpoint policy on a call (node.meta["recompute"]: MUST_SAVE, PREFER_SAVE,
-  // MUST_RECOMPUTE or PREFER_RECOMPUTE), which the min-cut honours.
-  void recompute(const std::string& name, const std::string& policy) {
-    graph();
-    auto it = nodes_.find(name);
-    if (it == nodes_.end() || it->second->kind() != NodeKind::Call)
-      throw Error("a recompute policy on '" + name + "', which is not an earlier call");
-    std::optional<RecomputePolicy> p = parse_recompute_policy(policy);
-    if (!p)
-      throw Error("node '" + name + "': unknown recompute policy '" + policy +
-                  "'; expected MUST_SAVE, PREFER_SAVE, MUST_RECOMPUTE or PREFER_RECOMPUTE");
-    it->second->info().recompute = *p;
-  }
-
-  void output(const py::handle& value) { graph().set_output(decode(value, nodes_)); }
-
-  PyGraph finish(bool joint) {
-    if (!graph().output()) throw Error("the graph has no output");
-    graph_->signature = joint ? Signature::Joint : Signature::Plain;
-    ScopedSymbolHints scope(&hints_);
-    verify(*graph_);
-    return PyGraph{std::shared_ptr<Graph>(std::move(graph_))};
-  }
-
- private:
-  Graph& graph() {
-    if (!graph_) throw Error("this GraphBuilder's graph is finished: start another");
-    return *graph_;
-  }
-
-  // The metadata of a fake value: its annotation and, for a tensor, its storage offset (which no
-  // annotation prints).
-  ValueMeta meta(const std::string& name, const std::string& annotation,
-                 const std::string& offset) {
-    ValueMeta m;
-    try {
-      m = parse_annotation(annotation);
-    } catch (const Error& e) {
-      throw Error("node '" + name + "': annotation \"" + annotation + "\": " + e.message());
-    }
-    if (m.is_tensor() && !offset.empty()) {
-      std::string error;
-      std::optional<SymInt> o = parse_sym_expr(offset, &error);
-      if (!o) throw Error("node '" + name + "': storage offset '" + offset + "': " + error);
-      m.tensor.storage_offset = *o;
-    }
-    return m;
-  }
-  void add(const std::string& name, Node* n) {
-    if (!nodes_.emplace(name, n).second) throw Error("two nodes are named '" + name + "'");
-  }
-
-  SymbolHints hints_;
-  std::unique_ptr<Graph> graph_;
-  std::unordered_map<std::string, Node*> nodes_;
-};
 
 // The joint graph's layout, as min_cut_rematerialization_partition receives it: primals_*, then
 // tangents_*; the forward outputs, then one gradient or None per primal.
@@ -351,6 +179,64 @@ py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
 }
 
 }  // namespace
+
+py::object encode_arg(const Arg& a) { return encode(a); }
+
+std::pair<py::list, py::dict> call_arguments(const Node& n,
+                                             const std::function<py::object(const Arg&)>& value) {
+  py::list args;
+  py::dict kwargs;
+  const auto& sargs = n.op()->schema.args;
+  for (size_t i = 0; i < sargs.size(); ++i) {
+    if (!((n.given_mask() >> i) & 1u)) continue;
+    if (sargs[i].kwarg_only)
+      kwargs[py::str(sargs[i].name)] = value(n.args()[i]);
+    else
+      args.append(value(n.args()[i]));
+  }
+  return {std::move(args), std::move(kwargs)};
+}
+
+// An encoded argument (Note [FX graphs cross node by node]) as an Arg; `nodes`: the graph so far.
+Arg decode_encoded(const py::handle& v, const GraphBuilder& nodes) {
+  if (v.is_none()) return Arg::none();
+  if (py::isinstance<py::bool_>(v)) return Arg::of_bool(v.cast<bool>());
+  if (py::isinstance<py::int_>(v)) return Arg::of_int(v.cast<int64_t>());
+  if (py::isinstance<py::float_>(v)) return Arg::of_float(v.cast<double>());
+  if (py::isinstance<py::str>(v)) return Arg::of_str(v.cast<std::string>());
+  if (py::isinstance<py::list>(v)) {
+    std::vector<Arg> elems;
+    for (const py::handle& e : v) elems.push_back(decode_encoded(e, nodes));
+    return Arg::of_list(std::move(elems));
+  }
+  if (py::isinstance<py::tuple>(v)) {
+    auto t = v.cast<py::tuple>();
+    if (t.size() != 2 || !py::isinstance<py::str>(t[0]))
+      throw Error("an encoded argument is a (tag, value) pair, got " +
+                  py::repr(v).cast<std::string>());
+    std::string tag = t[0].cast<std::string>();
+    if (tag == "tuple") {
+      std::vector<Arg> elems;
+      for (const py::handle& e : t[1]) elems.push_back(decode_encoded(e, nodes));
+      return Arg::of_tuple(std::move(elems));
+    }
+    std::string s = t[1].cast<std::string>();
+    if (tag == "node") return Arg(nodes.node(s, "an argument"));
+    if (tag == "dtype") return known(scalar_type_from_short_name(s), Arg::of_dtype, "dtype", s);
+    if (tag == "device") return known(device_from_string(s), Arg::of_device, "device", s);
+    if (tag == "layout") return known(layout_from_torch_name(s), Arg::of_layout, "layout", s);
+    if (tag == "memory_format")
+      return known(memory_format_from_torch_name(s), Arg::of_memory_format, "memory format", s);
+    if (tag == "op") {
+      size_t dot = s.find('.', s.find("::"));
+      return Arg::of_op(
+          find_op(s.substr(0, dot), dot == std::string::npos ? "" : s.substr(dot + 1)));
+    }
+    throw Error("unknown argument tag '" + tag + "'");
+  }
+  throw Error("cannot encode " + py::repr(v).cast<std::string>() + " as an argument");
+}
+
 }  // namespace aotgrad
 
 PYBIND11_MODULE(_C, m) {
@@ -400,15 +286,53 @@ PYBIND11_MODULE(_C, m) {
   bind_compiled(m);
 
   py::class_<GraphBuilder>(m, "GraphBuilder")
-      .def(py::init<const SymbolHints&>(), py::arg("hints") = SymbolHints())
-      .def("placeholder", &GraphBuilder::placeholder, py::arg("name"), py::arg("annotation"),
-           py::arg("offset") = "")
-      .def("call", &GraphBuilder::call, py::arg("name"), py::arg("op"), py::arg("overload"),
-           py::arg("args"), py::arg("kwargs"), py::arg("annotation") = py::none(),
-           py::arg("offset") = "")
-      .def("getitem", &GraphBuilder::getitem, py::arg("name"), py::arg("input"), py::arg("index"),
-           py::arg("annotation") = py::none(), py::arg("offset") = "")
+      .def(py::init<SymbolHints>(), py::arg("hints") = SymbolHints())
+      .def(
+          "placeholder",
+          [](GraphBuilder& b, const std::string& name, const std::string& annotation,
+             const std::string& offset) { b.placeholder(name, b.meta(name, annotation, offset)); },
+          py::arg("name"), py::arg("annotation"), py::arg("offset") = "")
+      .def(
+          "call",
+          [](GraphBuilder& b, const std::string& name, const std::string& qualified,
+             const std::string& overload, const py::list& args, const py::dict& kwargs,
+             const std::optional<std::string>& annotation, const std::string& offset) {
+            const OpDef* op = nullptr;
+            std::vector<Arg> positional;
+            std::vector<std::pair<std::string, Arg>> named;
+            try {
+              op = &find_op(qualified, overload);
+              for (const py::handle& a : args) positional.push_back(decode_encoded(a, b));
+              for (auto [k, v] : kwargs)
+                named.emplace_back(k.cast<std::string>(), decode_encoded(v, b));
+            } catch (const Error& e) {
+              throw Error("node '" + name + "' (" + qualified + "." + overload +
+                          "): " + e.message());
+            }
+            std::optional<ValueMeta> m;
+            if (annotation) m = b.meta(name, *annotation, offset);
+            b.call(name, *op, std::move(positional), std::move(named), std::move(m));
+          },
+          py::arg("name"), py::arg("op"), py::arg("overload"), py::arg("args"), py::arg("kwargs"),
+          py::arg("annotation") = py::none(), py::arg("offset") = "")
+      .def(
+          "getitem",
+          [](GraphBuilder& b, const std::string& name, const std::string& input, int64_t index,
+             const std::optional<std::string>& annotation, const std::string& offset) {
+            std::optional<ValueMeta> m;
+            if (annotation) m = b.meta(name, *annotation, offset);
+            b.getitem(name, b.node(input, "node '" + name + "'"), index, std::move(m));
+          },
+          py::arg("name"), py::arg("input"), py::arg("index"), py::arg("annotation") = py::none(),
+          py::arg("offset") = "")
       .def("recompute", &GraphBuilder::recompute, py::arg("name"), py::arg("policy"))
-      .def("output", &GraphBuilder::output, py::arg("value"))
-      .def("finish", &GraphBuilder::finish, py::arg("joint") = false);
+      .def(
+          "output", [](GraphBuilder& b, const py::handle& v) { b.output(decode_encoded(v, b)); },
+          py::arg("value"))
+      .def(
+          "finish", [](GraphBuilder& b, bool joint) { return PyGraph{b.finish(joint)}; },
+          py::arg("joint") = false);
+
+  bind_from_fx(m);
+  bind_to_fx(m);
 }

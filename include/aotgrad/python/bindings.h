@@ -3,7 +3,9 @@
 
 #include <pybind11/pybind11.h>
 
+#include <functional>
 #include <memory>
+#include <utility>
 
 #include "aotgrad/ir/graph.h"
 
@@ -13,6 +15,25 @@ namespace aotgrad {
 struct PyGraph {
   std::shared_ptr<Graph> graph;
 };
+
+class GraphBuilder;
+
+/// An argument in aotgrad.fx's encoding (Note [FX graphs cross node by node]) as an Arg; node
+/// references are looked up in `nodes`, the graph so far (src/python/module.cc).
+Arg decode_encoded(const pybind11::handle& v, const GraphBuilder& nodes);
+
+/// `a` in aotgrad.fx's encoding (src/python/module.cc).
+pybind11::object encode_arg(const Arg& a);
+
+/// A call's given arguments as FX writes them: the schema's positional ones, then its keyword-only
+/// ones by name, each made a Python value by `value` (src/python/module.cc).
+std::pair<pybind11::list, pybind11::dict> call_arguments(
+    const Node& n, const std::function<pybind11::object(const Arg&)>& value);
+
+/// aotgrad._C.from_fx: an FX graph walked in C++ (src/python/from_fx.cc).
+void bind_from_fx(pybind11::module_& m);
+/// aotgrad._C.to_fx: an aotgrad graph built back into an FX graph in C++ (src/python/to_fx.cc).
+void bind_to_fx(pybind11::module_& m);
 
 /// aotgrad._C.compile and CompiledFunction: a forward graph compiled by aotgrad's whole pipeline
 /// and run on its runtime inside libtorch's autograd (src/python/compiled.cc).

@@ -1,0 +1,224 @@
+// aotgrad._C.from_fx: a torch.fx Graph walked in C++ into aotgrad's IR (Note [FX graphs cross node
+// by node], src/python/module.cc). The same crossing as aotgrad.fx's node-by-node GraphBuilder
+// calls, without a Python step per node: a fake tensor's metadata is read from its at::Tensor
+// (dtype, device, symbolic sizes, strides and storage offset), an argument becomes an Arg as it is
+// read, and each op's OpDef is looked up once per target. Rare values (a SymFloat, a layout, a
+// memory format, an op as an argument) go through aotgrad.fx's own encoding, passed in `kinds`.
+#include <torch/csrc/Device.h>
+#include <torch/csrc/Dtype.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "aotgrad/ir/error.h"
+#include "aotgrad/ops/registry.h"
+#include "aotgrad/providers/aten_call.h"
+#include "aotgrad/python/bindings.h"
+#include "aotgrad/python/graph_builder.h"
+
+namespace py = pybind11;
+
+namespace aotgrad {
+namespace {
+
+// A node aotgrad's IR cannot hold: aotgrad.fx.UnsupportedNode in Python.
+class UnsupportedNode : public Error {
+ public:
+  using Error::Error;
+};
+
+class FxWalk {
+ public:
+  // kinds: (torch.fx.Node, torch._ops.OpOverload, operator.getitem, {operator.add:
+  // "operator::add", ...}, aotgrad.fx.annotation, aotgrad.fx._encode).
+  FxWalk(GraphBuilder& b, const py::tuple& kinds)
+      : b_(b),
+        node_type_(kinds[0]),
+        overload_type_(kinds[1]),
+        getitem_(kinds[2]),
+        sym_ops_(kinds[3].cast<py::dict>()),
+        annotation_(kinds[4]),
+        encode_(kinds[5]) {}
+
+  void walk(const py::handle& graph) {
+    // A list first: iterating the node list in place can repeat nodes under pybind11.
+    for (const py::handle& n : py::list(graph.attr("nodes"))) node(n);
+  }
+
+ private:
+  void node(const py::handle& n) {
+    std::string name = py::str(n.attr("name"));
+    std::string op = py::str(n.attr("op"));
+    std::string where = "node '" + name + "'";
+    py::object target = n.attr("target");
+    py::dict meta = n.attr("meta");
+    py::object val = meta.contains("val") ? py::object(meta["val"]) : py::none();
+    py::tuple args = n.attr("args");
+    if (op == "placeholder") {
+      std::optional<ValueMeta> m = meta_of(val, name);
+      if (!m) throw UnsupportedNode(where + ": a placeholder without a tensor or SymInt value");
+      objects_[n.ptr()] = b_.placeholder(name, std::move(*m));
+    } else if (op == "call_function" && target.is(getitem_)) {
+      Node* in = input(args[0], where);
+      objects_[n.ptr()] = b_.getitem(name, in, args[1].cast<int64_t>(), meta_of(val, name));
+    } else if (op == "call_function" && py::isinstance(target, overload_type_)) {
+      const OpDef& def = op_of(target, where);
+      std::vector<Arg> positional;
+      std::vector<std::pair<std::string, Arg>> named;
+      try {
+        for (const py::handle& a : args) positional.push_back(arg(a, where));
+        for (auto [k, v] : py::dict(n.attr("kwargs")))
+          named.emplace_back(k.cast<std::string>(), arg(v, where));
+      } catch (const UnsupportedNode&) {
+        throw;
+      } catch (const Error& e) {
+        throw Error(where + " (" + def.name + "): " + e.message());
+      }
+      objects_[n.ptr()] =
+          b_.call(name, def, std::move(positional), std::move(named), meta_of(val, name));
+    } else if (op == "call_function" && sym_ops_.contains(target)) {
+      const OpDef& def = aten_ops().get(py::str(sym_ops_[target]).cast<std::string>());
+      std::vector<Arg> positional;
+      for (const py::handle& a : args) positional.push_back(arg(a, where));
+      objects_[n.ptr()] = b_.call(name, def, std::move(positional), {}, meta_of(val, name));
+    } else if (op == "output") {
+      py::handle out = args[0];
+      Arg a = arg(out, where);
+      if (py::isinstance<py::tuple>(out)) a = Arg::of_tuple(std::move(a.list));
+      b_.output(std::move(a));
+      return;
+    } else {
+      py::object tname = py::getattr(target, "__name__", target);
+      throw UnsupportedNode(where + ": " + op + " " + py::repr(tname).cast<std::string>() +
+                            " is not an ATen op aotgrad takes");
+    }
+    if (meta.contains("recompute") && op == "call_function" && !target.is(getitem_)) {
+      py::handle policy = meta["recompute"];
+      py::object text = py::getattr(policy, "name", py::none());
+      b_.recompute(name, py::str(text.is_none() ? py::str(policy) : text));
+    }
+  }
+
+  Node* input(const py::handle& a, const std::string& where) {
+    auto it = objects_.find(a.ptr());
+    if (it == objects_.end())
+      throw Error(where + ": " + py::repr(a).cast<std::string>() + " is no earlier node");
+    return it->second;
+  }
+
+  const OpDef& op_of(const py::handle& target, const std::string& where) {
+    auto it = ops_.find(target.ptr());
+    if (it != ops_.end()) return *it->second;
+    std::string qualified = py::str(target.attr("_schema").attr("name"));
+    std::string overload = py::str(target.attr("_overloadname"));
+    std::string name =
+        overload.empty() || overload == "default" ? qualified : qualified + "." + overload;
+    try {
+      const OpDef& def = aten_ops().get(name);
+      ops_.emplace(target.ptr(), &def);
+      return def;
+    } catch (const Error& e) {
+      throw Error(where + " (" + qualified + "." + overload + "): " + e.message());
+    }
+  }
+
+  Arg arg(const py::handle& a, const std::string& where) {
+    PyObject* o = a.ptr();
+    if (a.is_none()) return Arg::none();
+    if (PyBool_Check(o)) return Arg::of_bool(o == Py_True);
+    if (PyLong_Check(o)) return Arg::of_int(a.cast<int64_t>());
+    if (PyFloat_Check(o)) return Arg::of_float(PyFloat_AS_DOUBLE(o));
+    if (PyUnicode_Check(o)) return Arg::of_str(a.cast<std::string>());
+    if (PyList_Check(o) || PyTuple_Check(o)) {
+      std::vector<Arg> elems;
+      for (const py::handle& e : a) elems.push_back(arg(e, where));
+      return Arg::of_list(std::move(elems));
+    }
+    if (py::isinstance(a, node_type_)) return Arg(input(a, where));
+    if (THPDtype_Check(o))
+      return Arg::of_dtype(from_c10(reinterpret_cast<THPDtype*>(o)->scalar_type));
+    if (THPDevice_Check(o))
+      return Arg::of_device(from_c10(reinterpret_cast<THPDevice*>(o)->device));
+    // A layout, a memory format, an op: aotgrad.fx's encoding, decoded as GraphBuilder.call does.
+    return decode_encoded(encode_(a, where), b_);
+  }
+
+  // The metadata of a fake value: a tensor's from its at::Tensor; a SymInt's or SymFloat's from
+  // its annotation; nullopt for a tuple or no value (the call's is inferred).
+  std::optional<ValueMeta> meta_of(const py::handle& val, const std::string& name) {
+    if (THPVariable_Check(val.ptr())) {
+      const at::Tensor& t = THPVariable_Unpack(val.ptr());
+      if (t.layout() == c10::kStrided) {
+        TensorMeta m;
+        m.dtype = from_c10(t.scalar_type());
+        // Python's device, not at::Tensor::device(): a FakeTensor's is a Python dispatch.
+        py::object device = val.attr("device");
+        if (!THPDevice_Check(device.ptr())) throw Error("node '" + name + "': no device");
+        m.device = from_c10(reinterpret_cast<THPDevice*>(device.ptr())->device);
+        for (const c10::SymInt& s : t.sym_sizes()) m.sizes.push_back(sym(s));
+        for (const c10::SymInt& s : t.sym_strides()) m.strides.push_back(sym(s));
+        m.storage_offset = sym(t.sym_storage_offset());
+        return ValueMeta::of(std::move(m));
+      }
+    }
+    py::object text = annotation_(val);
+    if (text.is_none()) return std::nullopt;
+    std::string offset;
+    if (THPVariable_Check(val.ptr())) offset = py::str(val.attr("storage_offset")());
+    return b_.meta(name, text.cast<std::string>(), offset);
+  }
+
+  // A size as aotgrad's SymInt: an integer, or the expression its SymNode prints ("2*s0"), parsed
+  // once per text.
+  SymInt sym(const c10::SymInt& s) {
+    if (std::optional<int64_t> i = s.maybe_as_int()) return SymInt(*i);
+    std::string text = s.toSymNode()->str();
+    auto it = syms_.find(text);
+    if (it != syms_.end()) return it->second;
+    std::string error;
+    std::optional<SymInt> e = parse_sym_expr(text, &error);
+    if (!e) throw Error("a size '" + text + "': " + error);
+    return syms_.emplace(text, *e).first->second;
+  }
+
+  GraphBuilder& b_;
+  py::handle node_type_, overload_type_, getitem_;
+  py::dict sym_ops_;
+  py::object annotation_, encode_;
+  std::unordered_map<PyObject*, Node*> objects_;
+  std::unordered_map<PyObject*, const OpDef*> ops_;
+  std::unordered_map<std::string, SymInt> syms_;
+};
+
+}  // namespace
+
+void bind_from_fx(py::module_& m) {
+  static py::exception<UnsupportedNode> unsupported(m, "UnsupportedNode",
+                                                    m.attr("AotgradError").ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const UnsupportedNode& e) {
+      PyErr_SetString(unsupported.ptr(), e.what());
+    }
+  });
+  m.def(
+      "from_fx",
+      [](const py::handle& graph, const SymbolHints& hints, bool joint, const py::tuple& kinds) {
+        GraphBuilder b(hints);
+        {
+          ScopedSymbolHints scope(&b.hints());
+          FxWalk(b, kinds).walk(graph);
+        }
+        return PyGraph{b.finish(joint)};
+      },
+      py::arg("graph"), py::arg("hints"), py::arg("joint"), py::arg("kinds"),
+      "The aotgrad graph of a torch.fx Graph, walked in C++ (aotgrad.fx.from_fx).");
+}
+
+}  // namespace aotgrad
