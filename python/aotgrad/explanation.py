@@ -37,17 +37,27 @@ class Explanation:
 explanations = collections.deque(maxlen=16)
 
 
-def partition(joint, num_fwd_outputs, static_lifetime_input_indices=(), memory_budget=None):
-    """aotgrad's min-cut of aotgrad graph `joint`, kept in `explanations` and returned."""
+def options(memory_budget=None, solver=None, schedule=None):
+    """The partition's options by the command line's names, those given (not None)."""
+    given = {"memory-budget": memory_budget, "solver": solver, "schedule": schedule}
+    return {k: str(v) for k, v in given.items() if v is not None}
+
+
+def partition(joint, num_fwd_outputs, static_lifetime_input_indices=(), memory_budget=None,
+              solver=None, schedule=None):
+    """aotgrad's min-cut of aotgrad graph `joint`, ordered by its schedule ("memory", the default,
+    or "none"), kept in `explanations` and returned."""
     fw, bw, saved, text = _C.min_cut_partition(joint, num_fwd_outputs,
-                                               list(static_lifetime_input_indices), memory_budget)
+                                               list(static_lifetime_input_indices),
+                                               options(memory_budget, solver, schedule))
     e = Explanation(joint, num_fwd_outputs, fw, bw, saved, text)
     explanations.append(e)
     return e
 
 
-def explain(joint_module, num_fwd_outputs, static_lifetime_input_indices=None, memory_budget=None):
+def explain(joint_module, num_fwd_outputs, static_lifetime_input_indices=None, memory_budget=None,
+            solver=None, schedule=None):
     """The Explanation of aotgrad's partition of the joint GraphModule `joint_module` (what a
     partition_fn receives)."""
     return partition(afx.from_fx(joint_module), num_fwd_outputs,
-                     static_lifetime_input_indices or (), memory_budget)
+                     static_lifetime_input_indices or (), memory_budget, solver, schedule)

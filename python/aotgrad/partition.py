@@ -22,13 +22,19 @@ from . import fx as afx
 
 
 def min_cut_partition(joint_module, _joint_inputs, compiler="inductor", *, num_fwd_outputs,
-                      static_lifetime_input_indices=None, memory_budget=None):
+                      static_lifetime_input_indices=None, memory_budget=None, solver=None,
+                      schedule="memory"):
     """`(fw_module, bw_module)` of `joint_module`, as `min_cut_rematerialization_partition` gives
     them. `memory_budget`: PyTorch's activation_memory_budget in [0, 1] (None: PyTorch's
     `torch._functorch.config.activation_memory_budget`, 1 by default), or "auto": the lowest
-    predicted peak within a 10% slowdown."""
+    predicted peak within a 10% slowdown. `solver`: the budget's knapsack solver, "dp", "greedy"
+    or "ilp" (None: PyTorch's `activation_memory_budget_solver`). `schedule`: "memory" reorders
+    the two graphs, within their dependences, so that the step's predicted peak falls (never
+    rises); "none" keeps the partitioner's order (the backward as the autograd engine runs it)."""
     if memory_budget is None:
         memory_budget = torch._functorch.config.activation_memory_budget
+    if solver is None:
+        solver = torch._functorch.config.activation_memory_budget_solver
     try:
         joint = afx.from_fx(joint_module)
     except _C.AotgradError as e:
@@ -40,7 +46,7 @@ def min_cut_partition(joint_module, _joint_inputs, compiler="inductor", *, num_f
             joint_module, _joint_inputs, compiler, num_fwd_outputs=num_fwd_outputs,
             static_lifetime_input_indices=static_lifetime_input_indices)
     e = explanation.partition(joint, num_fwd_outputs, static_lifetime_input_indices or (),
-                              memory_budget)
+                              memory_budget, solver, schedule)
     mode = detect_fake_mode(_joint_inputs) if _joint_inputs else None
     fw_module = afx.to_fx(e.fw, like=joint_module, fake_mode=mode)
     bw_module = afx.to_fx(e.bw, like=joint_module, syms_first=True, fake_mode=mode)
@@ -66,7 +72,7 @@ class _InductorPartitioner(CustomPartitionerFn):
 
 def inductor(**options):
     """A torch.compile backend: Inductor compiles, aotgrad partitions (min_cut_partition's
-    keyword arguments: memory_budget), with Inductor's own decompositions and joint-graph passes.
+    keyword arguments: memory_budget, solver, schedule), with Inductor's own decompositions and joint-graph passes.
     `torch.compile(model, backend=aotgrad.inductor(memory_budget=0.5))`."""
     partitioner = _InductorPartitioner(**options)
 

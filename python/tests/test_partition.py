@@ -102,6 +102,26 @@ def test_memory_budgets_train_as_eager(budget):
     assert saved > 0
 
 
+@pytest.mark.parametrize("schedule,solver", [("none", "greedy"), ("memory", "ilp")])
+def test_schedules_and_solvers_train_as_eager(schedule, solver):
+    torch.manual_seed(3)
+    batches = [(torch.randn(2, 8, 32), torch.randn(2, 8, 32)) for _ in range(3)]
+    check_equal_training(Block, batches, memory_budget=0.3, schedule=schedule, solver=solver)
+    text = aotgrad.explanations[-1].text
+    assert ("schedule: forward peak" in text) == (schedule == "memory"), text
+
+
+@pytest.mark.parametrize("option,value,words", [
+    ("solver", "simplex", 'solver is "dp", "greedy" or "ilp"'),
+    ("schedule", "fast", 'schedule is "memory" or "none"')])
+def test_a_bad_solver_or_schedule_is_an_error(option, value, words):
+    be, _ = backend(**{option: value})
+    torch._dynamo.reset()
+    f = torch.compile(nn.Linear(4, 4), backend=be)
+    with pytest.raises(Exception, match=words):
+        f(torch.randn(2, 4)).sum().backward()
+
+
 def test_batch_norm_trains_as_eager():
     torch.manual_seed(4)
     batches = [(torch.randn(4, 3, 8, 8), torch.randn(4, 8, 8, 8)) for _ in range(3)]

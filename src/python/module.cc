@@ -18,6 +18,7 @@
 #include <pybind11/stl.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -38,6 +39,7 @@
 #include "aotgrad/report/timeline_svg.h"
 #include "aotgrad/support/logging.h"
 #include "aotgrad/transforms/autograd.h"
+#include "aotgrad/transforms/partition/memory_schedule.h"
 #include "aotgrad/transforms/partition/min_cut.h"
 
 namespace py = pybind11;
@@ -137,33 +139,44 @@ JointGraph joint_layout(const PyGraph& joint, size_t num_fwd_outputs) {
   return j;
 }
 
-// The joint graph partitioned by aotgrad's min-cut: (forward, backward, saved names -- tensors
-// then SymInts, in the order the forward returns them --, the partitioner's explanation). Logged
-// as the pipeline logs (AOTGRAD_LOGS: aot_joint_graph, aot_graphs, partitioner).
+// The joint graph partitioned by aotgrad's min-cut and ordered by its schedule: (forward,
+// backward, saved names -- tensors then SymInts, in the order the forward returns them --, the
+// partitioner's explanation). `options`: the command line's compile options by name, those of the
+// partition and the schedule ({"memory-budget": "0.5", "solver": "dp", "schedule": "memory"});
+// an Error names the argument. Logged as the pipeline logs (AOTGRAD_LOGS: aot_joint_graph,
+// aot_graphs, partitioner).
 py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
                   const std::vector<int64_t>& static_lifetime_input_indices,
-                  const py::object& memory_budget) {
+                  const std::map<std::string, std::string>& options) {
   JointGraph j = joint_layout(joint, num_fwd_outputs);
-  // The budget as the command line's --memory-budget reads it (a number in [0, 1], or auto).
-  MinCutOptions options;
-  if (!memory_budget.is_none()) {
-    std::string text = py::str(memory_budget).cast<std::string>();
+  static const std::map<std::string, std::string> python_names = {
+      {"memory-budget", "memory_budget is a number in [0, 1] or \"auto\""},
+      {"solver", "solver is \"dp\", \"greedy\" or \"ilp\""},
+      {"schedule", "schedule is \"memory\" or \"none\""}};
+  for (const auto& [name, value] : options) {  // each alone first, for an error in Python's words
+    auto it = python_names.find(name);
+    if (it == python_names.end()) throw Error("min_cut_partition has no option '" + name + "'");
     try {
-      options = parse_compile_options({{"memory-budget", text}}).min_cut;
+      parse_compile_options({{name, value}});
     } catch (const Error& e) {
-      throw Error("memory_budget is a number in [0, 1] or \"auto\": " + e.message());
+      throw Error(it->second + ": " + e.message());
     }
   }
-  options.static_lifetime_inputs.assign(j.num_primals, false);
+  CompileOptions parsed =
+      parse_compile_options(GivenCompileOptions(options.begin(), options.end()));
+  MinCutOptions& o = parsed.min_cut;
+  o.static_lifetime_inputs.assign(j.num_primals, false);
   for (int64_t i : static_lifetime_input_indices) {
     if (i < 0 || i >= static_cast<int64_t>(j.num_primals))
       throw Error("static_lifetime_input_indices: " + std::to_string(i) +
                   " is not a primal's index (" + std::to_string(j.num_primals) + " primals)");
-    options.static_lifetime_inputs[i] = true;
+    o.static_lifetime_inputs[i] = true;
   }
   MinCutExplain explain;
-  Partition p = min_cut_partition(j, options, &explain);
+  Partition p = min_cut_partition(j, o, &explain, parsed.schedule);
   std::string text = explain_text(explain);
+  if (parsed.schedule == ScheduleKind::kMemory)
+    text += "schedule: " + schedule_text(schedule_for_memory(p.fw, p.bw, p.saved)) + "\n";
   const LogSettings& logs = log_settings();
   if (logs.any()) {
     std::string id = std::to_string(next_aot_id());
@@ -280,8 +293,9 @@ PYBIND11_MODULE(_C, m) {
       py::arg("spec"), "Sets what is logged, as AOTGRAD_LOGS does (\"partitioner,aot_graphs\").");
   m.def("min_cut_partition", &min_cut, py::arg("joint"), py::arg("num_fwd_outputs"),
         py::arg("static_lifetime_input_indices") = std::vector<int64_t>(),
-        py::arg("memory_budget") = py::none(),
-        "aotgrad's min-cut partition of a joint graph: (forward, backward, saved names, why).");
+        py::arg("options") = std::map<std::string, std::string>(),
+        "aotgrad's min-cut partition of a joint graph, ordered by its schedule: (forward, "
+        "backward, saved names, why); options by name: memory-budget, solver, schedule.");
 
   bind_compiled(m);
 
