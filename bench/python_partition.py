@@ -17,7 +17,14 @@ random init; batch 1, 128 tokens), torchvision's resnet50 (batch 2, 3x64x64) and
 1, 224x224), and a Llama-style decoder block written here (RMSNorm, rotary embeddings, grouped-query
 attention, SwiGLU; d 512, 8 heads, 2 KV heads, batch 2, 128 tokens).
 
-usage: python_partition.py [--models=a,b] [--reps=N] [--json=FILE] [--benchmarks=BENCHMARKS.md]
+Its second part (--peak-models): each model trains under Inductor at memory budgets 1, 0.5, 0.2
+and 0.05 with either partitioner, at larger batches (PEAK_BATCH: nanoGPT 4, resnet50 16,
+vit_b_16 4, the Llama block 16), and each training step's measured peak (CPU tensor storage, by
+aotgrad's tracking allocator) and time are written beside each other: aotgrad's peak should never
+rise as the budget falls, and at budget 1 its step time should be PyTorch's within noise.
+
+usage: python_partition.py [--models=a,b] [--reps=N] [--peak-models=a,b] [--steps=N]
+                           [--json=FILE] [--benchmarks=BENCHMARKS.md]
   (the build's package: PYTHONPATH=build/python, or the venv's installed one)
 """
 import argparse
@@ -39,6 +46,7 @@ from torch._dynamo.backends.common import aot_autograd  # noqa: E402
 from torch._functorch.partitioners import min_cut_rematerialization_partition  # noqa: E402
 
 import aotgrad  # noqa: E402
+from aotgrad import _C  # noqa: E402
 import benchmarks_md  # noqa: E402  BENCHMARKS.md's marked sections
 import export  # noqa: E402  nanoGPT's GPT
 
@@ -95,33 +103,33 @@ class LlamaBlock(nn.Module):
         return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
 
 
-def nanogpt():
+def nanogpt(batch=1):
     torch.manual_seed(0)
     m = export.GPT(vocab=50257, d=768, heads=12, seq=1024, layers=12)
-    idx = torch.randint(0, 50257, (1, 128))
-    return m, lambda mod: mod(idx, torch.randint(0, 50257, (1, 128)))
+    idx, targets = torch.randint(0, 50257, (batch, 128)), torch.randint(0, 50257, (batch, 128))
+    return m, lambda mod: mod(idx, targets)
 
 
-def resnet50():
+def resnet50(batch=2):
     import torchvision
     torch.manual_seed(0)
     m = torchvision.models.resnet50(num_classes=10)
-    x, y = torch.randn(2, 3, 64, 64), torch.randint(0, 10, (2,))
+    x, y = torch.randn(batch, 3, 64, 64), torch.randint(0, 10, (batch,))
     return m, lambda mod: F.cross_entropy(mod(x), y)
 
 
-def vit_b_16():
+def vit_b_16(batch=1):
     import torchvision
     torch.manual_seed(0)
     m = torchvision.models.vit_b_16(num_classes=10)
-    x, y = torch.randn(1, 3, 224, 224), torch.randint(0, 10, (1,))
+    x, y = torch.randn(batch, 3, 224, 224), torch.randint(0, 10, (batch,))
     return m, lambda mod: F.cross_entropy(mod(x), y)
 
 
-def llama_block():
+def llama_block(batch=2):
     torch.manual_seed(0)
     m = LlamaBlock()
-    x = torch.randn(2, 128, 512)
+    x = torch.randn(batch, 128, 512)
     return m, lambda mod: mod(x).pow(2).mean()
 
 
@@ -179,7 +187,94 @@ def measure(name, reps):
     return r
 
 
-def table(results, when, command, reps):
+BUDGETS = (1.0, 0.5, 0.2, 0.05)
+# The training-step peaks are measured at batches where the activations, which the budget trades,
+# are at least the gradients' size (at the partition part's batches, nanoGPT's 475 MiB of
+# gradients alone make its peak).
+PEAK_BATCH = {"nanogpt": 4, "resnet50": 16, "vit_b_16": 4, "llama_block": 16}
+
+
+def step_peaks(name, steps, budgets=BUDGETS):
+    """Per budget, a training step (forward and backward) under Inductor with each partitioner:
+    aotgrad's (aotgrad.inductor(memory_budget=b)) and PyTorch's (torch.compile with
+    activation_memory_budget b). The peak is the most CPU tensor storage alive at once during a
+    step beyond what was alive before it (aotgrad's tracking allocator counts every allocation:
+    Inductor's buffers, the gradients), the largest over `steps` steps after the compiling one;
+    the step time is their median, with their spread (slowest minus fastest)."""
+    _C.track_cpu_memory()
+    rows = []
+    for b in budgets:
+        row = {"budget": b}
+        for who in ("aotgrad", "pytorch"):
+            model, step = MODELS[name](PEAK_BATCH[name])
+            torch._dynamo.reset()
+            backend = aotgrad.inductor(memory_budget=b) if who == "aotgrad" else "inductor"
+            compiled = torch.compile(model, backend=backend)
+            peaks, times = [], []
+            with torch._functorch.config.patch(activation_memory_budget=b):
+                step(compiled).backward()
+                for _ in range(steps):
+                    model.zero_grad(set_to_none=True)
+                    _C.reset_cpu_peak_memory()
+                    before = _C.cpu_memory_stats()["current_bytes"]
+                    t0 = time.perf_counter()
+                    step(compiled).backward()
+                    times.append(time.perf_counter() - t0)
+                    peaks.append(_C.cpu_memory_stats()["peak_bytes"] - before)
+            row[who + "_peak"] = max(peaks)
+            row[who + "_step_s"] = statistics.median(times)
+            row[who + "_spread_s"] = max(times) - min(times)
+        rows.append(row)
+    return {"model": name, "rows": rows}
+
+
+def monotone(rows, who):
+    """Whether the peak never rises as the budget falls (rows by falling budget)."""
+    return all(b[who + "_peak"] <= a[who + "_peak"] for a, b in zip(rows, rows[1:]))
+
+
+def peaks_table(peaks, steps):
+    lines = ["",
+             "### The training-step peak against the memory budget, under Inductor",
+             "",
+             "Each model trains under Inductor with aotgrad's partitioner "
+             "(`aotgrad.inductor(memory_budget=b)`) and with PyTorch's (`torch.compile` with "
+             "`activation_memory_budget` b), in the same run. Peak: the most CPU tensor storage "
+             "alive at once during one training step (forward and backward, gradients included) "
+             "beyond what was alive before it, counted by aotgrad's tracking allocator under "
+             "libtorch's CPU allocator, the largest of %d steps after the compiling one. Step: "
+             "their median, +- half their spread. Batches: %s." % (
+                 steps, ", ".join("%s %d" % kv for kv in PEAK_BATCH.items())),
+             "",
+             "| model | budget | aotgrad peak MiB | PyTorch peak MiB | aotgrad step ms | "
+             "PyTorch step ms |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for p in peaks:
+        for r in p["rows"]:
+            lines.append("| %s | %g | %.1f | %.1f | %.1f +- %.1f | %.1f +- %.1f |" % (
+                p["model"], r["budget"], r["aotgrad_peak"] / 2**20, r["pytorch_peak"] / 2**20,
+                r["aotgrad_step_s"] * 1e3, r["aotgrad_spread_s"] * 5e2,
+                r["pytorch_step_s"] * 1e3, r["pytorch_spread_s"] * 5e2))
+    lines.append("")
+    for p in peaks:
+        rows = p["rows"]
+        one = rows[0]
+        gap = abs(one["aotgrad_step_s"] - one["pytorch_step_s"])
+        noise = max(one["aotgrad_spread_s"], one["pytorch_spread_s"])
+        lines.append(
+            "- %s: aotgrad's peak is monotone in the budget: **%s** (%s MiB); PyTorch's: %s (%s "
+            "MiB). Step time at budget %g within noise (the difference, %.1f ms, no more than the "
+            "larger spread, %.1f ms): **%s** (%.2fx PyTorch's)." % (
+                p["model"], "yes" if monotone(rows, "aotgrad") else "no",
+                " > ".join("%.1f" % (r["aotgrad_peak"] / 2**20) for r in rows),
+                "yes" if monotone(rows, "pytorch") else "no",
+                " > ".join("%.1f" % (r["pytorch_peak"] / 2**20) for r in rows),
+                one["budget"], gap * 1e3, noise * 1e3, "yes" if gap <= noise else "no",
+                one["aotgrad_step_s"] / one["pytorch_step_s"]))
+    return lines
+
+
+def table(results, when, command, reps, peaks=(), steps=0):
     lines = ["## aotgrad's partitioner inside torch.compile, against PyTorch's",
              "",
              "`aotgrad.min_cut_partition` against PyTorch 2.11's `min_cut_rematerialization_"
@@ -209,9 +304,9 @@ def table(results, when, command, reps):
                                        worst["model"]),
               "- Saved bytes no more than PyTorch's on every model: **%s**." %
               ("met" if all(r["aotgrad_saved"] <= r["pytorch_saved"] for r in results)
-               else "missed"),
-              "- Not yet measured here: the training-step peak at budgets 1, 0.5, 0.2 and 0.05, "
-              "and the step time under Inductor."]
+               else "missed")]
+    if peaks:
+        lines += peaks_table(peaks, steps)
     return "\n".join(lines) + "\n"
 
 
@@ -219,11 +314,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--peak-models", default=",".join(MODELS),
+                    help="models whose training-step peaks are measured at each budget ('' none)")
+    ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--benchmarks")
     args = ap.parse_args()
     names = [m for m in args.models.split(",") if m]
-    unknown = [m for m in names if m not in MODELS]
+    peak_names = [m for m in args.peak_models.split(",") if m]
+    unknown = [m for m in names + peak_names if m not in MODELS]
     if unknown:
         ap.error("unknown models %s (known: %s)" % (", ".join(unknown), ", ".join(MODELS)))
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -239,14 +338,24 @@ def main():
                                          r["aotgrad_saved"] / 2**20, r["pytorch_saved"] / 2**20),
               flush=True)
         results.append(r)
+    peaks = []
+    for name in peak_names:
+        p = step_peaks(name, args.steps)
+        for r in p["rows"]:
+            print("%-12s budget %-4g peak aotgrad %.1f MiB, PyTorch %.1f MiB; step %.1f / %.1f ms"
+                  % (name, r["budget"], r["aotgrad_peak"] / 2**20, r["pytorch_peak"] / 2**20,
+                     r["aotgrad_step_s"] * 1e3, r["pytorch_step_s"] * 1e3), flush=True)
+        peaks.append(p)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump({"partition": results, "peaks": peaks}, f, indent=1)
     if args.benchmarks:
         cmd = "bench/python_partition.py" + ("" if args.models == ",".join(MODELS)
                                              else " --models=" + args.models)
+        if args.peak_models != ",".join(MODELS):
+            cmd += " --peak-models=" + args.peak_models
         benchmarks_md.put_section(args.benchmarks, "python_partition",
-                                  table(results, when, cmd, args.reps))
+                                  table(results, when, cmd, args.reps, peaks, args.steps))
 
 
 if __name__ == "__main__":

@@ -28,3 +28,18 @@ def test_llama_block_both_ways(tmp_path):
     text = md.read_text()
     assert text.count("<!-- python_partition: begin -->") == 1 and "KEEP" in text, text
     assert "| llama_block | 1 |" in text, text
+
+
+def test_llama_block_peaks_at_two_budgets():
+    # Trains the block under Inductor with each partitioner at budgets 1 and 0.05: aotgrad's
+    # measured peak must not rise as the budget falls, and the table says so.
+    bench = load_bench()
+    p = bench.step_peaks("llama_block", steps=1, budgets=(1.0, 0.05))
+    rows = p["rows"]
+    assert [r["budget"] for r in rows] == [1.0, 0.05], rows
+    for r in rows:
+        assert r["aotgrad_peak"] > 0 and r["pytorch_peak"] > 0, r
+        assert r["aotgrad_step_s"] > 0 and r["pytorch_step_s"] > 0, r
+    assert bench.monotone(rows, "aotgrad"), rows
+    text = "\n".join(bench.peaks_table([p], 1))
+    assert "| llama_block | 0.05 |" in text and "monotone in the budget: **yes**" in text, text

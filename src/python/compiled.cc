@@ -16,6 +16,7 @@
 #include "aotgrad/python/bindings.h"
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
+#include "aotgrad/runtime/memory.h"
 
 namespace py = pybind11;
 
@@ -77,6 +78,29 @@ void bind_compiled(py::module_& m) {
       .def("__call__", &PyCompiled::operator(), py::arg("args"),
            "Runs it on one tensor per placeholder; the outputs are connected to autograd.")
       .def_property_readonly("training", &PyCompiled::training);
+
+  // The measured CPU memory (aotgrad/runtime/memory.h), for benchmarks that run in Python: every
+  // CPU tensor libtorch allocates after track_cpu_memory() -- eager's, Inductor's, aotgrad's -- is
+  // counted.
+  m.def("track_cpu_memory", &install_tracking_allocator,
+        "Installs aotgrad's tracking allocator as libtorch's CPU allocator (idempotent); storage "
+        "allocated before is not counted.");
+  m.def(
+      "cpu_memory_stats",
+      [] {
+        if (!tracking_allocator_installed())
+          throw Error("cpu_memory_stats: call aotgrad._C.track_cpu_memory() first");
+        MemoryStats s = memory_stats();
+        py::dict d;
+        d["current_bytes"] = s.current_bytes;
+        d["peak_bytes"] = s.peak_bytes;
+        d["allocations"] = s.allocations;
+        return d;
+      },
+      "{'current_bytes', 'peak_bytes', 'allocations'} of CPU tensor storage since the last "
+      "reset_cpu_peak_memory().");
+  m.def("reset_cpu_peak_memory", py::overload_cast<>(&reset_peak_memory),
+        "Sets the peak to the bytes alive now and the allocation count to zero.");
 }
 
 }  // namespace aotgrad
