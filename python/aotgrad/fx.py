@@ -147,6 +147,8 @@ def _target(qualified):
         return _SYM_TARGETS[qualified]
     ns, _, rest = qualified.partition("::")
     name, _, overload = rest.partition(".")
+    if ns == "higher_order":  # run_and_save_rng_state, run_with_rng_state: no overloads
+        return getattr(torch.ops.higher_order, name)
     return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
 
 
@@ -154,22 +156,36 @@ def _target(qualified):
 _BACK = (torch.fx.Graph, operator.getitem, _target, _decode)
 
 
-def to_fx(graph, like=None, syms_first=False, fake_mode=None):
+def to_fx(graph, like=None, syms_first=False, fake_mode=None, saved=None):
     """A GraphModule of aotgrad graph `graph`: flat placeholders, calls of torch.ops overloads,
     getitems and SymInt arithmetic, and its output. `meta["val"]` of a node comes from the node of
-    the same name in GraphModule `like` where it has one; with `fake_mode`, the nodes left without
-    one get theirs from FakeTensorProp. `syms_first`: the SymInt placeholders come first (a
+    the same name in GraphModule `like` where it has one; a backward's leading placeholders left
+    without one take theirs from `saved`, (the saved values' names, the forward GraphModule), by
+    position (the partition may rename a saved value: rng_state_output_0); with `fake_mode`, the
+    nodes left without one get theirs from FakeTensorProp. `syms_first`: the SymInt placeholders come first (a
     backward graph's, as PyTorch's runtime passes the saved SymInts before the saved tensors)."""
     vals = {}
     if like is not None:
         vals = {n.name: n.meta["val"] for n in like.graph.nodes if "val" in n.meta}
     g = _C.to_fx(graph, vals, syms_first, _BACK)
+    bare = {n.name: n for n in g.find_nodes(op="placeholder") if "val" not in n.meta}
+    if bare and saved is not None:
+        names, fw = saved
+        fw_vals = {n.name: n.meta["val"] for n in fw.graph.nodes if "val" in n.meta}
+        inputs = [n[1] for n in graph.nodes() if n[0] == "placeholder"]
+        for name, value in zip(inputs, names):
+            if name in bare and value in fw_vals:
+                bare[name].meta["val"] = fw_vals[value]
     # As PyTorch's partitioner builds its graphs: the module's Python code is generated on first
     # use, not here (torch.fx's lazy graph module).
     gm = _make_graph_module(like if like is not None else torch.nn.Module(), g)
     missing = [n for n in g.nodes if n.op != "output" and "val" not in n.meta]
     if fake_mode is not None and missing:
         from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+        bare = [n.name for n in g.find_nodes(op="placeholder") if "val" not in n.meta]
+        if bare:
+            raise _C.AotgradError("placeholders %s have no fake value in the joint graph or the "
+                                  "forward" % ", ".join(bare))
         inputs = [n.meta["val"] for n in g.find_nodes(op="placeholder")]
         FakeTensorProp(gm, fake_mode).propagate_dont_convert_inputs(*inputs)
     return gm

@@ -49,7 +49,8 @@ def min_cut_partition(joint_module, _joint_inputs, compiler="inductor", *, num_f
                               memory_budget, solver, schedule)
     mode = detect_fake_mode(_joint_inputs) if _joint_inputs else None
     fw_module = afx.to_fx(e.fw, like=joint_module, fake_mode=mode)
-    bw_module = afx.to_fx(e.bw, like=joint_module, syms_first=True, fake_mode=mode)
+    bw_module = afx.to_fx(e.bw, like=joint_module, syms_first=True, fake_mode=mode,
+                          saved=(e.saved, fw_module))
     return fw_module, bw_module
 
 
