@@ -82,3 +82,48 @@ def test_inference_under_no_grad():
 
 def test_a_graph_aotgrad_cannot_take_falls_back_with_a_warning():
     check_fallback(aotgrad_backend, "aotgrad: PyTorch's AOTAutograd")
+
+
+def compiled_with_options(model, options):
+    torch._dynamo.reset()
+    return torch.compile(model, backend=aotgrad_backend, options=options)
+
+
+@pytest.mark.parametrize("partition_fn", ["min_cut_rematerialization_partition",
+                                          "default_partition"])
+def test_aot_config_options_through_torch_compile(partition_fn):
+    # torch.compile(..., options=) hands the backend one `options` dict: AOTConfig's fields by
+    # name and aotgrad's own options, here all at once; training stays eager's.
+    from torch._functorch import partitioners
+    torch.manual_seed(6)
+    batches = [(torch.randn(2, 8, 32), torch.randn(2, 8, 32)) for _ in range(3)]
+    model = Block()
+    twin = copy.deepcopy(model)
+    table = {torch.ops.aten.gelu.default: None, torch.ops.aten.mm.default: None}
+    options = {"partition_fn": getattr(partitioners, partition_fn), "decompositions": table,
+               "num_params_buffers": 8, "keep_inference_input_mutations": True,
+               "dynamic_shapes": False, "enable_log": False, "aot_id": 3, "is_export": False}
+    if partition_fn.startswith("min_cut"):
+        options["memory_budget"] = 0.5  # an option of aotgrad's, beside AOTConfig's
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eager, ours = train(model, compiled_with_options(twin, options), batches)
+    messages = [str(w.message) for w in caught if "aotgrad:" in str(w.message)]
+    # aten::mm has no decomposition in aotgrad: named once, left as it is; no fallback.
+    assert len(messages) == 1 and "aten::mm" in messages[0] and "aten::gelu" not in messages[0], \
+        messages
+    assert ours == pytest.approx(eager, rel=1e-5, abs=1e-6), (eager, ours)
+
+
+@pytest.mark.parametrize("options,words", [
+    ({"fw_compiler": lambda gm, _: gm}, "aotgrad's runtime runs the graphs"),
+    ({"is_export": True}, "is_export=True: aotgrad's backend takes it only as False"),
+    ({"partition_fn": lambda *a, **k: None}, "aotgrad partitions with its min-cut"),
+    ({"memory_budget": 2}, "aotgrad's options: .*memory-budget")])
+def test_a_bad_option_raises_and_does_not_fall_back(options, words):
+    compiled = compiled_with_options(nn.Linear(4, 4), options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(Exception, match=words):
+            compiled(torch.randn(2, 4)).sum().backward()
+    assert not [w for w in caught if "aotgrad:" in str(w.message)]

@@ -17,6 +17,7 @@
 #include "aotgrad/runtime/compiled_function.h"
 #include "aotgrad/runtime/compiled_graph.h"
 #include "aotgrad/runtime/memory.h"
+#include "aotgrad/support/logging.h"
 
 namespace py = pybind11;
 
@@ -27,7 +28,15 @@ namespace {
 class PyCompiled {
  public:
   PyCompiled(const PyGraph& g, std::vector<bool> requires_grad,
-             const std::map<std::string, std::string>& options) {
+             const std::map<std::string, std::string>& options, std::vector<bool> static_inputs,
+             bool enable_log) {
+    // AOTConfig.enable_log: off, this compilation logs nothing (AOTGRAD_LOGS aside).
+    const LogSettings logs = log_settings();
+    if (!enable_log) set_log_settings(LogSettings{});
+    struct Restore {
+      const LogSettings& logs;
+      ~Restore() { set_log_settings(logs); }
+    } restore{logs};
     GivenCompileOptions given(options.begin(), options.end());
     CompileOptions pipeline = parse_compile_options(given);
     bool training = false;
@@ -35,6 +44,7 @@ class PyCompiled {
     if (training) {
       TrainOptions t;
       t.pipeline = std::move(pipeline);
+      t.pipeline.min_cut.static_lifetime_inputs = std::move(static_inputs);
       train_ = std::make_unique<CompiledFunction>(g.graph, std::move(requires_grad), std::move(t));
     } else {
       infer_ = std::make_unique<CompiledGraph>(g.graph, std::move(pipeline));
@@ -69,12 +79,15 @@ class PyCompiled {
 
 void bind_compiled(py::module_& m) {
   py::class_<PyCompiled>(m, "CompiledFunction")
-      .def(py::init<const PyGraph&, std::vector<bool>, const std::map<std::string, std::string>&>(),
+      .def(py::init<const PyGraph&, std::vector<bool>, const std::map<std::string, std::string>&,
+                    std::vector<bool>, bool>(),
            py::arg("graph"), py::arg("requires_grad"),
            py::arg("options") = std::map<std::string, std::string>(),
+           py::arg("static_inputs") = std::vector<bool>(), py::arg("enable_log") = true,
            "Compiles a forward graph of ATen ops (in-place ops and views allowed) with aotgrad's "
            "pipeline; `options` are the command line's compile options by name "
-           "({'memory-budget': '0.5'}).")
+           "({'memory-budget': '0.5'}); `static_inputs` flags the inputs that outlive the step "
+           "(parameters, buffers: free to save); `enable_log` off: this compilation logs nothing.")
       .def("__call__", &PyCompiled::operator(), py::arg("args"),
            "Runs it on one tensor per placeholder; the outputs are connected to autograd.")
       .def_property_readonly("training", &PyCompiled::training);
@@ -82,6 +95,14 @@ void bind_compiled(py::module_& m) {
   // The measured CPU memory (aotgrad/runtime/memory.h), for benchmarks that run in Python: every
   // CPU tensor libtorch allocates after track_cpu_memory() -- eager's, Inductor's, aotgrad's -- is
   // counted.
+  m.def(
+      "check_compile_options",
+      [](const std::map<std::string, std::string>& options) {
+        parse_compile_options(GivenCompileOptions(options.begin(), options.end()));
+      },
+      py::arg("options"),
+      "Raises AotgradError naming the option and the cause when `options` (the command line's "
+      "compile options by name) are not all valid.");
   m.def("track_cpu_memory", &install_tracking_allocator,
         "Installs aotgrad's tracking allocator as libtorch's CPU allocator (idempotent); storage "
         "allocated before is not counted.");
