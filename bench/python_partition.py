@@ -276,9 +276,9 @@ def peaks_table(peaks, steps):
             "MiB). Step time at budget %g within noise (the difference, %.1f ms, no more than the "
             "larger spread, %.1f ms): **%s** (%.2fx PyTorch's)." % (
                 p["model"], "yes" if monotone(rows, "aotgrad") else "no",
-                " > ".join("%.1f" % (r["aotgrad_peak"] / 2**20) for r in rows),
+                " -> ".join("%.1f" % (r["aotgrad_peak"] / 2**20) for r in rows),
                 "yes" if monotone(rows, "pytorch") else "no",
-                " > ".join("%.1f" % (r["pytorch_peak"] / 2**20) for r in rows),
+                " -> ".join("%.1f" % (r["pytorch_peak"] / 2**20) for r in rows),
                 one["budget"], gap * 1e3, noise * 1e3, "yes" if gap <= noise else "no",
                 one["aotgrad_step_s"] / one["pytorch_step_s"]))
     return lines
