@@ -70,6 +70,15 @@ def test_dynamic_batch_sizes_compile_once():
     assert '"f32[s' in signature, signature
 
 
+def test_a_symint_where_a_tensor_goes_compiles_once():
+    from test_partition import ScaledBySize
+    torch.manual_seed(4)
+    batches = [(torch.randn(b, 16), torch.randn(b, 4)) for b in (8, 5, 11)]
+    fns = check(ScaledBySize, batches, dynamic=True)
+    assert len(fns) == 1
+    assert "_as_tensor" in fns[0].aotgrad_graph.text()
+
+
 def test_inference_under_no_grad():
     torch.manual_seed(5)
     model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))

@@ -2,6 +2,7 @@
 Inductor and partitions with aotgrad (Inductor's custom_partitioner_fn)."""
 import copy
 import functools
+import warnings
 
 import pytest
 import torch
@@ -45,10 +46,14 @@ def test_the_partitioner_uuid_follows_the_options():
     assert a.uuid() == partition._InductorPartitioner(memory_budget=0.5).uuid()
 
 
-def test_dynamic_batch_sizes_under_inductor_partition_once():
+@pytest.mark.parametrize("scaled", [False, True])
+def test_dynamic_batch_sizes_under_inductor_partition_once(scaled):
+    # scaled: the model multiplies by its batch size (Note [A SymInt where a Tensor goes]).
+    from test_partition import ScaledBySize
     torch._dynamo.reset()
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))
+    model = ScaledBySize() if scaled else nn.Sequential(nn.Linear(16, 32), nn.GELU(),
+                                                        nn.Linear(32, 4))
     twin = copy.deepcopy(model)
     aotgrad.explanations.clear()
     with torch._inductor.config.patch(fx_graph_cache=False), \
@@ -56,7 +61,10 @@ def test_dynamic_batch_sizes_under_inductor_partition_once():
         compiled = torch.compile(twin, backend=aotgrad.inductor(), dynamic=True)
         torch.manual_seed(1)
         batches = [(torch.randn(b, 16), torch.randn(b, 4)) for b in (8, 5, 11)]
-        losses = train(model, compiled, batches)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses = train(model, compiled, batches)
+    assert not [w for w in caught if "aotgrad:" in str(w.message)]
     # One joint graph with a symbolic batch, partitioned once by aotgrad for every size.
     assert len(aotgrad.explanations) == 1
     assert '"f32[s' in aotgrad.explanations[0].joint.text()

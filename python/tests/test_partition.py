@@ -150,6 +150,31 @@ def test_dynamic_batch_sizes_compile_once():
                for n in joint.graph.find_nodes(op="placeholder"))
 
 
+class ScaledBySize(nn.Module):
+    """`h * h.shape[0]`: under dynamic shapes, mul.Tensor with a SymInt where a Tensor goes."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(16, 32), nn.Linear(32, 4)
+
+    def forward(self, x):
+        h = torch.tanh(self.a(x))
+        return self.b(h * h.shape[0] / 8.0 + h.shape[1])
+
+
+def test_a_symint_where_a_tensor_goes_crosses():
+    # Note [A SymInt where a Tensor goes]: once taken by the fallback, now partitioned by aotgrad
+    # (check_equal_training fails on a fallback warning), one compilation over three batch sizes.
+    torch.manual_seed(5)
+    batches = [(torch.randn(b, 16), torch.randn(b, 4)) for b in (8, 5, 11)]
+    graphs = check_equal_training(ScaledBySize, batches, dynamic=True)
+    assert len(graphs) == 1
+    joint, _, _ = graphs[0]
+    assert any(n.target is torch.ops.aten.mul.Tensor and
+               any(isinstance(a, torch.fx.Node) and isinstance(a.meta["val"], torch.SymInt)
+                   for a in n.args) for n in joint.graph.nodes), joint.code
+
+
 def test_a_graph_aotgrad_cannot_take_falls_back_with_a_warning():
     be, graphs = backend()
     check_fallback(be, "aotgrad: PyTorch's min_cut_rematerialization_partition")

@@ -79,6 +79,7 @@ class FxWalk {
       } catch (const Error& e) {
         throw Error(where + " (" + def.name + "): " + e.message());
       }
+      as_tensors(def, positional, named);
       objects_[n.ptr()] =
           b_.call(name, def, std::move(positional), std::move(named), meta_of(val, name));
     } else if (op == "call_function" && sym_ops_.contains(target)) {
@@ -102,6 +103,37 @@ class FxWalk {
       py::object text = py::getattr(policy, "name", py::none());
       b_.recompute(name, py::str(text.is_none() ? py::str(policy) : text));
     }
+  }
+
+  // Note [A SymInt where a Tensor goes]
+  // FX writes `x * x.shape[0]` as mul.Tensor(x, sym_size_int): PyTorch's argument parser makes the
+  // SymInt a wrapped-number tensor. aotgrad's IR takes a Tensor argument only as a tensor or a
+  // literal number, so the walk puts the SymInt into a 0-dim int64 tensor first (scalar_tensor,
+  // once per SymInt). Type promotion agrees with a wrapped number's wherever a tensor with
+  // dimensions takes part; where it would not (every operand 0-dim), the verifier names the node:
+  // the fake value's dtype against the inferred one.
+  void as_tensors(const OpDef& def, std::vector<Arg>& positional,
+                  std::vector<std::pair<std::string, Arg>>& named) {
+    const auto& sargs = def.schema.args;
+    auto wrap = [&](const TypeRef& t, Arg& a) {
+      if (t.base != BaseType::Tensor || t.list || a.kind != Arg::Kind::Node ||
+          a.node->meta().kind != ValueMeta::Kind::SymInt)
+        return;
+      auto it = as_tensor_.find(a.node);
+      if (it == as_tensor_.end()) {
+        std::vector<std::pair<std::string, Arg>> dtype = {
+            {"dtype", Arg::of_dtype(ScalarType::Int64)}};
+        Node* t0 = b_.call(a.node->name() + "_as_tensor", aten_ops().get("aten::scalar_tensor"),
+                           {a}, std::move(dtype), std::nullopt);
+        it = as_tensor_.emplace(a.node, t0).first;
+      }
+      a = Arg(it->second);
+    };
+    for (size_t i = 0; i < positional.size() && i < sargs.size(); ++i)
+      wrap(sargs[i].type, positional[i]);
+    for (auto& [k, v] : named)
+      for (const auto& sa : sargs)
+        if (sa.name == k) wrap(sa.type, v);
   }
 
   Node* input(const py::handle& a, const std::string& where) {
@@ -193,6 +225,7 @@ class FxWalk {
   std::unordered_map<PyObject*, Node*> objects_;
   std::unordered_map<PyObject*, const OpDef*> ops_;
   std::unordered_map<std::string, SymInt> syms_;
+  std::unordered_map<const Node*, Node*> as_tensor_;  // Note [A SymInt where a Tensor goes]
 };
 
 }  // namespace
