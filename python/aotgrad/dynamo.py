@@ -96,9 +96,8 @@ def _decomposition_spec(table):
     decomposition of; one warning names the others, which stay as they are."""
     names, missing = [], []
     for op in table:
-        schema = getattr(op, "_schema", None)
-        name = (schema.name + ("" if op._overloadname == "default" else "." + op._overloadname)
-                if schema is not None else str(op))
+        # "aten::gelu.default" of an OpOverload, "aten::gelu" of a packet.
+        name = op.name() if isinstance(op, torch._ops.OpOverload) else op._qualified_op_name
         try:
             _C.check_compile_options({"decomp": name})
             names.append(name)
@@ -125,7 +124,7 @@ def _options(options, fakes, tensors):
         if k in _AOT_AT_DEFAULT:
             if v != _AOT_AT_DEFAULT[k]:
                 raise ValueError("%s=%r: aotgrad's backend takes it only as %r"
-                                      % (k, v, _AOT_AT_DEFAULT[k]))
+                                 % (k, v, _AOT_AT_DEFAULT[k]))
         elif k in _AOT_BOOKKEEPING:
             pass
         elif k == "partition_fn":

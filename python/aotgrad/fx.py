@@ -2,11 +2,9 @@
 
 `from_fx(gm)` walks the graph in C++ (`aotgrad._C.from_fx`, src/python/from_fx.cc): each node
 enters aotgrad's IR with its fake value's metadata and its arguments (Note [FX graphs cross node by
-node] in src/python/module.cc); `aotgrad._C.GraphBuilder` takes the same nodes one call each, their
-annotations as FX prints them ("f32[4, s0][s0, 1]cpu") and their arguments encoded as plain
-values. `to_fx(graph, like=gm)`
-builds a GraphModule from an aotgrad graph, with each node's `meta["val"]` taken from the node of
-the same name in `like` where it has one.
+node] in src/python/module.cc). `to_fx(graph, like=gm)` builds a GraphModule from an aotgrad graph
+in C++ too (src/python/to_fx.cc), with each node's `meta["val"]` taken from the node of the same
+name in `like` where it has one.
 """
 import functools
 import operator
@@ -23,7 +21,6 @@ _SYM_OPS = {operator.add: "operator::add", operator.sub: "operator::sub",
             operator.mul: "operator::mul", operator.floordiv: "operator::floordiv",
             operator.mod: "operator::mod", operator.neg: "operator::neg"}
 _SYM_TARGETS = {v: k for k, v in _SYM_OPS.items()}
-_DTYPES = {v: k for k, v in dtype_abbrs.items()}
 
 
 # A node aotgrad's IR cannot hold (a target that is not an ATen op, a subgraph): an AotgradError.
@@ -34,37 +31,18 @@ def _sym_text(s):
     return str(s.node.expr) if isinstance(s, torch.SymInt) else str(int(s))
 
 
-_ANNOTATIONS = {}  # (dtype, sizes, strides, device) of concrete tensors -> their annotation
-
-
 def annotation(val):
-    """What FX prints for a fake value: "f32[2, s0][s0, 1]cpu", "Sym(s0)"; None for a tuple."""
+    """What FX prints for a fake value: "f32[2, s0][s0, 1]cpu", "Sym(s0)"; None for a tuple. The
+    C++ walk reads strided tensors and SymInts itself and asks this for the rest."""
     if isinstance(val, torch.Tensor):
-        shape, stride = tuple(val.shape), val.stride()
-        try:  # concrete sizes: one string per layout (a SymInt is not hashable)
-            key = (val.dtype, shape, stride, val.device)
-            text = _ANNOTATIONS.get(key)
-        except TypeError:
-            key = text = None
-        if text is None:
-            sizes = ", ".join(_sym_text(s) for s in shape)
-            strides = ", ".join(_sym_text(s) for s in stride)
-            text = "%s[%s][%s]%s" % (dtype_abbrs[val.dtype], sizes, strides, val.device)
-            if key is not None:
-                _ANNOTATIONS[key] = text
-        return text
+        sizes = ", ".join(_sym_text(s) for s in val.shape)
+        strides = ", ".join(_sym_text(s) for s in val.stride())
+        return "%s[%s][%s]%s" % (dtype_abbrs[val.dtype], sizes, strides, val.device)
     if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
         return "Sym(%s)" % _sym_text(val)
-    if isinstance(val, torch.SymFloat):
-        return "Sym(%s)" % val.node.expr
-    if isinstance(val, torch.SymBool):
+    if isinstance(val, (torch.SymFloat, torch.SymBool)):
         return "Sym(%s)" % val.node.expr
     return None
-
-
-def _offset(val):
-    """A tensor's storage offset as text ("" for anything else): no annotation prints it."""
-    return _sym_text(val.storage_offset()) if isinstance(val, torch.Tensor) else ""
 
 
 def _hints(gm):
@@ -80,27 +58,6 @@ def _hints(gm):
     return {}
 
 
-def _encode(a, where):
-    if a is None or isinstance(a, (bool, int, float, str)):
-        return a
-    if isinstance(a, torch.fx.Node):
-        return ("node", a.name)
-    if isinstance(a, (list, tuple)):
-        return [_encode(e, where) for e in a]
-    if isinstance(a, torch.dtype):
-        return ("dtype", dtype_abbrs[a])
-    if isinstance(a, torch.device):
-        return ("device", str(a))
-    if isinstance(a, torch.layout):
-        return ("layout", str(a).replace("torch.", ""))
-    if isinstance(a, torch.memory_format):
-        return ("memory_format", str(a).replace("torch.", ""))
-    if isinstance(a, torch._ops.OpOverload):
-        return ("op", "%s.%s" % (a._schema.name, a._overloadname))
-    raise UnsupportedNode("%s: aotgrad's IR has no argument like %r (%s)"
-                          % (where, a, type(a).__name__))
-
-
 def _is_joint(gm):
     names = [n.name for n in gm.graph.find_nodes(op="placeholder")]
     return any(name.startswith("tangents") for name in names)
@@ -114,31 +71,8 @@ def from_fx(gm):
     return _C.from_fx(gm.graph, _hints(gm), _is_joint(gm), _KINDS)
 
 
-# What the C++ walk compares nodes with, and how it encodes the rare values it does not read.
-_KINDS = (torch.fx.Node, torch._ops.OpOverload, operator.getitem, _SYM_OPS, annotation, _encode)
-
-
-def _decode(a, env):
-    if isinstance(a, tuple):
-        tag, v = a
-        if tag == "node":
-            return env[v]
-        if tag == "tuple":
-            return tuple(_decode(e, env) for e in v)
-        if tag == "dtype":
-            return _DTYPES[v]
-        if tag == "device":
-            return torch.device(v)
-        if tag == "layout":
-            return getattr(torch, v)
-        if tag == "memory_format":
-            return getattr(torch, v)
-        if tag == "op":
-            return _target(v)
-        raise ValueError("unknown argument tag %r" % tag)
-    if isinstance(a, list):
-        return [_decode(e, env) for e in a]
-    return a
+# What the C++ walk compares nodes with, and the annotation of the values it does not read.
+_KINDS = (torch.fx.Node, torch._ops.OpOverload, operator.getitem, _SYM_OPS, annotation)
 
 
 @functools.lru_cache(maxsize=None)
@@ -152,40 +86,43 @@ def _target(qualified):
     return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
 
 
-# What the C++ build of an FX graph makes nodes with, and how it decodes the rare values.
-_BACK = (torch.fx.Graph, operator.getitem, _target, _decode)
+# What the C++ build of an FX graph makes nodes with.
+_BACK = (torch.fx.Graph, operator.getitem, _target)
 
 
-def to_fx(graph, like=None, syms_first=False, fake_mode=None, saved=None):
+def fake_values(gm):
+    """`meta["val"]` of GraphModule `gm`'s nodes that have one, by name."""
+    return {n.name: n.meta["val"] for n in gm.graph.nodes if "val" in n.meta}
+
+
+def to_fx(graph, like=None, syms_first=False, fake_mode=None, saved=None, vals=None):
     """A GraphModule of aotgrad graph `graph`: flat placeholders, calls of torch.ops overloads,
     getitems and SymInt arithmetic, and its output. `meta["val"]` of a node comes from the node of
-    the same name in GraphModule `like` where it has one; a backward's leading placeholders left
-    without one take theirs from `saved`, (the saved values' names, the forward GraphModule), by
-    position (the partition may rename a saved value: rng_state_output_0); with `fake_mode`, the
-    nodes left without one get theirs from FakeTensorProp. `syms_first`: the SymInt placeholders come first (a
-    backward graph's, as PyTorch's runtime passes the saved SymInts before the saved tensors)."""
-    vals = {}
-    if like is not None:
-        vals = {n.name: n.meta["val"] for n in like.graph.nodes if "val" in n.meta}
+    the same name in GraphModule `like` where it has one (`vals`: fake_values(like), when the
+    caller has it). A backward's leading placeholders left without one take theirs from `saved`,
+    (the saved values' names, the forward GraphModule), by position: the partition may rename a
+    saved value (rng_state_output_0). With `fake_mode`, the nodes left without one get theirs from
+    FakeTensorProp. `syms_first`: the SymInt placeholders come first (a backward graph's, as
+    PyTorch's runtime passes the saved SymInts before the saved tensors)."""
+    if vals is None:
+        vals = fake_values(like) if like is not None else {}
     g = _C.to_fx(graph, vals, syms_first, _BACK)
     bare = {n.name: n for n in g.find_nodes(op="placeholder") if "val" not in n.meta}
     if bare and saved is not None:
         names, fw = saved
-        fw_vals = {n.name: n.meta["val"] for n in fw.graph.nodes if "val" in n.meta}
+        fw_vals = fake_values(fw)
         inputs = [n[1] for n in graph.nodes() if n[0] == "placeholder"]
         for name, value in zip(inputs, names):
             if name in bare and value in fw_vals:
-                bare[name].meta["val"] = fw_vals[value]
+                bare.pop(name).meta["val"] = fw_vals[value]
     # As PyTorch's partitioner builds its graphs: the module's Python code is generated on first
     # use, not here (torch.fx's lazy graph module).
     gm = _make_graph_module(like if like is not None else torch.nn.Module(), g)
-    missing = [n for n in g.nodes if n.op != "output" and "val" not in n.meta]
-    if fake_mode is not None and missing:
-        from torch.fx.passes.fake_tensor_prop import FakeTensorProp
-        bare = [n.name for n in g.find_nodes(op="placeholder") if "val" not in n.meta]
+    if fake_mode is not None and any(n.op != "output" and "val" not in n.meta for n in g.nodes):
         if bare:
             raise _C.AotgradError("placeholders %s have no fake value in the joint graph or the "
                                   "forward" % ", ".join(bare))
         inputs = [n.meta["val"] for n in g.find_nodes(op="placeholder")]
+        from torch.fx.passes.fake_tensor_prop import FakeTensorProp
         FakeTensorProp(gm, fake_mode).propagate_dont_convert_inputs(*inputs)
     return gm

@@ -48,9 +48,10 @@ def min_cut_partition(joint_module, _joint_inputs, compiler="inductor", *, num_f
     e = explanation.partition(joint, num_fwd_outputs, static_lifetime_input_indices or (),
                               memory_budget, solver, schedule)
     mode = detect_fake_mode(_joint_inputs) if _joint_inputs else None
-    fw_module = afx.to_fx(e.fw, like=joint_module, fake_mode=mode)
+    vals = afx.fake_values(joint_module)
+    fw_module = afx.to_fx(e.fw, like=joint_module, fake_mode=mode, vals=vals)
     bw_module = afx.to_fx(e.bw, like=joint_module, syms_first=True, fake_mode=mode,
-                          saved=(e.saved, fw_module))
+                          saved=(e.saved, fw_module), vals=vals)
     return fw_module, bw_module
 
 
@@ -67,7 +68,8 @@ class _InductorPartitioner(CustomPartitionerFn):
 
     def uuid(self):
         here = os.path.dirname(os.path.abspath(__file__))
-        files = tuple(os.path.join(here, f) for f in ("fx.py", "partition.py")) + (_C.__file__,)
+        files = tuple(os.path.join(here, f) for f in ("fx.py", "partition.py", "explanation.py"))
+        files += (_C.__file__,)
         return get_hash_for_files(files) + repr(sorted(self.options.items())).encode()
 
 

@@ -2,12 +2,15 @@
 // by node], src/python/module.cc). The same crossing as aotgrad.fx's node-by-node GraphBuilder
 // calls, without a Python step per node: a fake tensor's metadata is read from its at::Tensor
 // (dtype, device, symbolic sizes, strides and storage offset), an argument becomes an Arg as it is
-// read, and each op's OpDef is looked up once per target. Rare values (a SymFloat, a layout, a
-// memory format, an op as an argument) go through aotgrad.fx's own encoding, passed in `kinds`.
+// read, and each op's OpDef is looked up once per target. The metadata of a SymFloat, a SymBool or
+// a tensor that is not strided comes from its annotation (aotgrad.fx.annotation, in `kinds`).
 #include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
+#include <torch/csrc/Layout.h>
+#include <torch/csrc/MemoryFormat.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
+#include <torch/csrc/utils/python_symnode.h>
 
 #include <optional>
 #include <string>
@@ -35,15 +38,14 @@ class UnsupportedNode : public Error {
 class FxWalk {
  public:
   // kinds: (torch.fx.Node, torch._ops.OpOverload, operator.getitem, {operator.add:
-  // "operator::add", ...}, aotgrad.fx.annotation, aotgrad.fx._encode).
+  // "operator::add", ...}, aotgrad.fx.annotation).
   FxWalk(GraphBuilder& b, const py::tuple& kinds)
       : b_(b),
         node_type_(kinds[0]),
         overload_type_(kinds[1]),
         getitem_(kinds[2]),
         sym_ops_(kinds[3].cast<py::dict>()),
-        annotation_(kinds[4]),
-        encode_(kinds[5]) {}
+        annotation_(kinds[4]) {}
 
   void walk(const py::handle& graph) {
     // A list first: iterating the node list in place can repeat nodes under pybind11.
@@ -148,10 +150,8 @@ class FxWalk {
     if (it != ops_.end()) return *it->second;
     std::string qualified = py::str(target.attr("_schema").attr("name"));
     std::string overload = py::str(target.attr("_overloadname"));
-    std::string name =
-        overload.empty() || overload == "default" ? qualified : qualified + "." + overload;
     try {
-      const OpDef& def = aten_ops().get(name);
+      const OpDef& def = find_op(qualified, overload);
       ops_.emplace(target.ptr(), &def);
       return def;
     } catch (const Error& e) {
@@ -176,12 +176,29 @@ class FxWalk {
       return Arg::of_dtype(from_c10(reinterpret_cast<THPDtype*>(o)->scalar_type));
     if (THPDevice_Check(o))
       return Arg::of_device(from_c10(reinterpret_cast<THPDevice*>(o)->device));
-    // A layout, a memory format, an op: aotgrad.fx's encoding, decoded as GraphBuilder.call does.
-    return decode_encoded(encode_(a, where), b_);
+    if (THPLayout_Check(o)) {
+      std::string s = torch_name(reinterpret_cast<THPLayout*>(o)->name);
+      return known(layout_from_torch_name(s), Arg::of_layout, "layout", s);
+    }
+    if (THPMemoryFormat_Check(o)) {
+      std::string s = torch_name(reinterpret_cast<THPMemoryFormat*>(o)->name);
+      return known(memory_format_from_torch_name(s), Arg::of_memory_format, "memory format", s);
+    }
+    if (py::isinstance(a, overload_type_)) return Arg::of_op(op_of(a, where));
+    throw UnsupportedNode(where + ": aotgrad's IR has no argument like " +
+                          py::repr(a).cast<std::string>() + " (" +
+                          std::string(Py_TYPE(o)->tp_name) + ")");
   }
 
-  // The metadata of a fake value: a tensor's from its at::Tensor; a SymInt's or SymFloat's from
-  // its annotation; nullopt for a tuple or no value (the call's is inferred).
+  // "strided" of torch's "torch.strided".
+  static std::string torch_name(const char* name) {
+    std::string s(name);
+    return s.rfind("torch.", 0) == 0 ? s.substr(6) : s;
+  }
+
+  // The metadata of a fake value: a strided tensor's from its at::Tensor, a SymInt's or int's from
+  // its expression, anything else's from its annotation; nullopt for a tuple or no value (the
+  // call's is inferred).
   std::optional<ValueMeta> meta_of(const py::handle& val, const std::string& name) {
     if (THPVariable_Check(val.ptr())) {
       const at::Tensor& t = THPVariable_Unpack(val.ptr());
@@ -198,7 +215,10 @@ class FxWalk {
         return ValueMeta::of(std::move(m));
       }
     }
-    py::object text = annotation_(val);
+    if (PyLong_Check(val.ptr()) && !PyBool_Check(val.ptr()))
+      return ValueMeta::of_sym(SymInt(val.cast<int64_t>()));
+    if (torch::is_symint(val)) return ValueMeta::of_sym(sym(val.cast<c10::SymInt>()));
+    py::object text = annotation_(val);  // a SymFloat, a SymBool, a tensor not strided
     if (text.is_none()) return std::nullopt;
     std::string offset;
     if (THPVariable_Check(val.ptr())) offset = py::str(val.attr("storage_offset")());
@@ -221,7 +241,7 @@ class FxWalk {
   GraphBuilder& b_;
   py::handle node_type_, overload_type_, getitem_;
   py::dict sym_ops_;
-  py::object annotation_, encode_;
+  py::object annotation_;
   std::unordered_map<PyObject*, Node*> objects_;
   std::unordered_map<PyObject*, const OpDef*> ops_;
   std::unordered_map<std::string, SymInt> syms_;

@@ -45,21 +45,14 @@
 namespace py = pybind11;
 
 namespace aotgrad {
-namespace {
 
-// The op named `qualified` ("aten::add") with overload `overload` ("Tensor", "default").
 const OpDef& find_op(const std::string& qualified, const std::string& overload) {
   std::string name =
       overload.empty() || overload == "default" ? qualified : qualified + "." + overload;
   return aten_ops().get(name);
 }
 
-// `parsed`'s value made an Arg by `make`, else an Error naming the unknown `what`.
-template <class T, class Make>
-Arg known(const std::optional<T>& parsed, Make make, const char* what, const std::string& s) {
-  if (!parsed) throw Error(std::string("aotgrad has no ") + what + " '" + s + "'");
-  return make(*parsed);
-}
+namespace {
 
 py::object encode(const Arg& a) {
   switch (a.kind) {
@@ -192,8 +185,6 @@ py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
 }
 
 }  // namespace
-
-py::object encode_arg(const Arg& a) { return encode(a); }
 
 std::pair<py::list, py::dict> call_arguments(const Node& n,
                                              const std::function<py::object(const Arg&)>& value) {

@@ -1,10 +1,10 @@
 // aotgrad._C.to_fx: an aotgrad graph built back into a torch.fx Graph in C++ (aotgrad.fx.to_fx):
 // each node by Graph.create_node, its arguments made Python values as they are read, each op's
-// OpOverload looked up once per op, and `meta["val"]` taken from the values given by name. The
-// rare values (a memory format, an op as an argument) go through aotgrad.fx's own decoding.
+// OpOverload looked up once per op, and `meta["val"]` taken from the values given by name.
 #include <torch/csrc/Device.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/utils/pybind.h>
+#include <torch/csrc/utils/tensor_memoryformats.h>
 
 #include <string>
 #include <unordered_map>
@@ -22,13 +22,12 @@ namespace {
 
 class FxBuild {
  public:
-  // kinds: (torch.fx.Graph, operator.getitem, aotgrad.fx._target, aotgrad.fx._decode).
+  // kinds: (torch.fx.Graph, operator.getitem, aotgrad.fx._target).
   FxBuild(const py::tuple& kinds, py::dict vals)
       : fx_(kinds[0]()),
         create_node_(fx_.attr("create_node")),
         getitem_(kinds[1]),
         target_(kinds[2]),
-        decode_(kinds[3]),
         vals_(std::move(vals)) {}
 
   py::object build(const Graph& g, bool syms_first) {
@@ -104,11 +103,16 @@ class FxBuild {
         for (const Arg& e : a.list) l.append(value(e));
         return py::tuple(l);
       }
-      default: return decode_(encode_arg(a), py::dict());  // a memory format, an op
+      case Arg::Kind::MemoryFormat:
+        return py::reinterpret_borrow<py::object>(
+            torch::utils::getTHPMemoryFormat(to_c10(static_cast<MemoryFormat>(a.i))));
+      case Arg::Kind::Op: return target(*a.op);
+      case Arg::Kind::Graph: break;
     }
+    throw Error("a subgraph argument ('" + a.str + "') does not cross into Python yet");
   }
 
-  py::object fx_, create_node_, getitem_, target_, decode_;
+  py::object fx_, create_node_, getitem_, target_;
   py::dict vals_;
   std::unordered_map<const Node*, py::object> env_;
   std::unordered_map<const OpDef*, py::object> targets_;

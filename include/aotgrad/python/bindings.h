@@ -5,8 +5,11 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
+#include "aotgrad/ir/error.h"
 #include "aotgrad/ir/graph.h"
 
 namespace aotgrad {
@@ -22,8 +25,16 @@ class GraphBuilder;
 /// references are looked up in `nodes`, the graph so far (src/python/module.cc).
 Arg decode_encoded(const pybind11::handle& v, const GraphBuilder& nodes);
 
-/// `a` in aotgrad.fx's encoding (src/python/module.cc).
-pybind11::object encode_arg(const Arg& a);
+/// The op named `qualified` ("aten::add") with overload `overload` ("Tensor", "default", ""); an
+/// Error for an op aotgrad does not know (src/python/module.cc).
+const OpDef& find_op(const std::string& qualified, const std::string& overload);
+
+/// `parsed`'s value made an Arg by `make`, else an Error naming the unknown `what` ("layout").
+template <class T, class Make>
+Arg known(const std::optional<T>& parsed, Make make, const char* what, const std::string& s) {
+  if (!parsed) throw Error(std::string("aotgrad has no ") + what + " '" + s + "'");
+  return make(*parsed);
+}
 
 /// A call's given arguments as FX writes them: the schema's positional ones, then its keyword-only
 /// ones by name, each made a Python value by `value` (src/python/module.cc).
