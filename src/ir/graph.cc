@@ -726,6 +726,38 @@ std::unique_ptr<Graph> Graph::clone() const {
   return g;
 }
 
+void Graph::reorder(const std::vector<const Node*>& body) {
+  std::vector<Node*> leading = placeholders();
+  AOTGRAD_CHECK(leading.size() + body.size() + (output_ ? 1 : 0) == size_,
+                "Graph::reorder: ", body.size(), " nodes given for the ",
+                size_ - leading.size() - (output_ ? 1 : 0), " calls and getitems of the graph");
+  NodeMap<bool> placed(size_);
+  for (Node* p : leading) placed.emplace(p, true);
+  for (const Node* n : body) {
+    AOTGRAD_CHECK(
+        n && n->graph_ == this && n->kind_ != NodeKind::Placeholder && n->kind_ != NodeKind::Output,
+        "Graph::reorder: ", n ? n->describe() : "null", " is not a call or getitem of the graph");
+    for (const Arg& a : n->args_)
+      a.for_each_node([&](Node* v) {
+        AOTGRAD_CHECK(placed.contains(v), "Graph::reorder: ", n->describe(),
+                      " would come before its argument '", v->name_, "'");
+      });
+    AOTGRAD_CHECK(placed.emplace(n, true).second, "Graph::reorder: ", n->describe(),
+                  " is given twice");
+  }
+  Node* prev = leading.empty() ? nullptr : leading.back();
+  auto link = [&](Node* n) {
+    n->prev_ = prev;
+    (prev ? prev->next_ : head_) = n;
+    prev = n;
+  };
+  // The nodes are this graph's (checked above): relinking them changes the graph, not them.
+  for (const Node* n : body) link(const_cast<Node*>(n));
+  if (output_) link(output_);
+  if (prev) prev->next_ = nullptr;
+  tail_ = prev;
+}
+
 std::vector<Node*> Graph::placeholders() const {
   std::vector<Node*> out;
   for (Node* n = head_; n && n->kind_ == NodeKind::Placeholder; n = n->next_) out.push_back(n);

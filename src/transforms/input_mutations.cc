@@ -5,6 +5,8 @@
 #include <functional>
 #include <unordered_map>
 
+#include "aotgrad/ir/node_map.h"
+
 namespace aotgrad {
 
 bool InputMutations::any() const {
@@ -64,14 +66,13 @@ std::vector<int> input_alias_roots(const Graph& g) {
 }
 
 std::vector<const Node*> storage_roots(const Graph& g, const std::vector<int>& written_into) {
-  std::unordered_map<const Node*, const Node*> root;
+  NodeMap<const Node*> root(g.size());
   std::vector<const Node*> out;
-  root.reserve(g.size());
   out.reserve(g.size());
   auto root_of = [&](const Arg& a, const Node* self) -> const Node* {
     if (!a.is_node()) return self;
-    auto it = root.find(a.node);
-    return it == root.end() ? a.node : it->second;
+    const Node* const* r = root.find(a.node);
+    return r ? *r : a.node;
   };
   size_t pos = 0;
   for (const Node* n : g.nodes()) {

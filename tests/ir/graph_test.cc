@@ -152,5 +152,46 @@ TEST(Graph, CloneCopiesNodesNamesMetadataAndInfo) {
   EXPECT_EQ(c->placeholders().back()->name(), "tangents_2");
 }
 
+TEST(Graph, ReorderRelinksTheSameNodesAndRefusesABadOrder) {
+  Graph g;
+  Node* x = g.add_placeholder("x", f32({4}));
+  Node* y = g.add_placeholder("y", f32({4}));
+  Node* a = g.add_call(op("aten::relu"), {x});
+  Node* b = g.add_call(op("aten::neg"), {y});
+  Node* c = g.add_call(op("aten::mul.Tensor"), {a, b});
+  g.set_output(Arg::of_tuple({c}));
+  const std::string before = print_graph(g);
+
+  g.reorder({b, a, c});
+  EXPECT_EQ(names(g), (std::vector<std::string>{"x", "y", "neg", "relu", "mul", "output"}));
+  EXPECT_EQ(g.find("relu"), a);  // the same nodes, relinked
+  EXPECT_EQ(g.size(), 6u);
+  // Walking backwards agrees, and a node added now still goes before the output.
+  std::vector<std::string> back;
+  for (const Node* n = g.output(); n; n = n->prev()) back.push_back(n->name());
+  EXPECT_EQ(back, (std::vector<std::string>{"output", "mul", "relu", "neg", "y", "x"}));
+  Node* d = g.add_call(op("aten::relu"), {c});
+  EXPECT_EQ(d->next(), g.output());
+  g.erase(d);
+  g.reorder({a, b, c});
+  EXPECT_EQ(print_graph(g), before);
+
+  // A node before its argument, a node twice or missing, a placeholder: errors that name it, and
+  // the graph as it was.
+  auto refused = [&](const std::vector<const Node*>& body, const std::string& says) {
+    try {
+      g.reorder(body);
+      ADD_FAILURE() << "accepted an order with " << says;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(print_graph(g), before);
+  };
+  refused({c, a, b}, "before its argument 'relu'");
+  refused({a, a, c}, "given twice");
+  refused({a, c}, "2 nodes given for the 3");
+  refused({x, b, c}, "is not a call or getitem");
+}
+
 }  // namespace
 }  // namespace aotgrad

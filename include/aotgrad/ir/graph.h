@@ -337,6 +337,10 @@ class Graph {
 
   /// A deep copy: same nodes, names, metadata, node info and signature.
   std::unique_ptr<Graph> clone() const;
+  /// Puts the calls and getitems in the order of `body`, in place: the same nodes (no copy),
+  /// after the placeholders and before the output. `body` holds each of them once, each after
+  /// the nodes it reads; anything else throws and leaves the graph as it was.
+  void reorder(const std::vector<const Node*>& body);
 
   Signature signature = Signature::Plain;
 

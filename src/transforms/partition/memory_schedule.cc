@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ir/node_map.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/op_classes.h"
 #include "aotgrad/transforms/partition/memory_timeline.h"
@@ -26,9 +27,9 @@ namespace {
 // dependences, barriers and, as a priority only, the bytes each node allocates and frees. The
 // peak that decides is the memory timeline's, not this.
 struct Body {
-  std::vector<const Node*> nodes;                 // graph order, placeholders and output excluded
-  std::unordered_map<const Node*, size_t> index;  // position in `nodes`
-  std::vector<std::vector<size_t>> preds;         // body nodes each node waits for
+  std::vector<const Node*> nodes;          // graph order, placeholders and output excluded
+  NodeMap<size_t> index;                   // position in `nodes`
+  std::vector<std::vector<size_t>> preds;  // body nodes each node waits for
   std::vector<std::vector<size_t>> succs;
   std::vector<std::vector<size_t>> getitems;  // a call's getitems, in graph order
   std::vector<bool> barrier;                  // writes an argument, or a collective
@@ -63,7 +64,8 @@ Body analyze(const Graph& g, const std::vector<std::pair<int, int64_t>>& placeho
              bool outputs_freed_early = false) {
   Body b;
   std::vector<const Node*> roots = storage_roots(g);
-  std::unordered_map<const Node*, int> storage_of_root;
+  NodeMap<int> storage_of_root(g.size());
+  b.index.reserve(g.size());
   std::unordered_map<int, int> storage_of_key;
   std::vector<Node*> placeholders = g.placeholders();
   auto new_storage = [&](int64_t bytes, bool held) {
@@ -80,7 +82,7 @@ Body analyze(const Graph& g, const std::vector<std::pair<int, int64_t>>& placeho
       if (fresh) it->second = new_storage(bytes, false);
       s = it->second;
     }
-    storage_of_root[placeholders[k]] = s;
+    storage_of_root.emplace(placeholders[k], s);
   }
   size_t pos = 0;
   for (const Node* n : g.nodes()) {
@@ -88,7 +90,7 @@ Body analyze(const Graph& g, const std::vector<std::pair<int, int64_t>>& placeho
     if (n->kind() == NodeKind::Placeholder || n->kind() == NodeKind::Output) continue;
     size_t i = b.nodes.size();
     b.nodes.push_back(n);
-    b.index[n] = i;
+    b.index.emplace(n, i);
     int s = -1;
     int64_t alloc = 0;
     if (root == n) {
@@ -106,12 +108,12 @@ Body analyze(const Graph& g, const std::vector<std::pair<int, int64_t>>& placeho
           if (!read[k] && n->meta().elems[k].is_tensor()) bytes += value_nbytes(n->meta().elems[k]);
       }
       s = new_storage(bytes, false);
-      storage_of_root[n] = s;
+      storage_of_root.emplace(n, s);
       // A call allocates all its results; a getitem's element came with its call.
       if (n->kind() == NodeKind::Call) alloc = value_nbytes(n->meta());
     } else {
-      auto it = storage_of_root.find(root);
-      s = it == storage_of_root.end() ? -1 : it->second;
+      const int* root_storage = storage_of_root.find(root);
+      s = root_storage ? *root_storage : -1;
     }
     b.storage.push_back(s);
     b.alloc.push_back(alloc);
@@ -123,24 +125,29 @@ Body analyze(const Graph& g, const std::vector<std::pair<int, int64_t>>& placeho
   b.barrier.resize(m);
   b.arg_uses.resize(m);
   auto storage_of_node = [&](const Node* v) -> int {
-    if (auto it = b.index.find(v); it != b.index.end()) return b.storage[it->second];
-    auto it = storage_of_root.find(v);
-    return it == storage_of_root.end() ? -1 : it->second;
+    if (const size_t* i = b.index.find(v)) return b.storage[*i];
+    const int* root_storage = storage_of_root.find(v);
+    return root_storage ? *root_storage : -1;
   };
   size_t last_ordered = SIZE_MAX;
   for (size_t i = 0; i < m; ++i) {
     const Node* n = b.nodes[i];
     b.barrier[i] = is_barrier(*n);
-    std::unordered_map<int, int64_t> counts;
+    std::vector<std::pair<int, int64_t>> counts;  // (storage, uses): a call has few arguments
     auto use = [&](Node* a) {
-      if (auto it = b.index.find(a); it != b.index.end()) b.preds[i].push_back(it->second);
+      if (const size_t* p = b.index.find(a)) b.preds[i].push_back(*p);
       int s = storage_of_node(a);
-      if (s >= 0) ++counts[s];
+      if (s < 0) return;
+      auto c =
+          std::find_if(counts.begin(), counts.end(), [&](const auto& e) { return e.first == s; });
+      if (c == counts.end())
+        counts.push_back({s, 1});
+      else
+        ++c->second;
     };
     if (n->kind() == NodeKind::GetItem) {
       use(n->getitem_input());
-      if (auto it = b.index.find(n->getitem_input()); it != b.index.end())
-        b.getitems[it->second].push_back(i);
+      if (const size_t* p = b.index.find(n->getitem_input())) b.getitems[*p].push_back(i);
     } else {
       for (const Arg& a : n->args()) a.for_each_node(use);
     }
@@ -288,12 +295,12 @@ std::vector<size_t> depth_first_order(const Body& b) {
   return order;
 }
 
-// A copy of `g` with its body in `order` (positions in b.nodes).
-std::unique_ptr<Graph> reordered(const Graph& g, const Body& b, const std::vector<size_t>& order) {
+// The body's nodes in `order` (positions in b.nodes).
+std::vector<const Node*> in_order(const Body& b, const std::vector<size_t>& order) {
   std::vector<const Node*> body;
   body.reserve(order.size());
   for (size_t i : order) body.push_back(b.nodes[i]);
-  return copy_in_order(g, body);
+  return body;
 }
 
 bool is_identity(const std::vector<size_t>& order) {
@@ -321,11 +328,13 @@ ScheduleKind parse_schedule_kind(std::string_view name) {
 
 namespace {
 
-// The schedule; `new_fw` and `new_bw` get the reordered graphs (nullptr: keep the graph as is).
-// Without `forward`, the forward keeps its order.
-MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std::string>& saved,
-                        bool gradients_kept, std::unique_ptr<Graph>& new_fw,
-                        std::unique_ptr<Graph>& new_bw, bool forward = true) {
+// The schedule, in place: `bw` and, given `reorder_fw` (which is `fw`), the forward are
+// reordered. `split_bw` gets the backward with its weight gradients split off, reordered, when
+// that order wins: the caller puts it in place of `bw`. Each candidate order is priced on the
+// graph itself, relinked (Graph::reorder), not on a copy.
+MemorySchedule schedule(const Graph& fw, Graph& bw, const std::vector<std::string>& saved,
+                        bool gradients_kept, Graph* reorder_fw, std::unique_ptr<Graph>& split_bw) {
+  const bool forward = reorder_fw != nullptr;
   MemorySchedule r;
   // Kept gradients leave as they are made only from a backward that offers its outputs early
   // (splitting its weight gradients keeps that so).
@@ -370,45 +379,61 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
 
   Body fb = forward ? analyze(fw, fw_inputs) : Body{};
   Body bb = analyze(bw, bw_inputs, gradients_kept);
-  // `prefix` names the candidates of a rewritten graph ("split_").
-  auto best_of = [&](const Graph& g, const Body& b, bool backward, const std::string& prefix,
-                     bool greedy, bool depth_first, int64_t& peak_after, std::string& chosen,
-                     std::unique_ptr<Graph>& best) {
+  // `prefix` names the candidates of a rewritten graph ("split_"). The best order found that is
+  // better than `peak_after` goes to `best` (and true is returned); `g` is left in its order.
+  auto best_of = [&](Graph& g, const Body& b, bool backward, const std::string& prefix, bool greedy,
+                     bool depth_first, int64_t& peak_after, std::string& chosen,
+                     std::vector<const Node*>& best) {
     std::vector<Candidate> candidates;
     if (greedy) candidates.push_back({"greedy", greedy_order(b)});
     if (depth_first) candidates.push_back({"depth_first", depth_first_order(b)});
+    bool found = false;
     for (Candidate& c : candidates) {
       if (is_identity(c.order)) continue;
-      std::unique_ptr<Graph> cand = reordered(g, b, c.order);
-      MemoryTimeline t = backward ? timeline(fw, *cand) : timeline(*cand, bw);
+      std::vector<const Node*> order = in_order(b, c.order);
+      g.reorder(order);
+      MemoryTimeline t = backward ? timeline(fw, g) : timeline(g, bw);
+      g.reorder(b.nodes);
       int64_t peak = phase_peak(t, backward);
       if (peak < peak_after) {
         peak_after = peak;
         chosen = prefix + c.name;
-        best = std::move(cand);
+        best = std::move(order);
+        found = true;
       }
     }
+    return found;
   };
   r.forward_peak_after = r.forward_peak_before;
   r.backward_peak_after = r.backward_peak_before;
+  std::vector<const Node*> fw_order, bw_order;
   if (forward)
-    best_of(fw, fb, false, "", true, true, r.forward_peak_after, r.forward_order, new_fw);
+    best_of(*reorder_fw, fb, false, "", true, true, r.forward_peak_after, r.forward_order,
+            fw_order);
   // A backward with weight gradients to split: its greedy order on the graph with them split off
   // (split_weight_gradients), which has every order of the unsplit graph and more, in place of
   // the unsplit greedy order (two candidates, as for the forward: the schedule is the pipeline's
   // costliest stage); the depth-first order on the unsplit graph.
   std::unique_ptr<Graph> split = has_weight_gradients_to_split(bw) ? bw.clone() : nullptr;
   int calls = split ? split_weight_gradients(*split) : 0;
+  std::vector<const Node*> split_order;
   if (calls > 0) {
     Body sb = analyze(*split, bw_inputs, gradients_kept);
     best_of(*split, sb, true, "split_", true, false, r.backward_peak_after, r.backward_order,
-            new_bw);
+            split_order);
   }
-  best_of(bw, bb, true, "", calls == 0, true, r.backward_peak_after, r.backward_order, new_bw);
+  if (best_of(bw, bb, true, "", calls == 0, true, r.backward_peak_after, r.backward_order,
+              bw_order))
+    split_order.clear();
   if (r.backward_order == "split_greedy") r.split_calls = calls;
-  // The backward's steps live the same whatever the forward's order and the other way round (the
-  // saved values, outputs and tangents at the boundary do not depend on it): the step's peak is
-  // the higher of the two phases' peaks.
+  // The candidates were each priced against the other graph's order as given; the winners go in
+  // place now.
+  if (!fw_order.empty()) reorder_fw->reorder(fw_order);
+  if (!bw_order.empty()) bw.reorder(bw_order);
+  if (!split_order.empty()) {
+    split->reorder(split_order);
+    split_bw = std::move(split);
+  }
   r.peak_after = std::max(r.forward_peak_after, r.backward_peak_after);
   return r;
 }
@@ -417,28 +442,26 @@ MemorySchedule schedule(const Graph& fw, const Graph& bw, const std::vector<std:
 
 MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved,
                                    bool gradients_kept) {
-  std::unique_ptr<Graph> new_fw, new_bw;
-  MemorySchedule r = schedule(fw, bw, saved, gradients_kept, new_fw, new_bw);
-  if (new_fw) assign_graph(fw, *new_fw);
-  if (new_bw) assign_graph(bw, *new_bw);
+  std::unique_ptr<Graph> split;
+  MemorySchedule r = schedule(fw, bw, saved, gradients_kept, &fw, split);
+  if (split) assign_graph(bw, *split);
   return r;
 }
 
 MemorySchedule schedule_for_memory(std::unique_ptr<Graph>& fw, std::unique_ptr<Graph>& bw,
                                    const std::vector<std::string>& saved, bool gradients_kept) {
-  std::unique_ptr<Graph> new_fw, new_bw;
-  MemorySchedule r = schedule(*fw, *bw, saved, gradients_kept, new_fw, new_bw);
-  if (new_fw) fw = std::move(new_fw);
-  if (new_bw) bw = std::move(new_bw);
+  std::unique_ptr<Graph> split;
+  MemorySchedule r = schedule(*fw, *bw, saved, gradients_kept, fw.get(), split);
+  if (split) bw = std::move(split);
   return r;
 }
 
 MemorySchedule schedule_backward_for_memory(const Graph& fw, std::unique_ptr<Graph>& bw,
                                             const std::vector<std::string>& saved,
                                             bool gradients_kept) {
-  std::unique_ptr<Graph> new_fw, new_bw;
-  MemorySchedule r = schedule(fw, *bw, saved, gradients_kept, new_fw, new_bw, /*forward=*/false);
-  if (new_bw) bw = std::move(new_bw);
+  std::unique_ptr<Graph> split;
+  MemorySchedule r = schedule(fw, *bw, saved, gradients_kept, nullptr, split);
+  if (split) bw = std::move(split);
   return r;
 }
 

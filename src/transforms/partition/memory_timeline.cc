@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "aotgrad/ir/error.h"
+#include "aotgrad/ir/node_map.h"
 #include "aotgrad/transforms/input_mutations.h"
 #include "aotgrad/transforms/partition/min_cut.h"
 #include "aotgrad/transforms/passes/dce.h"
@@ -72,18 +72,15 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
   MemoryTimeline t;
   std::vector<Storage> storages;
   // fw: storage per root node; inputs' views have no storage (-1).
-  std::unordered_map<const Node*, int64_t> step_of;
-  std::unordered_map<const Node*, int> storage_of;  // value -> index in storages
-  step_of.reserve(fw.size() + bw.size());
-  storage_of.reserve(fw.size() + bw.size());
+  NodeMap<int64_t> step_of(fw.size() + bw.size());
+  NodeMap<int> storage_of(fw.size() + bw.size());  // value -> index in storages
   storages.reserve(fw.size() + bw.size() + 1);
   std::vector<const Node*> fw_roots = roots(fw);
   std::vector<int> fw_inputs = input_alias_roots(fw);
   std::unordered_set<std::string> saved_set(saved.begin(), saved.end());
-  std::unordered_map<const Node*, int> root_storage;
-  root_storage.reserve(fw.size() + bw.size());
+  NodeMap<int> root_storage(fw.size() + bw.size());
   auto storage_for = [&](const Node* root) {
-    auto [it, fresh] = root_storage.emplace(root, static_cast<int>(storages.size()));
+    auto [index, fresh] = root_storage.emplace(root, static_cast<int>(storages.size()));
     if (fresh) {
       Storage s;
       s.root = root;
@@ -99,33 +96,33 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
       }
       storages.push_back(s);
     }
-    return it->second;
+    return *index;
   };
   size_t pos = 0;
   for (const Node* n : fw.nodes()) {
     size_t i = pos++;
     if (!is_step(n)) continue;
     int64_t step = static_cast<int64_t>(t.steps.size());
-    step_of[n] = step;
+    step_of.emplace(n, step);
     t.steps.push_back({n->name(), false, 0});
     if (fw_inputs[i] >= 0 || fw_roots[i]->kind() == NodeKind::Placeholder) continue;
-    storage_of[n] = storage_for(fw_roots[i]);
+    storage_of.emplace(n, storage_for(fw_roots[i]));
   }
   t.num_forward_steps = t.steps.size();
   auto extend = [&](const Graph& g) {
     for (const Node* n : g.nodes()) {
-      auto it = storage_of.find(n);
-      if (it == storage_of.end()) continue;
-      Storage& s = storages[it->second];
-      if (auto st = step_of.find(n); st != step_of.end()) s.touch(st->second);
+      const int* index = storage_of.find(n);
+      if (!index) continue;
+      Storage& s = storages[*index];
+      if (const int64_t* st = step_of.find(n)) s.touch(*st);
       for (const Node* u : n->users())
-        if (auto su = step_of.find(u); su != step_of.end()) s.touch(su->second);
+        if (const int64_t* su = step_of.find(u)) s.touch(*su);
       if (!whole_step || n->kind() != NodeKind::GetItem) continue;
       // An element of a multi-result call exists from the call to the tuple's last getitem.
       const Node* src = n->getitem_input();
-      if (auto sc = step_of.find(src); sc != step_of.end()) s.touch(sc->second);
+      if (const int64_t* sc = step_of.find(src)) s.touch(*sc);
       for (const Node* u : src->users())
-        if (auto su = step_of.find(u); su != step_of.end()) s.touch(su->second);
+        if (const int64_t* su = step_of.find(u)) s.touch(*su);
     }
   };
   extend(fw);
@@ -135,21 +132,21 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
     const Node* f = fw.find(p->name());
     AOTGRAD_CHECK(f, "activation timeline: saved value '", p->name(),
                   "' is not a node of the forward graph");
-    if (auto it = storage_of.find(f); it != storage_of.end()) storage_of[p] = it->second;
+    if (const int* index = storage_of.find(f)) storage_of.emplace(p, int{*index});
   }
   std::vector<const Node*> bw_roots = roots(bw);
   pos = 0;
   for (const Node* n : bw.nodes()) {
     size_t i = pos++;
     if (!is_step(n)) continue;
-    step_of[n] = static_cast<int64_t>(t.steps.size());
+    step_of.emplace(n, static_cast<int64_t>(t.steps.size()));
     t.steps.push_back({n->name(), true, 0});
     const Node* root = bw_roots[i];
     if (root->kind() == NodeKind::Placeholder) {
-      if (auto it = storage_of.find(root); it != storage_of.end()) storage_of[n] = it->second;
+      if (const int* index = storage_of.find(root)) storage_of.emplace(n, int{*index});
       continue;  // a view of a tangent (or of an input) is not an activation
     }
-    storage_of[n] = storage_for(root);
+    storage_of.emplace(n, storage_for(root));
   }
   extend(bw);
   if (whole_step && !t.steps.empty()) {
@@ -169,8 +166,7 @@ MemoryTimeline build_timeline(const Graph& fw, const Graph& bw,
       // Only node leaves are counted: a None output holds nothing.
       for (size_t k = 0; k < leaves.size() && k < count; ++k) {
         if (read_later_only && !read_by_a_call(leaves[k])) continue;
-        if (auto it = storage_of.find(leaves[k]); it != storage_of.end())
-          storages[it->second].touch(last);
+        if (const int* index = storage_of.find(leaves[k])) storages[*index].touch(last);
       }
     };
     // The forward's own outputs come before the saved values it returns.

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <unordered_map>
 
+#include "aotgrad/ir/node_map.h"
 #include "aotgrad/ops/registry.h"
 
 namespace aotgrad {
@@ -51,27 +51,24 @@ bool may_write_out_over_first(const OpDef& op) {
 }
 
 std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {
-  std::unordered_map<const Node*, int> pos;
-  pos.reserve(g.size());
+  NodeMap<int> pos(g.size());
   int k = 0;
-  for (const Node* n : g.nodes()) pos[n] = k++;
+  for (const Node* n : g.nodes()) pos.emplace(n, k++);
   // The last node that reads each value; INT_MAX for the output.
   auto last_read = [&](const Node* v) {
     int last = -1;
     for (const Node* u : v->users())
-      last = std::max(last, u->kind() == NodeKind::Output ? INT_MAX : pos.at(u));
+      last = std::max(last, u->kind() == NodeKind::Output ? INT_MAX : pos.at(u, "reinplace"));
     return last;
   };
   std::vector<ReinplaceChoice> plan;
   plan.reserve(pos.size());
-  std::unordered_map<const Node*, const Node*> root;  // value -> the node whose storage it lives in
-  std::unordered_map<const Node*, int> storage_last;  // root -> last read of any value in it
-  root.reserve(g.size());
-  storage_last.reserve(g.size());
+  NodeMap<const Node*> root(g.size());  // value -> the node whose storage it lives in
+  NodeMap<int> storage_last(g.size());  // root -> last read of any value in it
   auto root_of = [&](const Arg& a, const Node* self) -> const Node* {
     if (!a.is_node()) return self;
-    auto it = root.find(a.node);
-    return it == root.end() ? a.node : it->second;
+    const Node* const* r = root.find(a.node);
+    return r ? *r : a.node;
   };
   auto join = [&](const Node* n, const Node* r) {
     root[n] = r;
@@ -88,8 +85,8 @@ std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {
     const TensorMeta& m = a.node->tensor_meta();
     if (m.wrapped_number || !m.same_layout(n->tensor_meta())) return nullptr;
     const Node* r = root_of(a, a.node);
-    if (r->kind() == NodeKind::Placeholder || !storage_last.count(r) || storage_last.at(r) != i)
-      return nullptr;
+    const int* last = storage_last.find(r);
+    if (r->kind() == NodeKind::Placeholder || !last || *last != i) return nullptr;
     bool alone = true;
     for (size_t j = 0; alone && j < n->args().size(); ++j)
       if (j != k)
@@ -99,7 +96,7 @@ std::vector<ReinplaceChoice> reinplace_plan(const Graph& g) {
     return alone ? r : nullptr;
   };
   for (const Node* n : g.nodes()) {
-    const int i = pos.at(n);
+    const int i = pos.at(n, "reinplace");
     ReinplaceChoice chosen;
     const Node* r = n;
     if (n->kind() == NodeKind::Call) {

@@ -53,9 +53,13 @@ struct MemorySchedule {
 /// change: only independent calls are reordered. Run it last, once the graphs are final (data
 /// parallelism's all-reduces included). `gradients_kept`: the step's peak as the runtime makes it
 /// when the caller keeps the parameters' `.grad` between steps (training_step_timeline).
+///
+/// The graphs are reordered in place (Graph::reorder: the same nodes, relinked; their users lists
+/// keep their order), each candidate priced on the graph itself; only a winning split backward is
+/// a new graph, copied into `bw`.
 MemorySchedule schedule_for_memory(Graph& fw, Graph& bw, const std::vector<std::string>& saved,
                                    bool gradients_kept = false);
-/// The same, replacing `fw` and `bw` by the reordered graphs instead of copying them in.
+/// The same, with `bw` replaced by a winning split backward instead of it being copied in.
 MemorySchedule schedule_for_memory(std::unique_ptr<Graph>& fw, std::unique_ptr<Graph>& bw,
                                    const std::vector<std::string>& saved,
                                    bool gradients_kept = false);
