@@ -53,14 +53,22 @@ class FxWalk {
   }
 
  private:
+  // The attribute names and keys read per node, interned once: a lookup by an interned string
+  // neither makes the string nor hashes it.
+  static py::str interned(const char* s) {
+    return py::reinterpret_steal<py::str>(PyUnicode_InternFromString(s));
+  }
+
   void node(const py::handle& n) {
-    std::string name = py::str(n.attr("name"));
-    std::string op = py::str(n.attr("op"));
+    std::string name = py::str(n.attr(k_name_));
+    std::string op = py::str(n.attr(k_op_));
     std::string where = "node '" + name + "'";
-    py::object target = n.attr("target");
-    py::dict meta = n.attr("meta");
-    py::object val = meta.contains("val") ? py::object(meta["val"]) : py::none();
-    py::tuple args = n.attr("args");
+    py::object target = n.attr(k_target_);
+    py::dict meta = n.attr(k_meta_);
+    PyObject* found = PyDict_GetItemWithError(meta.ptr(), k_val_.ptr());
+    if (!found && PyErr_Occurred()) throw py::error_already_set();
+    py::object val = found ? py::reinterpret_borrow<py::object>(found) : py::none();
+    py::tuple args = n.attr(k_args_);
     if (op == "placeholder") {
       std::optional<ValueMeta> m = meta_of(val, name);
       if (!m) throw UnsupportedNode(where + ": a placeholder without a tensor or SymInt value");
@@ -74,7 +82,7 @@ class FxWalk {
       std::vector<std::pair<std::string, Arg>> named;
       try {
         for (const py::handle& a : args) positional.push_back(arg(a, where));
-        for (auto [k, v] : py::dict(n.attr("kwargs")))
+        for (auto [k, v] : py::dict(n.attr(k_kwargs_)))
           named.emplace_back(k.cast<std::string>(), arg(v, where));
       } catch (const UnsupportedNode&) {
         throw;
@@ -100,8 +108,10 @@ class FxWalk {
       throw UnsupportedNode(where + ": " + op + " " + py::repr(tname).cast<std::string>() +
                             " is not an ATen op aotgrad takes");
     }
-    if (meta.contains("recompute") && op == "call_function" && !target.is(getitem_)) {
-      py::handle policy = meta["recompute"];
+    PyObject* policy_found = PyDict_GetItemWithError(meta.ptr(), k_recompute_.ptr());
+    if (!policy_found && PyErr_Occurred()) throw py::error_already_set();
+    if (policy_found && op == "call_function" && !target.is(getitem_)) {
+      py::handle policy = policy_found;
       py::object text = py::getattr(policy, "name", py::none());
       b_.recompute(name, py::str(text.is_none() ? py::str(policy) : text));
     }
@@ -205,8 +215,7 @@ class FxWalk {
       if (t.layout() == c10::kStrided) {
         TensorMeta m;
         m.dtype = from_c10(t.scalar_type());
-        // Python's device, not at::Tensor::device(): a FakeTensor's is a Python dispatch.
-        py::object device = val.attr("device");
+        py::object device = device_of(val);
         if (!THPDevice_Check(device.ptr())) throw Error("node '" + name + "': no device");
         m.device = from_c10(reinterpret_cast<THPDevice*>(device.ptr())->device);
         for (const c10::SymInt& s : t.sym_sizes()) m.sizes.push_back(sym(s));
@@ -223,6 +232,17 @@ class FxWalk {
     std::string offset;
     if (THPVariable_Check(val.ptr())) offset = py::str(val.attr("storage_offset")());
     return b_.meta(name, text.cast<std::string>(), offset);
+  }
+
+  // Python's device, not at::Tensor::device(): a FakeTensor's is a Python dispatch. A FakeTensor
+  // holds it as `fake_device` (what its `device` property returns outside a kernel call, with a
+  // Python call); any other tensor is asked for `device`.
+  py::object device_of(const py::handle& val) {
+    if (PyObject* d = PyObject_GetAttr(val.ptr(), k_fake_device_.ptr()))
+      return py::reinterpret_steal<py::object>(d);
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    return val.attr(k_device_);
   }
 
   // A size as aotgrad's SymInt: an integer, or the expression its SymNode prints ("2*s0"), parsed
@@ -242,6 +262,10 @@ class FxWalk {
   py::handle node_type_, overload_type_, getitem_;
   py::dict sym_ops_;
   py::object annotation_;
+  py::str k_name_ = interned("name"), k_op_ = interned("op"), k_target_ = interned("target"),
+          k_meta_ = interned("meta"), k_val_ = interned("val"), k_args_ = interned("args"),
+          k_kwargs_ = interned("kwargs"), k_device_ = interned("device"),
+          k_fake_device_ = interned("fake_device"), k_recompute_ = interned("recompute");
   std::unordered_map<PyObject*, Node*> objects_;
   std::unordered_map<PyObject*, const OpDef*> ops_;
   std::unordered_map<std::string, SymInt> syms_;

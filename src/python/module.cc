@@ -122,15 +122,26 @@ py::list graph_nodes(const PyGraph& g) {
 }
 
 // The joint graph's layout, as min_cut_rematerialization_partition receives it: primals_*, then
-// tangents_*; the forward outputs, then one gradient or None per primal.
-JointGraph joint_layout(const PyGraph& joint, size_t num_fwd_outputs) {
-  JointGraph j;
-  j.graph = joint.graph->clone();
-  for (const Node* p : j.graph->placeholders())
-    (p->name().rfind("tangents", 0) == 0 ? j.num_tangents : j.num_primals) += 1;
-  j.num_forward_outputs = num_fwd_outputs;
-  return j;
-}
+// tangents_*; the forward outputs, then one gradient or None per primal. Over the Python-held
+// graph itself, not a copy: the partition and the pictures only read it. A JointGraph owns its
+// graph, so the borrowed one is released, not freed, and the PyGraph's is kept alive meanwhile.
+class JointLayout {
+ public:
+  JointLayout(const PyGraph& joint, size_t num_fwd_outputs) : keep_(joint.graph) {
+    j_.graph.reset(keep_.get());
+    for (const Node* p : j_.graph->placeholders())
+      (p->name().rfind("tangents", 0) == 0 ? j_.num_tangents : j_.num_primals) += 1;
+    j_.num_forward_outputs = num_fwd_outputs;
+  }
+  ~JointLayout() { static_cast<void>(j_.graph.release()); }
+  JointLayout(const JointLayout&) = delete;
+  JointLayout& operator=(const JointLayout&) = delete;
+  const JointGraph& get() const { return j_; }
+
+ private:
+  std::shared_ptr<Graph> keep_;
+  JointGraph j_;
+};
 
 // The joint graph partitioned by aotgrad's min-cut and ordered by its schedule: (forward,
 // backward, saved names -- tensors then SymInts, in the order the forward returns them --, the
@@ -141,7 +152,8 @@ JointGraph joint_layout(const PyGraph& joint, size_t num_fwd_outputs) {
 py::tuple min_cut(const PyGraph& joint, size_t num_fwd_outputs,
                   const std::vector<int64_t>& static_lifetime_input_indices,
                   const std::map<std::string, std::string>& options) {
-  JointGraph j = joint_layout(joint, num_fwd_outputs);
+  JointLayout layout(joint, num_fwd_outputs);
+  const JointGraph& j = layout.get();
   static const std::map<std::string, std::string> python_names = {
       {"memory-budget", "memory_budget is a number in [0, 1] or \"auto\""},
       {"solver", "solver is \"dp\", \"greedy\" or \"ilp\""},
@@ -273,8 +285,8 @@ PYBIND11_MODULE(_C, m) {
       "partition_timeline_svg",
       [](const PyGraph& joint, size_t num_fwd_outputs, const PyGraph& fw, const PyGraph& bw,
          const std::vector<std::string>& saved, const std::string& label) {
-        JointGraph j = joint_layout(joint, num_fwd_outputs);
-        return partition_timeline_svg(*j.graph, j, *fw.graph, *bw.graph, saved, label);
+        JointLayout j(joint, num_fwd_outputs);
+        return partition_timeline_svg(*j.get().graph, j.get(), *fw.graph, *bw.graph, saved, label);
       },
       py::arg("joint"), py::arg("num_fwd_outputs"), py::arg("fw"), py::arg("bw"), py::arg("saved"),
       py::arg("label") = "aotgrad",
