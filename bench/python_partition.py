@@ -47,11 +47,11 @@ import torch.nn.functional as F  # noqa: E402
 from functorch.compile import make_boxed_func  # noqa: E402
 from torch._dynamo.backends.common import aot_autograd  # noqa: E402
 from torch._functorch.partitioners import min_cut_rematerialization_partition  # noqa: E402
-from torch._guards import detect_fake_mode  # noqa: E402
+from torch.fx._lazy_graph_module import _make_graph_module  # noqa: E402
 
 import aotgrad  # noqa: E402
 from aotgrad import _C  # noqa: E402
-from aotgrad import fx as afx  # noqa: E402
+from aotgrad.partition import graph_modules  # noqa: E402
 import benchmarks_md  # noqa: E402  BENCHMARKS.md's marked sections
 import export  # noqa: E402  nanoGPT's GPT
 
@@ -174,7 +174,6 @@ def fresh_copy(gm):
     values shared), for one more partition."""
     g = torch.fx.Graph()
     g.output(g.graph_copy(gm.graph, {}))
-    from torch.fx._lazy_graph_module import _make_graph_module
     return _make_graph_module(gm, g)
 
 
@@ -192,16 +191,10 @@ def measure(name, reps):
                                      schedule="none", **kw)[1])
         ours = saved_bytes(fw, kw["num_fwd_outputs"])
         # Of aotgrad's time: the two GraphModules built back through FX's Graph.create_node, one
-        # call per node, which any partitioner that returns GraphModules pays.
+        # call per node, which any partitioner that returns GraphModules pays (the last
+        # partition's, as min_cut_partition builds them).
         e = aotgrad.explanations[-1]
-        vals, mode = afx.fake_values(joint), detect_fake_mode(joint_inputs)
-
-        def build():
-            f = afx.to_fx(e.fw, like=joint, fake_mode=mode, vals=vals)
-            afx.to_fx(e.bw, like=joint, syms_first=True, fake_mode=mode, saved=(e.saved, f),
-                      vals=vals)
-
-        built = [timed(build)[1] for _ in range(reps)]
+        built = [timed(graph_modules, e, joint, joint_inputs)[1] for _ in range(reps)]
         # PyTorch's passes edit the joint graph they partition (a second partition of the same
         # graph does less): its median over fresh copies, the original last.
         theirs = []

@@ -143,8 +143,8 @@ def _options(options, fakes, tensors):
                 isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape))
                 for x in fakes)
             if not v and symbolic:
-                raise ValueError("dynamic_shapes=False, but Dynamo's graph has symbolic "
-                                      "sizes (compile with dynamic=False)")
+                raise ValueError("dynamic_shapes=False, but Dynamo's graph has symbolic sizes "
+                                 "(compile with dynamic=False)")
         elif k == "enable_log":
             logs = bool(v)
         else:

@@ -47,7 +47,14 @@ def min_cut_partition(joint_module, _joint_inputs, compiler="inductor", *, num_f
             static_lifetime_input_indices=static_lifetime_input_indices)
     e = explanation.partition(joint, num_fwd_outputs, static_lifetime_input_indices or (),
                               memory_budget, solver, schedule)
-    mode = detect_fake_mode(_joint_inputs) if _joint_inputs else None
+    return graph_modules(e, joint_module, _joint_inputs)
+
+
+def graph_modules(e, joint_module, joint_inputs):
+    """`(fw_module, bw_module)`: Explanation `e`'s forward and backward built back as FX
+    GraphModules in the layout PyTorch's runtime slices (the module's docstring), each node's fake
+    value from `joint_module`'s node of the same name."""
+    mode = detect_fake_mode(joint_inputs) if joint_inputs else None
     vals = afx.fake_values(joint_module)
     fw_module = afx.to_fx(e.fw, like=joint_module, fake_mode=mode, vals=vals)
     bw_module = afx.to_fx(e.bw, like=joint_module, syms_first=True, fake_mode=mode,
@@ -75,8 +82,8 @@ class _InductorPartitioner(CustomPartitionerFn):
 
 def inductor(**options):
     """A torch.compile backend: Inductor compiles, aotgrad partitions (min_cut_partition's
-    keyword arguments: memory_budget, solver, schedule), with Inductor's own decompositions and joint-graph passes.
-    `torch.compile(model, backend=aotgrad.inductor(memory_budget=0.5))`."""
+    keyword arguments: memory_budget, solver, schedule), with Inductor's own decompositions and
+    joint-graph passes. `torch.compile(model, backend=aotgrad.inductor(memory_budget=0.5))`."""
     partitioner = _InductorPartitioner(**options)
 
     def backend(gm, example_inputs):

@@ -92,9 +92,6 @@ void bind_compiled(py::module_& m) {
            "Runs it on one tensor per placeholder; the outputs are connected to autograd.")
       .def_property_readonly("training", &PyCompiled::training);
 
-  // The measured CPU memory (aotgrad/runtime/memory.h), for benchmarks that run in Python: every
-  // CPU tensor libtorch allocates after track_cpu_memory() -- eager's, Inductor's, aotgrad's -- is
-  // counted.
   m.def(
       "check_compile_options",
       [](const std::map<std::string, std::string>& options) {
@@ -103,6 +100,9 @@ void bind_compiled(py::module_& m) {
       py::arg("options"),
       "Raises AotgradError naming the option and the cause when `options` (the command line's "
       "compile options by name) are not all valid.");
+  // The measured CPU memory (aotgrad/runtime/memory.h), for benchmarks that run in Python: every
+  // CPU tensor libtorch allocates after track_cpu_memory() -- eager's, Inductor's, aotgrad's -- is
+  // counted.
   m.def("track_cpu_memory", &install_tracking_allocator,
         "Installs aotgrad's tracking allocator as libtorch's CPU allocator (idempotent); storage "
         "allocated before is not counted.");

@@ -96,7 +96,7 @@ class FxBuild {
       case Arg::Kind::List: {
         py::list l;
         for (const Arg& e : a.list) l.append(value(e));
-        return std::move(l);
+        return l;
       }
       case Arg::Kind::Tuple: {
         py::list l;
